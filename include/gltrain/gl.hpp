@@ -1,0 +1,36 @@
+// The one place that includes the OpenGL ES 3.0 API (native: Debian's GLES3
+// headers over libglvnd; web: Emscripten's WebGL2 emulation of the same API),
+// and the GL error check that tags an error with its call site.
+#pragma once
+#include <GLES3/gl3.h>
+
+#include <cstdio>
+#include <string>
+
+#include "gltrain/error.hpp"
+
+namespace gltrain {
+
+inline const char* glErrorName(GLenum e) {
+    switch (e) {
+        case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
+        case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
+        case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
+        case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
+        case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
+        default: return "unknown GL error";
+    }
+}
+
+// Throws GlError naming `site` if the GL error flag is set. glGetError is a
+// round trip to the GPU process in browsers, so the per-pass hot path only
+// calls this when the context was created with debug checks on.
+inline void checkGl(const char* site) {
+    GLenum e = glGetError();
+    if (e == GL_NO_ERROR) return;
+    char code[16];
+    std::snprintf(code, sizeof code, "0x%04x", unsigned(e));
+    throw GlError(std::string(glErrorName(e)) + " (" + code + ") at " + site);
+}
+
+}  // namespace gltrain

@@ -1,0 +1,92 @@
+// How a rows x cols fp32 matrix is laid out in RGBA32F texels and pages.
+//
+//   Unpacked: one value per texel (in .r), texel (c, r) holds element (r, c).
+//   Packed:   four consecutive values of a row per texel, texel (c/4, r) holds
+//             elements (r, c..c+3); when cols % 4 != 0 the last texel's spare
+//             lanes are padding, kept at zero by every kernel (outputs are
+//             masked), so reductions can sum whole texels.
+//
+// Packed is the default: on every renderer we measured (llvmpipe, SwiftShader,
+// NVIDIA) one vec4 fetch costs about what one scalar fetch costs, so a packed
+// kernel moves 4x the data per fetch and runs a quarter of the fragments; see
+// bench/kernels for the figures. Unpacked stays for kernels whose output is
+// naturally one value per row (argmax, per-row loss) and for comparison.
+//
+// Pages: a texel grid wider or taller than MAX_TEXTURE_SIZE is cut into
+// pages of at most max x max texels, stored as the layers of one
+// TEXTURE_2D_ARRAY (layer = pageY * pagesX + pageX). Kernels sample through
+// generated helpers that map a texel coordinate to (x, y, layer), so a paged
+// tensor works everywhere an unpaged one does (TensorFlow.js throws here).
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "gltrain/error.hpp"
+
+namespace gltrain {
+
+enum class Layout { Unpacked, Packed };
+
+inline const char* layoutName(Layout l) { return l == Layout::Packed ? "packed" : "unpacked"; }
+
+struct TexelGeometry {
+    int rows = 0, cols = 0;
+    Layout layout = Layout::Packed;
+    int texelsPerRow = 0;           // cols, or ceil(cols / 4) when packed
+    int pageWidth = 0, pageHeight = 0;  // texels in one page (every page is allocated this size)
+    int pagesX = 0, pagesY = 0;
+
+    int pages() const { return pagesX * pagesY; }
+    bool paged() const { return pages() > 1; }
+    int valuesPerTexel() const { return layout == Layout::Packed ? 4 : 1; }
+
+    // Texel rectangle of page `i`: its layer, origin in the whole texel grid,
+    // and the used size (the last page in a row or column may be partial).
+    struct PageRect {
+        int layer, x0, y0, width, height;
+    };
+    PageRect pageRect(int i) const {
+        int px = i % pagesX, py = i / pagesX;
+        int x0 = px * pageWidth, y0 = py * pageHeight;
+        return {i, x0, y0, std::min(pageWidth, texelsPerRow - x0), std::min(pageHeight, rows - y0)};
+    }
+
+    // Scatters one page's RGBA texels (as read back) into a row-major host array.
+    void unpackPage(const PageRect& pr, const float* texels, float* out) const {
+        const int vpt = valuesPerTexel();
+        for (int y = 0; y < pr.height; ++y) {
+            float* row = out + size_t(pr.y0 + y) * size_t(cols);
+            const float* in = texels + size_t(y) * size_t(pr.width) * 4;
+            for (int x = 0; x < pr.width; ++x)
+                for (int k = 0; k < vpt; ++k) {
+                    int c = (pr.x0 + x) * vpt + k;
+                    if (c < cols) row[c] = in[size_t(x) * 4 + size_t(k)];
+                }
+        }
+    }
+
+    static TexelGeometry make(int rows, int cols, Layout layout, int maxTextureSize, int maxLayers) {
+        if (rows <= 0 || cols <= 0)
+            throw ArgumentError("Tensor: shape " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                " is empty or negative");
+        if (maxTextureSize <= 0) throw ArgumentError("Tensor: max texture size must be positive");
+        TexelGeometry g;
+        g.rows = rows;
+        g.cols = cols;
+        g.layout = layout;
+        g.texelsPerRow = layout == Layout::Packed ? (cols + 3) / 4 : cols;
+        g.pagesX = (g.texelsPerRow + maxTextureSize - 1) / maxTextureSize;
+        g.pagesY = (rows + maxTextureSize - 1) / maxTextureSize;
+        // Balance the pages so the last one is not a sliver: ceil(n / pages).
+        g.pageWidth = (g.texelsPerRow + g.pagesX - 1) / g.pagesX;
+        g.pageHeight = (rows + g.pagesY - 1) / g.pagesY;
+        if (g.pages() > maxLayers)
+            throw UnsupportedError("Tensor: " + std::to_string(rows) + "x" + std::to_string(cols) + " needs " +
+                                   std::to_string(g.pages()) + " texture pages, more than MAX_ARRAY_TEXTURE_LAYERS (" +
+                                   std::to_string(maxLayers) + ")");
+        return g;
+    }
+};
+
+}  // namespace gltrain

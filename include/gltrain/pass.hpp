@@ -1,0 +1,162 @@
+// Pass: one kernel run = program + input tensors + uniforms + output tensor.
+// Recorded once, run many times: uniform locations and the specialised
+// program are resolved on the first run (and again only if a bound tensor's
+// layout changes), so running a pass allocates nothing. Every pass renders
+// through the context's single framebuffer, one full-screen triangle per
+// output page with the viewport set to that page.
+#pragma once
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gltrain/context.hpp"
+#include "gltrain/tensor.hpp"
+
+namespace gltrain {
+
+class Pass {
+public:
+    Pass() = default;
+    Pass(Context& ctx, std::string kernel, Defines defines = {})
+        : ctx_(&ctx), kernel_(std::move(kernel)), defines_(std::move(defines)) {
+        const std::string& src = ctx.shaders().source(kernel_);  // throws for an unknown kernel
+        inputNames_ = ShaderRegistry::declaredInputs(src);
+        inputs_.assign(inputNames_.size(), nullptr);
+    }
+
+    const std::string& kernel() const { return kernel_; }
+
+    // Binds tensor `t` to the kernel input called `name` (from its "// inputs:" line).
+    Pass& input(const std::string& name, const Tensor& t) {
+        for (size_t i = 0; i < inputNames_.size(); ++i)
+            if (inputNames_[i] == name) {
+                inputs_[i] = &t;
+                return *this;
+            }
+        std::string list;
+        for (auto& n : inputNames_) list += (list.empty() ? "" : ", ") + n;
+        throw ArgumentError("Pass '" + kernel_ + "': the kernel has no input '" + name + "' (inputs: " +
+                            (list.empty() ? "none" : list) + ")");
+    }
+    Pass& output(Tensor& t) {
+        output_ = &t;
+        return *this;
+    }
+
+    Pass& uniform(const std::string& name, float x) { return set(name, 'f', 1, x, 0, 0, 0); }
+    Pass& uniform(const std::string& name, float x, float y) { return set(name, 'f', 2, x, y, 0, 0); }
+    Pass& uniform(const std::string& name, float x, float y, float z, float w) { return set(name, 'f', 4, x, y, z, w); }
+    Pass& uniformInt(const std::string& name, int x) { return set(name, 'i', 1, float(x), 0, 0, 0); }
+    Pass& uniformInt(const std::string& name, int x, int y) { return set(name, 'i', 2, float(x), float(y), 0, 0); }
+    Pass& uniformInt(const std::string& name, int x, int y, int z, int w) {
+        return set(name, 'i', 4, float(x), float(y), float(z), float(w));
+    }
+
+    void run() {
+        if (!ctx_) throw ArgumentError("Pass::run: the pass was default-made");
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+            if (!inputs_[i] || !*inputs_[i])
+                throw ArgumentError("Pass '" + kernel_ + "': input '" + inputNames_[i] + "' is not bound");
+            if (output_ && inputs_[i]->texture() == output_->texture())
+                throw ArgumentError("Pass '" + kernel_ + "': the output is also input '" + inputNames_[i] +
+                                    "'; a pass never reads and writes one texture (use a PingPong pair)");
+        }
+        if (!output_ || !*output_) throw ArgumentError("Pass '" + kernel_ + "': no output tensor bound");
+
+        unsigned key = layoutKey();
+        if (!program_ || key != programKey_) resolve(key);
+
+        glUseProgram(program_->handle.get());
+        glBindVertexArray(ctx_->vertexArray());
+        glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+            const TexelGeometry& g = inputs_[i]->geometry();
+            glActiveTexture(GLenum(GL_TEXTURE0 + i));
+            glBindTexture(GL_TEXTURE_2D_ARRAY, inputs_[i]->texture());
+            const auto& loc = program_->inputLocations[i];
+            glUniform4i(loc.geom, g.rows, g.cols, g.pageWidth, g.pageHeight);
+            glUniform1i(loc.pagesX, g.pagesX);
+        }
+        for (const auto& u : uniforms_) {
+            if (u.kind == 'f') {
+                if (u.n == 1) glUniform1f(u.location, u.v[0]);
+                else if (u.n == 2) glUniform2f(u.location, u.v[0], u.v[1]);
+                else glUniform4f(u.location, u.v[0], u.v[1], u.v[2], u.v[3]);
+            } else {
+                if (u.n == 1) glUniform1i(u.location, int(u.v[0]));
+                else if (u.n == 2) glUniform2i(u.location, int(u.v[0]), int(u.v[1]));
+                else glUniform4i(u.location, int(u.v[0]), int(u.v[1]), int(u.v[2]), int(u.v[3]));
+            }
+        }
+        const TexelGeometry& og = output_->geometry();
+        glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, 0);
+        for (int p = 0; p < og.pages(); ++p) {
+            auto pr = og.pageRect(p);
+            output_->attachPage(p);
+            glViewport(0, 0, pr.width, pr.height);
+            glUniform2i(program_->outOrigin, pr.x0, pr.y0);
+            glDrawArrays(GL_TRIANGLES, 0, 3);
+        }
+        if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
+    }
+
+private:
+    struct UniformValue {
+        std::string name;
+        char kind;  // 'f' or 'i'
+        int n;
+        float v[4];
+        GLint location;
+    };
+
+    Pass& set(const std::string& name, char kind, int n, float x, float y, float z, float w) {
+        for (auto& u : uniforms_)
+            if (u.name == name) {  // updating an existing uniform allocates nothing
+                u.kind = kind;
+                u.n = n;
+                u.v[0] = x, u.v[1] = y, u.v[2] = z, u.v[3] = w;
+                return *this;
+            }
+        if (ctx_->shaders().source(kernel_).find(name) == std::string::npos)
+            throw ArgumentError("Pass '" + kernel_ + "': the kernel has no uniform '" + name + "'");
+        uniforms_.push_back({name, kind, n, {x, y, z, w}, program_ ? program_->uniformLocation(name) : -1});
+        return *this;
+    }
+
+    // One bit per tensor for packed and one for paged: the specialisation key.
+    unsigned layoutKey() const {
+        unsigned k = 0, bit = 0;
+        auto add = [&](const Tensor& t) {
+            k |= unsigned(t.layout() == Layout::Packed) << bit++;
+            k |= unsigned(t.geometry().paged()) << bit++;
+        };
+        for (auto* t : inputs_) add(*t);
+        add(*output_);
+        return k;
+    }
+
+    void resolve(unsigned key) {
+        std::string d;
+        for (auto& kv : defines_) d += "#define " + kv.first + " " + kv.second + "\n";
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+            d += "#define " + inputNames_[i] + "_PACKED " + (inputs_[i]->layout() == Layout::Packed ? "1" : "0") + "\n";
+            d += "#define " + inputNames_[i] + "_PAGED " + (inputs_[i]->geometry().paged() ? "1" : "0") + "\n";
+        }
+        d += std::string("#define OUT_PACKED ") + (output_->layout() == Layout::Packed ? "1" : "0") + "\n";
+        program_ = &ctx_->shaders().get(kernel_, d);
+        programKey_ = key;
+        for (auto& u : uniforms_) u.location = program_->uniformLocation(u.name);
+    }
+
+    Context* ctx_ = nullptr;
+    std::string kernel_;
+    Defines defines_;
+    std::vector<std::string> inputNames_;
+    std::vector<const Tensor*> inputs_;
+    Tensor* output_ = nullptr;
+    std::vector<UniformValue> uniforms_;
+    const Program* program_ = nullptr;
+    unsigned programKey_ = 0;
+};
+
+}  // namespace gltrain

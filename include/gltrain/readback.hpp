@@ -1,0 +1,91 @@
+// AsyncReadback: downloads a tensor without stalling the pipeline. The
+// constructor queues glReadPixels of every page into one pixel-pack buffer
+// and drops a fence; ready() polls the fence without blocking; get() returns
+// the values (waiting only if the GPU has not finished). Under WebGL2 the
+// copy out is getBufferSubData, which is free of stalls once the fence has
+// signalled (browsers update fence status between event-loop turns).
+#pragma once
+#include <cstring>
+#include <vector>
+
+#include "gltrain/tensor.hpp"
+
+#ifdef __EMSCRIPTEN__
+extern "C" void glGetBufferSubData(GLenum target, GLintptr offset, GLsizeiptr size, void* data);
+#endif
+
+namespace gltrain {
+
+class AsyncReadback {
+public:
+    explicit AsyncReadback(const Tensor& t) : geom_(t.geometry()) {
+        if (!t) throw ArgumentError("AsyncReadback: the tensor is empty");
+        size_t bytes = 0;
+        for (int i = 0; i < geom_.pages(); ++i) {
+            auto pr = geom_.pageRect(i);
+            bytes += size_t(pr.width) * size_t(pr.height) * 16;
+        }
+        bytes_ = bytes;
+        pbo_ = BufferHandle::create();
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
+        glBufferData(GL_PIXEL_PACK_BUFFER, GLsizeiptr(bytes), nullptr, GL_STREAM_READ);
+        glBindFramebuffer(GL_FRAMEBUFFER, t.context().framebuffer());
+        size_t offset = 0;
+        for (int i = 0; i < geom_.pages(); ++i) {
+            auto pr = geom_.pageRect(i);
+            t.attachPage(i);
+            glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, reinterpret_cast<void*>(offset));
+            offset += size_t(pr.width) * size_t(pr.height) * 16;
+        }
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        fence_ = SyncHandle(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
+        glFlush();
+        checkGl("AsyncReadback (glReadPixels into a pixel-pack buffer)");
+    }
+
+    // True once the GPU has written the buffer; never blocks.
+    bool ready() {
+        if (!fence_) return true;
+        GLint status = GL_UNSIGNALED;
+        glGetSynciv(fence_.get(), GL_SYNC_STATUS, sizeof status, nullptr, &status);
+        return status == GL_SIGNALED;
+    }
+
+    // The tensor's values; waits for the GPU if it is not ready yet.
+    HostMatrix get() {
+#ifndef __EMSCRIPTEN__
+        if (fence_) {
+            while (glClientWaitSync(fence_.get(), GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull) == GL_TIMEOUT_EXPIRED) {
+            }
+        }
+#endif
+        std::vector<float> texels(bytes_ / 4);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
+#ifdef __EMSCRIPTEN__
+        glGetBufferSubData(GL_PIXEL_PACK_BUFFER, 0, GLsizeiptr(bytes_), texels.data());
+#else
+        void* p = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, GLsizeiptr(bytes_), GL_MAP_READ_BIT);
+        if (!p) throw GlError("AsyncReadback::get: glMapBufferRange failed");
+        std::memcpy(texels.data(), p, bytes_);
+        glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+#endif
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        checkGl("AsyncReadback::get");
+        HostMatrix m(geom_.rows, geom_.cols);
+        size_t offset = 0;
+        for (int i = 0; i < geom_.pages(); ++i) {
+            auto pr = geom_.pageRect(i);
+            geom_.unpackPage(pr, texels.data() + offset, m.data.data());
+            offset += size_t(pr.width) * size_t(pr.height) * 4;
+        }
+        return m;
+    }
+
+private:
+    TexelGeometry geom_;
+    size_t bytes_ = 0;
+    BufferHandle pbo_;
+    SyncHandle fence_;
+};
+
+}  // namespace gltrain

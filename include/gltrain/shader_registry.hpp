@@ -1,0 +1,279 @@
+// ShaderRegistry: GLSL ES 3.00 kernels by name, compiled on first use and
+// cached by (name, defines).
+//
+// A kernel file (shaders/<dir>/<name>.glsl, one kernel per file) is data: a
+// header comment that names its inputs on a line "// inputs: A, B" (or
+// "none"), then a main() written against helpers the registry generates in
+// front of it — in the manner of tfjs-backend-webgl:
+//
+//   ivec2 outTexel()           texel of the output being computed: (x, row)
+//   ivec2 outShape()           (rows, cols) of the output
+//   void  setOutput(vec4 v)    writes the texel; packed padding lanes are zeroed
+//   vec4  X_texel(int x, int y)  texel (x, y) of input X, across pages
+//   float X_at(int r, int c)     element (r, c) of input X, whatever its layout
+//   ivec2 X_shape()              (rows, cols) of input X
+//   X_PACKED, X_PAGED, OUT_PACKED  0/1 defines describing the bound tensors
+//
+// Layout and paging are compile-time defines, so each kernel is specialised
+// for the tensors it runs on: the common unpaged case samples with one
+// texelFetch, the paged case maps texels to pages with a division.
+#pragma once
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gltrain/handle.hpp"
+#include "gltrain/shader_source.hpp"
+
+namespace gltrain {
+
+using Defines = std::vector<std::pair<std::string, std::string>>;
+
+// A linked kernel and the locations of its generated uniforms.
+struct Program {
+    std::string name;     // kernel name, e.g. "forward/add"
+    std::string defines;  // the #define block it was specialised with
+    ProgramHandle handle;
+    std::vector<std::string> inputs;  // sampler i is bound to texture unit i
+    struct InputLocations {
+        GLint geom = -1;    // ivec4 (rows, cols, pageWidth, pageHeight)
+        GLint pagesX = -1;  // int
+    };
+    std::vector<InputLocations> inputLocations;
+    GLint outGeom = -1;    // ivec4 (rows, cols, texelsPerRow, 0)
+    GLint outOrigin = -1;  // ivec2 texel origin of the page being rendered
+
+    GLint uniformLocation(const std::string& uniform) const {
+        return glGetUniformLocation(handle.get(), uniform.c_str());
+    }
+};
+
+class ShaderRegistry {
+public:
+    ShaderRegistry() {
+        for (const auto& s : embeddedShaders()) sources_[s.name] = s.source;
+    }
+
+    // Registers (or replaces) a kernel that is not among the embedded ones.
+    void add(const std::string& name, const std::string& source) {
+        sources_[name] = source;
+        for (auto it = cache_.begin(); it != cache_.end();)
+            it = it->second->name == name ? cache_.erase(it) : std::next(it);
+    }
+    bool has(const std::string& name) const { return sources_.count(name) != 0; }
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (auto& kv : sources_) out.push_back(kv.first);
+        return out;
+    }
+    const std::string& source(const std::string& name) const {
+        auto it = sources_.find(name);
+        if (it == sources_.end()) throw ShaderError("ShaderRegistry: no kernel named '" + name + "'");
+        return it->second;
+    }
+    size_t compiledCount() const { return cache_.size(); }
+
+    // The input names a kernel declares in its header ("// inputs: A, B").
+    static std::vector<std::string> declaredInputs(const std::string& src) {
+        std::istringstream in(src);
+        std::string line;
+        static const std::regex re(R"(^\s*//\s*inputs:\s*(.*)$)");
+        std::smatch m;
+        while (std::getline(in, line)) {
+            if (!std::regex_match(line, m, re)) continue;
+            std::vector<std::string> names;
+            std::istringstream list(m[1].str());
+            std::string n;
+            while (std::getline(list, n, ',')) {
+                n.erase(0, n.find_first_not_of(" \t"));
+                n.erase(n.find_last_not_of(" \t\r") + 1);
+                if (!n.empty() && n != "none") names.push_back(n);
+            }
+            return names;
+        }
+        return {};
+    }
+
+    // `defines` is a block of "#define NAME VALUE" lines (layout defines included);
+    // the pair (name, defines) is the cache key.
+    const Program& get(const std::string& name, const std::string& defines) {
+        std::string key = name + '\n' + defines;
+        auto it = cache_.find(key);
+        if (it != cache_.end()) return *it->second;
+        auto p = build(name, defines);
+        return *cache_.emplace(std::move(key), std::move(p)).first->second;
+    }
+
+private:
+    static std::string inputHelpers(const std::string& x) {
+        // The paged path maps a texel to (page column, page row) with a division;
+        // the unpaged one is a single texelFetch.
+        std::string s;
+        s += "uniform highp sampler2DArray " + x + ";\n";
+        s += "uniform ivec4 " + x + "_geom;\n";
+        s += "uniform int " + x + "_pagesX;\n";
+        s += "ivec2 " + x + "_shape() { return " + x + "_geom.xy; }\n";
+        s += "vec4 " + x + "_texel(int tx, int ty) {\n";
+        s += "#if " + x + "_PAGED\n";
+        s += "  int px = tx / " + x + "_geom.z; int py = ty / " + x + "_geom.w;\n";
+        s += "  return texelFetch(" + x + ", ivec3(tx - px * " + x + "_geom.z, ty - py * " + x + "_geom.w, py * " +
+             x + "_pagesX + px), 0);\n";
+        s += "#else\n";
+        s += "  return texelFetch(" + x + ", ivec3(tx, ty, 0), 0);\n";
+        s += "#endif\n}\n";
+        s += "float " + x + "_at(int r, int c) {\n";
+        s += "#if " + x + "_PACKED\n";
+        s += "  return " + x + "_texel(c >> 2, r)[c & 3];\n";
+        s += "#else\n";
+        s += "  return " + x + "_texel(c, r).x;\n";
+        s += "#endif\n}\n";
+        return s;
+    }
+
+    static std::string prelude(const std::string& defines, const std::vector<std::string>& inputs) {
+        std::string s =
+            "#version 300 es\n"
+            "precision highp float;\n"
+            "precision highp int;\n"
+            "precision highp sampler2DArray;\n";
+        s += defines;
+        s +=
+            "layout(location = 0) out vec4 gltrain_out;\n"
+            "uniform ivec4 out_geom;\n"
+            "uniform ivec2 out_origin;\n"
+            "ivec2 outTexel() { return ivec2(gl_FragCoord.xy) + out_origin; }\n"
+            "ivec2 outShape() { return out_geom.xy; }\n"
+            "void setOutput(vec4 v) {\n"
+            "#if OUT_PACKED\n"
+            "  int c0 = outTexel().x * 4;\n"
+            "  // mix with a bvec selects without arithmetic, so a NaN in padding cannot leak.\n"
+            "  gltrain_out = mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
+            "#else\n"
+            "  gltrain_out = vec4(v.x, 0.0, 0.0, 0.0);\n"
+            "#endif\n"
+            "}\n";
+        for (auto& x : inputs) s += inputHelpers(x);
+        return s;
+    }
+
+    static int countLines(const std::string& s) {
+        int n = 0;
+        for (char c : s) n += c == '\n';
+        return n;
+    }
+
+    // Quotes the kernel lines a driver log points at. Mesa writes "0:12(5): error",
+    // ANGLE / SwiftShader "ERROR: 0:12: ..."; both carry "<string>:<line>".
+    static std::string quoteBadLines(const std::string& log, const std::string& body, int preludeLines,
+                                     const std::string& name) {
+        std::vector<std::string> lines;
+        std::istringstream in(body);
+        for (std::string l; std::getline(in, l);) lines.push_back(l);
+        static const std::regex re(R"((?:^|\s)\d+:(\d+)(?:\(\d+\))?:)");
+        std::set<int> seen;
+        std::string out;
+        for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
+            int line = std::stoi((*it)[1].str()) - preludeLines;
+            if (!seen.insert(line).second) continue;
+            if (line >= 1 && line <= int(lines.size()))
+                out += "  shaders/" + name + ".glsl:" + std::to_string(line) + ": " + lines[size_t(line - 1)] + "\n";
+            else
+                out += "  (line " + std::to_string(line + preludeLines) + " of the generated prelude)\n";
+        }
+        return out;
+    }
+
+    static std::string definesList(const std::string& defines) {
+        std::string s = defines;
+        for (size_t p; (p = s.find("#define ")) != std::string::npos;) s.erase(p, 8);
+        for (char& c : s)
+            if (c == '\n') c = ';';
+        return s.empty() ? "none" : s;
+    }
+
+    GLuint vertexShader() {
+        if (vs_) return vs_.get();
+        static const char* src =
+            "#version 300 es\n"
+            "// The full-screen triangle: (-1,-1), (3,-1), (-1,3); no vertex buffer needed.\n"
+            "void main() {\n"
+            "  vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));\n"
+            "  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+            "}\n";
+        vs_ = ShaderObjectHandle(glCreateShader(GL_VERTEX_SHADER));
+        glShaderSource(vs_.get(), 1, &src, nullptr);
+        glCompileShader(vs_.get());
+        GLint ok = 0;
+        glGetShaderiv(vs_.get(), GL_COMPILE_STATUS, &ok);
+        if (!ok) throw ShaderError("ShaderRegistry: the full-screen vertex shader failed to compile:\n" + shaderLog(vs_.get()));
+        return vs_.get();
+    }
+
+    static std::string shaderLog(GLuint sh) {
+        GLint n = 0;
+        glGetShaderiv(sh, GL_INFO_LOG_LENGTH, &n);
+        std::string log(size_t(n > 0 ? n : 1), '\0');
+        glGetShaderInfoLog(sh, n, nullptr, &log[0]);
+        log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
+        return log;
+    }
+
+    std::unique_ptr<Program> build(const std::string& name, const std::string& defines) {
+        const std::string& body = source(name);
+        auto p = std::make_unique<Program>();
+        p->name = name;
+        p->defines = defines;
+        p->inputs = declaredInputs(body);
+        std::string pre = prelude(defines, p->inputs);
+        std::string full = pre + body;
+        const char* src = full.c_str();
+
+        ShaderObjectHandle fs(glCreateShader(GL_FRAGMENT_SHADER));
+        glShaderSource(fs.get(), 1, &src, nullptr);
+        glCompileShader(fs.get());
+        GLint ok = 0;
+        glGetShaderiv(fs.get(), GL_COMPILE_STATUS, &ok);
+        if (!ok) {
+            std::string log = shaderLog(fs.get());
+            throw ShaderError("ShaderRegistry: kernel '" + name + "' (defines: " + definesList(defines) +
+                              ") failed to compile:\n" + log + (log.empty() || log.back() == '\n' ? "" : "\n") +
+                              quoteBadLines(log, body, countLines(pre), name));
+        }
+        p->handle = ProgramHandle::create();
+        glAttachShader(p->handle.get(), vertexShader());
+        glAttachShader(p->handle.get(), fs.get());
+        glLinkProgram(p->handle.get());
+        glGetProgramiv(p->handle.get(), GL_LINK_STATUS, &ok);
+        if (!ok) {
+            GLint n = 0;
+            glGetProgramiv(p->handle.get(), GL_INFO_LOG_LENGTH, &n);
+            std::string log(size_t(n > 0 ? n : 1), '\0');
+            glGetProgramInfoLog(p->handle.get(), n, nullptr, &log[0]);
+            throw ShaderError("ShaderRegistry: kernel '" + name + "' (defines: " + definesList(defines) +
+                              ") failed to link:\n" + log);
+        }
+        glDetachShader(p->handle.get(), fs.get());
+        // Sampler i reads texture unit i: program state, set once here.
+        glUseProgram(p->handle.get());
+        for (size_t i = 0; i < p->inputs.size(); ++i) {
+            const std::string& x = p->inputs[i];
+            glUniform1i(p->uniformLocation(x), GLint(i));
+            p->inputLocations.push_back({p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX")});
+        }
+        p->outGeom = p->uniformLocation("out_geom");
+        p->outOrigin = p->uniformLocation("out_origin");
+        checkGl(("ShaderRegistry: building kernel '" + name + "'").c_str());
+        return p;
+    }
+
+    std::map<std::string, std::string> sources_;
+    std::map<std::string, std::unique_ptr<Program>> cache_;
+    ShaderObjectHandle vs_;
+};
+
+}  // namespace gltrain

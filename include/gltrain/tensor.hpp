@@ -1,0 +1,127 @@
+// Tensor: an fp32 matrix (rows x cols; higher ranks as a 2-D view) living in
+// an RGBA32F texture array on loan from the context's pool. Move-only; the
+// texture returns to the pool when the tensor dies. See layout.hpp for how
+// values map to texels and pages.
+#pragma once
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gltrain/context.hpp"
+#include "gltrain/host_matrix.hpp"
+#include "gltrain/layout.hpp"
+
+namespace gltrain {
+
+class Tensor {
+public:
+    Tensor() = default;
+    Tensor(Context& ctx, int rows, int cols, Layout layout = Layout::Packed)
+        : ctx_(&ctx),
+          geom_(TexelGeometry::make(rows, cols, layout, ctx.maxTextureSize(), ctx.caps().maxArrayTextureLayers)),
+          tex_(ctx.pool().acquire({geom_.pageWidth, geom_.pageHeight, geom_.pages()})) {}
+    Tensor(Context& ctx, const HostMatrix& m, Layout layout = Layout::Packed) : Tensor(ctx, m.rows, m.cols, layout) {
+        upload(m);
+    }
+    Tensor(Tensor&&) noexcept = default;
+    Tensor& operator=(Tensor&&) noexcept = default;
+    Tensor(const Tensor&) = delete;
+    Tensor& operator=(const Tensor&) = delete;
+
+    explicit operator bool() const { return bool(tex_); }
+    int rows() const { return geom_.rows; }
+    int cols() const { return geom_.cols; }
+    size_t size() const { return size_t(geom_.rows) * size_t(geom_.cols); }
+    Layout layout() const { return geom_.layout; }
+    const TexelGeometry& geometry() const { return geom_; }
+    GLuint texture() const { return tex_.get(); }
+    Context& context() const { return *ctx_; }
+    std::string shapeString() const { return std::to_string(rows()) + "x" + std::to_string(cols()); }
+
+    // Uploads rows*cols row-major values; any other count is an ArgumentError.
+    void upload(const float* data, size_t count) {
+        requireLive("Tensor::upload");
+        if (count != size())
+            throw ArgumentError("Tensor::upload: " + std::to_string(count) + " values for a " + shapeString() +
+                                " tensor (expected " + std::to_string(size()) + ")");
+        glBindTexture(GL_TEXTURE_2D_ARRAY, texture());
+        const int vpt = geom_.valuesPerTexel();
+        // Fast path: one page whose rows are exactly whole texels, no repacking.
+        if (!geom_.paged() && geom_.cols == geom_.texelsPerRow * vpt && vpt == 4) {
+            glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, geom_.texelsPerRow, geom_.rows, 1, GL_RGBA, GL_FLOAT, data);
+        } else {
+            std::vector<float> staging;
+            for (int i = 0; i < geom_.pages(); ++i) {
+                auto pr = geom_.pageRect(i);
+                staging.assign(size_t(pr.width) * size_t(pr.height) * 4, 0.0f);
+                for (int y = 0; y < pr.height; ++y) {
+                    const float* row = data + size_t(pr.y0 + y) * size_t(geom_.cols);
+                    float* out = &staging[size_t(y) * size_t(pr.width) * 4];
+                    for (int x = 0; x < pr.width; ++x)
+                        for (int k = 0; k < vpt; ++k) {
+                            int c = (pr.x0 + x) * vpt + k;
+                            if (c < geom_.cols) out[size_t(x) * 4 + size_t(k)] = row[c];
+                        }
+                }
+                glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, pr.layer, pr.width, pr.height, 1, GL_RGBA, GL_FLOAT,
+                                staging.data());
+            }
+        }
+        checkGl("Tensor::upload (glTexSubImage3D)");
+    }
+    void upload(const std::vector<float>& v) { upload(v.data(), v.size()); }
+    void upload(const HostMatrix& m) {
+        if (m.rows != rows() || m.cols != cols())
+            throw ArgumentError("Tensor::upload: host matrix is " + std::to_string(m.rows) + "x" +
+                                std::to_string(m.cols) + ", tensor is " + shapeString());
+        upload(m.data.data(), m.data.size());
+    }
+
+    // Sets every value (padding included) to zero.
+    void clear() {
+        requireLive("Tensor::clear");
+        const float zero[4] = {0, 0, 0, 0};
+        glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
+        for (int i = 0; i < geom_.pages(); ++i) {
+            attachPage(i);
+            glClearBufferfv(GL_COLOR, 0, zero);
+        }
+        checkGl("Tensor::clear (glClearBufferfv)");
+    }
+
+    // Reads the whole tensor back (a synchronous GPU round trip).
+    HostMatrix download() const {
+        requireLive("Tensor::download");
+        HostMatrix m(rows(), cols());
+        std::vector<float> staging;
+        glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
+        for (int i = 0; i < geom_.pages(); ++i) {
+            auto pr = geom_.pageRect(i);
+            attachPage(i);
+            staging.resize(size_t(pr.width) * size_t(pr.height) * 4);
+            glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
+            geom_.unpackPage(pr, staging.data(), m.data.data());
+        }
+        checkGl("Tensor::download (glReadPixels)");
+        return m;
+    }
+    std::vector<float> downloadVector() const { return download().data; }
+
+    // Attaches page `i` as the context framebuffer's colour attachment 0
+    // (the framebuffer must be bound).
+    void attachPage(int i) const {
+        glFramebufferTextureLayer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, texture(), 0, i);
+    }
+
+private:
+    void requireLive(const char* where) const {
+        if (!tex_) throw ArgumentError(std::string(where) + ": the tensor is empty (moved from or default-made)");
+    }
+
+    Context* ctx_ = nullptr;
+    TexelGeometry geom_;
+    PooledTexture tex_;
+};
+
+}  // namespace gltrain

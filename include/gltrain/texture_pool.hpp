@@ -1,0 +1,133 @@
+// TexturePool: RGBA32F texture arrays keyed by (width, height, layers).
+// A released texture goes back to a free list and the next acquire of the
+// same key reuses it, so a training loop that creates and drops temporaries
+// of the same shapes stops allocating after its first step.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "gltrain/handle.hpp"
+
+namespace gltrain {
+
+struct TextureKey {
+    int width = 0, height = 0, layers = 1;
+    bool operator==(const TextureKey& o) const {
+        return width == o.width && height == o.height && layers == o.layers;
+    }
+    size_t bytes() const { return size_t(width) * size_t(height) * size_t(layers) * 16; }  // RGBA32F
+};
+
+struct PoolStats {
+    size_t live = 0;        // textures handed out and not yet released
+    size_t liveBytes = 0;
+    size_t free = 0;        // textures waiting in the free list
+    size_t freeBytes = 0;
+    size_t created = 0;     // GL textures ever created (a reuse does not count)
+};
+
+class TexturePool;
+
+// The pool's state, shared with every PooledTexture so that a texture
+// released after its Context died is dropped instead of touching freed memory.
+struct TexturePoolState {
+    bool alive = true;
+    PoolStats stats;
+    std::vector<std::pair<TextureKey, TextureHandle>> freeList;
+};
+
+// A texture on loan from the pool; returns itself when destroyed. Move-only.
+class PooledTexture {
+public:
+    PooledTexture() = default;
+    PooledTexture(std::shared_ptr<TexturePoolState> s, TextureKey k, TextureHandle t)
+        : state_(std::move(s)), key_(k), tex_(std::move(t)) {}
+    ~PooledTexture() { release(); }
+    PooledTexture(PooledTexture&&) noexcept = default;
+    PooledTexture& operator=(PooledTexture&& o) noexcept {
+        if (this != &o) {
+            release();
+            state_ = std::move(o.state_);
+            key_ = o.key_;
+            tex_ = std::move(o.tex_);
+        }
+        return *this;
+    }
+    GLuint get() const { return tex_.get(); }
+    const TextureKey& key() const { return key_; }
+    explicit operator bool() const { return bool(tex_); }
+
+    void release() {
+        if (!tex_) return;
+        if (!state_ || !state_->alive) {
+            tex_.release();  // the GL context is gone with its textures
+        } else {
+            state_->stats.live--;
+            state_->stats.liveBytes -= key_.bytes();
+            state_->stats.free++;
+            state_->stats.freeBytes += key_.bytes();
+            state_->freeList.emplace_back(key_, std::move(tex_));
+        }
+        state_.reset();
+    }
+
+private:
+    std::shared_ptr<TexturePoolState> state_;
+    TextureKey key_;
+    TextureHandle tex_;
+};
+
+class TexturePool {
+public:
+    TexturePool() : state_(std::make_shared<TexturePoolState>()) {}
+    ~TexturePool() {
+        state_->freeList.clear();  // deletes the free GL textures (context still current)
+        state_->alive = false;
+    }
+    TexturePool(const TexturePool&) = delete;
+    TexturePool& operator=(const TexturePool&) = delete;
+
+    PooledTexture acquire(TextureKey key) {
+        auto& fl = state_->freeList;
+        for (size_t i = fl.size(); i-- > 0;) {
+            if (fl[i].first == key) {
+                TextureHandle t = std::move(fl[i].second);
+                fl.erase(fl.begin() + std::ptrdiff_t(i));
+                state_->stats.free--;
+                state_->stats.freeBytes -= key.bytes();
+                return lend(key, std::move(t));
+            }
+        }
+        TextureHandle t = TextureHandle::create();
+        glBindTexture(GL_TEXTURE_2D_ARRAY, t.get());
+        glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, GL_RGBA32F, key.width, key.height, key.layers);
+        // Kernels use texelFetch only; NEAREST keeps the texture complete without mipmaps.
+        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        checkGl("TexturePool::acquire (glTexStorage3D RGBA32F)");
+        state_->stats.created++;
+        return lend(key, std::move(t));
+    }
+
+    // Deletes the free list's textures (e.g. after a phase that used odd shapes).
+    void trim() {
+        state_->freeList.clear();
+        state_->stats.free = 0;
+        state_->stats.freeBytes = 0;
+    }
+
+    const PoolStats& stats() const { return state_->stats; }
+
+private:
+    PooledTexture lend(TextureKey key, TextureHandle t) {
+        state_->stats.live++;
+        state_->stats.liveBytes += key.bytes();
+        return PooledTexture(state_, key, std::move(t));
+    }
+    std::shared_ptr<TexturePoolState> state_;
+};
+
+}  // namespace gltrain

@@ -1,0 +1,114 @@
+// Context: the platform-independent part (capabilities, precision probe).
+#include "gltrain/context.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gltrain/pass.hpp"
+#include "gltrain/tensor.hpp"
+#include "platform.hpp"
+
+namespace gltrain {
+
+namespace {
+std::string glString(GLenum e) {
+    const GLubyte* s = glGetString(e);
+    return s ? reinterpret_cast<const char*>(s) : "";
+}
+bool contains(const std::string& hay, const char* needle) {
+    std::string h = hay, n = needle;
+    std::transform(h.begin(), h.end(), h.begin(), ::tolower);
+    std::transform(n.begin(), n.end(), n.begin(), ::tolower);
+    return h.find(n) != std::string::npos;
+}
+}  // namespace
+
+Context::Context(ContextOptions options) : options_(std::move(options)) {
+    if (options_.maxTextureSize < 0) throw ArgumentError("Context: maxTextureSize must be >= 0 (0 = the device's)");
+    platform_ = createPlatform(options_);
+    queryCapabilities();
+    if (!caps_.float32Renderable)
+        throw UnsupportedError("Context: the device cannot render to RGBA32F textures (EXT_color_buffer_float is " +
+                               std::string(caps_.colorBufferFloat ? "advertised but the framebuffer is incomplete"
+                                                                  : "missing") +
+                               "); renderer: " + caps_.renderer);
+    maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
+                                                  : caps_.maxTextureSize;
+    fbo_ = FramebufferHandle::create();
+    vao_ = VertexArrayHandle::create();
+    pool_ = std::make_unique<TexturePool>();
+    shaders_ = std::make_unique<ShaderRegistry>();
+    checkGl("Context: creating the framebuffer and vertex array");
+    measurePrecision();
+}
+
+Context::~Context() {
+    if (platform_) platform_->makeCurrent();
+    shaders_.reset();
+    pool_.reset();
+    vao_.reset();
+    fbo_.reset();
+}
+
+void Context::makeCurrent() { platform_->makeCurrent(); }
+
+void Context::queryCapabilities() {
+    caps_.platform = platform_->name;
+    caps_.vendor = glString(GL_VENDOR);
+    caps_.renderer = glString(GL_RENDERER);
+    std::string uv = platform_->unmaskedVendor(), ur = platform_->unmaskedRenderer();
+    if (!uv.empty()) caps_.vendor = uv;
+    if (!ur.empty()) caps_.renderer = ur;
+    caps_.version = glString(GL_VERSION);
+    caps_.shadingLanguageVersion = glString(GL_SHADING_LANGUAGE_VERSION);
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &caps_.maxTextureSize);
+    glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &caps_.maxArrayTextureLayers);
+    glGetIntegerv(GL_MAX_DRAW_BUFFERS, &caps_.maxDrawBuffers);
+    glGetIntegerv(GL_MAX_TEXTURE_IMAGE_UNITS, &caps_.maxTextureImageUnits);
+    GLint n = 0;
+    glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+    for (GLint i = 0; i < n; ++i) {
+        const GLubyte* e = glGetStringi(GL_EXTENSIONS, GLuint(i));
+        if (!e) continue;
+        std::string s = reinterpret_cast<const char*>(e);
+        if (s.rfind("GL_", 0) == 0) s = s.substr(3);  // native and Emscripten prefix "GL_"; WebGL does not
+        caps_.extensions.push_back(s);
+    }
+    // OpenGL ES 3.2 made float colour buffers core.
+    caps_.colorBufferFloat = caps_.hasExtension("EXT_color_buffer_float") || contains(caps_.version, "OpenGL ES 3.2");
+    caps_.colorBufferHalfFloat = caps_.hasExtension("EXT_color_buffer_half_float") || caps_.colorBufferFloat;
+    caps_.floatBlend = caps_.hasExtension("EXT_float_blend");
+    for (const char* sw : {"swiftshader", "llvmpipe", "softpipe", "software", "swrast", "lavapipe"})
+        if (contains(caps_.renderer, sw)) caps_.softwareRenderer = true;
+
+    // Measured, not trusted: is an RGBA32F colour attachment complete?
+    TextureHandle t = TextureHandle::create();
+    glBindTexture(GL_TEXTURE_2D, t.get());
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, 1, 1);
+    FramebufferHandle f = FramebufferHandle::create();
+    glBindFramebuffer(GL_FRAMEBUFFER, f.get());
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, t.get(), 0);
+    caps_.float32Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glGetError();  // a refused float texture leaves an error flag that is reported above, not later
+}
+
+// Renders 1 + 2^-k for k = 1..32 and counts how many k survive exactly:
+// the number of mantissa bits the fragment stage keeps (23 for IEEE fp32).
+void Context::measurePrecision() {
+    const int n = 32;
+    HostMatrix one(1, n, 1.0f), tiny(1, n);
+    for (int k = 1; k <= n; ++k) tiny.data[size_t(k - 1)] = std::ldexp(1.0f, -k);
+    Tensor a(*this, one), b(*this, tiny), out(*this, 1, n);
+    Pass(*this, "util/precision_probe").input("A", a).input("B", b).output(out).run();
+    HostMatrix r = out.download();
+    int bits = 0;
+    for (int k = 1; k <= n; ++k) {
+        if (r.data[size_t(k - 1)] - 1.0f != std::ldexp(1.0f, -k)) break;
+        bits = k;
+    }
+    caps_.measuredMantissaBits = bits;
+}
+
+}  // namespace gltrain

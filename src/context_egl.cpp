@@ -1,0 +1,131 @@
+// Native context creation: headless OpenGL ES 3 through EGL.
+// Order: EGL_PLATFORM_DEVICE_EXT (a GPU without a display server, e.g. NVIDIA),
+// EGL_PLATFORM_SURFACELESS_MESA (Mesa llvmpipe), then the default display.
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+
+#include <string>
+#include <vector>
+
+#include "platform.hpp"
+
+namespace gltrain {
+
+namespace {
+
+std::string eglErrorName(EGLint e) {
+    switch (e) {
+        case EGL_SUCCESS: return "EGL_SUCCESS";
+        case EGL_NOT_INITIALIZED: return "EGL_NOT_INITIALIZED";
+        case EGL_BAD_ACCESS: return "EGL_BAD_ACCESS";
+        case EGL_BAD_ALLOC: return "EGL_BAD_ALLOC";
+        case EGL_BAD_ATTRIBUTE: return "EGL_BAD_ATTRIBUTE";
+        case EGL_BAD_CONFIG: return "EGL_BAD_CONFIG";
+        case EGL_BAD_CONTEXT: return "EGL_BAD_CONTEXT";
+        case EGL_BAD_DISPLAY: return "EGL_BAD_DISPLAY";
+        case EGL_BAD_MATCH: return "EGL_BAD_MATCH";
+        case EGL_BAD_PARAMETER: return "EGL_BAD_PARAMETER";
+        default: return "EGL error " + std::to_string(e);
+    }
+}
+
+struct EglPlatform : Context::Platform {
+    EGLDisplay display = EGL_NO_DISPLAY;
+    EGLContext context = EGL_NO_CONTEXT;
+    ~EglPlatform() override {
+        if (context != EGL_NO_CONTEXT) {
+            eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+            eglDestroyContext(display, context);
+        }
+        // No eglTerminate: a display is shared by every context on it in this process.
+    }
+    void makeCurrent() override { eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context); }
+};
+
+// Initialises `dpy` and makes a surfaceless ES 3 context current on it; "" on success, else why not.
+std::string tryDisplay(EGLDisplay dpy, EglPlatform& out) {
+    if (dpy == EGL_NO_DISPLAY) return "no display (" + eglErrorName(eglGetError()) + ")";
+    EGLint major = 0, minor = 0;
+    if (!eglInitialize(dpy, &major, &minor)) return "eglInitialize failed (" + eglErrorName(eglGetError()) + ")";
+    std::string exts = eglQueryString(dpy, EGL_EXTENSIONS) ? eglQueryString(dpy, EGL_EXTENSIONS) : "";
+    if (exts.find("EGL_KHR_surfaceless_context") == std::string::npos)
+        return "EGL " + std::to_string(major) + "." + std::to_string(minor) + " without EGL_KHR_surfaceless_context";
+    if (!eglBindAPI(EGL_OPENGL_ES_API)) return "eglBindAPI(EGL_OPENGL_ES_API) failed";
+    const EGLint configAttribs[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_SURFACE_TYPE, 0, EGL_NONE};
+    EGLConfig config = nullptr;
+    EGLint count = 0;
+    if (!eglChooseConfig(dpy, configAttribs, &config, 1, &count) || count == 0) {
+        if (exts.find("EGL_KHR_no_config_context") == std::string::npos) return "no EGL config for OpenGL ES 3";
+        config = nullptr;  // EGL_NO_CONFIG_KHR
+    }
+    const EGLint ctxAttribs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0, EGL_NONE};
+    EGLContext ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, ctxAttribs);
+    if (ctx == EGL_NO_CONTEXT) return "eglCreateContext(ES 3.0) failed (" + eglErrorName(eglGetError()) + ")";
+    if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+        std::string why = "eglMakeCurrent failed (" + eglErrorName(eglGetError()) + ")";
+        eglDestroyContext(dpy, ctx);
+        return why;
+    }
+    out.display = dpy;
+    out.context = ctx;
+    return "";
+}
+
+}  // namespace
+
+std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options) {
+    auto getPlatformDisplay =
+        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+    auto queryDevices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+    std::string report;
+    auto p = std::make_unique<EglPlatform>();
+    for (const std::string& platform : options.eglPlatforms) {
+        std::string why;
+        if (platform == "device") {
+            if (!getPlatformDisplay || !queryDevices) {
+                why = "EGL_EXT_platform_device / EGL_EXT_device_enumeration not available";
+            } else {
+                EGLDeviceEXT devices[16];
+                EGLint n = 0;
+                if (!queryDevices(16, devices, &n) || n == 0) why = "no EGL devices";
+                if (options.eglDevice >= 0 && options.eglDevice >= n) {
+                    why = "no EGL device " + std::to_string(options.eglDevice) + " (found " + std::to_string(n) + ")";
+                    n = 0;
+                }
+                for (EGLint i = 0; i < n; ++i) {
+                    if (options.eglDevice >= 0 && i != options.eglDevice) continue;
+                    std::string w = tryDisplay(getPlatformDisplay(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr), *p);
+                    if (w.empty()) {
+                        p->name = "egl-device";
+                        return p;
+                    }
+                    why += (why.empty() ? "" : "; ") + ("device " + std::to_string(i) + ": " + w);
+                }
+            }
+        } else if (platform == "surfaceless") {
+            if (!getPlatformDisplay) {
+                why = "eglGetPlatformDisplayEXT not available";
+            } else {
+                why = tryDisplay(getPlatformDisplay(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr), *p);
+                if (why.empty()) {
+                    p->name = "egl-surfaceless";
+                    return p;
+                }
+            }
+        } else if (platform == "default") {
+            why = tryDisplay(eglGetDisplay(EGL_DEFAULT_DISPLAY), *p);
+            if (why.empty()) {
+                p->name = "egl-default";
+                return p;
+            }
+        } else {
+            throw ArgumentError("Context: unknown EGL platform '" + platform +
+                                "' (expected device, surfaceless or default)");
+        }
+        report += "\n  " + platform + ": " + why;
+    }
+    throw UnsupportedError("Context: could not create a headless OpenGL ES 3 context through EGL:" +
+                           (report.empty() ? std::string("\n  (no platforms to try)") : report));
+}
+
+}  // namespace gltrain

@@ -1,0 +1,91 @@
+// Web context creation: a WebGL2 context on a canvas (CSS selector) or on a
+// fresh OffscreenCanvas, which also works inside a Web Worker.
+#include <emscripten/emscripten.h>
+#include <emscripten/html5.h>
+
+#include <string>
+
+#include "platform.hpp"
+
+namespace gltrain {
+
+namespace {
+
+// Creates an OffscreenCanvas with a WebGL2 context and registers it with
+// Emscripten's GL layer; returns the handle, or 0 (with a reason in the console).
+EM_JS(int, gltrain_offscreen_webgl2, (), {
+    if (typeof OffscreenCanvas === 'undefined') return 0;
+    var canvas = new OffscreenCanvas(1, 1);
+    var attrs = {alpha: false, depth: false, stencil: false, antialias: false, premultipliedAlpha: false,
+                 preserveDrawingBuffer: false, powerPreference: 'high-performance', failIfMajorPerformanceCaveat: false};
+    var gl = canvas.getContext('webgl2', attrs);
+    if (!gl) return 0;
+    attrs.majorVersion = 2;
+    attrs.minorVersion = 0;
+    attrs.enableExtensionsByDefault = 1;
+    return GL.registerContext(gl, attrs);
+});
+
+// WEBGL_debug_renderer_info's unmasked strings (the plain ones say "WebKit WebGL").
+EM_JS(char*, gltrain_unmasked_string, (int vendor), {
+    var gl = GL.currentContext && GL.currentContext.GLctx;
+    var s = '';
+    if (gl) {
+        var ext = gl.getExtension('WEBGL_debug_renderer_info');
+        if (ext) s = gl.getParameter(vendor ? ext.UNMASKED_VENDOR_WEBGL : ext.UNMASKED_RENDERER_WEBGL) || '';
+    }
+    var n = lengthBytesUTF8(s) + 1;
+    var p = _malloc(n);
+    stringToUTF8(s, p, n);
+    return p;
+});
+
+std::string takeString(char* p) {
+    std::string s = p ? p : "";
+    free(p);
+    return s;
+}
+
+struct WebPlatform : Context::Platform {
+    EMSCRIPTEN_WEBGL_CONTEXT_HANDLE handle = 0;
+    ~WebPlatform() override {
+        if (handle > 0) emscripten_webgl_destroy_context(handle);
+    }
+    void makeCurrent() override { emscripten_webgl_make_context_current(handle); }
+    std::string unmaskedRenderer() override { return takeString(gltrain_unmasked_string(0)); }
+    std::string unmaskedVendor() override { return takeString(gltrain_unmasked_string(1)); }
+};
+
+}  // namespace
+
+std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options) {
+    auto p = std::make_unique<WebPlatform>();
+    p->name = "webgl2";
+    if (options.canvas.empty()) {
+        p->handle = gltrain_offscreen_webgl2();
+        if (p->handle <= 0)
+            throw UnsupportedError("Context: could not create a WebGL2 context on an OffscreenCanvas "
+                                   "(OffscreenCanvas or WebGL2 unavailable)");
+    } else {
+        EmscriptenWebGLContextAttributes attrs;
+        emscripten_webgl_init_context_attributes(&attrs);
+        attrs.majorVersion = 2;
+        attrs.minorVersion = 0;
+        attrs.alpha = attrs.depth = attrs.stencil = attrs.antialias = false;
+        attrs.premultipliedAlpha = false;
+        attrs.enableExtensionsByDefault = true;
+        attrs.powerPreference = EM_WEBGL_POWER_PREFERENCE_HIGH_PERFORMANCE;
+        p->handle = emscripten_webgl_create_context(options.canvas.c_str(), &attrs);
+        if (p->handle <= 0)
+            throw UnsupportedError("Context: could not create a WebGL2 context on canvas '" + options.canvas +
+                                   "' (" + (p->handle == EMSCRIPTEN_RESULT_UNKNOWN_TARGET
+                                                ? std::string("no element matches the selector")
+                                                : "error " + std::to_string(p->handle)) +
+                                   ")");
+    }
+    if (emscripten_webgl_make_context_current(p->handle) != EMSCRIPTEN_RESULT_SUCCESS)
+        throw UnsupportedError("Context: could not make the WebGL2 context current");
+    return p;
+}
+
+}  // namespace gltrain

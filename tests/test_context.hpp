@@ -1,0 +1,50 @@
+// Shared contexts for the test suite: creating one costs a context and a
+// probe shader compile, so every test reuses these. Each accessor makes its
+// context current, so tests may mix them.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "gltrain/context.hpp"
+#include "gltrain/host_matrix.hpp"
+
+namespace gltrain::test {
+
+inline Context& context() {
+    static Context ctx;
+    ctx.makeCurrent();
+    return ctx;
+}
+
+// MAX_TEXTURE_SIZE forced down to 64, so modest shapes are split into pages.
+inline Context& smallContext() {
+    static Context ctx([] {
+        ContextOptions o;
+        o.maxTextureSize = 64;
+        return o;
+    }());
+    ctx.makeCurrent();
+    return ctx;
+}
+
+inline HostMatrix randomMatrix(int rows, int cols, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    HostMatrix m(rows, cols);
+    for (auto& v : m.data) v = d(rng);
+    return m;
+}
+
+// Max |a - b| / max(1, max |b|): error relative to the magnitude of the result.
+inline double relativeError(const HostMatrix& a, const HostMatrix& b) {
+    double scale = 1.0, err = 0.0;
+    for (float v : b.data) scale = std::max(scale, double(std::fabs(v)));
+    for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i)
+        err = std::max(err, double(std::fabs(a.data[i] - b.data[i])));
+    return err / scale;
+}
+
+}  // namespace gltrain::test
