@@ -12,6 +12,8 @@
 //   vec4  X_texel(int x, int y)  texel (x, y) of input X, across pages
 //   float X_at(int r, int c)     element (r, c) of input X, whatever its layout
 //   ivec2 X_shape()              (rows, cols) of input X
+//   vec4  X_aligned()            X's values at the output texel's elements (same shape as
+//                                the output; one fetch when the layouts agree)
 //   X_PACKED, X_PAGED, OUT_PACKED  0/1 defines describing the bound tensors
 //
 // Layout and paging are compile-time defines, so each kernel is specialised
@@ -131,6 +133,19 @@ private:
         s += "  return " + x + "_texel(c >> 2, r)[c & 3];\n";
         s += "#else\n";
         s += "  return " + x + "_texel(c, r).x;\n";
+        s += "#endif\n}\n";
+        // The values of X at the elements of the output texel being computed (X has
+        // the output's shape): one fetch when the layouts agree, lane by lane otherwise.
+        s += "vec4 " + x + "_aligned() {\n";
+        s += "  ivec2 t = outTexel();\n";
+        s += "#if " + x + "_PACKED == OUT_PACKED\n";
+        s += "  return " + x + "_texel(t.x, t.y);\n";
+        s += "#elif OUT_PACKED\n";
+        s += "  int c = t.x * 4, last = " + x + "_geom.y - 1;\n";
+        s += "  return vec4(" + x + "_at(t.y, c), " + x + "_at(t.y, min(c + 1, last)), " + x + "_at(t.y, min(c + 2, last)), " +
+             x + "_at(t.y, min(c + 3, last)));\n";
+        s += "#else\n";
+        s += "  return vec4(" + x + "_at(t.y, t.x), 0.0, 0.0, 0.0);\n";
         s += "#endif\n}\n";
         return s;
     }

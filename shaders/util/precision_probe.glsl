@@ -4,6 +4,5 @@
 // formula: out = A + B. The sum reads both operands from textures so the
 //          compiler cannot fold it; 1 + 2^-k is exact for k <= mantissa bits.
 void main() {
-    ivec2 t = outTexel();
-    setOutput(A_texel(t.x, t.y) + B_texel(t.x, t.y));
+    setOutput(A_aligned() + B_aligned());
 }

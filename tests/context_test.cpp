@@ -1,0 +1,72 @@
+// Context creation, capabilities, and the failure path.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "gltrain/context.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::context;
+
+TEST(Context, CapabilitiesAreSane) {
+    const Capabilities& c = context().caps();
+    EXPECT_FALSE(c.renderer.empty());
+    EXPECT_FALSE(c.vendor.empty());
+    EXPECT_NE(c.version.find("OpenGL ES 3"), std::string::npos) << c.version;
+    EXPECT_GE(c.maxTextureSize, 2048);
+    EXPECT_GE(c.maxArrayTextureLayers, 256);
+    EXPECT_GE(c.maxDrawBuffers, 4);
+    EXPECT_TRUE(c.float32Renderable);
+    EXPECT_TRUE(c.colorBufferFloat);
+    EXPECT_GE(c.measuredMantissaBits, 23) << "highp fragment floats should be IEEE fp32";
+    EXPECT_LE(c.measuredMantissaBits, 32);
+    EXPECT_FALSE(c.extensions.empty());
+#ifdef __EMSCRIPTEN__
+    EXPECT_EQ(c.platform, "webgl2");
+    EXPECT_TRUE(c.hasExtension("EXT_color_buffer_float"));
+#else
+    EXPECT_EQ(c.platform.rfind("egl-", 0), 0u) << c.platform;
+#endif
+    // Our machines render in software (llvmpipe natively, SwiftShader in Chromium).
+    std::ostringstream os;
+    os << c;
+    EXPECT_NE(os.str().find("MAX_TEXTURE_SIZE"), std::string::npos);
+    EXPECT_NE(os.str().find(c.renderer), std::string::npos);
+    std::cout << os.str();
+}
+
+TEST(Context, ForcedTextureLimit) {
+    EXPECT_EQ(gltrain::test::smallContext().maxTextureSize(), 64);
+    EXPECT_EQ(context().maxTextureSize(), context().caps().maxTextureSize);
+}
+
+TEST(Context, CreationFailureIsReadable) {
+    ContextOptions o;
+#ifdef __EMSCRIPTEN__
+    o.canvas = "#no-such-canvas";
+    const char* expected = "no-such-canvas";
+#else
+    o.eglPlatforms = {"device"};
+    o.eglDevice = 99;
+    const char* expected = "no EGL device 99";
+#endif
+    try {
+        Context ctx(o);
+        FAIL() << "expected UnsupportedError";
+    } catch (const UnsupportedError& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("Context: could not create"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+    }
+    context();  // the shared context stays usable
+}
+
+#ifndef __EMSCRIPTEN__
+TEST(Context, UnknownPlatformIsAnArgumentError) {
+    ContextOptions o;
+    o.eglPlatforms = {"wayland-please"};
+    EXPECT_THROW(Context ctx(o), ArgumentError);
+    context();
+}
+#endif

@@ -1,0 +1,90 @@
+// ShaderRegistry and Pass: compile cache, error messages, specialisation.
+#include <gtest/gtest.h>
+
+#include "gltrain/pass.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::context;
+using gltrain::test::randomMatrix;
+using gltrain::test::smallContext;
+
+TEST(ShaderRegistry, EmbeddedKernelsAreThere) {
+    auto names = context().shaders().names();
+    EXPECT_NE(std::find(names.begin(), names.end(), "util/precision_probe"), names.end());
+    EXPECT_EQ(ShaderRegistry::declaredInputs(context().shaders().source("util/precision_probe")),
+              (std::vector<std::string>{"A", "B"}));
+}
+
+TEST(ShaderRegistry, CompileErrorNamesKernelAndBadLine) {
+    Context& ctx = context();
+    ctx.shaders().add("test/broken",
+                      "// test/broken: a kernel with a type error on line 4.\n"
+                      "// inputs: A\n"
+                      "void main() {\n"
+                      "    vec3 oops = A_texel(0, 0) * undefined_thing;\n"
+                      "    setOutput(vec4(oops, 1.0));\n"
+                      "}\n");
+    Tensor a(ctx, 2, 2), out(ctx, 2, 2);
+    try {
+        Pass(ctx, "test/broken").input("A", a).output(out).run();
+        FAIL() << "expected ShaderError";
+    } catch (const ShaderError& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("kernel 'test/broken'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("A_PACKED 1"), std::string::npos) << "the defines are listed: " << msg;
+        EXPECT_NE(msg.find("test/broken.glsl:4:"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("undefined_thing"), std::string::npos) << msg;
+    }
+}
+
+TEST(ShaderRegistry, ProgramsAreCachedByNameAndDefines) {
+    Context& ctx = context();
+    Tensor a(ctx, randomMatrix(3, 5, 1)), b(ctx, randomMatrix(3, 5, 2)), out(ctx, 3, 5);
+    Pass p(ctx, "util/precision_probe");
+    p.input("A", a).input("B", b).output(out);
+    p.run();
+    size_t n = ctx.shaders().compiledCount();
+    p.run();
+    Pass(ctx, "util/precision_probe").input("A", a).input("B", b).output(out).run();
+    EXPECT_EQ(ctx.shaders().compiledCount(), n) << "same kernel and layouts: no new program";
+    Tensor u(ctx, randomMatrix(3, 5, 3), Layout::Unpacked);
+    Pass(ctx, "util/precision_probe").input("A", u).input("B", b).output(out).run();
+    EXPECT_EQ(ctx.shaders().compiledCount(), n + 1) << "an unpacked input is a new specialisation";
+}
+
+TEST(Pass, MixedLayoutsAndPagesGiveTheSameSum) {
+    // The probe kernel is A + B; run it over every combination of layouts,
+    // with pages forced, against the host sum.
+    Context& ctx = smallContext();
+    HostMatrix a = randomMatrix(129, 70, 4), b = randomMatrix(129, 70, 5), sum(129, 70);
+    for (size_t i = 0; i < sum.data.size(); ++i) sum.data[i] = a.data[i] + b.data[i];
+    for (Layout la : {Layout::Packed, Layout::Unpacked})
+        for (Layout lb : {Layout::Packed, Layout::Unpacked})
+            for (Layout lo : {Layout::Packed, Layout::Unpacked}) {
+                Tensor ta(ctx, a, la), tb(ctx, b, lb), out(ctx, 129, 70, lo);
+                Pass(ctx, "util/precision_probe").input("A", ta).input("B", tb).output(out).run();
+                HostMatrix r = out.download();
+                EXPECT_EQ(r.data, sum.data) << layoutName(la) << "+" << layoutName(lb) << "->" << layoutName(lo);
+            }
+}
+
+TEST(Pass, BadBindingsAreRejected) {
+    Context& ctx = context();
+    Tensor a(ctx, 2, 2), b(ctx, 2, 2);
+    EXPECT_THROW(Pass(ctx, "no/such_kernel"), ShaderError);
+    try {
+        Pass(ctx, "util/precision_probe").input("C", a);
+        FAIL();
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("no input 'C' (inputs: A, B)"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(Pass(ctx, "util/precision_probe").input("A", a).output(b).run(), ArgumentError);  // B unbound
+    try {
+        Pass(ctx, "util/precision_probe").input("A", a).input("B", b).output(a).run();
+        FAIL();
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("never reads and writes one texture"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(Pass(ctx, "util/precision_probe").uniform("nope", 1.0f), ArgumentError);
+}

@@ -1,0 +1,167 @@
+// Tensors as textures: bit-exact round trips (packed, unpacked, paged),
+// async readback, the texture pool.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "gltrain/readback.hpp"
+#include "gltrain/tensor.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::context;
+using gltrain::test::randomMatrix;
+using gltrain::test::smallContext;
+
+namespace {
+
+struct Shape {
+    int rows, cols;
+};
+const Shape kShapes[] = {{1, 1}, {3, 5}, {7, 4}, {129, 33}, {1, 5000}, {5000, 1}};
+
+bool bitEqual(const HostMatrix& a, const HostMatrix& b) {
+    return a.rows == b.rows && a.cols == b.cols &&
+           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+}
+
+// Values that would not survive a lossy path: negative zero, denormals, huge, tiny, NaN payload-free.
+HostMatrix trickyMatrix(int rows, int cols, unsigned seed) {
+    HostMatrix m = randomMatrix(rows, cols, seed, -1e6f, 1e6f);
+    const float special[] = {-0.0f, 1e-40f, 3.4e38f, -1.17549435e-38f, 1.0f / 3.0f};
+    for (size_t i = 0; i < m.data.size(); i += 7) m.data[i] = special[(i / 7) % 5];
+    return m;
+}
+
+}  // namespace
+
+std::string roundTripName(const ::testing::TestParamInfo<std::tuple<Shape, Layout, bool>>& info) {
+    const Shape s = std::get<0>(info.param);
+    return std::to_string(s.rows) + "x" + std::to_string(s.cols) + "_" + layoutName(std::get<1>(info.param)) +
+           (std::get<2>(info.param) ? "_limit64" : "");
+}
+
+class TensorRoundTrip : public ::testing::TestWithParam<std::tuple<Shape, Layout, bool>> {};
+
+TEST_P(TensorRoundTrip, UploadDownloadIsBitExact) {
+    auto [shape, layout, small] = GetParam();
+    Context& ctx = small ? smallContext() : context();
+    HostMatrix m = trickyMatrix(shape.rows, shape.cols, unsigned(shape.rows * 31 + shape.cols));
+    Tensor t(ctx, m, layout);
+    EXPECT_TRUE(bitEqual(t.download(), m)) << shape.rows << "x" << shape.cols << " " << layoutName(layout);
+}
+
+TEST_P(TensorRoundTrip, AsyncReadbackEqualsSyncReadback) {
+    auto [shape, layout, small] = GetParam();
+    Context& ctx = small ? smallContext() : context();
+    HostMatrix m = trickyMatrix(shape.rows, shape.cols, 7u);
+    Tensor t(ctx, m, layout);
+    AsyncReadback rb(t);
+    HostMatrix async = rb.get();
+    EXPECT_TRUE(bitEqual(async, t.download()));
+    EXPECT_TRUE(bitEqual(async, m));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TensorRoundTrip,
+                         ::testing::Combine(::testing::ValuesIn(kShapes),
+                                            ::testing::Values(Layout::Packed, Layout::Unpacked),
+                                            ::testing::Bool()),
+                         roundTripName);
+
+TEST(Tensor, SmallLimitReallyPages) {
+    Context& ctx = smallContext();
+    EXPECT_EQ(ctx.maxTextureSize(), 64);
+    Tensor wide(ctx, 1, 5000, Layout::Unpacked), tall(ctx, 5000, 1), both(ctx, 129, 33, Layout::Unpacked);
+    EXPECT_EQ(wide.geometry().pagesX, 79);
+    EXPECT_EQ(tall.geometry().pagesY, 79);
+    EXPECT_EQ(both.geometry().pages(), 3);
+    Tensor packed(ctx, 1, 5000, Layout::Packed);  // 1250 texels wide
+    EXPECT_EQ(packed.geometry().pagesX, 20);
+    for (auto* t : {&wide, &tall, &both, &packed})
+        for (int i = 0; i < t->geometry().pages(); ++i) {
+            auto pr = t->geometry().pageRect(i);
+            EXPECT_LE(pr.width, 64);
+            EXPECT_LE(pr.height, 64);
+            EXPECT_GT(pr.width, 0);
+            EXPECT_GT(pr.height, 0);
+        }
+}
+
+TEST(Tensor, PackedPaddingIsZeroAfterUpload) {
+    Context& ctx = context();
+    HostMatrix m(2, 5, 9.0f);
+    Tensor t(ctx, m, Layout::Packed);
+    EXPECT_EQ(t.geometry().texelsPerRow, 2);
+    // Read the raw texels: lanes 5..7 of each row are padding and must be 0.
+    glBindFramebuffer(GL_FRAMEBUFFER, ctx.framebuffer());
+    t.attachPage(0);
+    float texels[2 * 2 * 4];
+    glReadPixels(0, 0, 2, 2, GL_RGBA, GL_FLOAT, texels);
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(texels[r * 8 + 4], 9.0f);
+        for (int k = 5; k < 8; ++k) EXPECT_EQ(texels[r * 8 + k], 0.0f);
+    }
+}
+
+TEST(Tensor, WrongLengthIsRejected) {
+    Context& ctx = context();
+    Tensor t(ctx, 3, 5);
+    HostMatrix before = randomMatrix(3, 5, 1);
+    t.upload(before);
+    std::vector<float> bad(14, 1.0f);
+    try {
+        t.upload(bad);
+        FAIL() << "expected ArgumentError";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("14 values for a 3x5 tensor"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(bitEqual(t.download(), before)) << "a rejected upload must leave the tensor unchanged";
+    EXPECT_THROW(t.upload(HostMatrix(5, 3)), ArgumentError);
+}
+
+TEST(Tensor, EmptyOrNegativeShapeIsRejected) {
+    Context& ctx = context();
+    EXPECT_THROW(Tensor(ctx, 0, 3), ArgumentError);
+    EXPECT_THROW(Tensor(ctx, 3, -1), ArgumentError);
+    Tensor moved(ctx, 2, 2);
+    Tensor other = std::move(moved);
+    EXPECT_THROW(moved.download(), ArgumentError);  // NOLINT: use after move is the point
+}
+
+TEST(Tensor, ClearZeroes) {
+    Context& ctx = smallContext();
+    Tensor t(ctx, randomMatrix(70, 300, 3), Layout::Packed);
+    t.clear();
+    for (float v : t.download().data) ASSERT_EQ(v, 0.0f);
+}
+
+TEST(TexturePool, ReleasedTextureIsReused) {
+    Context& ctx = context();
+    const PoolStats before = ctx.pool().stats();
+    GLuint first;
+    {
+        Tensor t(ctx, 37, 41);
+        first = t.texture();
+        EXPECT_EQ(ctx.pool().stats().live, before.live + 1);
+        EXPECT_EQ(ctx.pool().stats().liveBytes, before.liveBytes + size_t(11 * 37 * 16));
+    }
+    EXPECT_EQ(ctx.pool().stats().live, before.live);
+    size_t created = ctx.pool().stats().created;
+    Tensor again(ctx, 37, 41);
+    EXPECT_EQ(ctx.pool().stats().created, created) << "same shape must reuse the released texture";
+    EXPECT_EQ(again.texture(), first);
+    Tensor different(ctx, 37, 45);  // 12 texels wide: a new key
+    EXPECT_EQ(ctx.pool().stats().created, created + 1);
+}
+
+TEST(TexturePool, TensorOutlivingItsContextIsDroppedSafely) {
+    Tensor survivor;
+    {
+        Context ctx;
+        survivor = Tensor(ctx, 4, 4);
+        EXPECT_EQ(ctx.pool().stats().live, 1u);
+    }
+    survivor = Tensor();  // must not touch the dead pool
+    context();           // make the shared context current again for later tests
+    SUCCEED();
+}
