@@ -14,11 +14,11 @@ namespace {
 // Creates an OffscreenCanvas with a WebGL2 context and registers it with
 // Emscripten's GL layer; returns the handle, or 0 (with a reason in the console).
 EM_JS(int, gltrain_offscreen_webgl2, (), {
-    if (typeof OffscreenCanvas === 'undefined') return 0;
+    if (typeof OffscreenCanvas === "undefined") return 0;
     var canvas = new OffscreenCanvas(1, 1);
     var attrs = {alpha: false, depth: false, stencil: false, antialias: false, premultipliedAlpha: false,
-                 preserveDrawingBuffer: false, powerPreference: 'high-performance', failIfMajorPerformanceCaveat: false};
-    var gl = canvas.getContext('webgl2', attrs);
+                 preserveDrawingBuffer: false, powerPreference: "high-performance", failIfMajorPerformanceCaveat: false};
+    var gl = canvas.getContext("webgl2", attrs);
     if (!gl) return 0;
     attrs.majorVersion = 2;
     attrs.minorVersion = 0;
@@ -29,10 +29,10 @@ EM_JS(int, gltrain_offscreen_webgl2, (), {
 // WEBGL_debug_renderer_info's unmasked strings (the plain ones say "WebKit WebGL").
 EM_JS(char*, gltrain_unmasked_string, (int vendor), {
     var gl = GL.currentContext && GL.currentContext.GLctx;
-    var s = '';
+    var s = "";
     if (gl) {
-        var ext = gl.getExtension('WEBGL_debug_renderer_info');
-        if (ext) s = gl.getParameter(vendor ? ext.UNMASKED_VENDOR_WEBGL : ext.UNMASKED_RENDERER_WEBGL) || '';
+        var ext = gl.getExtension("WEBGL_debug_renderer_info");
+        if (ext) s = gl.getParameter(vendor ? ext.UNMASKED_VENDOR_WEBGL : ext.UNMASKED_RENDERER_WEBGL) || "";
     }
     var n = lengthBytesUTF8(s) + 1;
     var p = _malloc(n);

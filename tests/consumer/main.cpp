@@ -8,7 +8,7 @@ int main() {
     gltrain::Tensor a(ctx, gltrain::HostMatrix(1, 3, {1, 2, 3}));
     gltrain::Tensor b(ctx, gltrain::HostMatrix(1, 3, {10, 20, 30}));
     gltrain::Tensor c(ctx, 1, 3);
-    gltrain::Pass(ctx, "util/precision_probe").input("A", a).input("B", b).output(c).run();
+    gltrain::Pass(ctx, "forward/binary", {{"OP(a, b)", "((a) + (b))"}}).input("A", a).input("B", b).output(c).run();
     auto r = c.download();
     std::cout << "consumer: " << r.data[0] << " " << r.data[1] << " " << r.data[2] << "\n";
     return r.data[2] == 33.0f ? 0 : 1;

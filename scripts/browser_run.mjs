@@ -1,0 +1,42 @@
+// Runs an em++-built program (the GoogleTest suite, the smoke example) on a
+// page in headless Chromium and relays its output; exits with the program's
+// status (non-zero on a failed test, a crash, or a timeout). The page sets
+// window.gltrainTest = {lines, done, status} (see tests/browser/index.html).
+//   node scripts/browser_run.mjs <dir> [page.html] [-- program args...]
+import path from 'node:path';
+import { startServer, launchChromium } from './browser.mjs';
+
+const argv = process.argv.slice(2);
+const dash = argv.indexOf('--');
+const own = dash < 0 ? argv : argv.slice(0, dash);
+const args = dash < 0 ? [] : argv.slice(dash + 1);
+const dir = path.resolve(own[0] || 'build-web/tests');
+const pageName = own[1] || 'index.html';
+const timeoutMs = Number(process.env.GLTRAIN_BROWSER_TIMEOUT_MS || 20 * 60 * 1000);
+
+const server = await startServer({ '/': dir });
+const { context, close } = await launchChromium();
+let status = 1;
+try {
+  const page = await context.newPage();
+  let printed = 0;
+  const query = args.map((a) => 'arg=' + encodeURIComponent(a)).join('&');
+  const response = await page.goto(`${server.url}/${pageName}${query ? '?' + query : ''}`);
+  if (!response.ok()) throw new Error(`browser_run: ${pageName} not found in ${dir} (HTTP ${response.status()})`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await page.evaluate((from) => ({
+      lines: window.gltrainTest.lines.slice(from), done: window.gltrainTest.done, status: window.gltrainTest.status,
+    }), printed);
+    for (const l of state.lines) console.log(l);
+    printed += state.lines.length;
+    if (state.done) { status = state.status; break; }
+    if (Date.now() > deadline) { console.log(`browser_run: timed out after ${timeoutMs} ms`); break; }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+} finally {
+  await close();
+  await server.close();
+}
+console.log(`browser_run: ${pageName} in Chromium exited with status ${status}`);
+process.exit(status === 0 ? 0 : 1);

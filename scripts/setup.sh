@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what gltrain's build, tests and examples need, if missing; safe to
+# run twice. Debian 12: apt packages, and the pinned npm tooling (scripts/).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+packages=(
+  cmake g++ make pkg-config                 # native build
+  libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri   # headless OpenGL ES 3 through EGL (Mesa llvmpipe)
+  libglm-dev nlohmann-json3-dev zlib1g-dev  # header libraries, gzip for IDX files
+  googletest libgtest-dev                   # GoogleTest: sources for em++, library for native
+  emscripten nodejs                         # the WebAssembly / WebGL2 build
+  chromium                                  # the browser the web tests run in
+  dataset-fashion-mnist                     # real Fashion-MNIST IDX files
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# npm ships inside some nodejs builds (NodeSource) and as its own package in Debian's.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# playwright-core, pinned in scripts/package-lock.json; it drives /usr/bin/chromium (never a downloaded browser).
+if [ ! -d "$here/node_modules/playwright-core" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci (scripts/)"
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
