@@ -20,7 +20,10 @@ public:
     Pass(Context& ctx, std::string kernel, Defines defines = {})
         : ctx_(&ctx), kernel_(std::move(kernel)), defines_(std::move(defines)) {
         const std::string& src = ctx.shaders().source(kernel_);  // throws for an unknown kernel
-        inputNames_ = ShaderRegistry::declaredInputs(src);
+        for (auto& in : ShaderRegistry::declaredInputSpecs(src)) {
+            inputNames_.push_back(in.name);
+            optional_.push_back(in.optional);
+        }
         inputs_.assign(inputNames_.size(), nullptr);
     }
 
@@ -37,6 +40,12 @@ public:
         for (auto& n : inputNames_) list += (list.empty() ? "" : ", ") + n;
         throw ArgumentError("Pass '" + kernel_ + "': the kernel has no input '" + name + "' (inputs: " +
                             (list.empty() ? "none" : list) + ")");
+    }
+    // Leaves an optional input ("X?" in the header) unbound.
+    Pass& unbind(const std::string& name) {
+        for (size_t i = 0; i < inputNames_.size(); ++i)
+            if (inputNames_[i] == name) inputs_[i] = nullptr;
+        return *this;
     }
     Pass& output(Tensor& t) {
         output_ = &t;
@@ -55,6 +64,7 @@ public:
     void run() {
         if (!ctx_) throw ArgumentError("Pass::run: the pass was default-made");
         for (size_t i = 0; i < inputs_.size(); ++i) {
+            if (optional_[i] && !inputs_[i]) continue;
             if (!inputs_[i] || !*inputs_[i])
                 throw ArgumentError("Pass '" + kernel_ + "': input '" + inputNames_[i] + "' is not bound");
             if (output_ && inputs_[i]->texture() == output_->texture())
@@ -69,11 +79,12 @@ public:
         glUseProgram(program_->handle.get());
         glBindVertexArray(ctx_->vertexArray());
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
-        for (size_t i = 0; i < inputs_.size(); ++i) {
+        for (size_t i = 0, unit = 0; i < inputs_.size(); ++i) {
+            if (!inputs_[i]) continue;
             const TexelGeometry& g = inputs_[i]->geometry();
-            glActiveTexture(GLenum(GL_TEXTURE0 + i));
+            glActiveTexture(GLenum(GL_TEXTURE0 + unit));
             glBindTexture(GL_TEXTURE_2D_ARRAY, inputs_[i]->texture());
-            const auto& loc = program_->inputLocations[i];
+            const auto& loc = program_->inputLocations[unit++];
             glUniform4i(loc.geom, g.rows, g.cols, g.pageWidth, g.pageHeight);
             glUniform1i(loc.pagesX, g.pagesX);
         }
@@ -117,21 +128,30 @@ private:
                 u.v[0] = x, u.v[1] = y, u.v[2] = z, u.v[3] = w;
                 return *this;
             }
-        if (ctx_->shaders().source(kernel_).find(name) == std::string::npos)
-            throw ArgumentError("Pass '" + kernel_ + "': the kernel has no uniform '" + name + "'");
+        if (!mentions(name)) throw ArgumentError("Pass '" + kernel_ + "': the kernel has no uniform '" + name + "'");
         uniforms_.push_back({name, kind, n, {x, y, z, w}, program_ ? program_->uniformLocation(name) : -1});
         return *this;
     }
 
-    // One bit per tensor for packed and one for paged: the specialisation key.
+    // Whether the kernel or a library it uses mentions `name` (catches typos in uniform names).
+    bool mentions(const std::string& name) const {
+        const std::string& src = ctx_->shaders().source(kernel_);
+        if (src.find(name) != std::string::npos) return true;
+        for (auto& lib : ShaderRegistry::declaredUses(src))
+            if (ctx_->shaders().source(lib).find(name) != std::string::npos) return true;
+        return false;
+    }
+
+    // Bound, packed and paged bits per tensor: the specialisation key.
     unsigned layoutKey() const {
         unsigned k = 0, bit = 0;
-        auto add = [&](const Tensor& t) {
-            k |= unsigned(t.layout() == Layout::Packed) << bit++;
-            k |= unsigned(t.geometry().paged()) << bit++;
+        auto add = [&](const Tensor* t) {
+            k |= unsigned(t != nullptr) << bit++;
+            k |= unsigned(t && t->layout() == Layout::Packed) << bit++;
+            k |= unsigned(t && t->geometry().paged()) << bit++;
         };
-        for (auto* t : inputs_) add(*t);
-        add(*output_);
+        for (auto* t : inputs_) add(t);
+        add(output_);
         return k;
     }
 
@@ -139,6 +159,8 @@ private:
         std::string d;
         for (auto& kv : defines_) d += "#define " + kv.first + " " + kv.second + "\n";
         for (size_t i = 0; i < inputs_.size(); ++i) {
+            d += "#define " + inputNames_[i] + "_BOUND " + (inputs_[i] ? "1" : "0") + "\n";
+            if (!inputs_[i]) continue;
             d += "#define " + inputNames_[i] + "_PACKED " + (inputs_[i]->layout() == Layout::Packed ? "1" : "0") + "\n";
             d += "#define " + inputNames_[i] + "_PAGED " + (inputs_[i]->geometry().paged() ? "1" : "0") + "\n";
         }
@@ -152,6 +174,7 @@ private:
     std::string kernel_;
     Defines defines_;
     std::vector<std::string> inputNames_;
+    std::vector<bool> optional_;
     std::vector<const Tensor*> inputs_;
     Tensor* output_ = nullptr;
     std::vector<UniformValue> uniforms_;

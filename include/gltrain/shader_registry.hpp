@@ -80,11 +80,32 @@ public:
     }
     size_t compiledCount() const { return cache_.size(); }
 
-    // The input names a kernel declares in its header ("// inputs: A, B").
-    static std::vector<std::string> declaredInputs(const std::string& src) {
+    // The inputs a kernel declares in its header ("// inputs: A, B, BIAS?");
+    // a trailing '?' marks an optional input (the kernel tests X_BOUND).
+    struct DeclaredInput {
+        std::string name;
+        bool optional = false;
+    };
+    static std::vector<DeclaredInput> declaredInputSpecs(const std::string& src) {
+        std::vector<DeclaredInput> out;
+        for (auto& n : declaredInputs(src)) {
+            bool opt = !n.empty() && n.back() == '?';
+            out.push_back({opt ? n.substr(0, n.size() - 1) : n, opt});
+        }
+        return out;
+    }
+
+    // The kernels a kernel builds on ("// uses: lib/activation"): library files
+    // without main() that are pasted in front of it, in order.
+    static std::vector<std::string> declaredUses(const std::string& src) { return headerList(src, "uses"); }
+
+    // The raw input list of a kernel's header, '?' markers included.
+    static std::vector<std::string> declaredInputs(const std::string& src) { return headerList(src, "inputs"); }
+
+    static std::vector<std::string> headerList(const std::string& src, const std::string& key) {
         std::istringstream in(src);
         std::string line;
-        static const std::regex re(R"(^\s*//\s*inputs:\s*(.*)$)");
+        const std::regex re("^\\s*//\\s*" + key + ":\\s*(.*)$");
         std::smatch m;
         while (std::getline(in, line)) {
             if (!std::regex_match(line, m, re)) continue;
@@ -101,8 +122,9 @@ public:
         return {};
     }
 
-    // `defines` is a block of "#define NAME VALUE" lines (layout defines included);
-    // the pair (name, defines) is the cache key.
+    // `defines` is a block of "#define NAME VALUE" lines (layout defines included,
+    // and X_BOUND for every declared input); the pair (name, defines) is the cache
+    // key. Only bound inputs get samplers: sampler i is the i-th bound input.
     const Program& get(const std::string& name, const std::string& defines) {
         std::string key = name + '\n' + defines;
         auto it = cache_.find(key);
@@ -243,8 +265,11 @@ private:
         auto p = std::make_unique<Program>();
         p->name = name;
         p->defines = defines;
-        p->inputs = declaredInputs(body);
+        for (auto& in : declaredInputSpecs(body))
+            if (!in.optional || defines.find("#define " + in.name + "_BOUND 1\n") != std::string::npos)
+                p->inputs.push_back(in.name);
         std::string pre = prelude(defines, p->inputs);
+        for (auto& lib : declaredUses(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();
 

@@ -1,0 +1,91 @@
+// Matrix products and the fused dense layer.
+//
+//   C = A·B, C = Aᵀ·B (the weight gradient Xᵀ·dZ), C = A·Bᵀ (the input
+//   gradient dZ·Wᵀ) — the transposes are read from the stored operands, never
+//   materialised — with optional epilogues fused into the last pass: + bias,
+//   activation f, or (backward) * f'(Z).
+//
+// Long reductions are split into passes of at most `maxKPerPass` k each that
+// accumulate through a pair of temporaries (CPREV); one long loop in a
+// fragment can stall a browser's GPU watchdog and, on our renderers, costs
+// the same per k as the split (bench/kernels).
+#pragma once
+#include <algorithm>
+#include <string>
+
+#include "gltrain/activation.hpp"
+#include "gltrain/pass_list.hpp"
+
+namespace gltrain {
+
+struct MatmulOptions {
+    bool transA = false;            // C = Aᵀ·B (A stored K x M)
+    bool transB = false;            // C = A·Bᵀ (B stored N x K)
+    const Tensor* bias = nullptr;   // 1 x N, added after the product
+    Activation act = Activation::Linear;
+    float actAlpha = 0.01f;         // LeakyReLU slope
+    const Tensor* dactZ = nullptr;  // backward epilogue: C *= f'(Z), Z is M x N, f = act
+    int maxKPerPass = 4096;         // K-split threshold (a multiple of 4)
+};
+
+inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
+    if (!a || !b || !c) throw ArgumentError("matmul: an operand is an empty tensor");
+    const int m = o.transA ? a.cols() : a.rows();
+    const int ka = o.transA ? a.rows() : a.cols();
+    const int kb = o.transB ? b.cols() : b.rows();
+    const int n = o.transB ? b.rows() : b.cols();
+    auto desc = [&] {
+        return std::string(o.transA ? "Aᵀ" : "A") + " (A is " + a.shapeString() + ") · " + (o.transB ? "Bᵀ" : "B") +
+               " (B is " + b.shapeString() + ")";
+    };
+    if (ka != kb) throw ArgumentError("matmul: inner dimensions differ: " + desc());
+    if (c.rows() != m || c.cols() != n)
+        throw ArgumentError("matmul: C is " + c.shapeString() + ", expected " + std::to_string(m) + "x" +
+                            std::to_string(n) + " for " + desc());
+    if (o.bias && (o.bias->rows() != 1 || o.bias->cols() != n))
+        throw ArgumentError("matmul: bias is " + o.bias->shapeString() + ", expected 1x" + std::to_string(n));
+    if (o.dactZ && (o.dactZ->rows() != m || o.dactZ->cols() != n))
+        throw ArgumentError("matmul: Z (for f'(Z)) is " + o.dactZ->shapeString() + ", expected " +
+                            std::to_string(m) + "x" + std::to_string(n));
+    if (o.maxKPerPass < 4 || o.maxKPerPass % 4) throw ArgumentError("matmul: maxKPerPass must be a positive multiple of 4");
+
+    Context& ctx = a.context();
+    const int k = ka;
+    const int passes = (k + o.maxKPerPass - 1) / o.maxKPerPass;
+    Tensor* partial[2] = {nullptr, nullptr};
+    if (passes > 1) partial[0] = &list.temp(ctx, m, n, c.layout());
+    if (passes > 2) partial[1] = &list.temp(ctx, m, n, c.layout());
+    for (int i = 0; i < passes; ++i) {
+        const bool last = i == passes - 1;
+        Defines d = {{"TRANS_A", o.transA ? "1" : "0"},
+                     {"TRANS_B", o.transB ? "1" : "0"},
+                     {"ACT", last ? std::to_string(int(o.act)) : "0"},
+                     {"DACT", last && o.dactZ ? "1" : "0"}};
+        Pass& p = list.add(Pass(ctx, "forward/matmul", d));
+        p.input("A", a).input("B", b);
+        if (i > 0) p.input("CPREV", *partial[(i - 1) % 2]);
+        if (last && o.bias) p.input("BIAS", *o.bias);
+        if (last && o.dactZ) p.input("Z", *o.dactZ);
+        p.output(last ? c : *partial[i % 2]);
+        p.uniformInt("k0", i * o.maxKPerPass).uniformInt("k1", std::min(k, (i + 1) * o.maxKPerPass));
+        if (last && (o.act == Activation::LeakyReLU)) p.uniform("act_alpha", o.actAlpha);
+    }
+}
+
+GLTRAIN_IMMEDIATE(matmul, recordMatmul, (const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}),
+                  (l, a, b, c, o))
+
+// The fused dense forward: Y = f(X·W + b), one pass (per K slice).
+inline void recordDense(PassList& l, const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y,
+                        float alpha = 0.01f) {
+    MatmulOptions o;
+    o.bias = &b;
+    o.act = act;
+    o.actAlpha = alpha;
+    recordMatmul(l, x, w, y, o);
+}
+GLTRAIN_IMMEDIATE(dense, recordDense,
+                  (const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y, float alpha = 0.01f),
+                  (l, x, w, b, act, y, alpha))
+
+}  // namespace gltrain
