@@ -1,0 +1,127 @@
+// Kernel benchmark: matmul GFLOP/s (square N and the shapes of a
+// 784-256-128-10 MLP at batch 128, forward and both backward forms), ms per
+// call for the other kernels, and the fixed cost of one pass (1x1 output).
+// Each figure is the median of repeated timed runs; every run is forced to
+// complete by reading one texel back (glReadPixels waits for the GPU, in
+// browsers too). Prints a table; there is no pass/fail on time.
+//   bench_kernels [--quick]
+#include <gltrain/gltrain.hpp>
+#include <gltrain/ops/elementwise.hpp>
+#include <gltrain/ops/matmul.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace gltrain;
+
+namespace {
+
+HostMatrix random(int r, int c, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-1, 1);
+    HostMatrix m(r, c);
+    for (auto& v : m.data) v = d(rng);
+    return m;
+}
+
+// Waits for the GPU by reading one texel of `t`.
+void sync(const Tensor& t) {
+    float px[4];
+    glBindFramebuffer(GL_FRAMEBUFFER, t.context().framebuffer());
+    t.attachPage(0);
+    glReadPixels(0, 0, 1, 1, GL_RGBA, GL_FLOAT, px);
+}
+
+// Median seconds of one call of `run` (after warm-up), each run synced on `out`.
+double medianSeconds(const std::function<void()>& run, const Tensor& out, int reps, int inner = 1) {
+    run();
+    sync(out);
+    std::vector<double> times;
+    for (int i = 0; i < reps; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int j = 0; j < inner; ++j) run();
+        sync(out);
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bool tb, Layout layout, int reps) {
+    Tensor a(ctx, ta ? random(k, m, 1) : random(m, k, 1), layout);
+    Tensor b(ctx, tb ? random(n, k, 2) : random(k, n, 2), layout);
+    Tensor c(ctx, m, n, layout);
+    MatmulOptions o;
+    o.transA = ta;
+    o.transB = tb;
+    PassList list;
+    recordMatmul(list, a, b, c, o);
+    double s = medianSeconds([&] { list.run(); }, c, reps);
+    std::printf("| %-26s | %5d x %5d x %5d | %-8s | %9.3f | %9.2f |\n", label, m, k, n, layoutName(layout), s * 1e3,
+                2.0 * m * k * n / s / 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    try {
+        Context ctx;
+        const Capabilities& caps = ctx.caps();
+        std::printf("gltrain kernel benchmark\nrenderer: %s\nversion:  %s\n\n", caps.renderer.c_str(),
+                    caps.version.c_str());
+        int reps = quick ? 3 : 7;
+
+        std::printf("| matmul                     |      M x     K x     N | layout   |   ms/call |   GFLOP/s |\n");
+        std::printf("|----------------------------|-------------------------|----------|-----------|-----------|\n");
+        std::vector<int> sizes = {256, 512, 1024};
+        if (!quick && !caps.softwareRenderer) sizes.push_back(2048);
+        if (!quick && !caps.softwareRenderer) sizes.push_back(4096);
+        for (int n : sizes) matmulRow(ctx, "square C = A·B", n, n, n, false, false, Layout::Packed, reps);
+        matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
+        struct {
+            const char* label;
+            int m, k, n;
+        } mlp[] = {{"MLP fwd 784->256", 128, 784, 256}, {"MLP fwd 256->128", 128, 256, 128}, {"MLP fwd 128->10", 128, 128, 10}};
+        for (auto& s : mlp) {
+            matmulRow(ctx, s.label, s.m, s.k, s.n, false, false, Layout::Packed, reps);
+            matmulRow(ctx, "  dW = Xᵀ·dZ", s.k, s.m, s.n, true, false, Layout::Packed, reps);
+            matmulRow(ctx, "  dX = dZ·Wᵀ", s.m, s.n, s.k, false, true, Layout::Packed, reps);
+        }
+
+        std::printf("\n| kernel                     | shape        | layout   |   ms/call |\n");
+        std::printf("|----------------------------|--------------|----------|-----------|\n");
+        auto row = [&](const char* name, int r, int c, Layout l, const std::function<void(PassList&, Tensor&, Tensor&, Tensor&)>& rec) {
+            Tensor x(ctx, random(r, c, 3), l), y(ctx, random(r, c, 4), l), out(ctx, r, c, l);
+            PassList list;
+            rec(list, x, y, out);
+            double s = medianSeconds([&] { list.run(); }, out, reps);
+            std::printf("| %-26s | %5d x %-5d | %-8s | %9.3f |\n", name, r, c, layoutName(l), s * 1e3);
+        };
+        for (Layout l : {Layout::Packed, Layout::Unpacked}) {
+            row("add", 128, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) { recordAdd(p, x, y, o); });
+            row("axpy", 784, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) { recordAxpy(p, 0.5f, x, y, o); });
+            row("relu", 128, 256, l, [](PassList& p, Tensor& x, Tensor&, Tensor& o) { recordActivation(p, x, Activation::ReLU, o); });
+            row("gelu backward", 128, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) {
+                recordActivationGrad(p, y, x, Activation::GELU, o);
+            });
+        }
+
+        // The fixed cost of a pass: a 1x1 output, many passes per sync.
+        Tensor one(ctx, HostMatrix(1, 1, 1.0f)), two(ctx, HostMatrix(1, 1, 2.0f)), out(ctx, 1, 1);
+        PassList tiny;
+        recordAdd(tiny, one, two, out);
+        double s = medianSeconds([&] { tiny.run(); }, out, reps, 200);
+        std::printf("\nper-pass fixed overhead (1x1 add, 200 passes per sync): %.4f ms\n", s * 1e3);
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+        return 1;
+    }
+}
