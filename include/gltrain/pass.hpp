@@ -5,6 +5,7 @@
 // through the context's single framebuffer, one full-screen triangle per
 // output page with the viewport set to that page.
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ public:
             optional_.push_back(in.optional);
         }
         inputs_.assign(inputNames_.size(), nullptr);
+        outputNames_ = ShaderRegistry::declaredOutputs(src);
+        outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
     const std::string& kernel() const { return kernel_; }
@@ -48,8 +51,19 @@ public:
         return *this;
     }
     Pass& output(Tensor& t) {
-        output_ = &t;
+        if (!outputNames_.empty())
+            throw ArgumentError("Pass '" + kernel_ + "': the kernel has named outputs; bind them with output(name, t)");
+        outputs_[0] = &t;
         return *this;
+    }
+    // Binds a named output of a multiple-render-target kernel ("// outputs: P, M").
+    Pass& output(const std::string& name, Tensor& t) {
+        for (size_t i = 0; i < outputNames_.size(); ++i)
+            if (outputNames_[i] == name) {
+                outputs_[i] = &t;
+                return *this;
+            }
+        throw ArgumentError("Pass '" + kernel_ + "': the kernel has no output '" + name + "'");
     }
 
     Pass& uniform(const std::string& name, float x) { return set(name, 'f', 1, x, 0, 0, 0); }
@@ -63,15 +77,25 @@ public:
 
     void run() {
         if (!ctx_) throw ArgumentError("Pass::run: the pass was default-made");
+        for (size_t o = 0; o < outputs_.size(); ++o) {
+            if (!outputs_[o] || !*outputs_[o])
+                throw ArgumentError("Pass '" + kernel_ + "': output " +
+                                    (outputNames_.empty() ? std::string("tensor") : "'" + outputNames_[o] + "'") +
+                                    " is not bound");
+            if (o > 0 && (outputs_[o]->rows() != output_()->rows() || outputs_[o]->cols() != output_()->cols() ||
+                          outputs_[o]->layout() != output_()->layout()))
+                throw ArgumentError("Pass '" + kernel_ + "': outputs '" + outputNames_[0] + "' and '" +
+                                    outputNames_[o] + "' differ in shape or layout");
+        }
         for (size_t i = 0; i < inputs_.size(); ++i) {
             if (optional_[i] && !inputs_[i]) continue;
             if (!inputs_[i] || !*inputs_[i])
                 throw ArgumentError("Pass '" + kernel_ + "': input '" + inputNames_[i] + "' is not bound");
-            if (output_ && inputs_[i]->texture() == output_->texture())
-                throw ArgumentError("Pass '" + kernel_ + "': the output is also input '" + inputNames_[i] +
-                                    "'; a pass never reads and writes one texture (use a PingPong pair)");
+            for (auto* out : outputs_)
+                if (inputs_[i]->texture() == out->texture())
+                    throw ArgumentError("Pass '" + kernel_ + "': an output is also input '" + inputNames_[i] +
+                                        "'; a pass never reads and writes one texture (use a PingPong pair)");
         }
-        if (!output_ || !*output_) throw ArgumentError("Pass '" + kernel_ + "': no output tensor bound");
 
         unsigned key = layoutKey();
         if (!program_ || key != programKey_) resolve(key);
@@ -99,14 +123,28 @@ public:
                 else glUniform4i(u.location, int(u.v[0]), int(u.v[1]), int(u.v[2]), int(u.v[3]));
             }
         }
-        const TexelGeometry& og = output_->geometry();
+        const TexelGeometry& og = output_()->geometry();
         glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, 0);
+        static const GLenum kDrawBuffers[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
+                                              GL_COLOR_ATTACHMENT3, GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
+                                              GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
+        const GLsizei n = GLsizei(outputs_.size());
+        if (n > 1) glDrawBuffers(n, kDrawBuffers);
         for (int p = 0; p < og.pages(); ++p) {
             auto pr = og.pageRect(p);
-            output_->attachPage(p);
+            for (GLsizei o = 0; o < n; ++o)
+                glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o), outputs_[size_t(o)]->texture(),
+                                          0, p);
             glViewport(0, 0, pr.width, pr.height);
             glUniform2i(program_->outOrigin, pr.x0, pr.y0);
             glDrawArrays(GL_TRIANGLES, 0, 3);
+        }
+        if (n > 1) {
+            // Leave the framebuffer as single-output passes expect it: no stale
+            // attachments that a later pass might sample (a feedback loop in WebGL).
+            for (GLsizei o = 1; o < n; ++o)
+                glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o), 0, 0, 0);
+            glDrawBuffers(1, kDrawBuffers);
         }
         if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
     }
@@ -151,7 +189,7 @@ private:
             k |= unsigned(t && t->geometry().paged()) << bit++;
         };
         for (auto* t : inputs_) add(t);
-        add(output_);
+        add(output_());
         return k;
     }
 
@@ -164,7 +202,7 @@ private:
             d += "#define " + inputNames_[i] + "_PACKED " + (inputs_[i]->layout() == Layout::Packed ? "1" : "0") + "\n";
             d += "#define " + inputNames_[i] + "_PAGED " + (inputs_[i]->geometry().paged() ? "1" : "0") + "\n";
         }
-        d += std::string("#define OUT_PACKED ") + (output_->layout() == Layout::Packed ? "1" : "0") + "\n";
+        d += std::string("#define OUT_PACKED ") + (output_()->layout() == Layout::Packed ? "1" : "0") + "\n";
         program_ = &ctx_->shaders().get(kernel_, d);
         programKey_ = key;
         for (auto& u : uniforms_) u.location = program_->uniformLocation(u.name);
@@ -176,7 +214,9 @@ private:
     std::vector<std::string> inputNames_;
     std::vector<bool> optional_;
     std::vector<const Tensor*> inputs_;
-    Tensor* output_ = nullptr;
+    std::vector<std::string> outputNames_;
+    std::vector<Tensor*> outputs_;  // one (unnamed) or the declared named outputs
+    Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;
     unsigned programKey_ = 0;

@@ -9,6 +9,9 @@
 //   ivec2 outTexel()           texel of the output being computed: (x, row)
 //   ivec2 outShape()           (rows, cols) of the output
 //   void  setOutput(vec4 v)    writes the texel; packed padding lanes are zeroed
+//   void  setY(vec4 v)         with "// outputs: Y, M" in the header: one setter per
+//                              named output, written together through multiple render
+//                              targets (all outputs share one shape and layout)
 //   vec4  X_texel(int x, int y)  texel (x, y) of input X, across pages
 //   float X_at(int r, int c)     element (r, c) of input X, whatever its layout
 //   ivec2 X_shape()              (rows, cols) of input X
@@ -99,6 +102,10 @@ public:
     // without main() that are pasted in front of it, in order.
     static std::vector<std::string> declaredUses(const std::string& src) { return headerList(src, "uses"); }
 
+    // The named outputs a kernel declares ("// outputs: P, M, V"); empty for the
+    // usual single output written with setOutput().
+    static std::vector<std::string> declaredOutputs(const std::string& src) { return headerList(src, "outputs"); }
+
     // The raw input list of a kernel's header, '?' markers included.
     static std::vector<std::string> declaredInputs(const std::string& src) { return headerList(src, "inputs"); }
 
@@ -115,7 +122,12 @@ public:
             while (std::getline(list, n, ',')) {
                 n.erase(0, n.find_first_not_of(" \t"));
                 n.erase(n.find_last_not_of(" \t\r") + 1);
-                if (!n.empty() && n != "none") names.push_back(n);
+                if (n.empty() || n == "none") continue;
+                static const std::regex ident(R"([A-Za-z_][A-Za-z0-9_/]*\??)");
+                if (!std::regex_match(n, ident))
+                    throw ShaderError("ShaderRegistry: bad name '" + n + "' in the kernel header line '" + line +
+                                      "' (a comma-separated list of identifiers is expected)");
+                names.push_back(n);
             }
             return names;
         }
@@ -172,7 +184,8 @@ private:
         return s;
     }
 
-    static std::string prelude(const std::string& defines, const std::vector<std::string>& inputs) {
+    static std::string prelude(const std::string& defines, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& outputs) {
         std::string s =
             "#version 300 es\n"
             "precision highp float;\n"
@@ -180,20 +193,27 @@ private:
             "precision highp sampler2DArray;\n";
         s += defines;
         s +=
-            "layout(location = 0) out vec4 gltrain_out;\n"
             "uniform ivec4 out_geom;\n"
             "uniform ivec2 out_origin;\n"
             "ivec2 outTexel() { return ivec2(gl_FragCoord.xy) + out_origin; }\n"
             "ivec2 outShape() { return out_geom.xy; }\n"
-            "void setOutput(vec4 v) {\n"
+            "vec4 gltrain_mask(vec4 v) {\n"
             "#if OUT_PACKED\n"
             "  int c0 = outTexel().x * 4;\n"
             "  // mix with a bvec selects without arithmetic, so a NaN in padding cannot leak.\n"
-            "  gltrain_out = mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
+            "  return mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
             "#else\n"
-            "  gltrain_out = vec4(v.x, 0.0, 0.0, 0.0);\n"
+            "  return vec4(v.x, 0.0, 0.0, 0.0);\n"
             "#endif\n"
             "}\n";
+        if (outputs.empty()) {
+            s += "layout(location = 0) out vec4 gltrain_out;\n"
+                 "void setOutput(vec4 v) { gltrain_out = gltrain_mask(v); }\n";
+        }
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            s += "layout(location = " + std::to_string(i) + ") out vec4 gltrain_out_" + outputs[i] + ";\n";
+            s += "void set" + outputs[i] + "(vec4 v) { gltrain_out_" + outputs[i] + " = gltrain_mask(v); }\n";
+        }
         for (auto& x : inputs) s += inputHelpers(x);
         return s;
     }
@@ -268,7 +288,7 @@ private:
         for (auto& in : declaredInputSpecs(body))
             if (!in.optional || defines.find("#define " + in.name + "_BOUND 1\n") != std::string::npos)
                 p->inputs.push_back(in.name);
-        std::string pre = prelude(defines, p->inputs);
+        std::string pre = prelude(defines, p->inputs, declaredOutputs(body));
         for (auto& lib : declaredUses(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();

@@ -1,0 +1,134 @@
+// Optimizer updates on the GPU: one fused pass per parameter that reads the
+// parameter, its gradient and its state slots and writes all of them at once
+// through multiple render targets. Parameters and state slots are PingPong
+// pairs (an update reads front and writes back; swap() after the step).
+// Formulas: include/gltrain/reference/optimizer.hpp (the CPU oracle) and the
+// kernels in shaders/update/.
+//
+// Each optimizer declares how many state slots a parameter needs (SGD 0,
+// momentum 1, Adam/AdamW 2 (m, v), RMSProp 1 or 2); hyper-parameters that
+// change per step (learning rate, Adam's bias corrections) are uniforms the
+// training loop sets on the recorded pass before replaying it.
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gltrain/pass_list.hpp"
+#include "gltrain/ping_pong.hpp"
+
+namespace gltrain {
+
+enum class OptimizerKind { SGD, Momentum, Nesterov, Adam, AdamW, RMSProp };
+
+inline const char* optimizerName(OptimizerKind k) {
+    switch (k) {
+        case OptimizerKind::SGD: return "sgd";
+        case OptimizerKind::Momentum: return "momentum";
+        case OptimizerKind::Nesterov: return "nesterov";
+        case OptimizerKind::Adam: return "adam";
+        case OptimizerKind::AdamW: return "adamw";
+        case OptimizerKind::RMSProp: return "rmsprop";
+    }
+    return "unknown";
+}
+
+struct OptimizerConfig {
+    OptimizerKind kind = OptimizerKind::Adam;
+    float lr = 1e-3f;
+    float weightDecay = 0.0f;
+    float momentum = 0.9f;  // momentum / Nesterov mu; RMSProp momentum (0: none)
+    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-7f;  // Adam (eps: TF.js / Keras default)
+    float rho = 0.9f;                                  // RMSProp
+
+    // State slots per parameter (m, v, ...), each a PingPong shaped like the parameter.
+    int stateSlots() const {
+        switch (kind) {
+            case OptimizerKind::SGD: return 0;
+            case OptimizerKind::Momentum:
+            case OptimizerKind::Nesterov: return 1;
+            case OptimizerKind::Adam:
+            case OptimizerKind::AdamW: return 2;
+            case OptimizerKind::RMSProp: return momentum != 0.0f ? 2 : 1;
+        }
+        return 0;
+    }
+
+    void validate() const {
+        auto bad = [](const std::string& what) { throw ArgumentError("optimizer: " + what); };
+        if (!(lr > 0.0f) || !std::isfinite(lr)) bad("learning rate must be positive and finite, got " + std::to_string(lr));
+        if (!(weightDecay >= 0.0f) || !std::isfinite(weightDecay)) bad("weightDecay must be >= 0");
+        if (!(momentum >= 0.0f && momentum < 1.0f)) bad("momentum must be in [0, 1), got " + std::to_string(momentum));
+        if (!(beta1 >= 0.0f && beta1 < 1.0f)) bad("beta1 must be in [0, 1), got " + std::to_string(beta1));
+        if (!(beta2 >= 0.0f && beta2 < 1.0f)) bad("beta2 must be in [0, 1), got " + std::to_string(beta2));
+        if (!(eps > 0.0f)) bad("eps must be positive");
+        if (!(rho >= 0.0f && rho < 1.0f)) bad("rho must be in [0, 1), got " + std::to_string(rho));
+    }
+};
+
+// Sets the per-step uniforms of a recorded update: the learning rate and, for
+// Adam/AdamW, the bias corrections of step t >= 1 (computed in float, as the
+// reference does).
+inline void setStep(Pass& pass, const OptimizerConfig& c, int t, float lr) {
+    pass.uniform("lr", lr);
+    if (c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW) {
+        if (t < 1) throw ArgumentError("optimizer: Adam's step number t must be >= 1, got " + std::to_string(t));
+        pass.uniform("bc1", 1.0f - std::pow(c.beta1, float(t))).uniform("bc2", 1.0f - std::pow(c.beta2, float(t)));
+    }
+}
+
+// Records the update of one parameter. `state` must hold config.stateSlots()
+// pairs shaped like the parameter; `gscale`, if given, is a 1x1 tensor the
+// gradient is multiplied by (clip by global norm). Returns the pass so the
+// caller can set per-step uniforms (see setStep).
+inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, PingPong& param, const Tensor& grad,
+                                   std::vector<PingPong*> state, const Tensor* gscale = nullptr) {
+    c.validate();
+    Tensor& p = param.front();
+    if (grad.rows() != p.rows() || grad.cols() != p.cols())
+        throw ArgumentError("optimizer update: gradient is " + grad.shapeString() + " but the parameter is " +
+                            p.shapeString());
+    if (int(state.size()) != c.stateSlots())
+        throw ArgumentError(std::string("optimizer update: ") + optimizerName(c.kind) + " needs " +
+                            std::to_string(c.stateSlots()) + " state slots, got " + std::to_string(state.size()));
+    for (auto* s : state)
+        if (s->front().rows() != p.rows() || s->front().cols() != p.cols())
+            throw ArgumentError("optimizer update: a state slot is " + s->front().shapeString() +
+                                " but the parameter is " + p.shapeString());
+    Context& ctx = p.context();
+    Pass* pass = nullptr;
+    switch (c.kind) {
+        case OptimizerKind::SGD:
+            pass = &list.add(Pass(ctx, "update/sgd"));
+            pass->input("P", p).input("G", grad).output(param.back());
+            break;
+        case OptimizerKind::Momentum:
+        case OptimizerKind::Nesterov:
+            pass = &list.add(Pass(ctx, "update/momentum", {{"NESTEROV", c.kind == OptimizerKind::Nesterov ? "1" : "0"}}));
+            pass->input("P", p).input("G", grad).input("V", state[0]->front());
+            pass->output("PN", param.back()).output("VN", state[0]->back()).uniform("mu", c.momentum);
+            break;
+        case OptimizerKind::Adam:
+        case OptimizerKind::AdamW:
+            pass = &list.add(Pass(ctx, "update/adam", {{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}}));
+            pass->input("P", p).input("G", grad).input("M", state[0]->front()).input("V", state[1]->front());
+            pass->output("PN", param.back()).output("MN", state[0]->back()).output("VN", state[1]->back());
+            pass->uniform("b1", c.beta1).uniform("b2", c.beta2).uniform("eps", c.eps);
+            break;
+        case OptimizerKind::RMSProp:
+            pass = &list.add(Pass(ctx, "update/rmsprop"));
+            pass->input("P", p).input("G", grad).input("S", state[0]->front());
+            pass->output("PN", param.back()).output("SN", state[0]->back());
+            // Without momentum BN is a scratch target the list owns.
+            if (state.size() == 2) pass->input("B", state[1]->front()).output("BN", state[1]->back());
+            else pass->output("BN", list.temp(ctx, p.rows(), p.cols(), p.layout()));
+            pass->uniform("rho", c.rho).uniform("eps", c.eps).uniform("mu", c.momentum);
+            break;
+    }
+    if (gscale) pass->input("GSCALE", *gscale);
+    pass->uniform("lr", c.lr).uniform("wd", c.weightDecay);
+    if (c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW) setStep(*pass, c, 1, c.lr);
+    return *pass;
+}
+
+}  // namespace gltrain

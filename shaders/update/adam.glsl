@@ -1,0 +1,35 @@
+// update/adam: one Adam or AdamW step for a parameter, its moments in and out.
+// inputs: P, G, M, V, GSCALE?
+// outputs: PN, MN, VN
+// (three render targets: one pass per parameter)
+// defines: DECOUPLED 0 (Adam, L2 decay added to g) / 1 (AdamW, decoupled decay)
+// uniforms: lr, wd, b1, b2, eps, bc1 = 1 - b1^t, bc2 = 1 - b2^t (t >= 1, from the host)
+// formula: g' = g * s (+ wd * p for Adam);  m' = b1 m + (1 - b1) g';  v' = b2 v + (1 - b2) g'^2
+//          p' = p (- lr wd p for AdamW) - lr (m' / bc1) / (sqrt(v' / bc2) + eps)
+uniform float lr;
+uniform float wd;
+uniform float b1;
+uniform float b2;
+uniform float eps;
+uniform float bc1;
+uniform float bc2;
+void main() {
+    vec4 p = P_aligned();
+    vec4 g = G_aligned();
+#if GSCALE_BOUND
+    g *= GSCALE_at(0, 0);
+#endif
+#if !DECOUPLED
+    g += wd * p;
+#endif
+    vec4 m = b1 * M_aligned() + (1.0 - b1) * g;
+    vec4 v = b2 * V_aligned() + (1.0 - b2) * g * g;
+    vec4 delta = lr * (m / bc1) / (sqrt(v / bc2) + eps);
+#if DECOUPLED
+    setPN((p - lr * wd * p) - delta);
+#else
+    setPN(p - delta);
+#endif
+    setMN(m);
+    setVN(v);
+}

@@ -1,0 +1,26 @@
+// update/momentum: SGD with momentum (PyTorch's form), classical or Nesterov.
+// inputs: P, G, V, GSCALE?
+// outputs: PN, VN
+// (written together through two render targets)
+// defines: NESTEROV 0/1
+// uniforms: lr, wd, mu
+// formula: g' = g * s + wd * p;  v' = mu * v + g';
+//          p' = p - lr * v'  or (Nesterov)  p' = p - lr * (g' + mu * v')
+uniform float lr;
+uniform float wd;
+uniform float mu;
+void main() {
+    vec4 p = P_aligned();
+    vec4 g = G_aligned();
+#if GSCALE_BOUND
+    g *= GSCALE_at(0, 0);
+#endif
+    g += wd * p;
+    vec4 v = mu * V_aligned() + g;
+#if NESTEROV
+    setPN(p - lr * (g + mu * v));
+#else
+    setPN(p - lr * v);
+#endif
+    setVN(v);
+}

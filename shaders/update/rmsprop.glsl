@@ -1,0 +1,33 @@
+// update/rmsprop: one RMSProp step (PyTorch's form, eps outside the sqrt), with
+// or without a momentum buffer.
+// inputs: P, G, S, B?, GSCALE?
+// outputs: PN, SN, BN
+// (BN is the momentum buffer when B is bound; otherwise a scratch target)
+// uniforms: lr, wd, rho, eps, mu
+// formula: g' = g * s + wd * p;  s' = rho s + (1 - rho) g'^2
+//          no momentum: p' = p - lr g' / (sqrt(s') + eps)
+//          momentum:    b' = mu b + g' / (sqrt(s') + eps);  p' = p - lr b'
+uniform float lr;
+uniform float wd;
+uniform float rho;
+uniform float eps;
+uniform float mu;
+void main() {
+    vec4 p = P_aligned();
+    vec4 g = G_aligned();
+#if GSCALE_BOUND
+    g *= GSCALE_at(0, 0);
+#endif
+    g += wd * p;
+    vec4 s = rho * S_aligned() + (1.0 - rho) * g * g;
+    vec4 step = g / (sqrt(s) + eps);
+#if B_BOUND
+    vec4 b = mu * B_aligned() + step;
+    setPN(p - lr * b);
+    setBN(b);
+#else
+    setPN(p - lr * step);
+    setBN(vec4(0.0));
+#endif
+    setSN(s);
+}

@@ -1,0 +1,17 @@
+// update/sgd: one SGD step, p' = p - lr * (g * gscale + wd * p).
+// inputs: P, G, GSCALE?
+// output: same shape as P (a new texture: the ping-pong partner of P)
+// uniforms: lr, wd
+// formula: g' = g * s + wd * p (s = GSCALE[0,0] when bound: clip by global norm);
+//          p' = p - lr * g'   (include/gltrain/reference/optimizer.hpp: sgdStep)
+uniform float lr;
+uniform float wd;
+void main() {
+    vec4 p = P_aligned();
+    vec4 g = G_aligned();
+#if GSCALE_BOUND
+    g *= GSCALE_at(0, 0);
+#endif
+    g += wd * p;
+    setOutput(p - lr * g);
+}

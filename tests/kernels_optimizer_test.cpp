@@ -1,0 +1,127 @@
+// Optimizer update passes (one fused, multiple-render-target pass per
+// parameter) against the CPU reference, step for step, over several steps
+// with ping-pong swaps. Tolerance: 2e-6 relative to max(1, |p|) after 5
+// steps (sqrt/division rounding differ between GLSL and libm).
+#include <gtest/gtest.h>
+
+#include "gltrain/ops/optimizer.hpp"
+#include "gltrain/reference.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::randomMatrix;
+using gltrain::test::relativeError;
+
+namespace {
+
+void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool small, int rows, int cols) {
+    Context& ctx = small ? test::smallContext() : test::context();
+    OptimizerConfig c;
+    c.kind = kind;
+    c.lr = 0.01f;
+    c.weightDecay = 0.05f;
+    c.momentum = momentum;
+    c.eps = 1e-7f;
+    HostMatrix p = randomMatrix(rows, cols, 1);
+    PingPong param(ctx, p, layout);
+    std::vector<PingPong> slots;
+    slots.reserve(size_t(c.stateSlots()));
+    for (int i = 0; i < c.stateSlots(); ++i) slots.emplace_back(ctx, HostMatrix(rows, cols), layout);
+    std::vector<PingPong*> slotPtrs;
+    for (auto& s : slots) slotPtrs.push_back(&s);
+    Tensor grad(ctx, rows, cols, layout);
+    PassList list;
+    Pass& update = recordOptimizerUpdate(list, c, param, grad, slotPtrs);
+
+    HostMatrix refP = p;
+    ref::MomentumState<float> ms(p);
+    ref::AdamState<float> as(p);
+    ref::RmspropState<float> rs(p);
+    for (int t = 1; t <= 5; ++t) {
+        HostMatrix g = randomMatrix(rows, cols, unsigned(100 + t));
+        grad.upload(g);
+        setStep(update, c, t, c.lr);
+        list.run();
+        param.swap();
+        for (auto& s : slots) s.swap();
+        switch (kind) {
+            case OptimizerKind::SGD: ref::sgdStep(refP, g, {c.lr, c.weightDecay}); break;
+            case OptimizerKind::Momentum:
+            case OptimizerKind::Nesterov:
+                ref::momentumStep(refP, g, ms, {c.lr, c.momentum, c.weightDecay, kind == OptimizerKind::Nesterov});
+                break;
+            case OptimizerKind::Adam:
+            case OptimizerKind::AdamW: {
+                ref::AdamConfig ac;
+                ac.lr = c.lr;
+                ac.beta1 = c.beta1;
+                ac.beta2 = c.beta2;
+                ac.eps = c.eps;
+                ac.weightDecay = c.weightDecay;
+                if (kind == OptimizerKind::Adam) ref::adamStep(refP, g, as, t, ac);
+                else ref::adamWStep(refP, g, as, t, ac);
+                break;
+            }
+            case OptimizerKind::RMSProp: {
+                ref::RmspropConfig rc;
+                rc.lr = c.lr;
+                rc.rho = c.rho;
+                rc.eps = c.eps;
+                rc.weightDecay = c.weightDecay;
+                rc.momentum = momentum;
+                ref::rmspropStep(refP, g, rs, rc);
+                break;
+            }
+        }
+        EXPECT_LE(relativeError(param.front().download(), refP), 2e-6)
+            << optimizerName(kind) << " step " << t << " " << layoutName(layout) << (small ? " paged" : "");
+    }
+}
+
+}  // namespace
+
+TEST(KernelsOptimizer, EveryOptimizerMatchesReference) {
+    for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
+                            OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+        runAgainstReference(k, 0.9f, Layout::Packed, false, 127, 129);
+        runAgainstReference(k, 0.9f, Layout::Unpacked, false, 3, 5);
+    }
+    runAgainstReference(OptimizerKind::RMSProp, 0.0f, Layout::Packed, false, 33, 7);
+}
+
+TEST(KernelsOptimizer, PagedParameters) {
+    runAgainstReference(OptimizerKind::Adam, 0.9f, Layout::Packed, true, 129, 300);
+    runAgainstReference(OptimizerKind::Momentum, 0.9f, Layout::Unpacked, true, 70, 65);
+}
+
+TEST(KernelsOptimizer, GradientScaleIsApplied) {
+    Context& ctx = test::context();
+    OptimizerConfig c;
+    c.kind = OptimizerKind::SGD;
+    c.lr = 0.5f;
+    PingPong param(ctx, HostMatrix(1, 3, {1, 2, 3}));
+    Tensor grad(ctx, HostMatrix(1, 3, {2, 2, 2})), scale(ctx, HostMatrix(1, 1, 0.25f));
+    PassList list;
+    recordOptimizerUpdate(list, c, param, grad, {}, &scale);
+    list.run();
+    param.swap();
+    EXPECT_EQ(param.front().download().data, (std::vector<float>{0.75f, 1.75f, 2.75f}));
+}
+
+TEST(KernelsOptimizer, BadConfigurationsAreRejected) {
+    Context& ctx = test::context();
+    PingPong param(ctx, 2, 2);
+    Tensor grad(ctx, 2, 2), wrong(ctx, 2, 3);
+    PassList list;
+    OptimizerConfig c;
+    c.kind = OptimizerKind::SGD;
+    EXPECT_THROW(recordOptimizerUpdate(list, c, param, wrong, {}), ArgumentError);
+    c.kind = OptimizerKind::Adam;
+    EXPECT_THROW(recordOptimizerUpdate(list, c, param, grad, {}), ArgumentError);  // needs 2 slots
+    c.kind = OptimizerKind::SGD;
+    c.lr = -1.0f;
+    EXPECT_THROW(recordOptimizerUpdate(list, c, param, grad, {}), ArgumentError);
+    c.lr = 0.1f;
+    c.beta2 = 1.0f;
+    EXPECT_THROW(recordOptimizerUpdate(list, c, param, grad, {}), ArgumentError);
+}
