@@ -1,5 +1,5 @@
 // update/adam: one Adam or AdamW step for a parameter, its moments in and out.
-// inputs: P, G, M, V, GSCALE?
+// inputs: P, G, M, V, GSCALE?, LOSS?
 // outputs: PN, MN, VN
 // (three render targets: one pass per parameter)
 // defines: DECOUPLED 0 (Adam, L2 decay added to g) / 1 (AdamW, decoupled decay)
@@ -15,6 +15,11 @@ uniform float bc1;
 uniform float bc2;
 void main() {
     vec4 p = P_aligned();
+#if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter and moments.
+    float l = LOSS_at(0, 0);
+    if (isnan(l) || isinf(l)) { setPN(p); setMN(M_aligned()); setVN(V_aligned()); return; }
+#endif
     vec4 g = G_aligned();
 #if GSCALE_BOUND
     g *= GSCALE_at(0, 0);

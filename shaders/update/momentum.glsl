@@ -1,5 +1,5 @@
 // update/momentum: SGD with momentum (PyTorch's form), classical or Nesterov.
-// inputs: P, G, V, GSCALE?
+// inputs: P, G, V, GSCALE?, LOSS?
 // outputs: PN, VN
 // (written together through two render targets)
 // defines: NESTEROV 0/1
@@ -11,6 +11,11 @@ uniform float wd;
 uniform float mu;
 void main() {
     vec4 p = P_aligned();
+#if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter and state.
+    float l = LOSS_at(0, 0);
+    if (isnan(l) || isinf(l)) { setPN(p); setVN(V_aligned()); return; }
+#endif
     vec4 g = G_aligned();
 #if GSCALE_BOUND
     g *= GSCALE_at(0, 0);

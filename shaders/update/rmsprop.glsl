@@ -1,6 +1,6 @@
 // update/rmsprop: one RMSProp step (PyTorch's form, eps outside the sqrt), with
 // or without a momentum buffer.
-// inputs: P, G, S, B?, GSCALE?
+// inputs: P, G, S, B?, GSCALE?, LOSS?
 // outputs: PN, SN, BN
 // (BN is the momentum buffer when B is bound; otherwise a scratch target)
 // uniforms: lr, wd, rho, eps, mu
@@ -14,6 +14,20 @@ uniform float eps;
 uniform float mu;
 void main() {
     vec4 p = P_aligned();
+#if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter and state.
+    float l = LOSS_at(0, 0);
+    if (isnan(l) || isinf(l)) {
+        setPN(p);
+        setSN(S_aligned());
+#if B_BOUND
+        setBN(B_aligned());
+#else
+        setBN(vec4(0.0));
+#endif
+        return;
+    }
+#endif
     vec4 g = G_aligned();
 #if GSCALE_BOUND
     g *= GSCALE_at(0, 0);

@@ -1,7 +1,8 @@
 // update/sgd: one SGD step, p' = p - lr * (g * gscale + wd * p).
-// inputs: P, G, GSCALE?
+// inputs: P, G, GSCALE?, LOSS?
 // output: same shape as P (a new texture: the ping-pong partner of P)
 // uniforms: lr, wd
+// LOSS (1x1, optional): when not finite the update is skipped (the last good value is kept)
 // formula: g' = g * s + wd * p (s = GSCALE[0,0] when bound: clip by global norm);
 //          p' = p - lr * g'   (include/gltrain/reference/optimizer.hpp: sgdStep)
 uniform float lr;
@@ -13,5 +14,10 @@ void main() {
     g *= GSCALE_at(0, 0);
 #endif
     g += wd * p;
+    #if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter.
+    float l = LOSS_at(0, 0);
+    if (isnan(l) || isinf(l)) { setOutput(p); return; }
+#endif
     setOutput(p - lr * g);
 }

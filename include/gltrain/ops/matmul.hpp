@@ -28,7 +28,38 @@ struct MatmulOptions {
     int maxKPerPass = 4096;         // K-split threshold (a multiple of 4)
 };
 
-inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
+namespace detail {
+// The K-split: passes of at most o.maxKPerPass k each accumulate through a
+// pair of temporaries shaped like `like` (CPREV); the last pass runs
+// `lastKernel`, whose extra inputs and outputs `bindLast` binds.
+template <class BindLast>
+void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const Tensor& like, const MatmulOptions& o,
+                        const char* lastKernel, BindLast bindLast) {
+    Context& ctx = a.context();
+    const int k = o.transA ? a.rows() : a.cols();
+    const int passes = (k + o.maxKPerPass - 1) / o.maxKPerPass;
+    Tensor* partial[2] = {nullptr, nullptr};
+    if (passes > 1) partial[0] = &list.temp(ctx, like.rows(), like.cols(), like.layout());
+    if (passes > 2) partial[1] = &list.temp(ctx, like.rows(), like.cols(), like.layout());
+    for (int i = 0; i < passes; ++i) {
+        const bool last = i == passes - 1;
+        Defines d = {{"TRANS_A", o.transA ? "1" : "0"},
+                     {"TRANS_B", o.transB ? "1" : "0"},
+                     {"ACT", last ? std::to_string(int(o.act)) : "0"},
+                     {"DACT", last && o.dactZ ? "1" : "0"}};
+        Pass& p = list.add(Pass(ctx, last ? lastKernel : "forward/matmul", d));
+        p.input("A", a).input("B", b);
+        if (i > 0) p.input("CPREV", *partial[(i - 1) % 2]);
+        if (last) bindLast(p);
+        else p.output(*partial[i % 2]);
+        p.uniformInt("k0", i * o.maxKPerPass).uniformInt("k1", std::min(k, (i + 1) * o.maxKPerPass));
+        if (last && o.act == Activation::LeakyReLU) p.uniform("act_alpha", o.actAlpha);
+    }
+}
+}  // namespace detail
+
+namespace detail {
+inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, const MatmulOptions& o) {
     if (!a || !b || !c) throw ArgumentError("matmul: an operand is an empty tensor");
     const int m = o.transA ? a.cols() : a.rows();
     const int ka = o.transA ? a.rows() : a.cols();
@@ -49,27 +80,16 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
                             std::to_string(m) + "x" + std::to_string(n));
     if (o.maxKPerPass < 4 || o.maxKPerPass % 4) throw ArgumentError("matmul: maxKPerPass must be a positive multiple of 4");
 
-    Context& ctx = a.context();
-    const int k = ka;
-    const int passes = (k + o.maxKPerPass - 1) / o.maxKPerPass;
-    Tensor* partial[2] = {nullptr, nullptr};
-    if (passes > 1) partial[0] = &list.temp(ctx, m, n, c.layout());
-    if (passes > 2) partial[1] = &list.temp(ctx, m, n, c.layout());
-    for (int i = 0; i < passes; ++i) {
-        const bool last = i == passes - 1;
-        Defines d = {{"TRANS_A", o.transA ? "1" : "0"},
-                     {"TRANS_B", o.transB ? "1" : "0"},
-                     {"ACT", last ? std::to_string(int(o.act)) : "0"},
-                     {"DACT", last && o.dactZ ? "1" : "0"}};
-        Pass& p = list.add(Pass(ctx, "forward/matmul", d));
-        p.input("A", a).input("B", b);
-        if (i > 0) p.input("CPREV", *partial[(i - 1) % 2]);
-        if (last && o.bias) p.input("BIAS", *o.bias);
-        if (last && o.dactZ) p.input("Z", *o.dactZ);
-        p.output(last ? c : *partial[i % 2]);
-        p.uniformInt("k0", i * o.maxKPerPass).uniformInt("k1", std::min(k, (i + 1) * o.maxKPerPass));
-        if (last && (o.act == Activation::LeakyReLU)) p.uniform("act_alpha", o.actAlpha);
-    }
+}
+}  // namespace detail
+
+inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
+    detail::validateMatmul(a, b, c, o);
+    detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul", [&](Pass& p) {
+        if (o.bias) p.input("BIAS", *o.bias);
+        if (o.dactZ) p.input("Z", *o.dactZ);
+        p.output(c);
+    });
 }
 
 GLTRAIN_IMMEDIATE(matmul, recordMatmul, (const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}),
@@ -88,4 +108,22 @@ GLTRAIN_IMMEDIATE(dense, recordDense,
                   (const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& y, float alpha = 0.01f),
                   (l, x, w, b, act, y, alpha))
 
+}  // namespace gltrain
+
+namespace gltrain {
+// A dense layer's forward while training: Z = X·W + b and Y = f(Z) in one
+// pass (two render targets), so the backward pass has f'(Z) at hand.
+inline void recordDenseTrain(PassList& l, const Tensor& x, const Tensor& w, const Tensor& b, Activation act,
+                             Tensor& z, Tensor& y, float alpha = 0.01f) {
+    if (!y || y.rows() != z.rows() || y.cols() != z.cols() || y.layout() != z.layout())
+        throw ArgumentError("denseTrain: Y must match Z (" + z.shapeString() + ")");
+    MatmulOptions o;
+    o.bias = &b;
+    o.act = act;
+    o.actAlpha = alpha;
+    detail::validateMatmul(x, w, z, o);
+    detail::recordMatmulSlices(l, x, w, z, o, "forward/dense_train", [&](Pass& p) {
+        p.input("BIAS", b).output("Z", z).output("Y", y);
+    });
+}
 }  // namespace gltrain

@@ -79,10 +79,13 @@ inline void setStep(Pass& pass, const OptimizerConfig& c, int t, float lr) {
 
 // Records the update of one parameter. `state` must hold config.stateSlots()
 // pairs shaped like the parameter; `gscale`, if given, is a 1x1 tensor the
-// gradient is multiplied by (clip by global norm). Returns the pass so the
+// gradient is multiplied by (clip by global norm); `lossGuard`, if given, is
+// the step's 1x1 loss: when it is NaN or Inf the update keeps the parameter
+// and its state as they were (the last good step survives). Returns the pass so the
 // caller can set per-step uniforms (see setStep).
 inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, PingPong& param, const Tensor& grad,
-                                   std::vector<PingPong*> state, const Tensor* gscale = nullptr) {
+                                   std::vector<PingPong*> state, const Tensor* gscale = nullptr,
+                                   const Tensor* lossGuard = nullptr) {
     c.validate();
     Tensor& p = param.front();
     if (grad.rows() != p.rows() || grad.cols() != p.cols())
@@ -126,6 +129,7 @@ inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, Pin
             break;
     }
     if (gscale) pass->input("GSCALE", *gscale);
+    if (lossGuard) pass->input("LOSS", *lossGuard);
     pass->uniform("lr", c.lr).uniform("wd", c.weightDecay);
     if (c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW) setStep(*pass, c, 1, c.lr);
     return *pass;
