@@ -219,7 +219,9 @@ TEST(KernelsReduce, NaNPropagatesThroughSumAndMax) {
                     const bool nan = std::isnan(want.data[i]);
                     EXPECT_EQ(std::isnan(got.data[i]), nan)
                         << opName(op) << axisName(a) << " " << name(c) << " element " << i;
-                    if (!nan && op == ReduceOp::Max) EXPECT_EQ(got.data[i], want.data[i]);
+                    if (!nan && op == ReduceOp::Max) {
+                        EXPECT_EQ(got.data[i], want.data[i]);
+                    }
                 }
             }
     }
@@ -320,7 +322,8 @@ TEST(KernelsReduce, ArgmaxMatchesReferenceAndTies) {
             x(c.rows - 1, c.cols - 1) = 9.0f, x(c.rows - 1, 1) = 9.0f;  // tie: index 1
         }
         const HostMatrixT<int> want = ref::argmaxRows(x);
-        for (int f : {kReduceBlockFactor, 2}) {
+        // Deep trees (F = 2) on the larger shapes only: each level is another compiled variant.
+        for (int f : {kReduceBlockFactor, c.cols > 100 ? 2 : kReduceBlockFactor}) {
             ReduceOptions o;
             o.blockFactor = f;
             Tensor tx(ctx, x, c.layout), out(ctx, c.rows, 1, c.layout);

@@ -5,18 +5,21 @@
 // uses: reduce/common
 // defines: OP        0 sum, 1 max (NaN-propagating, see reduce/common)
 //          PRE       0 none, 1 square every input value first (sum of squares; OP 0 only)
-//          POST      0 none, 1 divide by `count` (mean), 2 sqrt (L2 norm)
 //          KEEP_LANES 1: column reduction — output texel (x, y) = OP over the input
 //                    texels (x, y*block.x ...) lane by lane, so the lanes (columns
 //                    when packed) stay apart and the output has X's columns;
 //                    0: block reduction — output element (r, c) = OP over input rows
 //                    [r*block.x, +block.x) x texels [c*block.y, +block.y), lanes
 //                    folded together (padding lanes and unpacked .yzw excluded).
-// uniforms: block (ivec2: rows, texels per block), count (POST 1)
+// uniforms: block (ivec2: rows, texels per block);
+//           post: 0 none, 1 divide by `count` (mean), 2 sqrt (L2 norm) — uniforms,
+//           not defines, to keep the number of compiled variants down (a compile
+//           costs 100+ ms on llvmpipe; the branch is uniform and runs once per fragment)
 // output: KEEP_LANES: ceil(N / block.x) x C; else ceil(N / block.x) x ceil(T / block.y),
-//         T = texels per row of X; any layout; ACC (same shape) is added before POST.
+//         T = texels per row of X; any layout; ACC (same shape) is added before `post`.
 // formula: sum: Y = sum of the block (tree order), max: NaN if any NaN else the max.
 uniform ivec2 block;
+uniform int post;
 uniform float count;
 
 #if OP == 0
@@ -113,10 +116,7 @@ void main() {
 #if ACC_BOUND
     v += ACC_aligned();
 #endif
-#if POST == 1
-    v = v / count;
-#elif POST == 2
-    v = sqrt(v);
-#endif
+    if (post == 1) v = v / count;
+    else if (post == 2) v = sqrt(v);
     setOutput(v);
 }

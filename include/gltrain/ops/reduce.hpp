@@ -85,12 +85,11 @@ inline Pass& addReducePass(PassList& list, Context& ctx, const Tensor& in, Tenso
                            int bc, const ReduceSpec& s, bool first, bool last) {
     Defines d = {{"OP", std::to_string(s.op)},
                  {"PRE", first ? std::to_string(s.pre) : "0"},
-                 {"POST", last ? std::to_string(s.post) : "0"},
                  {"KEEP_LANES", keepLanes ? "1" : "0"}};
     Pass& p = list.add(Pass(ctx, "reduce/reduce", d));
     p.input("X", in).output(out).uniformInt("block", br, bc);
+    p.uniformInt("post", last ? s.post : 0).uniform("count", s.count);
     if (last && s.acc) p.input("ACC", *s.acc);
-    if (last && s.post == 1) p.uniform("count", s.count);
     return p;
 }
 
