@@ -69,11 +69,9 @@ public:
     Pass& uniform(const std::string& name, float x) { return set(name, 'f', 1, x, 0, 0, 0); }
     Pass& uniform(const std::string& name, float x, float y) { return set(name, 'f', 2, x, y, 0, 0); }
     Pass& uniform(const std::string& name, float x, float y, float z, float w) { return set(name, 'f', 4, x, y, z, w); }
-    Pass& uniformInt(const std::string& name, int x) { return set(name, 'i', 1, float(x), 0, 0, 0); }
-    Pass& uniformInt(const std::string& name, int x, int y) { return set(name, 'i', 2, float(x), float(y), 0, 0); }
-    Pass& uniformInt(const std::string& name, int x, int y, int z, int w) {
-        return set(name, 'i', 4, float(x), float(y), float(z), float(w));
-    }
+    Pass& uniformInt(const std::string& name, int x) { return setInt(name, 1, x, 0, 0, 0); }
+    Pass& uniformInt(const std::string& name, int x, int y) { return setInt(name, 2, x, y, 0, 0); }
+    Pass& uniformInt(const std::string& name, int x, int y, int z, int w) { return setInt(name, 4, x, y, z, w); }
 
     void run() {
         if (!ctx_) throw ArgumentError("Pass::run: the pass was default-made");
@@ -118,9 +116,9 @@ public:
                 else if (u.n == 2) glUniform2f(u.location, u.v[0], u.v[1]);
                 else glUniform4f(u.location, u.v[0], u.v[1], u.v[2], u.v[3]);
             } else {
-                if (u.n == 1) glUniform1i(u.location, int(u.v[0]));
-                else if (u.n == 2) glUniform2i(u.location, int(u.v[0]), int(u.v[1]));
-                else glUniform4i(u.location, int(u.v[0]), int(u.v[1]), int(u.v[2]), int(u.v[3]));
+                if (u.n == 1) glUniform1i(u.location, u.iv[0]);
+                else if (u.n == 2) glUniform2i(u.location, u.iv[0], u.iv[1]);
+                else glUniform4i(u.location, u.iv[0], u.iv[1], u.iv[2], u.iv[3]);
             }
         }
         const TexelGeometry& og = output_()->geometry();
@@ -155,8 +153,16 @@ private:
         char kind;  // 'f' or 'i'
         int n;
         float v[4];
+        int iv[4];  // int uniforms keep all 32 bits
         GLint location;
     };
+
+    Pass& setInt(const std::string& name, int n, int x, int y, int z, int w) {
+        set(name, 'i', n, 0, 0, 0, 0);
+        for (auto& u : uniforms_)
+            if (u.name == name) u.iv[0] = x, u.iv[1] = y, u.iv[2] = z, u.iv[3] = w;
+        return *this;
+    }
 
     Pass& set(const std::string& name, char kind, int n, float x, float y, float z, float w) {
         for (auto& u : uniforms_)
@@ -167,7 +173,7 @@ private:
                 return *this;
             }
         if (!mentions(name)) throw ArgumentError("Pass '" + kernel_ + "': the kernel has no uniform '" + name + "'");
-        uniforms_.push_back({name, kind, n, {x, y, z, w}, program_ ? program_->uniformLocation(name) : -1});
+        uniforms_.push_back({name, kind, n, {x, y, z, w}, {0, 0, 0, 0}, program_ ? program_->uniformLocation(name) : -1});
         return *this;
     }
 

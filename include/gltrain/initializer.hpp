@@ -1,0 +1,69 @@
+// Weight initialisers, deterministic from a seed and identical natively and
+// in the browser: values come from the counter-based hash of
+// reference/random.hpp (integer arithmetic, exact everywhere); normals use
+// Box–Muller in double, rounded to float once.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "gltrain/host_matrix.hpp"
+#include "gltrain/reference/random.hpp"
+
+namespace gltrain {
+
+struct Initializer {
+    enum Kind { GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros, Constant } kind = GlorotUniform;
+    float value = 0.0f;  // Constant
+
+    static Initializer constant(float v) { return {Constant, v}; }
+    static Initializer parse(const std::string& name) {
+        if (name == "glorot_uniform") return {GlorotUniform, 0};
+        if (name == "glorot_normal") return {GlorotNormal, 0};
+        if (name == "he_uniform") return {HeUniform, 0};
+        if (name == "he_normal") return {HeNormal, 0};
+        if (name == "zeros") return {Zeros, 0};
+        throw ArgumentError("initializer: unknown '" + name +
+                            "' (valid: glorot_uniform, glorot_normal, he_uniform, he_normal, zeros)");
+    }
+    const char* name() const {
+        switch (kind) {
+            case GlorotUniform: return "glorot_uniform";
+            case GlorotNormal: return "glorot_normal";
+            case HeUniform: return "he_uniform";
+            case HeNormal: return "he_normal";
+            case Zeros: return "zeros";
+            case Constant: return "constant";
+        }
+        return "?";
+    }
+
+    // A fanIn x fanOut matrix (a dense kernel; a bias is 1 x fanOut with the same fans).
+    HostMatrix make(int rows, int cols, int fanIn, int fanOut, uint32_t seed, uint32_t stream) const {
+        HostMatrix m(rows, cols);
+        if (kind == Zeros) return m;
+        if (kind == Constant) {
+            for (auto& v : m.data) v = value;
+            return m;
+        }
+        const bool uniform = kind == GlorotUniform || kind == HeUniform;
+        const double fans = (kind == GlorotUniform || kind == GlorotNormal) ? double(fanIn + fanOut) / 2.0 : fanIn;
+        // Variance 1/fans (Glorot: 2/(in+out), He: 2/in) — uniform limit sqrt(3 var), normal std sqrt(var).
+        const double var = (kind == HeUniform || kind == HeNormal) ? 2.0 / fans : 1.0 / fans;
+        for (size_t i = 0; i < m.data.size(); ++i) {
+            const uint32_t idx = uint32_t(i);
+            if (uniform) {
+                double u = double(ref::uniform01<float>(seed, stream, idx));
+                m.data[i] = float((2.0 * u - 1.0) * std::sqrt(3.0 * var));
+            } else {
+                double u1 = (double(ref::hash3(seed, stream, 2 * idx) >> 8) + 0.5) * 0x1p-24;
+                double u2 = double(ref::hash3(seed, stream, 2 * idx + 1) >> 8) * 0x1p-24;
+                double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.141592653589793 * u2);
+                m.data[i] = float(z * std::sqrt(var));
+            }
+        }
+        return m;
+    }
+};
+
+}  // namespace gltrain

@@ -1,0 +1,41 @@
+// Learning-rate schedules: lr(step) for step = 0, 1, 2, ... evaluated on the
+// host each step and handed to the update passes as a uniform.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include "gltrain/error.hpp"
+
+namespace gltrain {
+
+struct Schedule {
+    enum Kind { Constant, Step, Exponential, Cosine } kind = Constant;
+    int stepSize = 1000;     // Step: multiply by gamma every stepSize steps
+    float gamma = 0.1f;      // Step, Exponential: lr * gamma^(step / stepSize) (exponential: continuous)
+    int warmupSteps = 0;     // Cosine: linear warm-up from 0
+    int totalSteps = 10000;  // Cosine: decays to minLr at totalSteps
+    float minLr = 0.0f;
+
+    float at(float baseLr, long step) const {
+        switch (kind) {
+            case Constant: return baseLr;
+            case Step: return baseLr * std::pow(gamma, float(step / stepSize));
+            case Exponential: return baseLr * std::pow(gamma, float(step) / float(stepSize));
+            case Cosine: {
+                if (step < warmupSteps) return baseLr * float(step + 1) / float(warmupSteps);
+                float t = std::min(1.0f, float(step - warmupSteps) / float(std::max(1, totalSteps - warmupSteps)));
+                return minLr + (baseLr - minLr) * 0.5f * (1.0f + std::cos(3.14159265f * t));
+            }
+        }
+        return baseLr;
+    }
+
+    void validate() const {
+        if (stepSize <= 0) throw ArgumentError("schedule: stepSize must be positive, got " + std::to_string(stepSize));
+        if (!(gamma > 0.0f)) throw ArgumentError("schedule: gamma must be positive");
+        if (warmupSteps < 0 || totalSteps <= 0) throw ArgumentError("schedule: warmupSteps >= 0 and totalSteps > 0");
+        if (!(minLr >= 0.0f)) throw ArgumentError("schedule: minLr must be >= 0");
+    }
+};
+
+}  // namespace gltrain

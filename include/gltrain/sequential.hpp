@@ -1,0 +1,953 @@
+// Sequential: a stack of layers trained on the GPU.
+//
+//   gltrain::Sequential model(ctx, 784);
+//   model.add(gltrain::Dense{256, gltrain::Activation::ReLU})
+//        .add(gltrain::Dense{128, gltrain::Activation::ReLU})
+//        .add(gltrain::Dense{10});
+//   model.compile({});                       // softmax cross-entropy, Adam 1e-3
+//   model.fit(x, labels, {.epochs = 2, .batchSize = 128});
+//
+// How a step runs: compile() checks every shape (naming the layer and both
+// shapes) before any GPU work. fit() uploads the dataset once; each batch size
+// gets a Plan — every tensor the step needs and the step's passes (row gather,
+// forward, loss, backward, clip, update), recorded once and replayed every
+// step, so the steady state compiles, allocates and reads back nothing but the
+// loss the user asked for (every `lossEvery` steps, a 1x1 texel). Parameters
+// and optimizer state are PingPong pairs swapped after each step.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gltrain/activation.hpp"
+#include "gltrain/initializer.hpp"
+#include "gltrain/ops/elementwise.hpp"
+#include "gltrain/ops/loss.hpp"
+#include "gltrain/ops/matmul.hpp"
+#include "gltrain/ops/optimizer.hpp"
+#include "gltrain/ops/random.hpp"
+#include "gltrain/ops/reduce.hpp"
+#include "gltrain/readback.hpp"
+#include "gltrain/safetensors.hpp"
+#include "gltrain/schedule.hpp"
+
+namespace gltrain {
+
+// ---- layers (plain data; the model turns them into tensors and passes)
+struct Dense {
+    int units = 0;
+    Activation activation = Activation::Linear;  // fused into the matmul pass
+    float alpha = 0.01f;                         // LeakyReLU slope
+    Initializer kernelInit{};                    // Glorot uniform
+    Initializer biasInit{Initializer::Zeros, 0.0f};
+    int inputDim = 0;  // optional: checked against the previous layer when the model is built
+    std::string name;  // default "dense_<i>"
+};
+struct ActivationLayer {
+    Activation activation = Activation::ReLU;
+    float alpha = 0.01f;
+    std::string name;
+};
+struct Dropout {
+    float rate = 0.5f;  // fraction dropped while training; identity in evaluate/predict
+    std::string name;
+};
+// Probabilities at the output: predict() applies softmax; training with the
+// softmax cross-entropy loss consumes the logits before it. Last layer only.
+struct Softmax {
+    std::string name;
+};
+using Layer = std::variant<Dense, ActivationLayer, Dropout, Softmax>;
+
+enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
+enum class NanPolicy {
+    Stop,   // throw TrainingError naming the step; the last good weights are kept
+    Skip,   // skip the updates of bad steps and go on
+    Ignore  // apply them anyway
+};
+
+struct TrainingError : Error {
+    using Error::Error;
+};
+
+struct CompileOptions {
+    LossKind loss = LossKind::SoftmaxCrossEntropy;
+    OptimizerConfig optimizer{};  // Adam 1e-3
+    Schedule schedule{};          // constant
+    float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm
+    uint32_t seed = 1;            // initialisers, shuffling, dropout
+    NanPolicy onNaN = NanPolicy::Stop;
+};
+
+// Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
+// one-hot rows for softmax cross-entropy, turned into labels).
+struct Targets {
+    std::vector<int> labels;
+    HostMatrix values;
+    Targets() = default;
+    Targets(std::vector<int> l) : labels(std::move(l)) {}
+    Targets(HostMatrix v) : values(std::move(v)) {}
+    size_t rows() const { return labels.empty() ? size_t(values.rows) : labels.size(); }
+    bool isLabels() const { return !labels.empty(); }
+};
+
+struct FitOptions {
+    int epochs = 1;
+    int batchSize = 32;
+    bool shuffle = true;           // reshuffled every epoch from (seed, epoch)
+    float validationSplit = 0.0f;  // the last fraction of x held out (as Keras does)
+    const HostMatrix* validationX = nullptr;
+    const Targets* validationY = nullptr;
+    int lossEvery = 1;       // read the loss every N steps (0: only at epoch ends)
+    bool asyncLoss = false;  // read it through a fence instead of stalling
+};
+
+struct StepInfo {
+    long step = 0;  // global step (1-based after the step ran)
+    int epoch = 0;  // 0-based
+    float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless read this step
+    bool lossRead = false;
+    double samplesPerSecond = 0, elapsedSeconds = 0;
+};
+struct EpochInfo {
+    int epoch = 0;
+    float loss = 0, accuracy = 0;  // mean over the epoch's steps (accuracy: classification only)
+    float valLoss = std::numeric_limits<float>::quiet_NaN(), valAccuracy = std::numeric_limits<float>::quiet_NaN();
+    double seconds = 0, samplesPerSecond = 0;
+    long step = 0;
+};
+struct Callbacks {
+    std::function<void(const StepInfo&)> onStep;
+    std::function<void(const EpochInfo&)> onEpoch;
+};
+struct Evaluation {
+    float loss = 0, accuracy = std::numeric_limits<float>::quiet_NaN();
+};
+
+class Sequential {
+public:
+    Sequential(Context& ctx, int inputSize) : ctx_(&ctx), inputSize_(inputSize) {
+        if (inputSize <= 0) throw ArgumentError("Sequential: input size must be positive, got " + std::to_string(inputSize));
+    }
+    Sequential(const Sequential&) = delete;
+    Sequential& operator=(const Sequential&) = delete;
+
+    Sequential& add(Layer layer) {
+        if (compiled_) throw ArgumentError("Sequential::add: the model is already compiled");
+        specs_.push_back(std::move(layer));
+        return *this;
+    }
+
+    // Infers and checks every shape, then creates and initialises the
+    // parameters and optimizer state. Errors name the layer and the shapes.
+    void compile(const CompileOptions& options = {}) {
+        options.optimizer.validate();
+        options.schedule.validate();
+        if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
+        if (specs_.empty()) throw ArgumentError("compile: the model has no layers");
+        std::vector<LayerState> layers;
+        int width = inputSize_;
+        for (size_t i = 0; i < specs_.size(); ++i) {
+            LayerState L;
+            L.in = width;
+            if (auto* d = std::get_if<Dense>(&specs_[i])) {
+                L.name = d->name.empty() ? "dense_" + std::to_string(i) : d->name;
+                if (d->units <= 0)
+                    throw ArgumentError("compile: layer " + L.name + ": units must be positive, got " +
+                                        std::to_string(d->units));
+                if (d->inputDim > 0 && d->inputDim != width)
+                    throw ArgumentError("compile: layer " + L.name + " expects input of size " +
+                                        std::to_string(d->inputDim) + " but receives [batch, " + std::to_string(width) +
+                                        "] from " + (i == 0 ? std::string("the model input") : layers.back().name));
+                L.out = d->units;
+            } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
+                L.name = a->name.empty() ? "activation_" + std::to_string(i) : a->name;
+                L.out = width;
+            } else if (auto* dr = std::get_if<Dropout>(&specs_[i])) {
+                L.name = dr->name.empty() ? "dropout_" + std::to_string(i) : dr->name;
+                if (!(dr->rate >= 0.0f && dr->rate < 1.0f))
+                    throw ArgumentError("compile: layer " + L.name + ": rate must be in [0, 1), got " +
+                                        std::to_string(dr->rate));
+                L.out = width;
+            } else {
+                L.name = std::get<Softmax>(specs_[i]).name.empty() ? "softmax_" + std::to_string(i)
+                                                                    : std::get<Softmax>(specs_[i]).name;
+                if (i + 1 != specs_.size())
+                    throw ArgumentError("compile: layer " + L.name + ": Softmax must be the last layer");
+                if (options.loss != LossKind::SoftmaxCrossEntropy)
+                    throw ArgumentError("compile: layer " + L.name + ": a Softmax output needs the softmax cross-entropy loss");
+                L.out = width;
+            }
+            for (auto& other : layers)
+                if (other.name == L.name) throw ArgumentError("compile: two layers are named '" + L.name + "'");
+            width = L.out;
+            layers.push_back(std::move(L));
+        }
+        if (options.loss == LossKind::SoftmaxCrossEntropy && width < 2)
+            throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, the model has " +
+                                std::to_string(width));
+        // Shapes are good: now the GPU work.
+        options_ = options;
+        layers_ = std::move(layers);
+        outputSize_ = width;
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            auto* d = std::get_if<Dense>(&specs_[i]);
+            if (!d) continue;
+            LayerState& L = layers_[i];
+            L.W = std::make_unique<PingPong>(
+                *ctx_, d->kernelInit.make(L.in, L.out, L.in, L.out, options.seed, uint32_t(2 * i)));
+            L.b = std::make_unique<PingPong>(*ctx_, d->biasInit.make(1, L.out, L.in, L.out, options.seed, uint32_t(2 * i + 1)));
+            for (int s = 0; s < options.optimizer.stateSlots(); ++s) {
+                L.wState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(L.in, L.out)));
+                L.bState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(1, L.out)));
+            }
+        }
+        plans_.clear();
+        step_ = 0;
+        compiled_ = true;
+    }
+
+    int inputSize() const { return inputSize_; }
+    int outputSize() const { return outputSize_; }
+    long step() const { return step_; }
+    const CompileOptions& options() const { return options_; }
+    size_t layerCount() const { return specs_.size(); }
+    const std::string& layerName(size_t i) const { return layers_.at(i).name; }
+
+    // ---- training -------------------------------------------------------
+
+    std::vector<EpochInfo> fit(const HostMatrix& x, const Targets& y, const FitOptions& o = {}, Callbacks cb = {}) {
+        beginFit(x, y, o, std::move(cb));
+        while (stepOnce()) {
+        }
+        return history_;
+    }
+
+    // The non-blocking form: beginFit() uploads and plans; stepOnce() runs one
+    // step (false when fit is done); trainFor(ms) runs steps for about ms.
+    void beginFit(const HostMatrix& x, const Targets& y, const FitOptions& o, Callbacks cb = {}) {
+        requireCompiled("fit");
+        if (o.epochs <= 0) throw ArgumentError("fit: epochs must be positive, got " + std::to_string(o.epochs));
+        if (o.batchSize <= 0) throw ArgumentError("fit: batchSize must be positive, got " + std::to_string(o.batchSize));
+        if (o.lossEvery < 0) throw ArgumentError("fit: lossEvery must be >= 0");
+        if (!(o.validationSplit >= 0.0f && o.validationSplit < 1.0f))
+            throw ArgumentError("fit: validationSplit must be in [0, 1), got " + std::to_string(o.validationSplit));
+        checkData("fit", x, y);
+        int n = x.rows, nVal = 0;
+        if (o.validationSplit > 0.0f) {
+            nVal = int(std::floor(double(n) * o.validationSplit));
+            if (nVal <= 0 || nVal >= n) throw ArgumentError("fit: validationSplit leaves no training or validation rows");
+            n -= nVal;
+        }
+        if (o.batchSize > n)
+            throw ArgumentError("fit: batchSize " + std::to_string(o.batchSize) + " is larger than the " +
+                                std::to_string(n) + " training rows");
+        fit_ = std::make_unique<FitState>();
+        fit_->options = o;
+        fit_->callbacks = std::move(cb);
+        fit_->train = upload(x, y, 0, n);
+        if (nVal > 0) fit_->val = upload(x, y, n, nVal);
+        else if (o.validationX && o.validationY) {
+            checkData("fit (validation data)", *o.validationX, *o.validationY);
+            fit_->val = upload(*o.validationX, *o.validationY, 0, o.validationX->rows);
+        }
+        fit_->stepsPerEpoch = n / o.batchSize;  // a ragged last batch is dropped; the shuffle changes each epoch
+        fit_->plan = &plan(o.batchSize, true);
+        fit_->plan->bind(*fit_->train);
+        fit_->endStep = long(o.epochs) * fit_->stepsPerEpoch;
+        fit_->start = Clock::now();
+        history_.clear();
+        if (step_ >= fit_->endStep) fit_.reset();
+    }
+
+    bool stepOnce() {
+        if (!fit_) return false;
+        FitState& f = *fit_;
+        Plan& p = *f.plan;
+        const int epoch = int(step_ / f.stepsPerEpoch);
+        const int batch = int(step_ % f.stepsPerEpoch);
+        if (batch == 0 || f.shuffledEpoch != epoch) {
+            shuffleInto(*f.train, epoch, f.options.shuffle);
+            f.shuffledEpoch = epoch;
+            f.epochStart = Clock::now();
+            f.epochLossSum = 0;
+            f.epochLossCount = 0;
+            f.epochSteps = 0;
+            p.resetSums();
+        }
+        p.gatherOffset(batch * p.batch);
+        p.setStepUniforms(step_, options_);
+        p.train.run();
+        p.swapAll();
+        ++step_;
+        ++f.epochSteps;
+
+        StepInfo info;
+        info.step = step_;
+        info.epoch = epoch;
+        const bool read = f.options.lossEvery > 0 && step_ % f.options.lossEvery == 0;
+        if (f.pending && f.pending->ready()) takeLoss(f, f.pending->get().data[0], f.pendingStep, &info);
+        if (read) {
+            if (f.options.asyncLoss) {
+                if (!f.pending) {
+                    f.pending = std::make_unique<AsyncReadback>(p.lossMean);
+                    f.pendingStep = step_;
+                }
+            } else {
+                takeLoss(f, p.lossMean.download().data[0], step_, &info);
+            }
+        }
+        info.elapsedSeconds = seconds(f.start);
+        info.samplesPerSecond = double(f.epochSteps) * p.batch / std::max(1e-9, seconds(f.epochStart));
+        if (f.callbacks.onStep) f.callbacks.onStep(info);
+
+        if (batch + 1 == f.stepsPerEpoch) endEpoch(f, epoch);
+        if (step_ >= f.endStep) {
+            fit_.reset();
+            return false;
+        }
+        return true;
+    }
+
+    // Steps until about `ms` milliseconds have passed (at least one step);
+    // returns the number of steps run. For requestAnimationFrame loops.
+    int trainFor(double ms) {
+        auto t0 = Clock::now();
+        int n = 0;
+        while (fit_ && (n == 0 || seconds(t0) * 1000.0 < ms)) {
+            stepOnce();
+            ++n;
+        }
+        return n;
+    }
+    bool fitting() const { return bool(fit_); }
+    const std::vector<EpochInfo>& history() const { return history_; }
+
+    // ---- evaluation -----------------------------------------------------
+
+    Evaluation evaluate(const HostMatrix& x, const Targets& y, int batchSize = 256) {
+        requireCompiled("evaluate");
+        if (batchSize <= 0) throw ArgumentError("evaluate: batchSize must be positive");
+        checkData("evaluate", x, y);
+        auto data = upload(x, y, 0, x.rows);
+        return evaluateDevice(*data, batchSize);
+    }
+
+    // The model's outputs (after a final Softmax, probabilities), rows x outputSize.
+    HostMatrix predict(const HostMatrix& x, int batchSize = 256) {
+        requireCompiled("predict");
+        if (batchSize <= 0) throw ArgumentError("predict: batchSize must be positive");
+        if (x.cols != inputSize_)
+            throw ArgumentError("predict: x has " + std::to_string(x.cols) + " columns, the model expects " +
+                                std::to_string(inputSize_));
+        if (x.rows <= 0) throw ArgumentError("predict: x has no rows");
+        requireFinite("predict", x);
+        HostMatrix out(x.rows, outputSize_);
+        auto d = upload(x, Targets(), 0, x.rows);
+        for (int r0 = 0; r0 < x.rows; r0 += batchSize) {
+            int b = std::min(batchSize, x.rows - r0);
+            Plan& p = plan(b, false);
+            p.bind(*d);
+            p.gatherOffset(r0);
+            p.forward.run();
+            HostMatrix y = p.output->download();
+            std::copy(y.data.begin(), y.data.end(), out.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(outputSize_)));
+        }
+        return out;
+    }
+
+    // ---- parameters and checkpoints ---------------------------------------
+
+    // Kernel (in x out) or bias (1 x out) of a dense layer, read back.
+    HostMatrix weight(const std::string& layer, const std::string& which) const {
+        const LayerState& L = denseLayer(layer);
+        if (which == "kernel") return L.W->front().download();
+        if (which == "bias") return L.b->front().download();
+        throw ArgumentError("weight: '" + which + "' is not kernel or bias");
+    }
+    void setWeight(const std::string& layer, const std::string& which, const HostMatrix& value) {
+        LayerState& L = const_cast<LayerState&>(denseLayer(layer));
+        Tensor& t = which == "kernel" ? L.W->front() : which == "bias" ? L.b->front() : throwBadWhich(which);
+        if (value.rows != t.rows() || value.cols != t.cols())
+            throw ArgumentError("setWeight: " + layer + "/" + which + " is " + t.shapeString() + ", got " +
+                                std::to_string(value.rows) + "x" + std::to_string(value.cols));
+        requireFinite("setWeight", value);
+        t.upload(value);
+    }
+
+    // safetensors: "<layer>/kernel" [in, out], "<layer>/bias" [out], optimizer
+    // slots "<layer>/kernel/slot<i>", and metadata (format, step, seed, optimizer).
+    std::vector<uint8_t> saveCheckpoint() const {
+        requireCompiled("saveCheckpoint");
+        std::vector<std::pair<std::string, TensorData>> tensors;
+        for (auto& L : layers_) {
+            if (!L.W) continue;
+            tensors.emplace_back(L.name + "/kernel", TensorData::fromMatrix(L.W->front().download()));
+            tensors.emplace_back(L.name + "/bias", TensorData::f32({L.out}, L.b->front().download().data));
+            for (size_t s = 0; s < L.wState.size(); ++s) {
+                tensors.emplace_back(L.name + "/kernel/slot" + std::to_string(s),
+                                     TensorData::fromMatrix(L.wState[s]->front().download()));
+                tensors.emplace_back(L.name + "/bias/slot" + std::to_string(s),
+                                     TensorData::f32({L.out}, L.bState[s]->front().download().data));
+            }
+        }
+        std::map<std::string, std::string> meta = {{"format", "gltrain-1"},
+                                                   {"step", std::to_string(step_)},
+                                                   {"seed", std::to_string(options_.seed)},
+                                                   {"optimizer", optimizerName(options_.optimizer.kind)}};
+        return serializeSafetensors(tensors, meta);
+    }
+    void save(const std::string& path) const {
+        auto bytes = saveCheckpoint();
+        // Serialise first, then write a temporary file and rename it: a crash never leaves half a checkpoint.
+        SafetensorsFile f = parseSafetensors(bytes, path);
+        std::vector<std::pair<std::string, TensorData>> tensors;
+        for (auto& n : f.names) tensors.emplace_back(n, f.tensors.at(n));
+        saveSafetensorsFile(path, tensors, f.metadata);
+    }
+
+    // Loads weights (and optimizer state and step, when present). Everything
+    // is validated before anything changes: on any error the model is unchanged.
+    void loadCheckpoint(const std::vector<uint8_t>& bytes, const std::string& source = "<checkpoint>") {
+        requireCompiled("loadCheckpoint");
+        SafetensorsFile f = parseSafetensors(bytes, source);
+        struct Staged {
+            Tensor* target;
+            HostMatrix value;
+        };
+        std::vector<Staged> staged;
+        bool anyState = false, allState = true;
+        auto take = [&](const std::string& name, Tensor& target, bool optional) {
+            if (!f.contains(name)) {
+                if (optional) return false;
+                throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is missing");
+            }
+            const TensorData& t = f.at(name);
+            int64_t n = int64_t(target.rows()) * target.cols();
+            bool shapeOk = (t.shape.size() == 2 && t.shape[0] == target.rows() && t.shape[1] == target.cols()) ||
+                           (target.rows() == 1 && t.shape.size() == 1 && t.shape[0] == target.cols());
+            if (!shapeOk || int64_t(t.numel()) != n)
+                throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' has shape " +
+                                    shapeString(t.shape) + ", the model needs " + target.shapeString());
+            if (t.dtype != Dtype::F32)
+                throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is " + dtypeName(t.dtype) +
+                                    ", expected F32");
+            HostMatrix m(target.rows(), target.cols(), t.floats());
+            for (float v : m.data)
+                if (!std::isfinite(v))
+                    throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' holds NaN or Inf");
+            staged.push_back({&target, std::move(m)});
+            return true;
+        };
+        for (auto& L : layers_) {
+            if (!L.W) continue;
+            take(L.name + "/kernel", L.W->front(), false);
+            take(L.name + "/bias", L.b->front(), false);
+            for (size_t s = 0; s < L.wState.size(); ++s) {
+                bool a = take(L.name + "/kernel/slot" + std::to_string(s), L.wState[s]->front(), true);
+                bool b = take(L.name + "/bias/slot" + std::to_string(s), L.bState[s]->front(), true);
+                anyState = anyState || a || b;
+                allState = allState && a && b;
+            }
+        }
+        if (anyState && !allState)
+            throw ArgumentError("loadCheckpoint " + source + ": optimizer state is present for some parameters only");
+        long step = 0;
+        if (f.metadata.count("step")) {
+            try {
+                step = std::stol(f.metadata.at("step"));
+            } catch (...) {
+                throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is not a number");
+            }
+            if (step < 0) throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is negative");
+        }
+        // Validated: now change the model.
+        for (auto& s : staged) s.target->upload(s.value);
+        if (!anyState)
+            for (auto& L : layers_) {
+                for (auto& s : L.wState) s->front().clear();
+                for (auto& s : L.bState) s->front().clear();
+            }
+        step_ = anyState ? step : 0;
+        fit_.reset();
+    }
+    void load(const std::string& path) {
+        SafetensorsFile probe = loadSafetensorsFile(path);  // reads and validates the file format
+        (void)probe;
+        std::ifstream in(path, std::ios::binary);
+        std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        loadCheckpoint(bytes, path);
+    }
+
+    // Texture pool counters: constant across steps in the steady state.
+    const PoolStats& poolStats() const { return ctx_->pool().stats(); }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    static double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+    struct LayerState {
+        std::string name;
+        int in = 0, out = 0;
+        std::unique_ptr<PingPong> W, b;
+        std::vector<std::unique_ptr<PingPong>> wState, bState;
+    };
+
+    // A dataset on the GPU: rows, targets (labels N x 1 or values N x C), and
+    // the order in which training visits them.
+    struct DeviceData {
+        int n = 0;
+        Tensor x, y, order;
+    };
+
+    // Everything one batch size needs, recorded once.
+    struct Plan {
+        int batch = 0;
+        bool training = false;
+        Tensor xb, yb;
+        std::deque<Tensor> tensors;  // activations, gradients (stable addresses)
+        Tensor* output = nullptr;    // model output (after a final Softmax)
+        Tensor* logits = nullptr;    // what the loss reads
+        Tensor lossRows, lossMean, batchCorrect;
+        PingPong correctSum;         // correct predictions accumulated over an epoch / an evaluation
+        PingPong lossSum;
+        PassList forward;  // gather + forward (predict, evaluate)
+        PassList train;    // gather + forward + loss + backward + updates
+        PassList evalTail; // loss, sums (after forward)
+        std::vector<Pass*> gathers;
+        std::vector<Pass*> dropouts;
+        std::vector<std::pair<Pass*, bool>> updates;  // (pass, is Adam-like)
+        std::vector<PingPong*> swaps;
+
+        Tensor& temp(Context& ctx, int r, int c) {
+            tensors.emplace_back(ctx, r, c);
+            return tensors.back();
+        }
+        // Points the row gathers at a dataset (y only when it has targets).
+        void bind(DeviceData& d) {
+            gathers[0]->input("SRC", d.x).input("IDX", d.order);
+            if (d.y) gathers[1]->input("SRC", d.y).input("IDX", d.order);
+        }
+        void gatherOffset(int off) {
+            for (auto* g : gathers) g->uniformInt("offset", off);
+        }
+        void setStepUniforms(long step, const CompileOptions& o) {
+            for (auto* d : dropouts) d->uniformInt("step", int(step & 0xFFFFFF));
+            float lr = o.schedule.at(o.optimizer.lr, step);
+            for (auto& u : updates) setStep(*u.first, o.optimizer, int(step + 1), lr);
+        }
+        void swapAll() {
+            for (auto* s : swaps) s->swap();
+        }
+        void resetSums() {
+            correctSum.front().clear();
+            lossSum.front().clear();
+        }
+    };
+
+    struct FitState {
+        FitOptions options;
+        Callbacks callbacks;
+        std::unique_ptr<DeviceData> train, val;
+        Plan* plan = nullptr;
+        int stepsPerEpoch = 1;
+        long endStep = 0;
+        int shuffledEpoch = -1;
+        Clock::time_point start, epochStart;
+        double epochLossSum = 0;
+        int epochLossCount = 0, epochSteps = 0;
+        std::unique_ptr<AsyncReadback> pending;
+        long pendingStep = 0;
+    };
+
+    static std::string shapeString(const std::vector<int64_t>& shape) {
+        std::string s = "[";
+        for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+        return s + "]";
+    }
+    static Tensor& throwBadWhich(const std::string& which) {
+        throw ArgumentError("setWeight: '" + which + "' is not kernel or bias");
+    }
+    const LayerState& denseLayer(const std::string& name) const {
+        requireCompiled("weight");
+        for (auto& L : layers_)
+            if (L.name == name) {
+                if (!L.W) throw ArgumentError("layer '" + name + "' has no weights");
+                return L;
+            }
+        throw ArgumentError("no layer named '" + name + "'");
+    }
+    void requireCompiled(const char* what) const {
+        if (!compiled_) throw ArgumentError(std::string(what) + ": the model is not compiled (call compile first)");
+    }
+    static void requireFinite(const char* what, const HostMatrix& m) {
+        for (size_t i = 0; i < m.data.size(); ++i)
+            if (!std::isfinite(m.data[i]))
+                throw ArgumentError(std::string(what) + ": value at row " + std::to_string(i / size_t(m.cols)) +
+                                    ", column " + std::to_string(i % size_t(m.cols)) + " is NaN or Inf");
+    }
+
+    void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
+        if (x.rows <= 0) throw ArgumentError(std::string(what) + ": x has no rows");
+        if (x.cols != inputSize_)
+            throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.cols) + " columns, the model expects " +
+                                std::to_string(inputSize_));
+        if (y.rows() != size_t(x.rows))
+            throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.rows) + " rows but y has " +
+                                std::to_string(y.rows()));
+        requireFinite(what, x);
+        if (options_.loss == LossKind::SoftmaxCrossEntropy) {
+            if (y.isLabels()) {
+                for (size_t i = 0; i < y.labels.size(); ++i)
+                    if (y.labels[i] < 0 || y.labels[i] >= outputSize_)
+                        throw ArgumentError(std::string(what) + ": label " + std::to_string(y.labels[i]) + " at row " +
+                                            std::to_string(i) + " is outside [0, " + std::to_string(outputSize_) + ")");
+            } else if (y.values.cols != outputSize_) {
+                throw ArgumentError(std::string(what) + ": one-hot targets have " + std::to_string(y.values.cols) +
+                                    " columns, the model outputs " + std::to_string(outputSize_));
+            }
+        } else {
+            if (y.isLabels())
+                throw ArgumentError(std::string(what) + ": this loss needs target values (a matrix), not labels");
+            if (y.values.cols != outputSize_)
+                throw ArgumentError(std::string(what) + ": y has " + std::to_string(y.values.cols) +
+                                    " columns, the model outputs " + std::to_string(outputSize_));
+            requireFinite(what, y.values);
+        }
+    }
+
+    // Uploads rows [r0, r0 + n) of x and y.
+    std::unique_ptr<DeviceData> upload(const HostMatrix& x, const Targets& y, int r0, int n) {
+        auto d = std::make_unique<DeviceData>();
+        d->n = n;
+        HostMatrix xs(n, x.cols, std::vector<float>(x.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(x.cols)),
+                                                    x.data.begin() + std::ptrdiff_t(size_t(r0 + n) * size_t(x.cols))));
+        d->x = Tensor(*ctx_, xs);
+        if (y.rows() == 0) {
+            // predict: no targets
+        } else if (options_.loss == LossKind::SoftmaxCrossEntropy) {
+            std::vector<float> labels(static_cast<size_t>(n));
+            for (int i = 0; i < n; ++i) {
+                if (y.isLabels()) {
+                    labels[size_t(i)] = float(y.labels[size_t(r0 + i)]);
+                } else {  // one-hot rows: the class is the row's argmax
+                    int best = 0;
+                    for (int c = 1; c < y.values.cols; ++c)
+                        if (y.values(r0 + i, c) > y.values(r0 + i, best)) best = c;
+                    labels[size_t(i)] = float(best);
+                }
+            }
+            d->y = Tensor(*ctx_, HostMatrix(n, 1, std::move(labels)), Layout::Unpacked);
+        } else {
+            HostMatrix ys(n, y.values.cols,
+                          std::vector<float>(y.values.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(y.values.cols)),
+                                             y.values.data.begin() + std::ptrdiff_t(size_t(r0 + n) * size_t(y.values.cols))));
+            d->y = Tensor(*ctx_, ys);
+        }
+        std::vector<float> order(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) order[size_t(i)] = float(i);
+        d->order = Tensor(*ctx_, HostMatrix(n, 1, std::move(order)), Layout::Unpacked);
+        return d;
+    }
+
+    // Fisher–Yates from the counter hash: the same order natively and in the browser.
+    void shuffleInto(DeviceData& d, int epoch, bool shuffle) {
+        std::vector<float> order(static_cast<size_t>(d.n));
+        for (int i = 0; i < d.n; ++i) order[size_t(i)] = float(i);
+        if (shuffle)
+            for (int i = d.n - 1; i > 0; --i) {
+                uint32_t j = ref::hash3(options_.seed ^ 0x5eed5eedu, uint32_t(epoch), uint32_t(i)) % uint32_t(i + 1);
+                std::swap(order[size_t(i)], order[j]);
+            }
+        d.order.upload(order);
+    }
+
+    void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
+        f.pending.reset();
+        if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
+            long from = std::max(1L, atStep - std::max(1, f.options.lossEvery) + 1);
+            fit_.reset();
+            throw TrainingError("fit: the loss is " + std::string(std::isnan(loss) ? "NaN" : "Inf") +
+                                (from == atStep ? " at step " + std::to_string(atStep)
+                                                : " by step " + std::to_string(atStep) + " (first bad step in " +
+                                                      std::to_string(from) + ".." + std::to_string(atStep) + ")") +
+                                "; training stopped and the weights of the last good step are kept");
+        }
+        if (std::isfinite(loss)) {
+            f.epochLossSum += loss;
+            f.epochLossCount++;
+        }
+        if (info && atStep == step_) {
+            info->loss = loss;
+            info->lossRead = true;
+        }
+    }
+
+    void endEpoch(FitState& f, int epoch) {
+        Plan& p = *f.plan;
+        EpochInfo e;
+        e.epoch = epoch;
+        e.step = step_;
+        if (f.epochLossCount == 0 || f.options.lossEvery == 0) {
+            float l = p.lossMean.download().data[0];
+            takeLoss(f, l, step_, nullptr);
+        }
+        e.loss = float(f.epochLossSum / std::max(1, f.epochLossCount));
+        if (options_.loss == LossKind::SoftmaxCrossEntropy)
+            e.accuracy = p.correctSum.front().download().data[0] / float(f.epochSteps * p.batch);
+        else
+            e.accuracy = std::numeric_limits<float>::quiet_NaN();
+        e.seconds = seconds(f.epochStart);
+        e.samplesPerSecond = double(f.epochSteps) * p.batch / std::max(1e-9, e.seconds);
+        if (f.val) {
+            Evaluation v = evaluateDevice(*f.val, p.batch);
+            e.valLoss = v.loss;
+            e.valAccuracy = v.accuracy;
+            f.plan->bind(*f.train);
+        }
+        history_.push_back(e);
+        if (f.callbacks.onEpoch) f.callbacks.onEpoch(e);
+    }
+
+    // Loss and accuracy over a dataset on the GPU: per-batch sums accumulate
+    // in 1x1 textures (one plan for full batches, one for a ragged last batch)
+    // and are read back once at the end.
+    Evaluation evaluateDevice(DeviceData& d, int batchSize) {
+        const int full = d.n / batchSize, rem = d.n % batchSize;
+        Plan* pf = full ? &plan(batchSize, false) : nullptr;
+        Plan* pr = rem ? &plan(rem, false) : nullptr;
+        for (Plan* p : {pf, pr})
+            if (p) p->resetSums();
+        for (int r0 = 0; r0 < d.n; r0 += batchSize) {
+            Plan& p = d.n - r0 >= batchSize ? *pf : *pr;
+            p.bind(d);
+            p.gatherOffset(r0);
+            p.forward.run();
+            p.evalTail.run();
+            p.swapAll();
+        }
+        double lossSum = 0, correct = 0;
+        for (Plan* p : {pf, pr}) {
+            if (!p) continue;
+            lossSum += p->lossSum.front().download().data[0];
+            if (options_.loss == LossKind::SoftmaxCrossEntropy) correct += p->correctSum.front().download().data[0];
+        }
+        Evaluation e;
+        e.loss = float(lossSum / d.n);
+        if (options_.loss == LossKind::SoftmaxCrossEntropy) e.accuracy = float(correct / d.n);
+        return e;
+    }
+
+    Plan& plan(int batch, bool training) {
+        auto key = std::make_pair(batch, training);
+        auto it = plans_.find(key);
+        if (it != plans_.end()) return *it->second;
+        auto p = std::make_unique<Plan>();
+        record(*p, batch, training);
+        return *plans_.emplace(key, std::move(p)).first->second;
+    }
+
+    // Records a plan's passes. Training: forward with Z kept, loss, backward
+    // (the activation derivative fused into the pass that produces each dense
+    // layer's incoming gradient), optional clipping, one fused update pass per
+    // parameter.
+    void record(Plan& p, int B, bool training) {
+        Context& ctx = *ctx_;
+        p.batch = B;
+        p.training = training;
+        p.xb = Tensor(ctx, B, inputSize_);
+        const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
+        p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_);
+        p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);
+        p.lossMean = Tensor(ctx, 1, 1);
+        p.batchCorrect = Tensor(ctx, 1, 1);
+        p.correctSum = PingPong(ctx, HostMatrix(1, 1));
+        p.lossSum = PingPong(ctx, HostMatrix(1, 1));
+        // Row gathers: x into the forward, y into the loss; their sources are bound
+        // by Plan::bind (a pass with an unbound input refuses to run).
+        for (int which = 0; which < 2; ++which) {
+            PassList& list = training ? p.train : which == 0 ? p.forward : p.evalTail;
+            Pass& g = list.add(Pass(ctx, "util/gather_rows"));
+            g.output(which == 0 ? p.xb : p.yb).uniformInt("offset", 0);
+            p.gathers.push_back(&g);
+        }
+
+        PassList& fw = training ? p.train : p.forward;
+        const size_t L = layers_.size();
+        std::vector<const Tensor*> in(L), out(L);
+        std::vector<Tensor*> z(L, nullptr), mask(L, nullptr);
+        const Tensor* cur = &p.xb;
+        for (size_t i = 0; i < L; ++i) {
+            LayerState& S = layers_[i];
+            in[i] = cur;
+            if (auto* d = std::get_if<Dense>(&specs_[i])) {
+                Tensor& y = p.temp(ctx, B, S.out);
+                if (training && d->activation != Activation::Linear) {
+                    z[i] = &p.temp(ctx, B, S.out);
+                    recordDenseTrain(fw, *cur, S.W->front(), S.b->front(), d->activation, *z[i], y, d->alpha);
+                } else {
+                    recordDense(fw, *cur, S.W->front(), S.b->front(), d->activation, y, d->alpha);
+                    if (training) z[i] = &y;  // linear: Z is Y
+                }
+                cur = &y;
+            } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
+                Tensor& y = p.temp(ctx, B, S.out);
+                recordActivation(fw, *cur, a->activation, y, a->alpha);
+                cur = &y;
+            } else if (auto* dr = std::get_if<Dropout>(&specs_[i])) {
+                if (training && dr->rate > 0.0f) {
+                    mask[i] = &p.temp(ctx, B, S.out);
+                    p.dropouts.push_back(&recordDropoutMask(fw, *mask[i], options_.seed, 0, dr->rate));
+                    Tensor& y = p.temp(ctx, B, S.out);
+                    recordMul(fw, *cur, *mask[i], y);
+                    cur = &y;
+                }
+            } else {  // Softmax: predict applies it; the loss reads the logits
+                p.logits = const_cast<Tensor*>(cur);
+                if (!training) {
+                    Tensor& y = p.temp(ctx, B, S.out);
+                    recordSoftmax(fw, *cur, y);
+                    cur = &y;
+                }
+            }
+            out[i] = cur;
+        }
+        if (!p.logits) p.logits = const_cast<Tensor*>(cur);
+        p.output = const_cast<Tensor*>(cur);
+
+        // Loss (training: with its gradient) and the evaluation sums.
+        PassList& lossList = training ? p.train : p.evalTail;
+        Tensor* grad = training ? &p.temp(ctx, B, outputSize_) : nullptr;
+        Tensor& scratchGrad = training ? *grad : p.temp(ctx, B, outputSize_);
+        switch (options_.loss) {
+            case LossKind::SoftmaxCrossEntropy:
+                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, &p.lossRows);
+                break;
+            case LossKind::MeanSquaredError: recordMse(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows); break;
+            case LossKind::BinaryCrossEntropy:
+                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows);
+                break;
+        }
+        recordReduce(lossList, p.lossRows, ReduceOp::Mean, ReduceAxis::All, p.lossMean);
+        if (!training) {  // sums over an evaluation: loss * B and correct counts
+            Tensor& batchLossSum = p.temp(ctx, 1, 1);
+            recordReduce(lossList, p.lossRows, ReduceOp::Sum, ReduceAxis::All, batchLossSum);
+            recordAdd(lossList, p.lossSum.front(), batchLossSum, p.lossSum.back());
+            p.swaps.push_back(&p.lossSum);
+        }
+        if (labels) {
+            recordCorrectCount(lossList, *p.logits, p.yb, p.batchCorrect);
+            recordAdd(lossList, p.correctSum.front(), p.batchCorrect, p.correctSum.back());
+            p.swaps.push_back(&p.correctSum);
+        }
+        if (!training) return;
+
+        // Backward.
+        std::vector<const Tensor*> grads;
+        std::vector<std::pair<PingPong*, Tensor*>> paramGrads;
+        std::vector<std::vector<PingPong*>> paramSlots;
+        const Tensor* dcur = grad;   // gradient w.r.t. out[i]
+        bool dcurHasDerivative = false;  // dcur already includes the layer's f'(Z)
+        for (size_t i = L; i-- > 0;) {
+            LayerState& S = layers_[i];
+            const bool needDx = i > 0;
+            if (auto* d = std::get_if<Dense>(&specs_[i])) {
+                const Tensor* dz = dcur;
+                if (d->activation != Activation::Linear && !dcurHasDerivative) {
+                    Tensor& t = p.temp(ctx, B, S.out);
+                    recordActivationGrad(p.train, *dcur, *z[i], d->activation, t, d->alpha);
+                    dz = &t;
+                }
+                Tensor& dW = p.temp(ctx, S.in, S.out);
+                Tensor& db = p.temp(ctx, 1, S.out);
+                MatmulOptions tn;
+                tn.transA = true;
+                recordMatmul(p.train, *in[i], *dz, dW, tn);
+                recordBiasGrad(p.train, *dz, db);
+                grads.push_back(&dW);
+                grads.push_back(&db);
+                paramGrads.push_back({S.W.get(), &dW});
+                paramGrads.push_back({S.b.get(), &db});
+                std::vector<PingPong*> ws, bs;
+                for (auto& s : S.wState) ws.push_back(s.get());
+                for (auto& s : S.bState) bs.push_back(s.get());
+                paramSlots.push_back(ws);
+                paramSlots.push_back(bs);
+                dcurHasDerivative = false;
+                if (needDx) {
+                    Tensor& dx = p.temp(ctx, B, S.in);
+                    MatmulOptions nt;
+                    nt.transB = true;
+                    // Fuse the previous dense layer's f'(Z) into this pass (its incoming gradient).
+                    if (auto* prev = std::get_if<Dense>(&specs_[i - 1]);
+                        prev && prev->activation != Activation::Linear) {
+                        nt.act = prev->activation;
+                        nt.actAlpha = prev->alpha;
+                        nt.dactZ = z[i - 1];
+                        dcurHasDerivative = true;
+                    }
+                    recordMatmul(p.train, *dz, S.W->front(), dx, nt);
+                    dcur = &dx;
+                }
+            } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
+                if (needDx) {
+                    Tensor& dx = p.temp(ctx, B, S.in);
+                    recordActivationGrad(p.train, *dcur, *in[i], a->activation, dx, a->alpha);
+                    dcur = &dx;
+                }
+                dcurHasDerivative = false;
+            } else if (mask[i]) {
+                if (needDx) {
+                    Tensor& dx = p.temp(ctx, B, S.in);
+                    recordMul(p.train, *dcur, *mask[i], dx);
+                    dcur = &dx;
+                }
+                dcurHasDerivative = false;
+            }
+        }
+
+        // Clip by global norm: a 1x1 factor every update samples.
+        const Tensor* gscale = nullptr;
+        if (options_.clipNorm > 0.0f) {
+            Tensor& norm = p.temp(ctx, 1, 1);
+            Tensor& factor = p.temp(ctx, 1, 1);
+            recordGlobalL2Norm(p.train, grads, norm);
+            p.train.add(Pass(ctx, "reduce/clip_factor")).input("NORM", norm).output(factor).uniform("maxNorm", options_.clipNorm);
+            gscale = &factor;
+        }
+        const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
+        const bool adamLike = options_.optimizer.kind == OptimizerKind::Adam || options_.optimizer.kind == OptimizerKind::AdamW;
+        for (size_t k = 0; k < paramGrads.size(); ++k) {
+            Pass& u = recordOptimizerUpdate(p.train, options_.optimizer, *paramGrads[k].first, *paramGrads[k].second,
+                                            paramSlots[k], gscale, guard);
+            p.updates.push_back({&u, adamLike});
+            p.swaps.push_back(paramGrads[k].first);
+            for (auto* s : paramSlots[k]) p.swaps.push_back(s);
+        }
+    }
+
+    Context* ctx_;
+    int inputSize_;
+    int outputSize_ = 0;
+    std::vector<Layer> specs_;
+    std::vector<LayerState> layers_;
+    CompileOptions options_;
+    bool compiled_ = false;
+    long step_ = 0;
+    std::map<std::pair<int, bool>, std::unique_ptr<Plan>> plans_;
+    std::unique_ptr<FitState> fit_;
+    std::vector<EpochInfo> history_;
+};
+
+}  // namespace gltrain
