@@ -4,13 +4,14 @@
 // Tolerances (the GPU's exp/log are not correctly rounded and it sums in a
 // different order):
 //   softmax probabilities: |gpu - ref| <= 1e-6 + 1e-5 |ref|
-//   gradients: |gpu - ref| <= (1e-6 + 1e-5 |ref N|) / N, i.e. those of the
-//     probabilities, scaled by 1/N like the gradients; MSE/BCE gradients within
-//     1e-6 relative to max(1/count, |ref|)... see kPointwiseGradTol
+//   softmax cross-entropy gradients: |gpu - ref| <= 1e-6 / N + 1e-5 |ref|, i.e.
+//     the probabilities' tolerance scaled by 1/N like the gradients;
+//   MSE gradient: <= 1e-7 / count + 1e-6 |ref|; BCE gradient: <= 1e-6 / count + 1e-5 |ref|
 //   per-row cross-entropy: |gpu - ref| <= 1e-5 max(1, |ref|); with ±1e4 logits
 //     <= 4 ulp(1e4) = 4e-3 absolute (lse = m + log s is rounded at 1e4)
 //   MSE / BCE: mean of the per-element and per-row losses within 1e-5 relative of
-//     the reference loss; per-element losses within 1e-6 max(1, |ref|).
+//     the reference loss; per-element losses within 1e-6 + 1e-5 |ref|.
+//   mean loss on the GPU (meanLoss, a reduce tree): within 1e-5 max(1, |ref|).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -271,6 +272,28 @@ TEST(KernelsLoss, MseAndBceMatchReference) {
     }
 }
 
+TEST(KernelsLoss, MeanLossOnGpu) {
+    // meanLoss (1 x 1) through ops/reduce.hpp's meanAll: within 1e-5 relative of the reference mean.
+    for (const Case& c : {Case{3, 5, Layout::Packed, false}, Case{1000, 10, Layout::Unpacked, false},
+                          Case{257, 63, Layout::Packed, true}}) {
+        Context& ctx = ctxFor(c);
+        HostMatrix x = randomMatrix(c.rows, c.cols, 25, -4.0f, 4.0f), t = randomMatrix(c.rows, c.cols, 26, 0.0f, 1.0f);
+        std::vector<int> y = randomLabels(c.rows, c.cols, 27);
+        Tensor tx(ctx, x, c.layout), tt(ctx, t, c.layout), labels(ctx, labelMatrix(y), c.layout),
+            hot(ctx, oneHot(y, c.cols), c.layout), grad(ctx, c.rows, c.cols, c.layout),
+            perElem(ctx, c.rows, c.cols, c.layout), m(ctx, 1, 1);
+        auto near = [](float gpu, float ref) { return std::fabs(gpu - ref) <= 1e-5f * std::max(1.0f, std::fabs(ref)); };
+        softmaxCrossEntropy(tx, labels, grad, nullptr, &m);
+        EXPECT_PRED2(near, m.download().data[0], ref::softmaxCrossEntropy(x, y).mean()) << name(c);
+        softmaxCrossEntropyOneHot(tx, hot, grad, nullptr, &m);
+        EXPECT_PRED2(near, m.download().data[0], ref::softmaxCrossEntropyOneHot(x, oneHot(y, c.cols)).mean()) << name(c);
+        mse(tx, tt, &grad, nullptr, &m);
+        EXPECT_PRED2(near, m.download().data[0], ref::mse(x, t).loss) << name(c);
+        binaryCrossEntropyWithLogits(tx, tt, nullptr, &perElem, &m);  // the per-element form, reduced
+        EXPECT_PRED2(near, m.download().data[0], ref::binaryCrossEntropyWithLogits(x, t).loss) << name(c);
+    }
+}
+
 TEST(KernelsLoss, RecordedOnceReplayedWithNewData) {
     Context& ctx = test::context();
     Tensor logits(ctx, 32, 10), labels(ctx, 32, 1), grad(ctx, 32, 10), loss(ctx, 32, 1, Layout::Unpacked);
@@ -301,6 +324,7 @@ TEST(KernelsLoss, ShapeErrorsNameOpAndShapes) {
     EXPECT_THROW(mse(x, bad, &g), ArgumentError);
     EXPECT_THROW(mse(x, y3, &g, &bad), ArgumentError);
     EXPECT_THROW(binaryCrossEntropyWithLogits(x, y3, &bad), ArgumentError);
+    EXPECT_THROW(mse(x, y3, &g, nullptr, &l), ArgumentError);  // meanLoss must be 1x1
     try {
         softmaxCrossEntropy(x, y3, g, &l);
         FAIL();

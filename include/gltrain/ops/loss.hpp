@@ -11,9 +11,11 @@
 //                            grad = (sigmoid(X) - T) / count,
 //                            loss = max(x, 0) - x t + log1p(exp(-|x|)) per element or its row mean
 //
-// The loss is the mean of the tensor `loss` (reduce it with a mean when you
-// need the number); `count` is N x C for MSE and BCE, so the gradient is the
-// gradient of that mean whatever shape the loss tensor has.
+// The loss is the mean of the tensor `loss`; pass `meanLoss` (1 x 1) to have
+// it reduced on the GPU (ops/reduce.hpp's meanAll, a tree of passes; the
+// per-row/per-element losses then go to a temporary if `loss` is null).
+// `count` is N x C for MSE and BCE, so the gradient is the gradient of that
+// mean whatever shape the loss tensor has.
 //
 // Passes: the softmax cross-entropies record (1) a row-statistics pass into a
 // temporary N x 2 (row max m, sum of exp(x - m)), (2) the gradient pass, which
@@ -35,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "gltrain/ops/reduce.hpp"
 #include "gltrain/pass_list.hpp"
 
 namespace gltrain {
@@ -57,14 +60,19 @@ inline Tensor& recordSoftmaxStats(PassList& list, const Tensor& x) {
     list.add(Pass(x.context(), "forward/softmax_stats")).input("X", x).output(stats);
     return stats;
 }
+inline void requireMean(const char* op, const Tensor* meanLoss, const Tensor& ref, const char* refName) {
+    if (meanLoss) requireShape(op, "meanLoss", *meanLoss, 1, 1, ref, refName);
+}
 inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const Tensor& logits, const Tensor& y,
-                              Tensor& grad, Tensor* lossPerRow) {
+                              Tensor& grad, Tensor* lossPerRow, Tensor* meanLoss) {
     requireLogits(op, logits);
     const int n = logits.rows(), c = logits.cols();
     requireShape(op, onehot ? "targets" : "labels", y, n, onehot ? c : 1, logits, "logits");
     requireShape(op, "grad", grad, n, c, logits, "logits");
     if (lossPerRow) requireShape(op, "lossPerRow", *lossPerRow, n, 1, logits, "logits");
+    requireMean(op, meanLoss, logits, "logits");
     Context& ctx = logits.context();
+    if (meanLoss && !lossPerRow) lossPerRow = &list.temp(ctx, n, 1, Layout::Unpacked);
     const Defines d = {{"ONEHOT", onehot ? "1" : "0"}};
     Tensor& stats = recordSoftmaxStats(list, logits);
     list.add(Pass(ctx, "loss/softmax_xent_grad", d))
@@ -75,14 +83,17 @@ inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const
         .uniform("invN", 1.0f / float(n));
     if (lossPerRow)
         list.add(Pass(ctx, "loss/softmax_xent_loss", d)).input("X", logits).input("STATS", stats).input("Y", y).output(*lossPerRow);
+    if (meanLoss) recordMeanAll(list, *lossPerRow, *meanLoss);
 }
 // LOSS: 0 MSE, 1 BCE with logits.
 inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const Tensor& pred, const Tensor& target,
-                                Tensor* grad, Tensor* lossOut) {
+                                Tensor* grad, Tensor* lossOut, Tensor* meanLoss) {
     if (!pred) throw ArgumentError(std::string(op) + ": prediction is an empty tensor");
     const int n = pred.rows(), c = pred.cols();
     requireShape(op, "target", target, n, c, pred, "prediction");
+    requireMean(op, meanLoss, pred, "prediction");
     Context& ctx = pred.context();
+    if (meanLoss && !lossOut) lossOut = &list.temp(ctx, n, 1, Layout::Unpacked);
     if (grad) {
         requireShape(op, "grad", *grad, n, c, pred, "prediction");
         list.add(Pass(ctx, "loss/pointwise_grad", {{"LOSS", std::to_string(loss)}}))
@@ -101,6 +112,7 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
         p.input("P", pred).input("T", target).output(*lossOut);
         if (rows) p.uniform("invCols", 1.0f / float(c));
     }
+    if (meanLoss) recordMeanAll(list, *lossOut, *meanLoss);
 }
 }  // namespace loss_detail
 
@@ -131,40 +143,48 @@ inline void recordSoftmax(PassList& list, const Tensor& x, Tensor& out) {
 
 // Softmax cross-entropy with class labels (N x 1, floats holding 0 .. C-1):
 // grad (N x C) = (softmax(logits) - onehot) / N; lossPerRow (N x 1), if not null,
-// = logsumexp(logits[r]) - logits[r, label[r]].
+// = logsumexp(logits[r]) - logits[r, label[r]]; meanLoss (1 x 1), if not null, = mean of those.
 inline void recordSoftmaxCrossEntropy(PassList& list, const Tensor& logits, const Tensor& labels, Tensor& grad,
-                                      Tensor* lossPerRow = nullptr) {
-    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropy", false, logits, labels, grad, lossPerRow);
+                                      Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr) {
+    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropy", false, logits, labels, grad, lossPerRow, meanLoss);
 }
 // Softmax cross-entropy with target distributions (N x C, one-hot or smoothed):
 // grad = (softmax(logits) - targets) / N; lossPerRow[r] = sum_c t (lse - x), zero-target terms skipped.
 inline void recordSoftmaxCrossEntropyOneHot(PassList& list, const Tensor& logits, const Tensor& targets, Tensor& grad,
-                                            Tensor* lossPerRow = nullptr) {
-    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropyOneHot", true, logits, targets, grad, lossPerRow);
+                                            Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr) {
+    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropyOneHot", true, logits, targets, grad, lossPerRow,
+                                   meanLoss);
 }
 // Mean squared error: grad (if not null) = 2 (pred - target) / (N C); loss (if not null)
-// N x C per element (pred - target)^2, or N x 1 per row (the row's mean). mean(loss) = MSE.
-inline void recordMse(PassList& list, const Tensor& pred, const Tensor& target, Tensor* grad, Tensor* loss = nullptr) {
-    loss_detail::recordPointwiseLoss(list, "mse", 0, pred, target, grad, loss);
+// N x C per element (pred - target)^2, or N x 1 per row (the row's mean). mean(loss) = MSE,
+// written to meanLoss (1 x 1) if not null.
+inline void recordMse(PassList& list, const Tensor& pred, const Tensor& target, Tensor* grad, Tensor* loss = nullptr,
+                      Tensor* meanLoss = nullptr) {
+    loss_detail::recordPointwiseLoss(list, "mse", 0, pred, target, grad, loss, meanLoss);
 }
 // Binary cross-entropy on logits, targets in [0, 1]: grad = (sigmoid(x) - t) / (N C);
-// loss N x C or N x 1 (row mean) of max(x, 0) - x t + log1p(exp(-|x|)).
+// loss N x C or N x 1 (row mean) of max(x, 0) - x t + log1p(exp(-|x|)); meanLoss (1 x 1) its mean.
 inline void recordBinaryCrossEntropyWithLogits(PassList& list, const Tensor& logits, const Tensor& targets,
-                                               Tensor* grad, Tensor* loss = nullptr) {
-    loss_detail::recordPointwiseLoss(list, "binaryCrossEntropyWithLogits", 1, logits, targets, grad, loss);
+                                               Tensor* grad, Tensor* loss = nullptr, Tensor* meanLoss = nullptr) {
+    loss_detail::recordPointwiseLoss(list, "binaryCrossEntropyWithLogits", 1, logits, targets, grad, loss, meanLoss);
 }
 
 GLTRAIN_IMMEDIATE(softmax, recordSoftmax, (const Tensor& x, Tensor& out), (l, x, out))
 GLTRAIN_IMMEDIATE(softmaxCrossEntropy, recordSoftmaxCrossEntropy,
-                  (const Tensor& logits, const Tensor& labels, Tensor& grad, Tensor* lossPerRow = nullptr),
-                  (l, logits, labels, grad, lossPerRow))
+                  (const Tensor& logits, const Tensor& labels, Tensor& grad, Tensor* lossPerRow = nullptr,
+                   Tensor* meanLoss = nullptr),
+                  (l, logits, labels, grad, lossPerRow, meanLoss))
 GLTRAIN_IMMEDIATE(softmaxCrossEntropyOneHot, recordSoftmaxCrossEntropyOneHot,
-                  (const Tensor& logits, const Tensor& targets, Tensor& grad, Tensor* lossPerRow = nullptr),
-                  (l, logits, targets, grad, lossPerRow))
-GLTRAIN_IMMEDIATE(mse, recordMse, (const Tensor& pred, const Tensor& target, Tensor* grad, Tensor* loss = nullptr),
-                  (l, pred, target, grad, loss))
+                  (const Tensor& logits, const Tensor& targets, Tensor& grad, Tensor* lossPerRow = nullptr,
+                   Tensor* meanLoss = nullptr),
+                  (l, logits, targets, grad, lossPerRow, meanLoss))
+GLTRAIN_IMMEDIATE(mse, recordMse,
+                  (const Tensor& pred, const Tensor& target, Tensor* grad, Tensor* loss = nullptr,
+                   Tensor* meanLoss = nullptr),
+                  (l, pred, target, grad, loss, meanLoss))
 GLTRAIN_IMMEDIATE(binaryCrossEntropyWithLogits, recordBinaryCrossEntropyWithLogits,
-                  (const Tensor& logits, const Tensor& targets, Tensor* grad, Tensor* loss = nullptr),
-                  (l, logits, targets, grad, loss))
+                  (const Tensor& logits, const Tensor& targets, Tensor* grad, Tensor* loss = nullptr,
+                   Tensor* meanLoss = nullptr),
+                  (l, logits, targets, grad, loss, meanLoss))
 
 }  // namespace gltrain
