@@ -25,18 +25,45 @@ uint rng_key() {
 uint rng_hash(uint key, uint index) { return rng_pcg(index ^ key); }
 // k * 2^-24: both the conversion (k < 2^24) and the scaling are exact.
 float rng_uniform01(uint key, uint index) { return float(rng_hash(key, index) >> 8u) * exp2(-24.0); }
-// log(u) for u in (0, 1]. Near 1 a GPU log() is accurate only in absolute terms
-// (~1e-7), which sqrt(-2 log u) would turn into a large error in small normals;
-// there log(u) = 2 atanh(y), y = (u - 1) / (u + 1) (u - 1 is exact), by its
-// series: |y| < 0.053 for u > 0.9, so four terms leave < 1e-11 relative.
-float rng_log_unit(float u) {
-    if (u <= 0.9) return log(u);
-    float y = (u - 1.0) / (u + 1.0);
+// The transcendental part of Box-Muller is computed here rather than with the
+// GPU's log() and cos(), whose accuracy is implementation-defined: SwiftShader's
+// are off by ~1e-4, and any log() is only absolutely accurate near 1, which
+// sqrt(-2 log u1) turns into large errors in small normals.
+// log(u), u > 0 normal: u = 2^e m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(y),
+// y = (m - 1) / (m + 1) (|y| < 0.172, m - 1 exact), seven terms of the series
+// (< 1e-10 relative); then e ln 2 + log m.
+float rng_log(float u) {
+    uint bits = floatBitsToUint(u);
+    int e = int(bits >> 23u) - 127;
+    float m = uintBitsToFloat((bits & 0x007FFFFFu) | 0x3F800000u);  // [1, 2)
+    if (m > 1.4142135) {
+        m *= 0.5;
+        e += 1;
+    }
+    float y = (m - 1.0) / (m + 1.0);
     float y2 = y * y;
-    return 2.0 * y * (1.0 + y2 * (1.0 / 3.0 + y2 * (0.2 + y2 * (1.0 / 7.0))));
+    float series = 1.0 / 11.0 + y2 * (1.0 / 13.0);
+    series = 1.0 / 9.0 + y2 * series;
+    series = 1.0 / 7.0 + y2 * series;
+    series = 1.0 / 5.0 + y2 * series;
+    series = 1.0 / 3.0 + y2 * series;
+    return float(e) * 0.6931471805599453 + 2.0 * y * (1.0 + y2 * series);
+}
+// cos(2 pi u), u in [0, 1): u is in turns, so the range reduction is exact: 4u =
+// q + f with q the quarter turn and f in [-1/2, 1/2], then cos or sin of
+// theta = f pi / 2 (|theta| <= pi / 4) by Taylor polynomials (< 2e-9).
+float rng_cos_turns(float u) {
+    float v = u * 4.0;  // exact
+    float q = floor(v + 0.5);
+    float theta = (v - q) * 1.5707963267948966;  // v - q exact
+    float t2 = theta * theta;
+    float c = 1.0 + t2 * (-1.0 / 2.0 + t2 * (1.0 / 24.0 + t2 * (-1.0 / 720.0 + t2 * (1.0 / 40320.0 + t2 * (-1.0 / 3628800.0)))));
+    float s = theta * (1.0 + t2 * (-1.0 / 6.0 + t2 * (1.0 / 120.0 + t2 * (-1.0 / 5040.0 + t2 * (1.0 / 362880.0)))));
+    int quarter = int(q) & 3;  // cos(pi/2 (quarter + f)): cos, -sin, -cos, sin
+    return quarter == 0 ? c : quarter == 1 ? -s : quarter == 2 ? -c : s;
 }
 float rng_normal(uint key, uint index) {
     float u1 = (float(rng_hash(key, 2u * index) >> 8u) + 0.5) * exp2(-24.0);
     float u2 = float(rng_hash(key, 2u * index + 1u) >> 8u) * exp2(-24.0);
-    return sqrt(-2.0 * rng_log_unit(u1)) * cos(6.283185307179586 * u2);
+    return sqrt(-2.0 * rng_log(u1)) * rng_cos_turns(u2);
 }
