@@ -67,3 +67,232 @@ TEST(Model, LinearRegressionRecoversWeights) {
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(got.data[size_t(i)], w.data[size_t(i)], 1e-3);
     EXPECT_NEAR(bias.data[0], 0.75f, 1e-3);
 }
+
+TEST(Model, GpuTrainingMatchesCpuReferenceFor20Steps) {
+    // 5 -> 7 (tanh) -> 6 (relu) -> 3, softmax cross-entropy, Adam, one batch of 32.
+    // Tolerance: the loss agrees to 1e-4 relative at every step (fp32 on both
+    // sides; the GPU sums in a different order and its exp/tanh differ by ulps).
+    Context& ctx = test::context();
+    HostMatrix x = randomMatrix(32, 5, 21);
+    std::vector<int> y(32);
+    for (int i = 0; i < 32; ++i) y[size_t(i)] = (i * 7) % 3;
+    Sequential m(ctx, 5);
+    m.add(Dense{7, Activation::Tanh}).add(Dense{6, Activation::ReLU}).add(Dense{3});
+    CompileOptions c;
+    c.optimizer.lr = 0.01f;
+    c.optimizer.eps = 1e-7f;
+    m.compile(c);
+    std::vector<HostMatrix> W, b;
+    for (size_t l = 0; l < 3; ++l) {
+        W.push_back(m.weight(m.layerName(l), "kernel"));
+        b.push_back(m.weight(m.layerName(l), "bias"));
+    }
+    std::vector<float> gpuLoss;
+    FitOptions f;
+    f.epochs = 20;
+    f.batchSize = 32;
+    f.shuffle = false;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { gpuLoss.push_back(s.loss); };
+    m.fit(x, y, f, cb);
+    ASSERT_EQ(gpuLoss.size(), 20u);
+
+    const Activation acts[3] = {Activation::Tanh, Activation::ReLU, Activation::Linear};
+    std::vector<ref::AdamState<float>> sw, sb;
+    for (size_t l = 0; l < 3; ++l) {
+        sw.emplace_back(W[l]);
+        sb.emplace_back(b[l]);
+    }
+    ref::AdamConfig ac;
+    ac.lr = 0.01;
+    ac.eps = 1e-7;
+    for (int t = 1; t <= 20; ++t) {
+        std::vector<HostMatrix> in(3), z(3);
+        HostMatrix cur = x;
+        for (size_t l = 0; l < 3; ++l) {
+            in[l] = cur;
+            z[l] = ref::densePreactivation(cur, W[l], b[l]);
+            cur = ref::activate(z[l], acts[l]);
+        }
+        auto loss = ref::softmaxCrossEntropy(cur, y);
+        EXPECT_NEAR(gpuLoss[size_t(t - 1)], loss.mean(), 1e-4 * std::max(1.0f, loss.mean())) << "step " << t;
+        HostMatrix dy = loss.grad;
+        for (size_t l = 3; l-- > 0;) {
+            auto g = ref::denseBackward(in[l], W[l], z[l], dy, acts[l]);
+            ref::adamStep(W[l], g.dW, sw[l], t, ac);
+            ref::adamStep(b[l], g.db, sb[l], t, ac);
+            dy = g.dX;
+        }
+    }
+    for (size_t l = 0; l < 3; ++l)
+        EXPECT_LE(test::relativeError(m.weight(m.layerName(l), "kernel"), W[l]), 1e-4) << "layer " << l;
+}
+
+TEST(Model, SteadyStateAllocatesNothing) {
+    Context& ctx = test::context();
+    HostMatrix x = randomMatrix(64, 8, 31);
+    std::vector<int> y(64);
+    for (int i = 0; i < 64; ++i) y[size_t(i)] = i % 4;
+    Sequential m(ctx, 8);
+    m.add(Dense{16, Activation::ReLU}).add(Dropout{0.25f}).add(Dense{4});
+    CompileOptions c;
+    c.clipNorm = 1.0f;
+    m.compile(c);
+    FitOptions f;
+    f.epochs = 1000 / 4;
+    f.batchSize = 16;
+    f.lossEvery = 50;
+    PoolStats at10{}, at1000{};
+    size_t programsAt10 = 0, programsAt1000 = 0;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) {
+        if (s.step == 10) at10 = ctx.pool().stats(), programsAt10 = ctx.shaders().compiledCount();
+        if (s.step == 1000) at1000 = ctx.pool().stats(), programsAt1000 = ctx.shaders().compiledCount();
+    };
+    m.fit(x, y, f, cb);
+    EXPECT_EQ(m.step(), 1000);
+    EXPECT_GT(at10.live, 0u);
+    EXPECT_EQ(at1000.live, at10.live);
+    EXPECT_EQ(at1000.liveBytes, at10.liveBytes);
+    EXPECT_EQ(at1000.created, at10.created) << "no texture created after step 10";
+    EXPECT_EQ(programsAt1000, programsAt10) << "no shader compiled after step 10";
+}
+
+TEST(Model, CheckpointRoundTripAndResumeAreExact) {
+    Context& ctx = test::context();
+    HostMatrix x = randomMatrix(48, 6, 41);
+    std::vector<int> y(48);
+    for (int i = 0; i < 48; ++i) y[size_t(i)] = (i * 5) % 3;
+    auto build = [&](Sequential& m) {
+        m.add(Dense{10, Activation::GELU}).add(Dropout{0.2f}).add(Dense{3});
+        CompileOptions c;
+        c.optimizer.kind = OptimizerKind::AdamW;
+        c.optimizer.weightDecay = 0.01f;
+        c.seed = 9;
+        m.compile(c);
+    };
+    FitOptions f;
+    f.epochs = 6;
+    f.batchSize = 16;  // 3 steps per epoch, 18 in all
+    f.lossEvery = 0;
+    Sequential a(ctx, 6);
+    build(a);
+    FitOptions first = f;
+    first.epochs = 2;
+    a.fit(x, y, first);
+    std::vector<uint8_t> bytes = a.saveCheckpoint();
+    a.fit(x, y, f);  // continues from step 6 to 18
+    HostMatrix straight = a.predict(x);
+
+    Sequential b(ctx, 6);
+    build(b);
+    b.loadCheckpoint(bytes);
+    EXPECT_EQ(b.step(), 6);
+    b.fit(x, y, f);
+    EXPECT_EQ(b.step(), 18);
+    EXPECT_EQ(b.predict(x).data, straight.data) << "resumed training must be bit-exact";
+
+    // A round trip through a file (atomic save) gives identical predictions.
+    std::string path = ::testing::TempDir() + "gltrain_ckpt.safetensors";
+    b.save(path);
+    Sequential c(ctx, 6);
+    build(c);
+    c.load(path);
+    EXPECT_EQ(c.predict(x).data, straight.data);
+    std::remove(path.c_str());
+}
+
+TEST(Model, CorruptOrMismatchedCheckpointLeavesModelUnchanged) {
+    Context& ctx = test::context();
+    Sequential m(ctx, 4);
+    m.add(Dense{5, Activation::ReLU}).add(Dense{2});
+    m.compile({});
+    HostMatrix x = randomMatrix(3, 4, 51);
+    HostMatrix before = m.predict(x);
+    std::vector<uint8_t> good = m.saveCheckpoint();
+
+    std::vector<uint8_t> truncated(good.begin(), good.begin() + std::ptrdiff_t(good.size() / 2));
+    EXPECT_NE(message([&] { m.loadCheckpoint(truncated); }).find("<checkpoint>"), std::string::npos);
+    EXPECT_EQ(m.predict(x).data, before.data);
+
+    Sequential other(ctx, 4);
+    other.add(Dense{6, Activation::ReLU}).add(Dense{2});
+    other.compile({});
+    std::string msg = message([&] { m.loadCheckpoint(other.saveCheckpoint()); });
+    EXPECT_NE(msg.find("dense_0/kernel' has shape [4, 6], the model needs 4x5"), std::string::npos) << msg;
+    EXPECT_EQ(m.predict(x).data, before.data);
+
+    Sequential renamed(ctx, 4);
+    renamed.add(Dense{5, Activation::ReLU, 0.01f, {}, {Initializer::Zeros, 0}, 0, "hidden"}).add(Dense{2});
+    renamed.compile({});
+    msg = message([&] { m.loadCheckpoint(renamed.saveCheckpoint()); });
+    EXPECT_NE(msg.find("'dense_0/kernel' is missing"), std::string::npos) << msg;
+    EXPECT_EQ(m.predict(x).data, before.data);
+}
+
+TEST(Model, NanLossStopsTrainingNamingTheStepAndKeepsWeights) {
+    Context& ctx = test::context();
+    HostMatrix x = randomMatrix(8, 3, 61);
+    HostMatrix y(8, 1, 1.0f);
+    Sequential m(ctx, 3);
+    m.add(Dense{1});
+    CompileOptions c;
+    c.loss = LossKind::MeanSquaredError;
+    c.optimizer.kind = OptimizerKind::SGD;
+    c.optimizer.lr = 1e18f;  // diverges: the loss overflows to Inf within a few steps
+    m.compile(c);
+    FitOptions f;
+    f.epochs = 50;
+    f.batchSize = 8;
+    HostMatrix lastGood;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) {
+        if (std::isfinite(s.loss)) lastGood = m.weight(m.layerName(0), "kernel");
+    };
+    std::string msg = message([&] { m.fit(x, Targets(y), f, cb); });
+    EXPECT_NE(msg.find("the loss is"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("at step " + std::to_string(m.step())), std::string::npos) << msg;
+    // The update of the bad step was skipped on the GPU: the weights are those after the last good step.
+    HostMatrix now = m.weight(m.layerName(0), "kernel");
+    for (float v : now.data) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_EQ(now.data, lastGood.data);
+}
+
+TEST(Model, ShapeErrorsAreReportedWhenBuilt) {
+    Context& ctx = test::context();
+    {
+        Sequential m(ctx, 784);
+        m.add(Dense{256, Activation::ReLU}).add(Dense{10, Activation::Linear, 0.01f, {}, {Initializer::Zeros, 0}, 128});
+        std::string msg = message([&] { m.compile({}); });
+        EXPECT_NE(msg.find("layer dense_1 expects input of size 128 but receives [batch, 256] from dense_0"),
+                  std::string::npos)
+            << msg;
+        EXPECT_EQ(ctx.pool().stats().live, ctx.pool().stats().live);  // nothing to check on the GPU: compile threw first
+    }
+    {
+        Sequential m(ctx, 4);
+        m.add(Dense{0});
+        EXPECT_NE(message([&] { m.compile({}); }).find("units must be positive"), std::string::npos);
+    }
+    {
+        Sequential m(ctx, 4);
+        m.add(Softmax{}).add(Dense{3});
+        EXPECT_NE(message([&] { m.compile({}); }).find("Softmax must be the last layer"), std::string::npos);
+    }
+    Sequential m(ctx, 4);
+    m.add(Dense{3});
+    m.compile({});
+    HostMatrix x = randomMatrix(10, 4, 1);
+    EXPECT_NE(message([&] { m.fit(randomMatrix(10, 5, 1), std::vector<int>(10, 0)); }).find("x has 5 columns, the model expects 4"),
+              std::string::npos);
+    EXPECT_NE(message([&] { m.fit(x, std::vector<int>(9, 0)); }).find("x has 10 rows but y has 9"), std::string::npos);
+    EXPECT_NE(message([&] { m.fit(x, std::vector<int>(10, 3)); }).find("label 3 at row 0 is outside [0, 3)"),
+              std::string::npos);
+    HostMatrix bad = x;
+    bad(2, 1) = std::nanf("");
+    EXPECT_NE(message([&] { m.fit(bad, std::vector<int>(10, 0)); }).find("row 2, column 1 is NaN"), std::string::npos);
+    FitOptions f;
+    f.batchSize = 0;
+    EXPECT_NE(message([&] { m.fit(x, std::vector<int>(10, 0), f); }).find("batchSize must be positive"),
+              std::string::npos);
+}
