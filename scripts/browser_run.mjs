@@ -2,7 +2,8 @@
 // page in headless Chromium and relays its output; exits with the program's
 // status (non-zero on a failed test, a crash, or a timeout). The page sets
 // window.gltrainTest = {lines, done, status} (see tests/browser/index.html).
-//   node scripts/browser_run.mjs <dir> [page.html] [-- program args...]
+//   node scripts/browser_run.mjs <dir> [page.html] [--file path]... [-- program args...]
+// --file serves <dir>/path and copies it into the program's file system at /path.
 import path from 'node:path';
 import { startServer, launchChromium } from './browser.mjs';
 
@@ -10,6 +11,8 @@ const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
 const own = dash < 0 ? argv : argv.slice(0, dash);
 const args = dash < 0 ? [] : argv.slice(dash + 1);
+const files = [];
+for (let i = own.indexOf('--file'); i >= 0; i = own.indexOf('--file')) files.push(...own.splice(i, 2).slice(1));
 const dir = path.resolve(own[0] || 'build-web/tests');
 const pageName = own[1] || 'index.html';
 const timeoutMs = Number(process.env.GLTRAIN_BROWSER_TIMEOUT_MS || 20 * 60 * 1000);
@@ -20,7 +23,7 @@ let status = 1;
 try {
   const page = await context.newPage();
   let printed = 0;
-  const query = args.map((a) => 'arg=' + encodeURIComponent(a)).join('&');
+  const query = [...args.map((a) => 'arg=' + encodeURIComponent(a)), ...files.map((f) => 'file=' + encodeURIComponent(f))].join('&');
   const response = await page.goto(`${server.url}/${pageName}${query ? '?' + query : ''}`);
   if (!response.ok()) throw new Error(`browser_run: ${pageName} not found in ${dir} (HTTP ${response.status()})`);
   const deadline = Date.now() + timeoutMs;

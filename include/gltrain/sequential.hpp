@@ -631,9 +631,8 @@ private:
     std::unique_ptr<DeviceData> upload(const HostMatrix& x, const Targets& y, int r0, int n) {
         auto d = std::make_unique<DeviceData>();
         d->n = n;
-        HostMatrix xs(n, x.cols, std::vector<float>(x.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(x.cols)),
-                                                    x.data.begin() + std::ptrdiff_t(size_t(r0 + n) * size_t(x.cols))));
-        d->x = Tensor(*ctx_, xs);
+        d->x = Tensor(*ctx_, n, x.cols);
+        d->x.upload(x.data.data() + size_t(r0) * size_t(x.cols), size_t(n) * size_t(x.cols));  // no host copy
         if (y.rows() == 0) {
             // predict: no targets
         } else if (options_.loss == LossKind::SoftmaxCrossEntropy) {
