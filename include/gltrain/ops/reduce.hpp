@@ -20,14 +20,21 @@
 //   all:  2-D blocks of bc = min(T, F) texels x br = F / bc rows; intermediates
 //         unpacked, until 1 x 1.
 //
-// Choice of F (kReduceBlockFactor = 32): sumAll / sumCols / sumRows of a
-// 2048 x 2048 packed tensor and sumAll of 10000 x 10, timed on llvmpipe
-// (Mesa, 2 cores) after warm-up, per F in {4, 8, 16, 32, 64, 128}; see the
-// figures in the commit that set it (tests/kernels_reduce_test.cpp has the
-// disabled benchmark KernelsReduceBench). Small F pays a draw and a temporary
-// round trip per level; beyond 32 a level's time stops falling (the last
-// levels are a handful of fragments that run on one core) and long loops
-// only add watchdog risk.
+// Choice of F (kReduceBlockFactor = 64), measured on this machine (2 cores,
+// loaded): ms per reduction, median of 3 rounds of 20 runs each, synchronised
+// by a one-texel readback (tests: KernelsReduceBench.DISABLED_BlockFactor):
+//
+//                          llvmpipe (native)      SwiftShader (Chromium)
+//                          F=16   F=32   F=64     F=16   F=32   F=64
+//   sumAll  2048x2048      19.2   18.6   11.5     16.7   11.0   10.1
+//   sumCols 2048x2048      26.3   23.0   23.9     21.7   14.9   13.6
+//   sumRows 2048x2048      24.2   13.7    9.9     13.7   12.3    9.5
+//   maxAll  2048x2048      24.8   16.6   11.6     21.6   19.0   14.0
+//   sumAll  10000x10        1.1    0.8    0.7      1.9    1.6    1.2
+//
+// F = 4 and 8 were 1.5-3x slower (a draw and a temporary per level); F = 128
+// was no faster than 64 (sumCols slower) and lengthens each fragment's loop,
+// which a browser's GPU watchdog punishes on slow devices.
 //
 // Numerics (tests/kernels_reduce_test.cpp checks them against the reference):
 //   sum / mean: fp32, tree order; |gpu - seq| <= ~n·eps·Σ|x| in the worst case,
@@ -56,7 +63,7 @@ enum class ReduceAxis {
     All    // everything: -> 1 x 1
 };
 
-constexpr int kReduceBlockFactor = 32;
+constexpr int kReduceBlockFactor = 64;
 
 struct ReduceOptions {
     int blockFactor = kReduceBlockFactor;  // texel fetches per fragment per pass (>= 2)
