@@ -38,7 +38,8 @@ vec4 act_f(vec4 z) {
 #elif ACT == 5
     return 0.5 * z * (1.0 + act_gelu_t(z));
 #else
-    return max(z, vec4(0.0)) + log(1.0 + exp(-abs(z)));
+    // SwiftShader's max() and exp() drop NaN; isnan keeps it.
+    return mix(max(z, vec4(0.0)) + log(1.0 + exp(-abs(z))), z, isnan(z));
 #endif
 }
 
