@@ -25,7 +25,9 @@ const Case kCases[] = {{1, 1, Layout::Packed, false},    {1, 1, Layout::Unpacked
                        {3, 5, Layout::Packed, false},    {3, 5, Layout::Unpacked, false},
                        {127, 129, Layout::Packed, false}, {257, 63, Layout::Unpacked, false},
                        {1000, 10, Layout::Packed, false}, {1, 1025, Layout::Packed, true},
-                       {129, 130, Layout::Packed, true},  {70, 129, Layout::Unpacked, true}};
+                       {129, 130, Layout::Packed, true},  {70, 129, Layout::Unpacked, true},
+                       {7, 5, Layout::PackedRows4, false}, {257, 63, Layout::PackedRows4, false},
+                       {301, 130, Layout::PackedRows4, true}};
 
 Context& ctxFor(const Case& c) { return c.small ? test::smallContext() : test::context(); }
 std::string name(const Case& c) {
@@ -60,6 +62,11 @@ TEST(KernelsElementwise, MixedLayoutsAgree) {
     Tensor ta(ctx, a, Layout::Packed), tb(ctx, b, Layout::Unpacked), out(ctx, 65, 131, Layout::Packed);
     mul(ta, tb, out);
     EXPECT_EQ(out.download().data, ref::mul(a, b).data);
+    Tensor tr(ctx, a, Layout::PackedRows4), out4(ctx, 65, 131, Layout::PackedRows4), outU(ctx, 65, 131, Layout::Unpacked);
+    mul(tr, tb, out4);
+    EXPECT_EQ(out4.download().data, ref::mul(a, b).data);
+    mul(tr, ta, outU);
+    EXPECT_EQ(outU.download().data, ref::mul(a, a).data);
 }
 
 TEST(KernelsElementwise, BiasAdd) {

@@ -38,16 +38,18 @@ Problem makeProblem(Form f, int m, int k, int n, unsigned seed) {
     return {a, b, c.cast<float>()};
 }
 
-void check(Context& ctx, Form f, int m, int k, int n, Layout layout, int maxK = 4096) {
+void check(Context& ctx, Form f, int m, int k, int n, Layout layout, int maxK = 4096, Layout outLayout = Layout(-1)) {
+    if (int(outLayout) < 0) outLayout = layout;
     Problem p = makeProblem(f, m, k, n, unsigned(m * 7 + k * 3 + n));
-    Tensor ta(ctx, p.a, layout), tb(ctx, p.b, layout), tc(ctx, m, n, layout);
+    Tensor ta(ctx, p.a, layout), tb(ctx, p.b, layout), tc(ctx, m, n, outLayout);
     MatmulOptions o;
     o.transA = f == Form::TN;
     o.transB = f == Form::NT;
     o.maxKPerPass = maxK;
     matmul(ta, tb, tc, o);
     EXPECT_LE(relativeError(tc.download(), p.want), 1e-5)
-        << formName(f) << " M=" << m << " K=" << k << " N=" << n << " " << layoutName(layout) << " maxK=" << maxK;
+        << formName(f) << " M=" << m << " K=" << k << " N=" << n << " " << layoutName(layout) << " -> "
+        << layoutName(outLayout) << " maxK=" << maxK;
 }
 
 }  // namespace
@@ -62,6 +64,17 @@ TEST_P(KernelsMatmul, PackedMatchesReference) {
 TEST_P(KernelsMatmul, UnpackedMatchesReference) {
     for (MN s : kShapes)
         for (int k : {1, 3, 64, 1000}) check(test::context(), GetParam(), s.m, k, s.n, Layout::Unpacked);
+}
+
+TEST_P(KernelsMatmul, RegisterBlockedMatchesReference) {
+    // PackedRows4 output: the 4x4 blocked kernel, from packed and from PackedRows4 operands.
+    for (MN s : kShapes)
+        for (int k : {1, 3, 64, 1000}) {
+            check(test::context(), GetParam(), s.m, k, s.n, Layout::PackedRows4);
+            check(test::context(), GetParam(), s.m, k, s.n, Layout::Packed, 4096, Layout::PackedRows4);
+        }
+    check(test::context(), GetParam(), 33, 8192, 17, Layout::PackedRows4, 2800);  // K-split through blocked partials
+    check(test::smallContext(), GetParam(), 301, 300, 129, Layout::PackedRows4);  // paged
 }
 
 TEST_P(KernelsMatmul, PagedMatchesReference) {
@@ -121,6 +134,27 @@ TEST(KernelsDense, BackwardEpilogueAppliesActivationDerivative) {
         auto dx = ref::matmulNT(dz.cast<double>(), w.cast<double>());
         auto want = ref::activationGrad(dx, zprev.cast<double>(), act, 0.1).cast<float>();
         EXPECT_LE(relativeError(out.download(), want), 1e-5) << activationName(act);
+    }
+}
+
+TEST(KernelsDense, BlockedFusedForwardAndBackwardEpilogue) {
+    Context& ctx = test::context();
+    HostMatrix x = randomMatrix(130, 97, 11), w = randomMatrix(97, 33, 12), b = randomMatrix(1, 33, 13),
+               zprev = randomMatrix(130, 97, 14, -3, 3);
+    Tensor tx(ctx, x, Layout::PackedRows4), tw(ctx, w, Layout::PackedRows4), tb(ctx, b), ty(ctx, 130, 33, Layout::PackedRows4);
+    for (Activation act : {Activation::ReLU, Activation::GELU}) {
+        dense(tx, tw, tb, act, ty);
+        auto want = ref::dense(x.cast<double>(), w.cast<double>(), b.cast<double>(), act, 0.01).cast<float>();
+        EXPECT_LE(relativeError(ty.download(), want), 1e-5) << activationName(act);
+        // dX of the previous layer: (Y · Wᵀ) ⊙ f'(Zprev), blocked.
+        Tensor tz(ctx, zprev, Layout::PackedRows4), dx(ctx, 130, 97, Layout::PackedRows4);
+        MatmulOptions o;
+        o.transB = true;
+        o.act = act;
+        o.dactZ = &tz;
+        matmul(ty, tw, dx, o);
+        auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.01);
+        EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act);
     }
 }
 

@@ -64,7 +64,7 @@ TEST_P(TensorRoundTrip, AsyncReadbackEqualsSyncReadback) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TensorRoundTrip,
                          ::testing::Combine(::testing::ValuesIn(kShapes),
-                                            ::testing::Values(Layout::Packed, Layout::Unpacked),
+                                            ::testing::Values(Layout::Packed, Layout::Unpacked, Layout::PackedRows4),
                                             ::testing::Bool()),
                          roundTripName);
 

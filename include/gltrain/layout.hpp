@@ -12,11 +12,18 @@
 // bench/kernels for the figures. Unpacked stays for kernels whose output is
 // naturally one value per row (argmax, per-row loss) and for comparison.
 //
+//   PackedRows4: packed, and rows interleaved over 4 layers — row r lives in
+//             layer r % 4 at texel row r / 4. A fragment can then compute a
+//             4-row x 4-column block and write its 4 rows at once through 4
+//             render targets (the register-blocked matmul); every other kernel
+//             reads and writes it through the same helpers as Packed.
+//
 // Pages: a texel grid wider or taller than MAX_TEXTURE_SIZE is cut into
 // pages of at most max x max texels, stored as the layers of one
-// TEXTURE_2D_ARRAY (layer = pageY * pagesX + pageX). Kernels sample through
-// generated helpers that map a texel coordinate to (x, y, layer), so a paged
-// tensor works everywhere an unpaged one does (TensorFlow.js throws here).
+// TEXTURE_2D_ARRAY (layer = (pageY * pagesX + pageX) * phases + row phase).
+// Kernels sample through generated helpers that map a texel coordinate to
+// (x, y, layer), so a paged tensor works everywhere an unpaged one does
+// (TensorFlow.js throws here).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -26,37 +33,49 @@
 
 namespace gltrain {
 
-enum class Layout { Unpacked, Packed };
+enum class Layout { Unpacked, Packed, PackedRows4 };
 
-inline const char* layoutName(Layout l) { return l == Layout::Packed ? "packed" : "unpacked"; }
+inline const char* layoutName(Layout l) {
+    return l == Layout::Packed ? "packed" : l == Layout::PackedRows4 ? "packed_rows4" : "unpacked";
+}
+inline bool isPacked(Layout l) { return l != Layout::Unpacked; }
 
 struct TexelGeometry {
     int rows = 0, cols = 0;
     Layout layout = Layout::Packed;
     int texelsPerRow = 0;           // cols, or ceil(cols / 4) when packed
+    int phases = 1;                 // rows interleaved over this many layers (4 for PackedRows4)
+    int gridRows = 0;               // texel rows: ceil(rows / phases)
     int pageWidth = 0, pageHeight = 0;  // texels in one page (every page is allocated this size)
     int pagesX = 0, pagesY = 0;
 
     int pages() const { return pagesX * pagesY; }
     bool paged() const { return pages() > 1; }
-    int valuesPerTexel() const { return layout == Layout::Packed ? 4 : 1; }
+    int layers() const { return pages() * phases; }
+    int valuesPerTexel() const { return isPacked(layout) ? 4 : 1; }
 
-    // Texel rectangle of page `i`: its layer, origin in the whole texel grid,
-    // and the used size (the last page in a row or column may be partial).
+    // One layer's used rectangle: layer = page * phases + phase; x0, y0 are the
+    // page's origin in the texel grid; texel row y of it holds logical row
+    // (y0 + y) * phases + phase. The last page in a row or column, and the
+    // last phases, may be partial.
     struct PageRect {
-        int layer, x0, y0, width, height;
+        int layer, x0, y0, width, height, phase;
     };
-    PageRect pageRect(int i) const {
-        int px = i % pagesX, py = i / pagesX;
+    PageRect pageRect(int layer) const {
+        int page = layer / phases, phase = layer % phases;
+        int px = page % pagesX, py = page / pagesX;
         int x0 = px * pageWidth, y0 = py * pageHeight;
-        return {i, x0, y0, std::min(pageWidth, texelsPerRow - x0), std::min(pageHeight, rows - y0)};
+        int phaseRows = (rows - phase + phases - 1) / phases;  // grid rows that hold a row of this phase
+        return {layer, x0, y0, std::min(pageWidth, texelsPerRow - x0),
+                std::max(0, std::min(pageHeight, phaseRows - y0)), phase};
     }
+    int rowOf(const PageRect& pr, int y) const { return (pr.y0 + y) * phases + pr.phase; }
 
-    // Scatters one page's RGBA texels (as read back) into a row-major host array.
+    // Scatters one layer's RGBA texels (as read back) into a row-major host array.
     void unpackPage(const PageRect& pr, const float* texels, float* out) const {
         const int vpt = valuesPerTexel();
         for (int y = 0; y < pr.height; ++y) {
-            float* row = out + size_t(pr.y0 + y) * size_t(cols);
+            float* row = out + size_t(rowOf(pr, y)) * size_t(cols);
             const float* in = texels + size_t(y) * size_t(pr.width) * 4;
             for (int x = 0; x < pr.width; ++x)
                 for (int k = 0; k < vpt; ++k) {
@@ -75,15 +94,17 @@ struct TexelGeometry {
         g.rows = rows;
         g.cols = cols;
         g.layout = layout;
-        g.texelsPerRow = layout == Layout::Packed ? (cols + 3) / 4 : cols;
+        g.texelsPerRow = isPacked(layout) ? (cols + 3) / 4 : cols;
+        g.phases = layout == Layout::PackedRows4 ? 4 : 1;
+        g.gridRows = (rows + g.phases - 1) / g.phases;
         g.pagesX = (g.texelsPerRow + maxTextureSize - 1) / maxTextureSize;
-        g.pagesY = (rows + maxTextureSize - 1) / maxTextureSize;
+        g.pagesY = (g.gridRows + maxTextureSize - 1) / maxTextureSize;
         // Balance the pages so the last one is not a sliver: ceil(n / pages).
         g.pageWidth = (g.texelsPerRow + g.pagesX - 1) / g.pagesX;
-        g.pageHeight = (rows + g.pagesY - 1) / g.pagesY;
-        if (g.pages() > maxLayers)
+        g.pageHeight = (g.gridRows + g.pagesY - 1) / g.pagesY;
+        if (g.layers() > maxLayers)
             throw UnsupportedError("Tensor: " + std::to_string(rows) + "x" + std::to_string(cols) + " needs " +
-                                   std::to_string(g.pages()) + " texture pages, more than MAX_ARRAY_TEXTURE_LAYERS (" +
+                                   std::to_string(g.layers()) + " texture layers, more than MAX_ARRAY_TEXTURE_LAYERS (" +
                                    std::to_string(maxLayers) + ")");
         return g;
     }

@@ -27,6 +27,9 @@ public:
         }
         inputs_.assign(inputNames_.size(), nullptr);
         outputNames_ = ShaderRegistry::declaredOutputs(src);
+        auto blocks = ShaderRegistry::headerList(src, "blocks");
+        rows4_ = !blocks.empty() && blocks[0] == "rows4";
+        if (rows4_) outputNames_.clear();  // R0..R3 are the layers of the one output
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
@@ -85,6 +88,9 @@ public:
                 throw ArgumentError("Pass '" + kernel_ + "': outputs '" + outputNames_[0] + "' and '" +
                                     outputNames_[o] + "' differ in shape or layout");
         }
+        if (rows4_ && output_()->layout() != Layout::PackedRows4)
+            throw ArgumentError("Pass '" + kernel_ + "': the kernel writes 4-row blocks and needs a packed_rows4 output, got " +
+                                layoutName(output_()->layout()));
         for (size_t i = 0; i < inputs_.size(); ++i) {
             if (optional_[i] && !inputs_[i]) continue;
             if (!inputs_[i] || !*inputs_[i])
@@ -126,16 +132,34 @@ public:
         static const GLenum kDrawBuffers[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
                                               GL_COLOR_ATTACHMENT3, GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
                                               GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
-        const GLsizei n = GLsizei(outputs_.size());
+        // Render targets: the named outputs, or the 4 row layers of a block kernel's output.
+        const GLsizei n = rows4_ ? 4 : GLsizei(outputs_.size());
         if (n > 1) glDrawBuffers(n, kDrawBuffers);
-        for (int p = 0; p < og.pages(); ++p) {
-            auto pr = og.pageRect(p);
-            for (GLsizei o = 0; o < n; ++o)
-                glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o), outputs_[size_t(o)]->texture(),
-                                          0, p);
-            glViewport(0, 0, pr.width, pr.height);
-            glUniform2i(program_->outOrigin, pr.x0, pr.y0);
-            glDrawArrays(GL_TRIANGLES, 0, 3);
+        if (rows4_) {
+            // One draw per page: each fragment writes rows 4g..4g+3 to layers page*4 + 0..3.
+            glUniform2i(program_->outRowmap, 4, 0);
+            for (int p = 0; p < og.pages(); ++p) {
+                auto pr = og.pageRect(p * 4);
+                for (GLsizei o = 0; o < 4; ++o)
+                    glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o), output_()->texture(), 0,
+                                              p * 4 + o);
+                glViewport(0, 0, pr.width, pr.height);
+                glUniform2i(program_->outOrigin, pr.x0, pr.y0);
+                glDrawArrays(GL_TRIANGLES, 0, 3);
+            }
+        } else {
+            // One draw per layer (page x row phase), each output attached at that layer.
+            for (int l = 0; l < og.layers(); ++l) {
+                auto pr = og.pageRect(l);
+                if (pr.height == 0) continue;
+                for (GLsizei o = 0; o < n; ++o)
+                    glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o),
+                                              outputs_[size_t(o)]->texture(), 0, l);
+                glViewport(0, 0, pr.width, pr.height);
+                glUniform2i(program_->outOrigin, pr.x0, pr.y0);
+                glUniform2i(program_->outRowmap, og.phases, pr.phase);
+                glDrawArrays(GL_TRIANGLES, 0, 3);
+            }
         }
         if (n > 1) {
             // Leave the framebuffer as single-output passes expect it: no stale
@@ -191,7 +215,8 @@ private:
         unsigned k = 0, bit = 0;
         auto add = [&](const Tensor* t) {
             k |= unsigned(t != nullptr) << bit++;
-            k |= unsigned(t && t->layout() == Layout::Packed) << bit++;
+            k |= unsigned(t ? int(t->layout()) : 0) << bit;
+            bit += 2;
             k |= unsigned(t && t->geometry().paged()) << bit++;
         };
         for (auto* t : inputs_) add(t);
@@ -205,10 +230,12 @@ private:
         for (size_t i = 0; i < inputs_.size(); ++i) {
             d += "#define " + inputNames_[i] + "_BOUND " + (inputs_[i] ? "1" : "0") + "\n";
             if (!inputs_[i]) continue;
-            d += "#define " + inputNames_[i] + "_PACKED " + (inputs_[i]->layout() == Layout::Packed ? "1" : "0") + "\n";
+            d += "#define " + inputNames_[i] + "_PACKED " + (isPacked(inputs_[i]->layout()) ? "1" : "0") + "\n";
+            d += "#define " + inputNames_[i] + "_PHASES " + std::to_string(inputs_[i]->geometry().phases) + "\n";
             d += "#define " + inputNames_[i] + "_PAGED " + (inputs_[i]->geometry().paged() ? "1" : "0") + "\n";
         }
-        d += std::string("#define OUT_PACKED ") + (output_()->layout() == Layout::Packed ? "1" : "0") + "\n";
+        d += std::string("#define OUT_PACKED ") + (isPacked(output_()->layout()) ? "1" : "0") + "\n";
+        d += "#define OUT_PHASES " + std::to_string(output_()->geometry().phases) + "\n";
         program_ = &ctx_->shaders().get(kernel_, d);
         programKey_ = key;
         for (auto& u : uniforms_) u.location = program_->uniformLocation(u.name);
@@ -222,6 +249,7 @@ private:
     std::vector<const Tensor*> inputs_;
     std::vector<std::string> outputNames_;
     std::vector<Tensor*> outputs_;  // one (unnamed) or the declared named outputs
+    bool rows4_ = false;            // "// blocks: rows4": 4 rows per fragment into one PackedRows4 output
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;

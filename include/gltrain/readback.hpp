@@ -21,7 +21,7 @@ public:
     explicit AsyncReadback(const Tensor& t) : geom_(t.geometry()) {
         if (!t) throw ArgumentError("AsyncReadback: the tensor is empty");
         size_t bytes = 0;
-        for (int i = 0; i < geom_.pages(); ++i) {
+        for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
             bytes += size_t(pr.width) * size_t(pr.height) * 16;
         }
@@ -31,8 +31,9 @@ public:
         glBufferData(GL_PIXEL_PACK_BUFFER, GLsizeiptr(bytes), nullptr, GL_STREAM_READ);
         glBindFramebuffer(GL_FRAMEBUFFER, t.context().framebuffer());
         size_t offset = 0;
-        for (int i = 0; i < geom_.pages(); ++i) {
+        for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
+            if (pr.height == 0) continue;
             t.attachPage(i);
             glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, reinterpret_cast<void*>(offset));
             offset += size_t(pr.width) * size_t(pr.height) * 16;
@@ -73,7 +74,7 @@ public:
         checkGl("AsyncReadback::get");
         HostMatrix m(geom_.rows, geom_.cols);
         size_t offset = 0;
-        for (int i = 0; i < geom_.pages(); ++i) {
+        for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
             geom_.unpackPage(pr, texels.data() + offset, m.data.data());
             offset += size_t(pr.width) * size_t(pr.height) * 4;

@@ -17,7 +17,11 @@
 //   ivec2 X_shape()              (rows, cols) of input X
 //   vec4  X_aligned()            X's values at the output texel's elements (same shape as
 //                                the output; one fetch when the layouts agree)
-//   X_PACKED, X_PAGED, OUT_PACKED  0/1 defines describing the bound tensors
+//   X_PACKED, X_PAGED, OUT_PACKED  0/1 defines describing the bound tensors;
+//   X_PHASES, OUT_PHASES           1, or 4 for PackedRows4 (rows interleaved over 4 layers)
+//   "// blocks: rows4" in the header: the kernel writes 4 consecutive rows per
+//   fragment (outTexel() is the first, a multiple of 4) through outputs
+//   R0..R3, bound to the 4 row layers of one PackedRows4 output tensor
 //
 // Layout and paging are compile-time defines, so each kernel is specialised
 // for the tensors it runs on: the common unpaged case samples with one
@@ -52,6 +56,7 @@ struct Program {
     std::vector<InputLocations> inputLocations;
     GLint outGeom = -1;    // ivec4 (rows, cols, texelsPerRow, 0)
     GLint outOrigin = -1;  // ivec2 texel origin of the page being rendered
+    GLint outRowmap = -1;  // ivec2 (phases, phase) of the layer being rendered
 
     GLint uniformLocation(const std::string& uniform) const {
         return glGetUniformLocation(handle.get(), uniform.c_str());
@@ -155,12 +160,17 @@ private:
         s += "uniform int " + x + "_pagesX;\n";
         s += "ivec2 " + x + "_shape() { return " + x + "_geom.xy; }\n";
         s += "vec4 " + x + "_texel(int tx, int ty) {\n";
-        s += "#if " + x + "_PAGED\n";
-        s += "  int px = tx / " + x + "_geom.z; int py = ty / " + x + "_geom.w;\n";
-        s += "  return texelFetch(" + x + ", ivec3(tx - px * " + x + "_geom.z, ty - py * " + x + "_geom.w, py * " +
-             x + "_pagesX + px), 0);\n";
+        s += "#if " + x + "_PHASES == 4\n";
+        s += "  int gy = ty >> 2, ph = ty & 3;\n";
         s += "#else\n";
-        s += "  return texelFetch(" + x + ", ivec3(tx, ty, 0), 0);\n";
+        s += "  int gy = ty, ph = 0;\n";
+        s += "#endif\n";
+        s += "#if " + x + "_PAGED\n";
+        s += "  int px = tx / " + x + "_geom.z; int py = gy / " + x + "_geom.w;\n";
+        s += "  return texelFetch(" + x + ", ivec3(tx - px * " + x + "_geom.z, gy - py * " + x + "_geom.w, (py * " +
+             x + "_pagesX + px) * " + x + "_PHASES + ph), 0);\n";
+        s += "#else\n";
+        s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n";
         s += "#endif\n}\n";
         s += "float " + x + "_at(int r, int c) {\n";
         s += "#if " + x + "_PACKED\n";
@@ -195,7 +205,11 @@ private:
         s +=
             "uniform ivec4 out_geom;\n"
             "uniform ivec2 out_origin;\n"
-            "ivec2 outTexel() { return ivec2(gl_FragCoord.xy) + out_origin; }\n"
+            "uniform ivec2 out_rowmap;  // (phases, phase): texel row y holds row y * phases + phase\n"
+            "ivec2 outTexel() {\n"
+            "  ivec2 g = ivec2(gl_FragCoord.xy) + out_origin;\n"
+            "  return ivec2(g.x, g.y * out_rowmap.x + out_rowmap.y);\n"
+            "}\n"
             "ivec2 outShape() { return out_geom.xy; }\n"
             "vec4 gltrain_mask(vec4 v) {\n"
             "#if OUT_PACKED\n"
@@ -327,6 +341,7 @@ private:
         }
         p->outGeom = p->uniformLocation("out_geom");
         p->outOrigin = p->uniformLocation("out_origin");
+        p->outRowmap = p->uniformLocation("out_rowmap");
         checkGl(("ShaderRegistry: building kernel '" + name + "'").c_str());
         return p;
     }

@@ -20,7 +20,7 @@ public:
     Tensor(Context& ctx, int rows, int cols, Layout layout = Layout::Packed)
         : ctx_(&ctx),
           geom_(TexelGeometry::make(rows, cols, layout, ctx.maxTextureSize(), ctx.caps().maxArrayTextureLayers)),
-          tex_(ctx.pool().acquire({geom_.pageWidth, geom_.pageHeight, geom_.pages()})) {}
+          tex_(ctx.pool().acquire({geom_.pageWidth, geom_.pageHeight, geom_.layers()})) {}
     Tensor(Context& ctx, const HostMatrix& m, Layout layout = Layout::Packed) : Tensor(ctx, m.rows, m.cols, layout) {
         upload(m);
     }
@@ -48,15 +48,16 @@ public:
         glBindTexture(GL_TEXTURE_2D_ARRAY, texture());
         const int vpt = geom_.valuesPerTexel();
         // Fast path: one page whose rows are exactly whole texels, no repacking.
-        if (!geom_.paged() && geom_.cols == geom_.texelsPerRow * vpt && vpt == 4) {
+        if (geom_.layers() == 1 && geom_.cols == geom_.texelsPerRow * vpt && vpt == 4) {
             glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, geom_.texelsPerRow, geom_.rows, 1, GL_RGBA, GL_FLOAT, data);
         } else {
             std::vector<float> staging;
-            for (int i = 0; i < geom_.pages(); ++i) {
+            for (int i = 0; i < geom_.layers(); ++i) {
                 auto pr = geom_.pageRect(i);
+                if (pr.height == 0) continue;
                 staging.assign(size_t(pr.width) * size_t(pr.height) * 4, 0.0f);
                 for (int y = 0; y < pr.height; ++y) {
-                    const float* row = data + size_t(pr.y0 + y) * size_t(geom_.cols);
+                    const float* row = data + size_t(geom_.rowOf(pr, y)) * size_t(geom_.cols);
                     float* out = &staging[size_t(y) * size_t(pr.width) * 4];
                     for (int x = 0; x < pr.width; ++x)
                         for (int k = 0; k < vpt; ++k) {
@@ -83,7 +84,7 @@ public:
         requireLive("Tensor::clear");
         const float zero[4] = {0, 0, 0, 0};
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
-        for (int i = 0; i < geom_.pages(); ++i) {
+        for (int i = 0; i < geom_.layers(); ++i) {
             attachPage(i);
             glClearBufferfv(GL_COLOR, 0, zero);
         }
@@ -96,8 +97,9 @@ public:
         HostMatrix m(rows(), cols());
         std::vector<float> staging;
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
-        for (int i = 0; i < geom_.pages(); ++i) {
+        for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
+            if (pr.height == 0) continue;
             attachPage(i);
             staging.resize(size_t(pr.width) * size_t(pr.height) * 4);
             glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
@@ -108,7 +110,7 @@ public:
     }
     std::vector<float> downloadVector() const { return download().data; }
 
-    // Attaches page `i` as the context framebuffer's colour attachment 0
+    // Attaches layer `i` as the context framebuffer's colour attachment 0
     // (the framebuffer must be bound).
     void attachPage(int i) const {
         glFramebufferTextureLayer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, texture(), 0, i);

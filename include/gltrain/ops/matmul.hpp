@@ -34,7 +34,7 @@ namespace detail {
 // `lastKernel`, whose extra inputs and outputs `bindLast` binds.
 template <class BindLast>
 void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const Tensor& like, const MatmulOptions& o,
-                        const char* lastKernel, BindLast bindLast) {
+                        const char* lastKernel, BindLast bindLast, const char* sliceKernel = "forward/matmul") {
     Context& ctx = a.context();
     const int k = o.transA ? a.rows() : a.cols();
     const int passes = (k + o.maxKPerPass - 1) / o.maxKPerPass;
@@ -47,7 +47,7 @@ void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const 
                      {"TRANS_B", o.transB ? "1" : "0"},
                      {"ACT", last ? std::to_string(int(o.act)) : "0"},
                      {"DACT", last && o.dactZ ? "1" : "0"}};
-        Pass& p = list.add(Pass(ctx, last ? lastKernel : "forward/matmul", d));
+        Pass& p = list.add(Pass(ctx, last ? lastKernel : sliceKernel, d));
         p.input("A", a).input("B", b);
         if (i > 0) p.input("CPREV", *partial[(i - 1) % 2]);
         if (last) bindLast(p);
@@ -83,8 +83,22 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 }
 }  // namespace detail
 
+// Kernels, specialised first: the 4x4 register-blocked kernel when C is
+// PackedRows4 and every operand is packed (and not both transposed); the
+// one-texel-per-fragment kernel, which handles any layouts, otherwise.
 inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
     detail::validateMatmul(a, b, c, o);
+    const bool blocked = c.layout() == Layout::PackedRows4 && isPacked(a.layout()) && isPacked(b.layout()) &&
+                         !(o.transA && o.transB) && (!o.bias || isPacked(o.bias->layout())) &&
+                         (!o.dactZ || isPacked(o.dactZ->layout()));
+    if (blocked) {
+        detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul_rows4", [&](Pass& p) {
+            if (o.bias) p.input("BIAS", *o.bias);
+            if (o.dactZ) p.input("Z", *o.dactZ);
+            p.output(c);
+        }, "forward/matmul_rows4");
+        return;
+    }
     detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul", [&](Pass& p) {
         if (o.bias) p.input("BIAS", *o.bias);
         if (o.dactZ) p.input("Z", *o.dactZ);

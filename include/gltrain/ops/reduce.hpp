@@ -77,7 +77,7 @@ inline const char* reduceAxisName(ReduceAxis a) {
     return a == ReduceAxis::Rows ? "Rows" : a == ReduceAxis::Cols ? "Cols" : "All";
 }
 inline int ceilDiv(int a, int b) { return (a + b - 1) / b; }
-inline int texelsPerRow(int cols, Layout l) { return l == Layout::Packed ? ceilDiv(cols, 4) : cols; }
+inline int texelsPerRow(int cols, Layout l) { return isPacked(l) ? ceilDiv(cols, 4) : cols; }
 inline std::string shapeOf(const Tensor& t) { return t ? t.shapeString() : std::string("empty"); }
 
 struct ReduceSpec {
