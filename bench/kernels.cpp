@@ -53,18 +53,20 @@ double medianSeconds(const std::function<void()>& run, const Tensor& out, int re
     return times[times.size() / 2];
 }
 
-void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bool tb, Layout layout, int reps) {
+void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bool tb, Layout layout, int reps,
+               int maxK = 4096) {
     Tensor a(ctx, ta ? random(k, m, 1) : random(m, k, 1), layout);
     Tensor b(ctx, tb ? random(n, k, 2) : random(k, n, 2), layout);
     Tensor c(ctx, m, n, layout);
     MatmulOptions o;
     o.transA = ta;
     o.transB = tb;
+    o.maxKPerPass = maxK;
     PassList list;
     recordMatmul(list, a, b, c, o);
     double s = medianSeconds([&] { list.run(); }, c, reps);
-    std::printf("| %-26s | %5d x %5d x %5d | %-8s | %9.3f | %9.2f |\n", label, m, k, n, layoutName(layout), s * 1e3,
-                2.0 * m * k * n / s / 1e9);
+    std::printf("| %-26s | %5d x %5d x %5d | %-12s | %5d | %9.3f | %9.2f |\n", label, m, k, n, layoutName(layout), maxK,
+                s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
 }  // namespace
@@ -78,22 +80,28 @@ int main(int argc, char** argv) {
                     caps.version.c_str());
         int reps = quick ? 3 : 7;
 
-        std::printf("| matmul                     |      M x     K x     N | layout   |   ms/call |   GFLOP/s |\n");
-        std::printf("|----------------------------|-------------------------|----------|-----------|-----------|\n");
+        std::printf("| matmul                     |      M x     K x     N | layout       | K/pass |   ms/call |   GFLOP/s |\n");
+        std::printf("|----------------------------|-------------------------|--------------|-------|-----------|-----------|\n");
         std::vector<int> sizes = {256, 512, 1024};
         if (!quick && !caps.softwareRenderer) sizes.push_back(2048);
         if (!quick && !caps.softwareRenderer) sizes.push_back(4096);
-        for (int n : sizes) matmulRow(ctx, "square C = A·B", n, n, n, false, false, Layout::Packed, reps);
+        for (int n : sizes)
+            for (Layout l : {Layout::Packed, Layout::PackedRows4})
+                matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps);
         matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
+        // The K-split threshold: the same product in 1, 2, 4 and 8 passes.
+        for (int maxK : {4096, 2048, 1024, 512})
+            matmulRow(ctx, "K-split C = A·B", 256, 4096, 256, false, false, Layout::PackedRows4, reps, maxK);
         struct {
             const char* label;
             int m, k, n;
         } mlp[] = {{"MLP fwd 784->256", 128, 784, 256}, {"MLP fwd 256->128", 128, 256, 128}, {"MLP fwd 128->10", 128, 128, 10}};
-        for (auto& s : mlp) {
-            matmulRow(ctx, s.label, s.m, s.k, s.n, false, false, Layout::Packed, reps);
-            matmulRow(ctx, "  dW = Xᵀ·dZ", s.k, s.m, s.n, true, false, Layout::Packed, reps);
-            matmulRow(ctx, "  dX = dZ·Wᵀ", s.m, s.n, s.k, false, true, Layout::Packed, reps);
-        }
+        for (auto& s : mlp)
+            for (Layout l : {Layout::Packed, Layout::PackedRows4}) {
+                matmulRow(ctx, s.label, s.m, s.k, s.n, false, false, l, reps);
+                matmulRow(ctx, "  dW = Xᵀ·dZ", s.k, s.m, s.n, true, false, l, reps);
+                matmulRow(ctx, "  dX = dZ·Wᵀ", s.m, s.n, s.k, false, true, l, reps);
+            }
 
         std::printf("\n| kernel                     | shape        | layout   |   ms/call |\n");
         std::printf("|----------------------------|--------------|----------|-----------|\n");

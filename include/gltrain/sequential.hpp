@@ -206,10 +206,10 @@ public:
             if (!d) continue;
             LayerState& L = layers_[i];
             L.W = std::make_unique<PingPong>(
-                *ctx_, d->kernelInit.make(L.in, L.out, L.in, L.out, options.seed, uint32_t(2 * i)));
+                *ctx_, d->kernelInit.make(L.in, L.out, L.in, L.out, options.seed, uint32_t(2 * i)), layoutFor(L.in));
             L.b = std::make_unique<PingPong>(*ctx_, d->biasInit.make(1, L.out, L.in, L.out, options.seed, uint32_t(2 * i + 1)));
             for (int s = 0; s < options.optimizer.stateSlots(); ++s) {
-                L.wState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(L.in, L.out)));
+                L.wState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(L.in, L.out), layoutFor(L.in)));
                 L.bState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(1, L.out)));
             }
         }
@@ -531,7 +531,7 @@ private:
         std::vector<PingPong*> swaps;
 
         Tensor& temp(Context& ctx, int r, int c) {
-            tensors.emplace_back(ctx, r, c);
+            tensors.emplace_back(ctx, r, c, layoutFor(r));
             return tensors.back();
         }
         // Points the row gathers at a dataset (y only when it has targets).
@@ -570,6 +570,11 @@ private:
         std::unique_ptr<AsyncReadback> pending;
         long pendingStep = 0;
     };
+
+    // Matrices of 4 rows or more interleave their rows over 4 layers, so every
+    // matmul of a step runs the 4x4 register-blocked kernel (bench/kernels:
+    // 2-4x the one-texel kernel on llvmpipe); a 1-row bias stays packed.
+    static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
 
     static std::string shapeString(const std::vector<int64_t>& shape) {
         std::string s = "[";
@@ -765,9 +770,9 @@ private:
         Context& ctx = *ctx_;
         p.batch = B;
         p.training = training;
-        p.xb = Tensor(ctx, B, inputSize_);
+        p.xb = Tensor(ctx, B, inputSize_, layoutFor(B));
         const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
-        p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_);
+        p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_, layoutFor(B));
         p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);
         p.lossMean = Tensor(ctx, 1, 1);
         p.batchCorrect = Tensor(ctx, 1, 1);
