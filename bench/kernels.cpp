@@ -54,7 +54,7 @@ double medianSeconds(const std::function<void()>& run, const Tensor& out, int re
 }
 
 void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bool tb, Layout layout, int reps,
-               int maxK = 4096) {
+               int maxK = MatmulOptions{}.maxKPerPass) {
     Tensor a(ctx, ta ? random(k, m, 1) : random(m, k, 1), layout);
     Tensor b(ctx, tb ? random(n, k, 2) : random(k, n, 2), layout);
     Tensor c(ctx, m, n, layout);

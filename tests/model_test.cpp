@@ -50,7 +50,7 @@ TEST(Model, XorReaches100Percent) {
 TEST(Model, LinearRegressionRecoversWeights) {
     Context& ctx = test::context();
     HostMatrix x = randomMatrix(256, 3, 11), w(3, 1, {0.5f, -2.0f, 1.25f});
-    HostMatrix y = ref::addBias(ref::matmul(x, w), HostMatrix(1, 1, {0.75f}));
+    HostMatrix y = ref::addBias(ref::matmul(x, w), HostMatrix(1, 1, std::vector<float>{0.75f}));
     Sequential m(ctx, 3);
     m.add(Dense{1, Activation::Linear, 0.01f, Initializer{Initializer::Zeros, 0}});
     CompileOptions c;
