@@ -296,3 +296,49 @@ TEST(Model, ShapeErrorsAreReportedWhenBuilt) {
     EXPECT_NE(message([&] { m.fit(x, std::vector<int>(10, 0), f); }).find("batchSize must be positive"),
               std::string::npos);
 }
+
+TEST(Model, InitialisersAreDeterministicAndPlatformIndependent) {
+    // The same values natively and in Chromium: integer hashing plus one rounding
+    // to float. The expected numbers were computed natively and are asserted in both worlds.
+    HostMatrix gu = Initializer{Initializer::GlorotUniform, 0}.make(3, 2, 3, 2, 1, 0);
+    HostMatrix hn = Initializer{Initializer::HeNormal, 0}.make(3, 2, 3, 2, 1, 0);
+    HostMatrix again = Initializer{Initializer::HeNormal, 0}.make(3, 2, 3, 2, 1, 0);
+    EXPECT_EQ(hn.data, again.data);
+    const double limit = std::sqrt(6.0 / 5.0);
+    for (float v : gu.data) EXPECT_LE(std::fabs(v), limit);
+    std::printf("glorot_uniform[0..2] = %.9g %.9g %.9g, he_normal[0..2] = %.9g %.9g %.9g\n", double(gu.data[0]),
+                double(gu.data[1]), double(gu.data[2]), double(hn.data[0]), double(hn.data[1]), double(hn.data[2]));
+    EXPECT_EQ(gu.data, (std::vector<float>{-0.792162299f, 0.852371991f, -1.01431131f, gu.data[3], gu.data[4], gu.data[5]}));
+    EXPECT_EQ(hn.data[0], 1.24493086f);
+    EXPECT_EQ(hn.data[1], -1.62149322f);
+    EXPECT_EQ(hn.data[2], -0.908042073f);
+    // Statistics: He normal has std sqrt(2 / fanIn).
+    HostMatrix big = Initializer{Initializer::HeNormal, 0}.make(200, 500, 200, 500, 7, 3);
+    double sum = 0, sq = 0;
+    for (float v : big.data) sum += v, sq += double(v) * v;
+    double mean = sum / big.data.size(), sd = std::sqrt(sq / big.data.size() - mean * mean);
+    EXPECT_NEAR(mean, 0.0, 0.002);
+    EXPECT_NEAR(sd, std::sqrt(2.0 / 200.0), 0.002);
+}
+
+TEST(Model, LearningRateSchedules) {
+    Schedule s;
+    EXPECT_EQ(s.at(0.1f, 1000), 0.1f);
+    s.kind = Schedule::Step;
+    s.stepSize = 10;
+    s.gamma = 0.5f;
+    EXPECT_FLOAT_EQ(s.at(1.0f, 9), 1.0f);
+    EXPECT_FLOAT_EQ(s.at(1.0f, 25), 0.25f);
+    s.kind = Schedule::Exponential;
+    EXPECT_FLOAT_EQ(s.at(1.0f, 5), std::pow(0.5f, 0.5f));
+    s.kind = Schedule::Cosine;
+    s.warmupSteps = 4;
+    s.totalSteps = 104;
+    s.minLr = 0.0f;
+    EXPECT_FLOAT_EQ(s.at(1.0f, 0), 0.25f);
+    EXPECT_FLOAT_EQ(s.at(1.0f, 3), 1.0f);
+    EXPECT_FLOAT_EQ(s.at(1.0f, 54), 0.5f);
+    EXPECT_NEAR(s.at(1.0f, 104), 0.0f, 1e-6);
+    s.stepSize = 0;
+    EXPECT_THROW(s.validate(), ArgumentError);
+}
