@@ -342,3 +342,55 @@ TEST(Model, LearningRateSchedules) {
     s.stepSize = 0;
     EXPECT_THROW(s.validate(), ArgumentError);
 }
+
+TEST(Model, ValidationSplitAsyncLossTrainForAndBce) {
+    // Binary cross-entropy on one logit: points above the line x0 + x1 = 0 are 1.
+    Context& ctx = test::context();
+    HostMatrix x = randomMatrix(200, 2, 71);
+    HostMatrix y(200, 1);
+    for (int i = 0; i < 200; ++i) y(i, 0) = x(i, 0) + x(i, 1) > 0 ? 1.0f : 0.0f;
+    Sequential m(ctx, 2);
+    m.add(Dense{8, Activation::Tanh}).add(Dense{1});
+    CompileOptions c;
+    c.loss = LossKind::BinaryCrossEntropy;
+    c.optimizer.kind = OptimizerKind::RMSProp;
+    c.optimizer.lr = 0.01f;
+    c.schedule.kind = Schedule::Cosine;
+    c.schedule.warmupSteps = 5;
+    c.schedule.totalSteps = 400;
+    m.compile(c);
+    FitOptions f;
+    f.epochs = 40;
+    f.batchSize = 16;
+    f.validationSplit = 0.2f;  // 160 training rows: 10 steps per epoch
+    f.lossEvery = 3;
+    f.asyncLoss = true;
+    int steps = 0, lossesRead = 0;
+    std::vector<EpochInfo> epochs;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) {
+        ++steps;
+        if (s.lossRead) {
+            ++lossesRead;
+            EXPECT_TRUE(std::isfinite(s.loss));
+        }
+    };
+    cb.onEpoch = [&](const EpochInfo& e) { epochs.push_back(e); };
+    m.beginFit(x, Targets(y), f, cb);
+    int calls = 0;
+    while (m.fitting()) {
+        EXPECT_GE(m.trainFor(5.0), 1);
+        ++calls;
+    }
+    EXPECT_EQ(steps, 400);
+    EXPECT_GT(lossesRead, 0);
+    EXPECT_GT(calls, 1) << "trainFor returns control between slices";
+    ASSERT_EQ(epochs.size(), 40u);
+    EXPECT_TRUE(std::isfinite(epochs.back().valLoss));
+    EXPECT_LT(epochs.back().valLoss, epochs.front().valLoss);
+    EXPECT_LT(epochs.back().loss, 0.3f);
+    HostMatrix p = m.predict(x);
+    int correct = 0;
+    for (int i = 0; i < 200; ++i) correct += (p(i, 0) > 0) == (y(i, 0) > 0.5f);
+    EXPECT_GE(correct, 185);
+}

@@ -18,23 +18,29 @@ namespace gltrain {
 
 class AsyncReadback {
 public:
-    explicit AsyncReadback(const Tensor& t) : geom_(t.geometry()) {
+    explicit AsyncReadback(const Tensor& t) : tensor_(&t), geom_(t.geometry()) {
         if (!t) throw ArgumentError("AsyncReadback: the tensor is empty");
-        size_t bytes = 0;
         for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
-            bytes += size_t(pr.width) * size_t(pr.height) * 16;
+            bytes_ += size_t(pr.width) * size_t(pr.height) * 16;
         }
-        bytes_ = bytes;
         pbo_ = BufferHandle::create();
         glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
-        glBufferData(GL_PIXEL_PACK_BUFFER, GLsizeiptr(bytes), nullptr, GL_STREAM_READ);
-        glBindFramebuffer(GL_FRAMEBUFFER, t.context().framebuffer());
+        glBufferData(GL_PIXEL_PACK_BUFFER, GLsizeiptr(bytes_), nullptr, GL_STREAM_READ);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        issue();
+    }
+
+    // Queues another read of the tensor's current values into the same
+    // buffer (a training loop reuses one reader: no allocation per read).
+    void issue() {
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
+        glBindFramebuffer(GL_FRAMEBUFFER, tensor_->context().framebuffer());
         size_t offset = 0;
         for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
             if (pr.height == 0) continue;
-            t.attachPage(i);
+            tensor_->attachPage(i);
             glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, reinterpret_cast<void*>(offset));
             offset += size_t(pr.width) * size_t(pr.height) * 16;
         }
@@ -83,6 +89,7 @@ public:
     }
 
 private:
+    const Tensor* tensor_;  // must outlive the reader
     TexelGeometry geom_;
     size_t bytes_ = 0;
     BufferHandle pbo_;

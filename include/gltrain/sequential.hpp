@@ -116,8 +116,9 @@ struct FitOptions {
 struct StepInfo {
     long step = 0;  // global step (1-based after the step ran)
     int epoch = 0;  // 0-based
-    float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless read this step
+    float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless a loss arrived this step
     bool lossRead = false;
+    long lossStep = 0;  // the step that loss belongs to (earlier than `step` with asyncLoss)
     double samplesPerSecond = 0, elapsedSeconds = 0;
 };
 struct EpochInfo {
@@ -297,11 +298,16 @@ public:
         info.step = step_;
         info.epoch = epoch;
         const bool read = f.options.lossEvery > 0 && step_ % f.options.lossEvery == 0;
-        if (f.pending && f.pending->ready()) takeLoss(f, f.pending->get().data[0], f.pendingStep, &info);
+        if (f.pending && f.reader->ready()) {
+            f.pending = false;
+            takeLoss(f, f.reader->get().data[0], f.pendingStep, &info);
+        }
         if (read) {
             if (f.options.asyncLoss) {
-                if (!f.pending) {
-                    f.pending = std::make_unique<AsyncReadback>(p.lossMean);
+                if (!f.pending) {  // one read in flight at a time, through one reused buffer
+                    if (!f.reader) f.reader = std::make_unique<AsyncReadback>(p.lossMean);
+                    else f.reader->issue();
+                    f.pending = true;
                     f.pendingStep = step_;
                 }
             } else {
@@ -567,7 +573,8 @@ private:
         Clock::time_point start, epochStart;
         double epochLossSum = 0;
         int epochLossCount = 0, epochSteps = 0;
-        std::unique_ptr<AsyncReadback> pending;
+        std::unique_ptr<AsyncReadback> reader;  // the loss, read through a fence (asyncLoss)
+        bool pending = false;
         long pendingStep = 0;
     };
 
@@ -678,7 +685,6 @@ private:
     }
 
     void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
-        f.pending.reset();
         if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
             long from = std::max(1L, atStep - std::max(1, f.options.lossEvery) + 1);
             fit_.reset();
@@ -692,9 +698,10 @@ private:
             f.epochLossSum += loss;
             f.epochLossCount++;
         }
-        if (info && atStep == step_) {
+        if (info) {
             info->loss = loss;
             info->lossRead = true;
+            info->lossStep = atStep;
         }
     }
 

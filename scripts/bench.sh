@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the kernel benchmark natively (EGL) and in headless Chromium (WebGL2)
+# and writes both tables, with the date and the machine, to bench/RESULTS.md.
+# Figures come only from this script's output; nothing is edited by hand.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$GLTRAIN_ROOT"
+bash scripts/setup.sh
+gltrain_build_native >/dev/null
+gltrain_build_web >/dev/null
+native=$(./build/bench/bench_kernels "$@")
+web=$(node scripts/browser_run.mjs build-web/bench bench_kernels.html -- "$@" | grep -v '^browser_run:')
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+{
+  echo "# Kernel benchmark results"
+  echo
+  echo "Written by \`bash scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) cores, ${cpu:-unknown CPU}."
+  echo "Medians of repeated runs, each forced to complete by a one-texel read."
+  echo
+  echo "## Native (EGL)"
+  echo
+  echo "$native"
+  echo
+  echo "## Headless Chromium (WebGL2)"
+  echo
+  echo "$web"
+} > bench/RESULTS.md
+echo "bench.sh: wrote bench/RESULTS.md"
