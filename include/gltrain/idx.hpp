@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "gltrain/file_io.hpp"
 #include "gltrain/format_error.hpp"
 #include "gltrain/host_matrix.hpp"
 
@@ -208,23 +209,6 @@ inline void checkLength(const Header& h, size_t size, const std::string& source)
                                            std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
 }
 
-inline std::vector<uint8_t> readFile(const std::string& path) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw IoError("IDX " + path + ": cannot open: " + std::strerror(errno));
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, &std::fclose);
-    std::vector<uint8_t> bytes;
-    size_t used = 0;
-    for (;;) {
-        if (bytes.size() - used < (size_t(1) << 16)) bytes.resize(std::max<size_t>(bytes.size() * 2, size_t(1) << 20));
-        const size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, f);
-        used += got;
-        if (got == 0) break;
-    }
-    if (std::ferror(f)) throw IoError("IDX " + path + ": read failed after " + std::to_string(used) + " bytes: " + std::strerror(errno));
-    bytes.resize(used);
-    bytes.shrink_to_fit();
-    return bytes;
-}
 
 #ifdef GLTRAIN_HAVE_ZLIB
 // Gunzips data[0, size) (one or more concatenated gzip members) holding an IDX
@@ -362,7 +346,7 @@ inline IdxArray parseIdx(const std::vector<uint8_t>& bytes, const std::string& s
 
 // Reads and parses an IDX file, gunzipping it if it is gzip-compressed.
 inline IdxArray loadIdxFile(const std::string& path, uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes) {
-    const std::vector<uint8_t> bytes = idx_detail::readFile(path);
+    const std::vector<uint8_t> bytes = readFile(path, "IDX");
     return parseIdx(bytes.data(), bytes.size(), path, maxDecompressedBytes);
 }
 

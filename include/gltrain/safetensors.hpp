@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gltrain/error.hpp"
+#include "gltrain/file_io.hpp"
 #include "gltrain/format_error.hpp"
 #include "gltrain/host_matrix.hpp"
 
@@ -305,24 +306,6 @@ inline std::string brief(const nlohmann::json& j) {
     return s.size() <= 40 ? s : s.substr(0, 37) + "...";
 }
 
-inline std::vector<uint8_t> readFile(const std::string& path) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw IoError("safetensors " + path + ": cannot open: " + std::strerror(errno));
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, &std::fclose);
-    std::vector<uint8_t> bytes;
-    size_t used = 0;
-    for (;;) {
-        if (bytes.size() - used < (size_t(1) << 16)) bytes.resize(std::max<size_t>(bytes.size() * 2, size_t(1) << 20));
-        const size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, f);
-        used += got;
-        if (got == 0) break;
-    }
-    if (std::ferror(f))
-        throw IoError("safetensors " + path + ": read failed after " + std::to_string(used) + " bytes: " +
-                      std::strerror(errno));
-    bytes.resize(used);
-    return bytes;
-}
 
 // A non-negative JSON integer, or false.
 inline bool unsignedValue(const nlohmann::json& j, uint64_t& out) {
@@ -530,7 +513,7 @@ inline SafetensorsFile parseSafetensors(const std::vector<uint8_t>& bytes, const
 
 // Reads and parses a safetensors file.
 inline SafetensorsFile loadSafetensorsFile(const std::string& path) {
-    const std::vector<uint8_t> bytes = st_detail::readFile(path);
+    const std::vector<uint8_t> bytes = readFile(path, "safetensors");
     return parseSafetensors(bytes.data(), bytes.size(), path);
 }
 

@@ -19,8 +19,6 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
-#include <fstream>
-#include <iterator>
 #include <functional>
 #include <limits>
 #include <map>
@@ -395,32 +393,13 @@ public:
     // safetensors: "<layer>/kernel" [in, out], "<layer>/bias" [out], optimizer
     // slots "<layer>/kernel/slot<i>", and metadata (format, step, seed, optimizer).
     std::vector<uint8_t> saveCheckpoint() const {
-        requireCompiled("saveCheckpoint");
-        std::vector<std::pair<std::string, TensorData>> tensors;
-        for (auto& L : layers_) {
-            if (!L.W) continue;
-            tensors.emplace_back(L.name + "/kernel", TensorData::fromMatrix(L.W->front().download()));
-            tensors.emplace_back(L.name + "/bias", TensorData::f32({L.out}, L.b->front().download().data));
-            for (size_t s = 0; s < L.wState.size(); ++s) {
-                tensors.emplace_back(L.name + "/kernel/slot" + std::to_string(s),
-                                     TensorData::fromMatrix(L.wState[s]->front().download()));
-                tensors.emplace_back(L.name + "/bias/slot" + std::to_string(s),
-                                     TensorData::f32({L.out}, L.bState[s]->front().download().data));
-            }
-        }
-        std::map<std::string, std::string> meta = {{"format", "gltrain-1"},
-                                                   {"step", std::to_string(step_)},
-                                                   {"seed", std::to_string(options_.seed)},
-                                                   {"optimizer", optimizerName(options_.optimizer.kind)}};
-        return serializeSafetensors(tensors, meta);
+        auto c = checkpoint();
+        return serializeSafetensors(c.first, c.second);
     }
+    // Writes a temporary file and renames it: a crash never leaves half a checkpoint.
     void save(const std::string& path) const {
-        auto bytes = saveCheckpoint();
-        // Serialise first, then write a temporary file and rename it: a crash never leaves half a checkpoint.
-        SafetensorsFile f = parseSafetensors(bytes, path);
-        std::vector<std::pair<std::string, TensorData>> tensors;
-        for (auto& n : f.names) tensors.emplace_back(n, f.tensors.at(n));
-        saveSafetensorsFile(path, tensors, f.metadata);
+        auto c = checkpoint();
+        saveSafetensorsFile(path, c.first, c.second);
     }
 
     // Loads weights (and optimizer state and step, when present). Everything
@@ -488,13 +467,7 @@ public:
         step_ = anyState ? step : 0;
         fit_.reset();
     }
-    void load(const std::string& path) {
-        SafetensorsFile probe = loadSafetensorsFile(path);  // reads and validates the file format
-        (void)probe;
-        std::ifstream in(path, std::ios::binary);
-        std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        loadCheckpoint(bytes, path);
-    }
+    void load(const std::string& path) { loadCheckpoint(readFile(path, "checkpoint"), path); }
 
     // Texture pool counters: constant across steps in the steady state.
     const PoolStats& poolStats() const { return ctx_->pool().stats(); }
@@ -582,6 +555,29 @@ private:
     // matmul of a step runs the 4x4 register-blocked kernel (bench/kernels:
     // 2-4x the one-texel kernel on llvmpipe); a 1-row bias stays packed.
     static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
+
+    using Checkpoint = std::pair<std::vector<std::pair<std::string, TensorData>>, std::map<std::string, std::string>>;
+    Checkpoint checkpoint() const {
+        requireCompiled("saveCheckpoint");
+        Checkpoint c;
+        auto& tensors = c.first;
+        for (auto& L : layers_) {
+            if (!L.W) continue;
+            tensors.emplace_back(L.name + "/kernel", TensorData::fromMatrix(L.W->front().download()));
+            tensors.emplace_back(L.name + "/bias", TensorData::f32({L.out}, L.b->front().download().data));
+            for (size_t s = 0; s < L.wState.size(); ++s) {
+                tensors.emplace_back(L.name + "/kernel/slot" + std::to_string(s),
+                                     TensorData::fromMatrix(L.wState[s]->front().download()));
+                tensors.emplace_back(L.name + "/bias/slot" + std::to_string(s),
+                                     TensorData::f32({L.out}, L.bState[s]->front().download().data));
+            }
+        }
+        c.second = {{"format", "gltrain-1"},
+                    {"step", std::to_string(step_)},
+                    {"seed", std::to_string(options_.seed)},
+                    {"optimizer", optimizerName(options_.optimizer.kind)}};
+        return c;
+    }
 
     static std::string shapeString(const std::vector<int64_t>& shape) {
         std::string s = "[";
