@@ -12,15 +12,13 @@
 #include "test_context.hpp"
 
 using namespace gltrain;
+using gltrain::test::Case;
+using gltrain::test::ctxFor;
+using gltrain::test::name;
 using gltrain::test::randomMatrix;
 using gltrain::test::relativeError;
 
 namespace {
-struct Case {
-    int rows, cols;
-    Layout layout;
-    bool small;  // MAX_TEXTURE_SIZE forced to 64: paged
-};
 const Case kCases[] = {{1, 1, Layout::Packed, false},    {1, 1, Layout::Unpacked, false},
                        {3, 5, Layout::Packed, false},    {3, 5, Layout::Unpacked, false},
                        {127, 129, Layout::Packed, false}, {257, 63, Layout::Unpacked, false},
@@ -29,11 +27,6 @@ const Case kCases[] = {{1, 1, Layout::Packed, false},    {1, 1, Layout::Unpacked
                        {7, 5, Layout::PackedRows4, false}, {257, 63, Layout::PackedRows4, false},
                        {301, 130, Layout::PackedRows4, true}};
 
-Context& ctxFor(const Case& c) { return c.small ? test::smallContext() : test::context(); }
-std::string name(const Case& c) {
-    return std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout) +
-           (c.small ? " paged" : "");
-}
 }  // namespace
 
 TEST(KernelsElementwise, ArithmeticIsExact) {

@@ -24,14 +24,12 @@
 #include "test_context.hpp"
 
 using namespace gltrain;
+using gltrain::test::Case;
+using gltrain::test::ctxFor;
+using gltrain::test::name;
 using gltrain::test::randomMatrix;
 
 namespace {
-struct Case {
-    int rows, cols;
-    Layout layout;
-    bool small;  // MAX_TEXTURE_SIZE forced to 64: paged
-};
 const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},
                        {3, 5, Layout::Packed, false},     {3, 5, Layout::Unpacked, false},
                        {127, 129, Layout::Packed, false}, {1000, 10, Layout::Packed, false},
@@ -40,11 +38,6 @@ const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacke
                        {257, 63, Layout::Packed, true},   {1, 1025, Layout::Packed, true},
                        {70, 129, Layout::Unpacked, true}};
 
-Context& ctxFor(const Case& c) { return c.small ? test::smallContext() : test::context(); }
-std::string name(const Case& c) {
-    return std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout) +
-           (c.small ? " paged" : "");
-}
 // max over elements of |a - b| / (atol + rtol |b|): <= 1 passes.
 double scaledError(const HostMatrix& a, const HostMatrix& b, double atol, double rtol) {
     EXPECT_EQ(a.data.size(), b.data.size());

@@ -23,13 +23,11 @@
 #include "test_context.hpp"
 
 using namespace gltrain;
+using gltrain::test::Case;
+using gltrain::test::ctxFor;
+using gltrain::test::name;
 
 namespace {
-struct Case {
-    int rows, cols;
-    Layout layout;
-    bool small;  // MAX_TEXTURE_SIZE forced to 64: paged
-};
 const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},
                        {3, 5, Layout::Packed, false},     {3, 5, Layout::Unpacked, false},
                        {127, 129, Layout::Packed, false}, {127, 129, Layout::Unpacked, false},
@@ -37,11 +35,6 @@ const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacke
                        {257, 63, Layout::Unpacked, false}, {1, 1025, Layout::Packed, true},
                        {257, 63, Layout::Packed, true},   {70, 129, Layout::Unpacked, true}};
 
-Context& ctxFor(const Case& c) { return c.small ? test::smallContext() : test::context(); }
-std::string name(const Case& c) {
-    return std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout) +
-           (c.small ? " paged" : "");
-}
 // Bitwise equality that also reports the first differing element.
 ::testing::AssertionResult bitEqual(const HostMatrix& gpu, const HostMatrix& ref) {
     if (gpu.rows != ref.rows || gpu.cols != ref.cols) return ::testing::AssertionFailure() << "shape differs";

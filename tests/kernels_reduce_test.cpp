@@ -27,14 +27,12 @@
 #include "test_context.hpp"
 
 using namespace gltrain;
+using gltrain::test::Case;
+using gltrain::test::ctxFor;
+using gltrain::test::name;
 using gltrain::test::randomMatrix;
 
 namespace {
-struct Case {
-    int rows, cols;
-    Layout layout;
-    bool small;  // MAX_TEXTURE_SIZE forced to 64: paged
-};
 const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},
                        {1, 37, Layout::Packed, false},    {41, 1, Layout::Unpacked, false},
                        {3, 5, Layout::Packed, false},     {3, 5, Layout::Unpacked, false},
@@ -44,11 +42,6 @@ const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacke
                        {5000, 1, Layout::Packed, true},   {129, 130, Layout::Packed, true},
                        {70, 129, Layout::Unpacked, true}};
 
-Context& ctxFor(const Case& c) { return c.small ? test::smallContext() : test::context(); }
-std::string name(const Case& c) {
-    return std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout) +
-           (c.small ? " paged" : "");
-}
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 

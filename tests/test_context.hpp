@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "gltrain/context.hpp"
 #include "gltrain/host_matrix.hpp"
+#include "gltrain/layout.hpp"
 
 namespace gltrain::test {
 
@@ -28,6 +30,19 @@ inline Context& smallContext() {
     }());
     ctx.makeCurrent();
     return ctx;
+}
+
+// One shape-and-layout case of the kernel tests; `small` runs it on
+// smallContext(), so the tensor is split into pages.
+struct Case {
+    int rows, cols;
+    Layout layout;
+    bool small;
+};
+inline Context& ctxFor(const Case& c) { return c.small ? smallContext() : context(); }
+inline std::string name(const Case& c) {
+    return std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout) +
+           (c.small ? " paged" : "");
 }
 
 inline HostMatrix randomMatrix(int rows, int cols, unsigned seed, float lo = -1.0f, float hi = 1.0f) {

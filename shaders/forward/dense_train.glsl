@@ -2,7 +2,7 @@
 // both the pre-activation (kept for the backward pass's f'(Z)) and the output.
 // inputs: A, B, CPREV?, BIAS?
 // outputs: Z, Y
-// uses: lib/activation, lib/matmul
+// uses: lib/activation, lib/matmul, lib/bias
 // defines: TRANS_A, TRANS_B (0 here), ACT (see lib/activation)
 // uniforms: k0, k1 (the K slice; the whole K unless split)
 // output: Z and Y are M x N, one texel per fragment, two render targets

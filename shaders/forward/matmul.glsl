@@ -1,6 +1,6 @@
 // forward/matmul: C = op(A) · op(B) over k in [k0, k1), with optional epilogues.
 // inputs: A, B, CPREV?, BIAS?, Z?
-// uses: lib/activation, lib/matmul
+// uses: lib/activation, lib/matmul, lib/bias
 // defines: TRANS_A (C = Aᵀ·B, A stored K x M), TRANS_B (C = A·Bᵀ, B stored N x K),
 //          ACT (forward activation applied last), DACT (1: multiply by f'(Z), the
 //          fused backward epilogue; ACT then names f)
