@@ -7,7 +7,11 @@
 //   bench_kernels [--quick]
 #include <gltrain/gltrain.hpp>
 #include <gltrain/ops/elementwise.hpp>
+#include <gltrain/ops/loss.hpp>
 #include <gltrain/ops/matmul.hpp>
+#include <gltrain/ops/optimizer.hpp>
+#include <gltrain/ops/random.hpp>
+#include <gltrain/ops/reduce.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -119,6 +123,44 @@ int main(int argc, char** argv) {
             row("gelu backward", 128, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) {
                 recordActivationGrad(p, y, x, Activation::GELU, o);
             });
+        }
+
+        // The other kernels of a training step, at the MLP's shapes (batch 128).
+        auto timed = [&](const char* name, const char* shape, PassList& list, const Tensor& out) {
+            double s = medianSeconds([&] { list.run(); }, out, reps);
+            std::printf("| %-26s | %-12s | %-8s | %9.3f |\n", name, shape, "packed", s * 1e3);
+        };
+        {
+            Tensor logits(ctx, random(128, 10, 5)), grad(ctx, 128, 10), rows(ctx, 128, 1, Layout::Unpacked),
+                mean(ctx, 1, 1), correct(ctx, 1, 1);
+            std::vector<float> lv(128);
+            for (int i = 0; i < 128; ++i) lv[size_t(i)] = float(i % 10);
+            Tensor labels(ctx, HostMatrix(128, 1, lv), Layout::Unpacked);
+            PassList xent, count;
+            recordSoftmaxCrossEntropy(xent, logits, labels, grad, &rows, &mean);
+            timed("softmax CE + grad + mean", "128 x 10", xent, mean);
+            recordCorrectCount(count, logits, labels, correct);
+            timed("argmax + correct count", "128 x 10", count, correct);
+        }
+        {
+            Tensor dz(ctx, random(128, 256, 6)), db(ctx, 1, 256), all(ctx, 1, 1);
+            PassList bias, sum;
+            recordBiasGrad(bias, dz, db);
+            timed("bias gradient (col sum)", "128 x 256", bias, db);
+            recordReduce(sum, dz, ReduceOp::Sum, ReduceAxis::All, all);
+            timed("sum all", "128 x 256", sum, all);
+        }
+        {
+            OptimizerConfig adam;
+            PingPong w(ctx, random(784, 256, 7)), m(ctx, HostMatrix(784, 256)), v(ctx, HostMatrix(784, 256));
+            Tensor g(ctx, random(784, 256, 8));
+            PassList up;
+            recordOptimizerUpdate(up, adam, w, g, {&m, &v});
+            timed("Adam update (3 targets)", "784 x 256", up, w.back());
+            Tensor mask(ctx, 128, 256);
+            PassList drop;
+            recordDropoutMask(drop, mask, 1, 2, 0.5f);
+            timed("dropout mask", "128 x 256", drop, mask);
         }
 
         // The fixed cost of a pass: a 1x1 output, many passes per sync.

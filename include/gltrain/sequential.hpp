@@ -296,7 +296,11 @@ public:
         info.step = step_;
         info.epoch = epoch;
         const bool read = f.options.lossEvery > 0 && step_ % f.options.lossEvery == 0;
-        if (f.pending && f.reader->ready()) {
+        // A read in flight is taken when its fence has signalled — or at an epoch's
+        // end, where waiting is fine. (Browsers update fences only between event-loop
+        // turns, so a synchronous fit there sees its async losses at epoch ends.)
+        const bool epochEnd = batch + 1 == f.stepsPerEpoch;
+        if (f.pending && (epochEnd || f.reader->ready())) {
             f.pending = false;
             takeLoss(f, f.reader->get().data[0], f.pendingStep, &info);
         }
@@ -316,7 +320,7 @@ public:
         info.samplesPerSecond = double(f.epochSteps) * p.batch / std::max(1e-9, seconds(f.epochStart));
         if (f.callbacks.onStep) f.callbacks.onStep(info);
 
-        if (batch + 1 == f.stepsPerEpoch) endEpoch(f, epoch);
+        if (epochEnd) endEpoch(f, epoch);
         if (step_ >= f.endStep) {
             fit_.reset();
             return false;
