@@ -510,7 +510,7 @@ private:
         PassList evalTail; // loss, sums (after forward)
         std::vector<Pass*> gathers;
         std::vector<Pass*> dropouts;
-        std::vector<std::pair<Pass*, bool>> updates;  // (pass, is Adam-like)
+        std::vector<Pass*> updates;  // one per parameter; per-step lr and bias corrections
         std::vector<PingPong*> swaps;
 
         Tensor& temp(Context& ctx, int r, int c) {
@@ -528,7 +528,7 @@ private:
         void setStepUniforms(long step, const CompileOptions& o) {
             for (auto* d : dropouts) d->uniformInt("step", int(step & 0xFFFFFF));
             float lr = o.schedule.at(o.optimizer.lr, step);
-            for (auto& u : updates) setStep(*u.first, o.optimizer, int(step + 1), lr);
+            for (auto* u : updates) setStep(*u, o.optimizer, int(step + 1), lr);
         }
         void swapAll() {
             for (auto* s : swaps) s->swap();
@@ -938,11 +938,10 @@ private:
             gscale = &factor;
         }
         const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
-        const bool adamLike = options_.optimizer.kind == OptimizerKind::Adam || options_.optimizer.kind == OptimizerKind::AdamW;
         for (size_t k = 0; k < paramGrads.size(); ++k) {
             Pass& u = recordOptimizerUpdate(p.train, options_.optimizer, *paramGrads[k].first, *paramGrads[k].second,
                                             paramSlots[k], gscale, guard);
-            p.updates.push_back({&u, adamLike});
+            p.updates.push_back(&u);
             p.swaps.push_back(paramGrads[k].first);
             for (auto* s : paramSlots[k]) p.swaps.push_back(s);
         }
