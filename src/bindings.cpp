@@ -1,0 +1,951 @@
+// embind bindings of gltrain for JavaScript (web build only; target gltrain_js).
+//
+// These classes are the raw layer under web/gltrain.js, which wraps them in
+// the documented API (web/gltrain.d.ts). Two rules shape this file:
+//
+// * No C++ exception and no JS exception crosses the boundary. Every bound
+//   function runs inside guard(): on an exception it stores the error's kind
+//   and message and returns a default value; gltrain.js checks takeError()
+//   after every call and throws a JS Error carrying the C++ message. (A JS
+//   exception unwinding wasm frames would skip destructors and leave the
+//   shadow stack pointer where the throw found it.)
+// * Options arrive as plain JS objects and are parsed here, so unknown option
+//   names, wrong types and bad values are rejected with a message naming the
+//   call and the option, before the model changes.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gltrain/gltrain.hpp"
+#include "gltrain/idx.hpp"
+#include "gltrain/sequential.hpp"
+
+using emscripten::val;
+
+namespace gltrain::js {
+namespace {
+
+// ---- errors ------------------------------------------------------------------
+
+struct PendingError {
+    bool set = false;
+    std::string kind, message;
+};
+PendingError& pending() {
+    static PendingError e;
+    return e;
+}
+void setError(const char* kind, const char* message) {
+    auto& e = pending();
+    if (e.set) return;  // keep the first
+    e.set = true;
+    e.kind = kind;
+    e.message = message;
+}
+
+template <class R>
+R fallback() {
+    if constexpr (std::is_same_v<R, val>) return val::undefined();
+    else if constexpr (std::is_void_v<R>) return;
+    else return R{};
+}
+
+// Runs f; an exception becomes the pending error and a default return value.
+template <class F>
+auto guard(F&& f) -> decltype(f()) {
+    using R = decltype(f());
+    try {
+        return f();
+    } catch (const TrainingError& e) {
+        setError("TrainingError", e.what());
+    } catch (const ArgumentError& e) {
+        setError("ArgumentError", e.what());
+    } catch (const FormatError& e) {
+        setError("FormatError", e.what());
+    } catch (const UnsupportedError& e) {
+        setError("UnsupportedError", e.what());
+    } catch (const ShaderError& e) {
+        setError("ShaderError", e.what());
+    } catch (const GlError& e) {
+        setError("GlError", e.what());
+    } catch (const std::bad_alloc&) {
+        setError("RangeError", "out of memory (the WebAssembly heap could not grow)");
+    } catch (const std::exception& e) {
+        setError("Error", e.what());
+    } catch (...) {
+        setError("Error", "unknown C++ exception");
+    }
+    return fallback<R>();
+}
+
+// {kind, message} of the pending error (clearing it), or null.
+val takeError() {
+    auto& e = pending();
+    if (!e.set) return val::null();
+    val o = val::object();
+    o.set("kind", e.kind);
+    o.set("message", e.message);
+    e = PendingError{};
+    return o;
+}
+
+// ---- JS values ---------------------------------------------------------------
+
+std::string typeName(const val& v) {
+    if (v.isNull()) return "null";
+    if (v.isArray()) return "an array";
+    std::string t = v.typeOf().as<std::string>();
+    if (t == "object") {
+        val ctor = v["constructor"];
+        if (!ctor.isUndefined() && !ctor.isNull()) {
+            std::string n = ctor["name"].as<std::string>();
+            if (!n.empty() && n != "Object") return "a " + n;
+        }
+        return "an object";
+    }
+    return "a " + t;
+}
+std::string show(const val& v) {
+    if (v.isString()) return "'" + v.as<std::string>() + "'";
+    if (v.isNumber() || v.isTrue() || v.isFalse()) return val::global("String")(v).as<std::string>();
+    return typeName(v);
+}
+bool isPlainObject(const val& v) {
+    return !v.isNull() && !v.isUndefined() && v.typeOf().as<std::string>() == "object" && !v.isArray();
+}
+std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A plain-object options argument: unknown names and wrong types are errors.
+class Options {
+public:
+    Options(val o, std::string where, std::initializer_list<const char*> allowed)
+        : o_(std::move(o)), where_(std::move(where)) {
+        if (o_.isUndefined() || o_.isNull()) {
+            o_ = val::object();
+            return;
+        }
+        if (!isPlainObject(o_)) throw ArgumentError(where_ + ": options must be an object, got " + typeName(o_));
+        std::vector<std::string> keys = emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", o_));
+        for (auto& k : keys) {
+            bool ok = false;
+            std::string valid;
+            for (const char* a : allowed) {
+                ok = ok || k == a;
+                valid += (valid.empty() ? "" : ", ") + std::string(a);
+            }
+            if (!ok) throw ArgumentError(where_ + ": unknown option '" + k + "' (valid: " + valid + ")");
+        }
+    }
+    const std::string& where() const { return where_; }
+    bool has(const char* k) const { return !o_[k].isUndefined(); }
+    val raw(const char* k) const { return o_[k]; }
+
+    double number(const char* k, double def) const {
+        if (!has(k)) return def;
+        val v = o_[k];
+        if (!v.isNumber()) throw ArgumentError(where_ + ": " + k + " must be a number, got " + show(v));
+        double d = v.as<double>();
+        if (!std::isfinite(d)) throw ArgumentError(where_ + ": " + k + " must be finite, got " + show(v));
+        return d;
+    }
+    float real(const char* k, float def) const { return float(number(k, def)); }
+    int64_t integer(const char* k, int64_t def, int64_t lo = std::numeric_limits<int>::min(),
+                    int64_t hi = std::numeric_limits<int>::max()) const {
+        if (!has(k)) return def;
+        double d = number(k, 0);
+        if (d != std::floor(d)) throw ArgumentError(where_ + ": " + k + " must be an integer, got " + show(o_[k]));
+        if (d < double(lo) || d > double(hi))
+            throw ArgumentError(where_ + ": " + k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got " + show(o_[k]));
+        return int64_t(d);
+    }
+    bool boolean(const char* k, bool def) const {
+        if (!has(k)) return def;
+        val v = o_[k];
+        if (!v.isTrue() && !v.isFalse()) throw ArgumentError(where_ + ": " + k + " must be a boolean, got " + show(v));
+        return v.isTrue();
+    }
+    std::string string(const char* k, const std::string& def) const {
+        if (!has(k)) return def;
+        val v = o_[k];
+        if (!v.isString()) throw ArgumentError(where_ + ": " + k + " must be a string, got " + show(v));
+        return v.as<std::string>();
+    }
+
+private:
+    val o_;
+    std::string where_;
+};
+
+// Float32Array -> floats (one copy, straight into the vector's storage).
+std::vector<float> floatsFrom(const val& a, const std::string& what) {
+    if (!a.instanceof(val::global("Float32Array")))
+        throw ArgumentError(what + " must be a Float32Array, got " + typeName(a));
+    const size_t n = a["length"].as<size_t>();
+    std::vector<float> v(n);
+    // The allocation may have grown the heap; a view of the old heap is detached now.
+    if (a["length"].as<size_t>() != n)
+        throw ArgumentError(what + " is a view of gltrain's memory that the last allocation invalidated "
+                            "(copy it with slice() first)");
+    if (n) val(emscripten::typed_memory_view(n, v.data())).call<void>("set", a);
+    return v;
+}
+bool isIntegerArray(const val& a) {
+    for (const char* t : {"Int32Array", "Uint8Array", "Uint8ClampedArray", "Int8Array", "Uint16Array", "Int16Array",
+                          "Uint32Array"})
+        if (a.instanceof(val::global(t))) return true;
+    return false;
+}
+std::vector<uint8_t> bytesFrom(const val& a, const std::string& what) {
+    val u8 = val::undefined();
+    if (a.instanceof(val::global("ArrayBuffer"))) u8 = val::global("Uint8Array").new_(a);
+    else if (a.instanceof(val::global("Uint8Array"))) u8 = a;
+    else if (val::global("ArrayBuffer").call<bool>("isView", a))
+        u8 = val::global("Uint8Array").new_(a["buffer"], a["byteOffset"], a["byteLength"]);
+    else throw ArgumentError(what + " must be an ArrayBuffer or a Uint8Array, got " + typeName(a));
+    const size_t n = u8["length"].as<size_t>();
+    std::vector<uint8_t> v(n);
+    if (u8["length"].as<size_t>() != n)
+        throw ArgumentError(what + " is a view of gltrain's memory that the last allocation invalidated");
+    if (n) val(emscripten::typed_memory_view(n, v.data())).call<void>("set", u8);
+    return v;
+}
+val float32Copy(const float* p, size_t n) { return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p)); }
+val numberOrNull(double d) { return std::isfinite(d) ? val(d) : val::null(); }
+
+// ---- Context -----------------------------------------------------------------
+
+class ContextImpl {
+public:
+    explicit ContextImpl(ContextOptions o) : ctx(std::make_unique<Context>(std::move(o))) {}
+    std::unique_ptr<Context> ctx;
+
+    static ContextImpl* create(val options) {
+        return guard([&]() -> ContextImpl* {
+            Options o(options, "Context", {"canvas", "maxTextureSize", "debugChecks"});
+            ContextOptions co;
+            co.canvas = o.string("canvas", "");
+            co.maxTextureSize = int(o.integer("maxTextureSize", 0, 0));
+            co.debugChecks = o.boolean("debugChecks", false);
+            if (o.has("canvas") && co.canvas.empty())
+                throw ArgumentError("Context: canvas must be a CSS selector such as '#canvas' (omit it for an OffscreenCanvas)");
+            return new ContextImpl(std::move(co));
+        });
+    }
+    void makeCurrent() { ctx->makeCurrent(); }
+
+    val capabilities() {
+        return guard([&] {
+            const Capabilities& c = ctx->caps();
+            val o = val::object();
+            o.set("platform", c.platform);
+            o.set("vendor", c.vendor);
+            o.set("renderer", c.renderer);
+            o.set("version", c.version);
+            o.set("shadingLanguageVersion", c.shadingLanguageVersion);
+            o.set("maxTextureSize", c.maxTextureSize);
+            o.set("maxArrayTextureLayers", c.maxArrayTextureLayers);
+            o.set("maxDrawBuffers", c.maxDrawBuffers);
+            o.set("maxTextureImageUnits", c.maxTextureImageUnits);
+            o.set("colorBufferFloat", c.colorBufferFloat);
+            o.set("colorBufferHalfFloat", c.colorBufferHalfFloat);
+            o.set("floatBlend", c.floatBlend);
+            o.set("float32Renderable", c.float32Renderable);
+            o.set("softwareRenderer", c.softwareRenderer);
+            o.set("measuredMantissaBits", c.measuredMantissaBits);
+            val ext = val::array();
+            for (auto& e : c.extensions) ext.call<void>("push", e);
+            o.set("extensions", ext);
+            std::ostringstream s;
+            s << c;
+            o.set("report", s.str());
+            return o;
+        });
+    }
+    val poolStats() {
+        return guard([&] {
+            const PoolStats& s = ctx->pool().stats();
+            val o = val::object();
+            o.set("live", double(s.live));
+            o.set("liveBytes", double(s.liveBytes));
+            o.set("free", double(s.free));
+            o.set("freeBytes", double(s.freeBytes));
+            o.set("created", double(s.created));
+            return o;
+        });
+    }
+};
+
+// ---- Tensor ------------------------------------------------------------------
+
+class TensorImpl {
+public:
+    ContextImpl* owner = nullptr;
+    Tensor t;
+
+    static TensorImpl* create(ContextImpl& c, val rows, val cols, val data) {
+        return guard([&]() -> TensorImpl* {
+            val shape = val::object();
+            shape.set("rows", rows);
+            shape.set("cols", cols);
+            Options o(shape, "Tensor", {"rows", "cols"});
+            if (!o.has("rows") || !o.has("cols")) throw ArgumentError("Tensor: rows and cols are required");
+            int r = int(o.integer("rows", 0, 1)), k = int(o.integer("cols", 0, 1));
+            std::vector<float> v;
+            if (!data.isUndefined() && !data.isNull()) {
+                v = floatsFrom(data, "Tensor: data");
+                if (v.size() != size_t(r) * size_t(k))
+                    throw ArgumentError("Tensor: data has " + std::to_string(v.size()) + " values, a " + std::to_string(r) +
+                                        "x" + std::to_string(k) + " tensor needs " + std::to_string(size_t(r) * k));
+            }
+            c.makeCurrent();
+            auto* t = new TensorImpl;
+            t->owner = &c;
+            t->t = Tensor(*c.ctx, r, k);
+            if (!v.empty()) t->t.upload(v);
+            else t->t.clear();
+            return t;
+        });
+    }
+    int rows() const { return t.rows(); }
+    int cols() const { return t.cols(); }
+    void upload(val data) {
+        guard([&] {
+            std::vector<float> v = floatsFrom(data, "Tensor.upload: data");
+            owner->makeCurrent();
+            t.upload(v);
+        });
+    }
+    val download() {
+        return guard([&] {
+            owner->makeCurrent();
+            HostMatrix m = t.download();
+            return float32Copy(m.data.data(), m.data.size());
+        });
+    }
+};
+
+// ---- Dataset: examples (rows of x) and their targets in the wasm heap --------
+
+class DatasetImpl {
+public:
+    HostMatrix x;
+    Targets y;
+    int imageRows = 0, imageCols = 0;
+
+    // x: Float32Array of rows * features values; y: an integer typed array of
+    // labels (one per row) or a Float32Array of target values (rows * k), or undefined.
+    static DatasetImpl* fromArrays(val xs, val ys, val features, std::string where) {
+        return guard([&]() -> DatasetImpl* {
+            if (!features.isNumber()) throw ArgumentError(where + ": features must be a number");
+            const double f = features.as<double>();
+            if (!(f >= 1 && f == std::floor(f) && f <= 1e9))
+                throw ArgumentError(where + ": features must be a positive integer, got " + show(features));
+            const size_t cols = size_t(f);
+            if (!xs.instanceof(val::global("Float32Array")))
+                throw ArgumentError(where + ": x must be a Float32Array, got " + typeName(xs));
+            const size_t n = xs["length"].as<size_t>();
+            if (n == 0) throw ArgumentError(where + ": x is empty");
+            if (n % cols)
+                throw ArgumentError(where + ": x has " + std::to_string(n) + " values, expected a multiple of " +
+                                    std::to_string(cols) + " (the model's input size)");
+            const size_t rows = n / cols;
+            if (rows > size_t(std::numeric_limits<int>::max())) throw ArgumentError(where + ": x has too many rows");
+            auto d = std::make_unique<DatasetImpl>();
+            if (!ys.isUndefined() && !ys.isNull()) {
+                if (isIntegerArray(ys)) {
+                    const size_t m = ys["length"].as<size_t>();
+                    if (m != rows)
+                        throw ArgumentError(where + ": y has " + std::to_string(m) + " labels but x has " +
+                                            std::to_string(rows) + " rows");
+                    std::vector<int> labels(m);
+                    val(emscripten::typed_memory_view(m, labels.data())).call<void>("set", ys);
+                    d->y = Targets(std::move(labels));
+                } else if (ys.instanceof(val::global("Float32Array"))) {
+                    const size_t m = ys["length"].as<size_t>();
+                    if (m == 0 || m % rows)
+                        throw ArgumentError(where + ": y has " + std::to_string(m) + " values for the " +
+                                            std::to_string(rows) + " rows of x (expected a multiple of " +
+                                            std::to_string(rows) + "; class labels go in an Int32Array)");
+                    d->y = Targets(HostMatrix(int(rows), int(m / rows), floatsFrom(ys, where + ": y")));
+                } else {
+                    throw ArgumentError(where + ": y must be an Int32Array (or another integer typed array) of labels "
+                                        "or a Float32Array of target values, got " + typeName(ys));
+                }
+            }
+            d->x = HostMatrix(int(rows), int(cols), floatsFrom(xs, where + ": x"));
+            return d.release();
+        });
+    }
+
+    // Validated IDX files (images: unsigned bytes, N x rows x cols; labels: N
+    // integers < numClasses); images scaled to [0, 1].
+    static DatasetImpl* fromIdx(val images, val labels, val numClasses) {
+        return guard([&]() -> DatasetImpl* {
+            int classes = 10;
+            if (!numClasses.isUndefined()) {
+                if (!numClasses.isNumber() || numClasses.as<double>() < 1 ||
+                    numClasses.as<double>() != std::floor(numClasses.as<double>()))
+                    throw ArgumentError("loadIdx: numClasses must be a positive integer, got " + show(numClasses));
+                classes = numClasses.as<int>();
+            }
+            std::vector<uint8_t> ib = bytesFrom(images, "loadIdx: images");
+            IdxArray ia = parseIdx(ib, "images");
+            std::vector<uint8_t>().swap(ib);
+            IdxArray la = parseIdx(bytesFrom(labels, "loadIdx: labels"), "labels");
+            Dataset ds = makeDataset(ia, la, classes);
+            auto d = std::make_unique<DatasetImpl>();
+            d->x = std::move(ds.images);
+            d->y = Targets(std::move(ds.labels));
+            d->imageRows = ds.imageRows;
+            d->imageCols = ds.imageCols;
+            return d.release();
+        });
+    }
+
+    int count() const { return x.rows; }
+    int features() const { return x.cols; }
+    int getImageRows() const { return imageRows; }
+    int getImageCols() const { return imageCols; }
+    bool hasLabels() const { return y.isLabels(); }
+    int targetColumns() const { return y.isLabels() ? 1 : y.values.cols; }
+
+    void checkRange(const std::string& where, val start, val count, int& s, int& c) const {
+        val o = val::object();
+        o.set("start", start);
+        o.set("count", count);
+        Options opt(o, where, {"start", "count"});
+        s = int(opt.integer("start", 0, 0, x.rows));
+        c = int(opt.integer("count", x.rows - s, 0, x.rows));
+        if (s + c > x.rows)
+            throw ArgumentError(where + ": rows [" + std::to_string(s) + ", " + std::to_string(s + c) +
+                                ") are outside the dataset's " + std::to_string(x.rows) + " rows");
+    }
+    DatasetImpl* slice(val start, val count) const {
+        return guard([&]() -> DatasetImpl* {
+            int s, c;
+            checkRange("Dataset.slice", start, count, s, c);
+            if (c == 0) throw ArgumentError("Dataset.slice: the slice is empty");
+            auto d = std::make_unique<DatasetImpl>();
+            const size_t f = size_t(x.cols);
+            d->x = HostMatrix(c, x.cols, std::vector<float>(x.data.begin() + std::ptrdiff_t(s * f),
+                                                             x.data.begin() + std::ptrdiff_t((s + c) * f)));
+            if (y.isLabels()) d->y = Targets(std::vector<int>(y.labels.begin() + s, y.labels.begin() + s + c));
+            else if (y.rows()) {
+                const size_t k = size_t(y.values.cols);
+                d->y = Targets(HostMatrix(c, y.values.cols, std::vector<float>(y.values.data.begin() + std::ptrdiff_t(s * k),
+                                                                              y.values.data.begin() + std::ptrdiff_t((s + c) * k))));
+            }
+            d->imageRows = imageRows;
+            d->imageCols = imageCols;
+            return d.release();
+        });
+    }
+    val rowsCopy(val start, val count) const {
+        return guard([&] {
+            int s, c;
+            checkRange("Dataset.x", start, count, s, c);
+            return float32Copy(x.data.data() + size_t(s) * size_t(x.cols), size_t(c) * size_t(x.cols));
+        });
+    }
+    // A Float32Array over the wasm heap (no copy); valid until the next gltrain call.
+    val view() const { return val(emscripten::typed_memory_view(x.data.size(), x.data.data())); }
+    val targets() const {
+        return guard([&] {
+            if (y.isLabels())
+                return val::global("Int32Array").new_(emscripten::typed_memory_view(y.labels.size(), y.labels.data()));
+            if (y.rows()) return float32Copy(y.values.data.data(), y.values.data.size());
+            return val::null();
+        });
+    }
+};
+
+// ---- Sequential --------------------------------------------------------------
+
+Initializer initializerArg(const Options& o, const char* key, Initializer def) {
+    if (!o.has(key)) return def;
+    val v = o.raw(key);
+    if (v.isString()) {
+        try {
+            return Initializer::parse(v.as<std::string>());
+        } catch (const ArgumentError& e) {
+            throw ArgumentError(o.where() + ": " + key + ": " + e.what());
+        }
+    }
+    Options io(v, o.where() + ": " + key, {"type", "value"});
+    std::string type = io.string("type", "");
+    if (type == "constant") return Initializer::constant(io.real("value", 0.0f));
+    if (io.has("value")) throw ArgumentError(o.where() + ": " + key + ": value is only for {type: 'constant'}");
+    try {
+        return Initializer::parse(type);
+    } catch (const ArgumentError& e) {
+        throw ArgumentError(o.where() + ": " + key + ": " + e.what() + " or {type: 'constant', value}");
+    }
+}
+Activation parseAct(const Options& o, const char* key, Activation def) {
+    if (!o.has(key)) return def;
+    try {
+        return parseActivation(o.string(key, ""));
+    } catch (const ArgumentError& e) {
+        throw ArgumentError(o.where() + ": " + e.what());
+    }
+}
+
+struct LayerInfo {
+    std::string type, name;
+    int units = 0;  // outputs of this layer (dense) or 0 (same as its input)
+};
+
+class SequentialImpl {
+public:
+    ContextImpl* owner = nullptr;
+    std::unique_ptr<Sequential> model;
+    std::vector<LayerInfo> infos;
+    struct Event {
+        bool epoch = false;
+        StepInfo s;
+        EpochInfo e;
+    };
+    std::vector<Event> events;
+
+    static SequentialImpl* create(ContextImpl& c, val input) {
+        return guard([&]() -> SequentialImpl* {
+            int size = 0;
+            if (input.isNumber()) {
+                double d = input.as<double>();
+                if (!(d >= 1 && d == std::floor(d) && d <= std::numeric_limits<int>::max()))
+                    throw ArgumentError("Sequential: the input size must be a positive integer, got " + show(input));
+                size = int(d);
+            } else {
+                Options o(input, "Sequential", {"inputSize", "inputShape"});
+                if (o.has("inputShape"))
+                    throw ArgumentError("Sequential: inputShape (images for Conv2D) needs the convolution layers, which "
+                                        "this build does not have yet; use inputSize");
+                if (!o.has("inputSize")) throw ArgumentError("Sequential: give inputSize (a positive integer)");
+                size = int(o.integer("inputSize", 0, 1));
+            }
+            auto s = std::make_unique<SequentialImpl>();
+            s->owner = &c;
+            s->model = std::make_unique<Sequential>(*c.ctx, size);
+            return s.release();
+        });
+    }
+
+    void add(val spec) {
+        guard([&] {
+            if (!isPlainObject(spec))
+                throw ArgumentError("add: a layer is an object such as {type: 'dense', units: 10}, got " + typeName(spec));
+            val t = spec["type"];
+            if (!t.isString())
+                throw ArgumentError("add: the layer needs a type ('dense', 'activation', 'dropout', 'softmax'), got " +
+                                    show(t));
+            const std::string type = lower(t.as<std::string>());
+            const std::string where = "add (" + type + ")";
+            LayerInfo info;
+            info.type = type;
+            Layer layer;
+            if (type == "dense") {
+                Options o(spec, where,
+                          {"type", "units", "activation", "alpha", "kernelInitializer", "biasInitializer", "inputDim", "name"});
+                Dense d;
+                if (!o.has("units")) throw ArgumentError(where + ": units is required");
+                d.units = int(o.integer("units", 0, 1));
+                d.activation = parseAct(o, "activation", Activation::Linear);
+                d.alpha = o.real("alpha", d.alpha);
+                d.kernelInit = initializerArg(o, "kernelInitializer", d.kernelInit);
+                d.biasInit = initializerArg(o, "biasInitializer", d.biasInit);
+                d.inputDim = int(o.integer("inputDim", 0, 1));
+                d.name = o.string("name", "");
+                info.units = d.units;
+                info.name = d.name;
+                layer = d;
+            } else if (type == "activation") {
+                Options o(spec, where, {"type", "activation", "alpha", "name"});
+                ActivationLayer a;
+                if (!o.has("activation")) throw ArgumentError(where + ": activation is required");
+                a.activation = parseAct(o, "activation", a.activation);
+                a.alpha = o.real("alpha", a.alpha);
+                a.name = o.string("name", "");
+                info.name = a.name;
+                layer = a;
+            } else if (type == "dropout") {
+                Options o(spec, where, {"type", "rate", "name"});
+                Dropout d;
+                d.rate = o.real("rate", d.rate);
+                if (!(d.rate >= 0.0f && d.rate < 1.0f))
+                    throw ArgumentError(where + ": rate must be in [0, 1), got " + show(o.raw("rate")));
+                d.name = o.string("name", "");
+                info.name = d.name;
+                layer = d;
+            } else if (type == "softmax") {
+                Options o(spec, where, {"type", "name"});
+                Softmax s;
+                s.name = o.string("name", "");
+                info.name = s.name;
+                layer = s;
+            } else if (type == "conv2d" || type == "maxpool2d" || type == "averagepool2d" ||
+                       type == "batchnormalization" || type == "flatten" || type == "globalaveragepooling2d") {
+                throw ArgumentError("add: layer type '" + t.as<std::string>() +
+                                    "' needs the convolution layers, which this build does not have yet");
+            } else {
+                throw ArgumentError("add: unknown layer type '" + t.as<std::string>() +
+                                    "' (valid: dense, activation, dropout, softmax)");
+            }
+            model->add(std::move(layer));
+            infos.push_back(info);
+        });
+    }
+
+    void compile(val options) {
+        guard([&] {
+            Options o(options, "compile", {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
+            CompileOptions c;
+            std::string loss = lower(o.string("loss", "softmax_cross_entropy"));
+            if (loss == "softmax_cross_entropy") c.loss = LossKind::SoftmaxCrossEntropy;
+            else if (loss == "mse" || loss == "mean_squared_error") c.loss = LossKind::MeanSquaredError;
+            else if (loss == "binary_cross_entropy") c.loss = LossKind::BinaryCrossEntropy;
+            else
+                throw ArgumentError("compile: unknown loss '" + loss +
+                                    "' (valid: softmax_cross_entropy, mse, binary_cross_entropy)");
+            c.optimizer = parseOptimizer(o);
+            if (o.has("learningRate")) c.optimizer.lr = o.real("learningRate", c.optimizer.lr);
+            if (o.has("schedule")) c.schedule = parseSchedule(o.raw("schedule"));
+            c.clipNorm = o.real("clipNorm", 0.0f);
+            c.seed = uint32_t(o.integer("seed", 1, 0, 0xFFFFFFFFll));
+            std::string nan = lower(o.string("onNaN", "stop"));
+            if (nan == "stop") c.onNaN = NanPolicy::Stop;
+            else if (nan == "skip") c.onNaN = NanPolicy::Skip;
+            else if (nan == "ignore") c.onNaN = NanPolicy::Ignore;
+            else throw ArgumentError("compile: onNaN must be 'stop', 'skip' or 'ignore', got '" + nan + "'");
+            owner->makeCurrent();
+            model->compile(c);
+        });
+    }
+
+    static OptimizerConfig parseOptimizer(const Options& o) {
+        OptimizerConfig c;
+        if (!o.has("optimizer")) return c;
+        val v = o.raw("optimizer");
+        std::string name;
+        std::unique_ptr<Options> oo;
+        if (v.isString()) {
+            name = v.as<std::string>();
+        } else {
+            oo = std::make_unique<Options>(v, "compile: optimizer",
+                                           std::initializer_list<const char*>{"type", "lr", "learningRate", "weightDecay",
+                                                                              "momentum", "beta1", "beta2", "eps", "rho"});
+            if (!oo->has("type")) throw ArgumentError("compile: optimizer needs a type ('adam', 'sgd', ...)");
+            name = oo->string("type", "");
+        }
+        std::string valid;
+        bool found = false;
+        for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
+                                OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+            valid += (valid.empty() ? "" : ", ") + std::string(optimizerName(k));
+            if (lower(name) == optimizerName(k)) {
+                c.kind = k;
+                found = true;
+            }
+        }
+        if (!found) throw ArgumentError("compile: unknown optimizer '" + name + "' (valid: " + valid + ")");
+        if (oo) {
+            if (oo->has("lr") && oo->has("learningRate"))
+                throw ArgumentError("compile: optimizer: give lr or learningRate, not both");
+            c.lr = oo->real("lr", oo->real("learningRate", c.lr));
+            c.weightDecay = oo->real("weightDecay", c.weightDecay);
+            c.momentum = oo->real("momentum", c.momentum);
+            c.beta1 = oo->real("beta1", c.beta1);
+            c.beta2 = oo->real("beta2", c.beta2);
+            c.eps = oo->real("eps", c.eps);
+            c.rho = oo->real("rho", c.rho);
+        }
+        return c;
+    }
+    static Schedule parseSchedule(val v) {
+        Schedule s;
+        if (v.isString()) {
+            val o = val::object();
+            o.set("type", v);
+            v = o;
+        }
+        Options o(v, "compile: schedule", {"type", "stepSize", "gamma", "warmupSteps", "totalSteps", "minLr"});
+        std::string type = lower(o.string("type", "constant"));
+        if (type == "constant") s.kind = Schedule::Constant;
+        else if (type == "step") s.kind = Schedule::Step;
+        else if (type == "exponential") s.kind = Schedule::Exponential;
+        else if (type == "cosine") s.kind = Schedule::Cosine;
+        else throw ArgumentError("compile: schedule: unknown type '" + type + "' (valid: constant, step, exponential, cosine)");
+        s.stepSize = int(o.integer("stepSize", s.stepSize));
+        s.gamma = o.real("gamma", s.gamma);
+        s.warmupSteps = int(o.integer("warmupSteps", s.warmupSteps));
+        s.totalSteps = int(o.integer("totalSteps", s.totalSteps));
+        s.minLr = o.real("minLr", s.minLr);
+        return s;
+    }
+
+    void beginFit(DatasetImpl& train, DatasetImpl* validation, val options) {
+        guard([&] {
+            Options o(options, "fit", {"epochs", "batchSize", "shuffle", "validationSplit", "lossEvery", "asyncLoss"});
+            FitOptions f;
+            f.epochs = int(o.integer("epochs", f.epochs));
+            f.batchSize = int(o.integer("batchSize", f.batchSize));
+            f.shuffle = o.boolean("shuffle", f.shuffle);
+            f.validationSplit = o.real("validationSplit", f.validationSplit);
+            f.lossEvery = int(o.integer("lossEvery", f.lossEvery));
+            f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
+            if (validation) {
+                if (f.validationSplit > 0.0f) throw ArgumentError("fit: give validationSplit or validationData, not both");
+                f.validationX = &validation->x;
+                f.validationY = &validation->y;
+            }
+            if (!train.y.rows()) throw ArgumentError("fit: the training data has no targets (y)");
+            if (validation && !validation->y.rows()) throw ArgumentError("fit: the validation data has no targets (y)");
+            owner->makeCurrent();
+            Callbacks cb;
+            cb.onStep = [this](const StepInfo& s) { events.push_back({false, s, {}}); };
+            cb.onEpoch = [this](const EpochInfo& e) { events.push_back({true, {}, e}); };
+            model->beginFit(train.x, train.y, f, std::move(cb));
+            events.clear();
+        });
+    }
+    bool stepOnce() {
+        return guard([&] {
+            owner->makeCurrent();
+            return model->stepOnce();
+        });
+    }
+    int trainFor(double ms) {
+        return guard([&] {
+            if (!(ms >= 0) || !std::isfinite(ms)) throw ArgumentError("trainFor: ms must be a finite number >= 0");
+            owner->makeCurrent();
+            return model->trainFor(ms);
+        });
+    }
+    bool fitting() const { return model->fitting(); }
+
+    static val epochObject(const EpochInfo& e) {
+        val o = val::object();
+        o.set("type", std::string("epoch"));
+        o.set("epoch", e.epoch);
+        o.set("step", double(e.step));
+        o.set("loss", numberOrNull(e.loss));
+        o.set("accuracy", numberOrNull(e.accuracy));
+        o.set("valLoss", numberOrNull(e.valLoss));
+        o.set("valAccuracy", numberOrNull(e.valAccuracy));
+        o.set("seconds", e.seconds);
+        o.set("samplesPerSecond", e.samplesPerSecond);
+        return o;
+    }
+    // Step and epoch reports since the last call, in order.
+    val takeEvents() {
+        val a = val::array();
+        for (auto& ev : events) {
+            if (ev.epoch) {
+                a.call<void>("push", epochObject(ev.e));
+            } else {
+                val o = val::object();
+                o.set("type", std::string("step"));
+                o.set("step", double(ev.s.step));
+                o.set("epoch", ev.s.epoch);
+                o.set("loss", ev.s.lossRead ? numberOrNull(ev.s.loss) : val::null());
+                o.set("lossStep", ev.s.lossRead ? val(double(ev.s.lossStep)) : val::null());
+                o.set("samplesPerSecond", ev.s.samplesPerSecond);
+                o.set("elapsedSeconds", ev.s.elapsedSeconds);
+                a.call<void>("push", o);
+            }
+        }
+        events.clear();
+        return a;
+    }
+    val history() const {
+        val a = val::array();
+        for (auto& e : model->history()) a.call<void>("push", epochObject(e));
+        return a;
+    }
+
+    static int batchOption(val options, const char* where) {
+        Options o(options, where, {"batchSize"});
+        return int(o.integer("batchSize", 256, 1));
+    }
+    val evaluate(DatasetImpl& data, val options) {
+        return guard([&] {
+            int b = batchOption(options, "evaluate");
+            if (!data.y.rows()) throw ArgumentError("evaluate: the data has no targets (y)");
+            owner->makeCurrent();
+            Evaluation e = model->evaluate(data.x, data.y, b);
+            val o = val::object();
+            o.set("loss", numberOrNull(e.loss));
+            o.set("accuracy", numberOrNull(e.accuracy));
+            return o;
+        });
+    }
+    val predictMatrix(const HostMatrix& x, int b) {
+        owner->makeCurrent();
+        HostMatrix y = model->predict(x, b);
+        return float32Copy(y.data.data(), y.data.size());
+    }
+    val predict(val x, val options) {
+        return guard([&] {
+            int b = batchOption(options, "predict");
+            if (!model->outputSize()) throw ArgumentError("predict: the model is not compiled (call compile first)");
+            const int cols = model->inputSize();
+            if (!x.instanceof(val::global("Float32Array")))
+                throw ArgumentError("predict: x must be a Float32Array, got " + typeName(x));
+            const size_t n = x["length"].as<size_t>();
+            if (n == 0) throw ArgumentError("predict: x is empty");
+            if (n % size_t(cols))
+                throw ArgumentError("predict: x has " + std::to_string(n) + " values, expected a multiple of " +
+                                    std::to_string(cols) + " (the model's input size)");
+            HostMatrix m(int(n / size_t(cols)), cols, floatsFrom(x, "predict: x"));
+            return predictMatrix(m, b);
+        });
+    }
+    val predictDataset(DatasetImpl& data, val options) {
+        return guard([&] { return predictMatrix(data.x, batchOption(options, "predict")); });
+    }
+
+    val saveCheckpoint() {
+        return guard([&] {
+            owner->makeCurrent();
+            std::vector<uint8_t> bytes = model->saveCheckpoint();
+            val u8 = val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+            return val(u8["buffer"]);
+        });
+    }
+    void loadCheckpoint(val bytes) {
+        guard([&] {
+            std::vector<uint8_t> b = bytesFrom(bytes, "loadCheckpoint: bytes");
+            owner->makeCurrent();
+            model->loadCheckpoint(b, "<ArrayBuffer>");
+        });
+    }
+    val getWeight(std::string layer, std::string which) {
+        return guard([&] {
+            owner->makeCurrent();
+            HostMatrix m = model->weight(layer, which);
+            return float32Copy(m.data.data(), m.data.size());
+        });
+    }
+    void setWeight(std::string layer, std::string which, val data) {
+        guard([&] {
+            std::vector<float> v = floatsFrom(data, "setWeight: data");
+            owner->makeCurrent();
+            HostMatrix cur = model->weight(layer, which);
+            if (v.size() != cur.data.size())
+                throw ArgumentError("setWeight: " + layer + "/" + which + " has " + std::to_string(cur.data.size()) +
+                                    " values (" + std::to_string(cur.rows) + "x" + std::to_string(cur.cols) + "), got " +
+                                    std::to_string(v.size()));
+            model->setWeight(layer, which, HostMatrix(cur.rows, cur.cols, std::move(v)));
+        });
+    }
+
+    int inputSize() const { return model->inputSize(); }
+    int outputSize() const { return model->outputSize(); }
+    double step() const { return double(model->step()); }
+    bool compiled() const { return model->outputSize() > 0; }
+    // [{name, type, outputSize, params}] (names as compile assigned them).
+    val layers() const {
+        val a = val::array();
+        int width = model->inputSize();
+        for (size_t i = 0; i < infos.size(); ++i) {
+            const LayerInfo& L = infos[i];
+            val o = val::object();
+            o.set("name", compiled() ? model->layerName(i) : L.name);
+            o.set("type", L.type);
+            int params = 0;
+            if (L.units) {
+                params = width * L.units + L.units;
+                width = L.units;
+            }
+            o.set("outputSize", width);
+            o.set("params", params);
+            a.call<void>("push", o);
+        }
+        return a;
+    }
+};
+
+val listOf(std::initializer_list<const char*> names) {
+    val a = val::array();
+    for (const char* n : names) a.call<void>("push", std::string(n));
+    return a;
+}
+val activationNames() {
+    val a = val::array();
+    for (Activation x : kAllActivations) a.call<void>("push", std::string(activationName(x)));
+    return a;
+}
+
+}  // namespace
+}  // namespace gltrain::js
+
+EMSCRIPTEN_BINDINGS(gltrain) {
+    using namespace emscripten;
+    using namespace gltrain::js;
+    function("takeError", &takeError);
+    function("activationNames", &activationNames);
+    function("optimizerNames", +[]() { return listOf({"sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop"}); });
+    function("lossNames", +[]() { return listOf({"softmax_cross_entropy", "mse", "binary_cross_entropy"}); });
+    function("layerTypes", +[]() { return listOf({"dense", "activation", "dropout", "softmax"}); });
+    function("version", +[]() { return std::string("0.1.0"); });
+
+    class_<ContextImpl>("ContextImpl")
+        .class_function("create", &ContextImpl::create, allow_raw_pointers())
+        .function("capabilities", &ContextImpl::capabilities)
+        .function("poolStats", &ContextImpl::poolStats);
+
+    class_<TensorImpl>("TensorImpl")
+        .class_function("create", &TensorImpl::create, allow_raw_pointers())
+        .function("rows", &TensorImpl::rows)
+        .function("cols", &TensorImpl::cols)
+        .function("upload", &TensorImpl::upload)
+        .function("download", &TensorImpl::download);
+
+    class_<DatasetImpl>("DatasetImpl")
+        .class_function("fromArrays", &DatasetImpl::fromArrays, allow_raw_pointers())
+        .class_function("fromIdx", &DatasetImpl::fromIdx, allow_raw_pointers())
+        .function("count", &DatasetImpl::count)
+        .function("features", &DatasetImpl::features)
+        .function("imageRows", &DatasetImpl::getImageRows)
+        .function("imageCols", &DatasetImpl::getImageCols)
+        .function("hasLabels", &DatasetImpl::hasLabels)
+        .function("targetColumns", &DatasetImpl::targetColumns)
+        .function("slice", &DatasetImpl::slice, allow_raw_pointers())
+        .function("rowsCopy", &DatasetImpl::rowsCopy)
+        .function("view", &DatasetImpl::view)
+        .function("targets", &DatasetImpl::targets);
+
+    class_<SequentialImpl>("SequentialImpl")
+        .class_function("create", &SequentialImpl::create, allow_raw_pointers())
+        .function("add", &SequentialImpl::add)
+        .function("compile", &SequentialImpl::compile)
+        .function("beginFit", &SequentialImpl::beginFit, allow_raw_pointers())
+        .function("stepOnce", &SequentialImpl::stepOnce)
+        .function("trainFor", &SequentialImpl::trainFor)
+        .function("fitting", &SequentialImpl::fitting)
+        .function("takeEvents", &SequentialImpl::takeEvents)
+        .function("history", &SequentialImpl::history)
+        .function("evaluate", &SequentialImpl::evaluate)
+        .function("predict", &SequentialImpl::predict)
+        .function("predictDataset", &SequentialImpl::predictDataset)
+        .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)
+        .function("loadCheckpoint", &SequentialImpl::loadCheckpoint)
+        .function("getWeight", &SequentialImpl::getWeight)
+        .function("setWeight", &SequentialImpl::setWeight)
+        .function("inputSize", &SequentialImpl::inputSize)
+        .function("outputSize", &SequentialImpl::outputSize)
+        .function("step", &SequentialImpl::step)
+        .function("compiled", &SequentialImpl::compiled)
+        .function("layers", &SequentialImpl::layers);
+}

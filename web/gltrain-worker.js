@@ -1,0 +1,165 @@
+// The worker side of TrainingWorker (gltrain.js): a module worker that owns a
+// gltrain Context on an OffscreenCanvas, datasets by name and one model, and
+// answers {id, op, ...} requests with {id, result} or {id, error: {kind, message}};
+// fit posts {id, progress} messages while it trains. Start it through
+// TrainingWorker.create(), which speaks this protocol.
+import createGltrain, { GltrainError } from './gltrain.js';
+
+let gl = null;
+let ctx = null;
+let model = null;
+const datasets = new Map();
+let abort = null;
+
+const argError = (m) => new GltrainError('ArgumentError', m);
+
+function dataset(name, where) {
+  const d = datasets.get(name);
+  if (!d) throw argError(`${where}: no dataset named '${name}' (load it first)`);
+  return d;
+}
+function needModel(where) {
+  if (!model) throw argError(`${where}: no model (build one first)`);
+  return model;
+}
+
+async function loadSource(source) {
+  if (!source || typeof source !== 'object') throw argError('load: source must be {x, y} or {images, labels}');
+  if (source.x !== undefined) {
+    const features = source.features;
+    if (typeof features !== 'number') throw argError('load: {x, y} needs features (values per row)');
+    return gl.Dataset.fromArrays(source.x, source.y, features);
+  }
+  if (typeof source.images !== 'string' || typeof source.labels !== 'string') {
+    throw argError('load: give {x, y, features} arrays or {images, labels} IDX file URLs');
+  }
+  const full = await gl.Dataset.fetchIdx(new URL(source.images, self.location.href).href,
+                                         new URL(source.labels, self.location.href).href);
+  if (source.start === undefined && source.count === undefined) return full;
+  try {
+    return full.slice(source.start ?? 0, source.count);
+  } finally {
+    full.delete();
+  }
+}
+
+const ops = {
+  async init({ context }) {
+    gl = await createGltrain();
+    ctx = new gl.Context(context);
+    return ctx.capabilities;
+  },
+  async load({ name, source }) {
+    const d = await loadSource(source);
+    datasets.get(name)?.delete();
+    datasets.set(name, d);
+    return { count: d.count, features: d.features, imageRows: d.imageRows, imageCols: d.imageCols };
+  },
+  build({ model: spec, compile }) {
+    if (!spec || typeof spec !== 'object' || !Array.isArray(spec.layers)) {
+      throw argError('build: the model is {inputSize | inputShape, layers: [...]}');
+    }
+    const { layers, ...input } = spec;
+    const m = new gl.Sequential(ctx, input);
+    try {
+      for (const l of layers) m.add(l);
+      m.compile(compile);
+    } catch (e) {
+      m.delete();
+      throw e;
+    }
+    model?.delete();
+    model = m;
+    return model.summary();
+  },
+  async fit({ id, train, options }) {
+    const m = needModel('fit');
+    const { evaluateEvery, validationData, ...rest } = options ?? {};
+    const data = dataset(train, 'fit');
+    if (validationData !== undefined) rest.validationData = dataset(validationData, 'fit (validationData)');
+    let every = null;
+    if (evaluateEvery !== undefined) {
+      if (!evaluateEvery || typeof evaluateEvery.steps !== 'number' || !(evaluateEvery.steps >= 1)) {
+        throw argError('fit: evaluateEvery is {dataset, steps >= 1}');
+      }
+      every = { data: dataset(evaluateEvery.dataset, 'fit (evaluateEvery)'), steps: evaluateEvery.steps };
+    }
+    abort = new AbortController();
+    const progress = (p) => self.postMessage({ id, progress: p });
+    const evaluate = (step) => {
+      const t0 = performance.now();
+      const e = m.evaluate(every.data);
+      progress({ type: 'evaluate', step, loss: e.loss, accuracy: e.accuracy, ms: performance.now() - t0 });
+    };
+    try {
+      const r = await m.fit(data, {
+        ...rest,
+        signal: abort.signal,
+        onStep: (s) => {
+          progress(s);
+          if (every && s.step % every.steps === 0) evaluate(s.step);
+        },
+        onEpoch: (e) => progress(e),
+      });
+      return r;
+    } finally {
+      abort = null;
+    }
+  },
+  stop() {
+    abort?.abort();
+  },
+  evaluate({ dataset: name, options }) {
+    return needModel('evaluate').evaluate(dataset(name, 'evaluate'), options);
+  },
+  predict({ data, options }) {
+    return predictWith(needModel('predict'), data, options, false);
+  },
+  predictClasses({ data, options }) {
+    return predictWith(needModel('predictClasses'), data, options, true);
+  },
+  saveCheckpoint() {
+    return needModel('saveCheckpoint').saveCheckpoint();
+  },
+  loadCheckpoint({ bytes }) {
+    needModel('loadCheckpoint').loadCheckpoint(bytes);
+    return true;
+  },
+  poolStats() {
+    return ctx.poolStats();
+  },
+  summary() {
+    return needModel('summary').summary();
+  },
+};
+
+// data: a Float32Array, or {dataset, start?, count?}.
+function predictWith(m, data, options, classes) {
+  if (data instanceof Float32Array) return classes ? m.predictClasses(data, options) : m.predict(data, options);
+  if (!data || typeof data.dataset !== 'string') throw argError('predict: data is a Float32Array or {dataset, start?, count?}');
+  const d = dataset(data.dataset, 'predict');
+  const part = data.start === undefined && data.count === undefined ? d : d.slice(data.start ?? 0, data.count);
+  try {
+    return classes ? m.predictClasses(part, options) : m.predict(part, options);
+  } finally {
+    if (part !== d) part.delete();
+  }
+}
+
+// Requests run one at a time, in order, except stop, which must reach a running fit.
+let queue = Promise.resolve();
+self.onmessage = (e) => {
+  const msg = e.data;
+  if (msg.op === 'stop') { ops.stop(); return; }
+  queue = queue.then(async () => {
+    try {
+      if (!ops[msg.op]) throw argError(`gltrain worker: unknown request '${msg.op}'`);
+      if (msg.op !== 'init' && !gl) throw argError(`${msg.op}: the worker is not initialised`);
+      const result = await ops[msg.op](msg);
+      const transfer = result instanceof ArrayBuffer ? [result] : ArrayBuffer.isView(result) ? [result.buffer] : [];
+      self.postMessage({ id: msg.id, result }, transfer);
+    } catch (err) {
+      self.postMessage({ id: msg.id, error: { kind: err.kind || err.name || 'Error', message: String(err.message || err) } });
+    }
+  });
+};

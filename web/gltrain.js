@@ -1,0 +1,498 @@
+// gltrain for JavaScript: train neural networks on the GPU through WebGL2.
+//
+//   import createGltrain from './gltrain.js';
+//   const gl = await createGltrain();
+//   const ctx = new gl.Context();                        // WebGL2 on an OffscreenCanvas
+//   const model = new gl.Sequential(ctx, 784)
+//     .add({ type: 'dense', units: 128, activation: 'relu' })
+//     .add({ type: 'dense', units: 10 })
+//     .compile({ optimizer: { type: 'adam', lr: 1e-3 } });
+//   await model.fit(x, labels, { epochs: 1, batchSize: 128, onEpoch: (e) => console.log(e) });
+//   const probabilities = model.predict(xTest);
+//   model.delete(); ctx.delete();                       // or gl.scope(() => { ... })
+//
+// The classes wrap the embind classes of src/bindings.cpp (web/dist/gltrain_wasm.js).
+// Every C++ error arrives as a GltrainError (an Error whose name and kind are the C++
+// error's kind and whose message is the C++ message). Types: gltrain.d.ts.
+import createGltrainWasm from './dist/gltrain_wasm.js';
+
+export class GltrainError extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = kind;
+    this.kind = kind;
+  }
+}
+
+const argError = (message) => new GltrainError('ArgumentError', message);
+
+// Lets the browser run other tasks (input, rendering, messages) between training slices.
+export function yieldToEventLoop() {
+  if (globalThis.scheduler && typeof globalThis.scheduler.yield === 'function') return globalThis.scheduler.yield();
+  return new Promise((resolve) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => { ch.port1.close(); resolve(); };
+    ch.port2.postMessage(0);
+  });
+}
+
+const INTEGER_ARRAYS = [Int32Array, Uint8Array, Uint8ClampedArray, Int8Array, Uint16Array, Int16Array, Uint32Array];
+const isIntegerArray = (a) => INTEGER_ARRAYS.some((T) => a instanceof T);
+const isTypedArray = (a) => ArrayBuffer.isView(a) && !(a instanceof DataView);
+
+export async function createGltrain(options = {}) {
+  if (options === null || typeof options !== 'object') throw argError('createGltrain: options must be an object');
+  const known = ['locateFile', 'wasmBinary'];
+  for (const k of Object.keys(options)) {
+    if (!known.includes(k)) throw argError(`createGltrain: unknown option '${k}' (valid: ${known.join(', ')})`);
+  }
+  const M = await createGltrainWasm({ ...options });
+  return makeApi(M);
+}
+export default createGltrain;
+
+function makeApi(M) {
+  // Runs a raw binding; a C++ error left by it becomes a thrown GltrainError.
+  function call(fn) {
+    const result = fn();
+    const e = M.takeError();
+    if (e) {
+      if (result && typeof result.delete === 'function') result.delete();
+      throw new GltrainError(e.kind, e.message);
+    }
+    return result;
+  }
+
+  // ---- scopes: objects made while a scope's function runs are deleted when it returns.
+  const scopes = [];
+  function track(obj) {
+    if (scopes.length) scopes[scopes.length - 1].add(obj);
+  }
+  function keep(obj) {
+    for (const s of scopes) s.delete(obj);
+    return obj;
+  }
+  function collectReturned(value, out) {
+    if (value instanceof Handle) out.add(value);
+    else if (Array.isArray(value)) value.forEach((v) => collectReturned(v, out));
+    else if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      Object.values(value).forEach((v) => collectReturned(v, out));
+    }
+    return out;
+  }
+  function scope(fn) {
+    if (typeof fn !== 'function') throw argError('scope: expected a function');
+    const owned = new Set();
+    const s = { track: (obj) => { owned.add(obj); return obj; }, keep };
+    const cleanup = (result) => {
+      const returned = collectReturned(result, new Set());
+      // Newest first: models before their contexts.
+      for (const obj of [...owned].reverse()) if (!returned.has(obj)) obj.delete();
+    };
+    scopes.push(owned);
+    let result;
+    try {
+      result = fn(s);
+    } catch (e) {
+      scopes.splice(scopes.indexOf(owned), 1);
+      cleanup(undefined);
+      throw e;
+    }
+    scopes.splice(scopes.indexOf(owned), 1);
+    if (result && typeof result.then === 'function') {
+      return result.then((v) => { cleanup(v); return v; }, (e) => { cleanup(undefined); throw e; });
+    }
+    cleanup(result);
+    return result;
+  }
+
+  class Handle {
+    #raw;
+    constructor(raw) {
+      this.#raw = raw;
+      track(this);
+    }
+    get _raw() {
+      if (!this.#raw) throw new GltrainError('DeletedError', `${this.constructor.name}: the object was deleted`);
+      return this.#raw;
+    }
+    isDeleted() {
+      return !this.#raw;
+    }
+    delete() {
+      if (!this.#raw) return;
+      this._beforeDelete();
+      this.#raw.delete();
+      this.#raw = null;
+      for (const s of scopes) s.delete(this);
+    }
+    _beforeDelete() {}
+  }
+
+  class Context extends Handle {
+    #dependents = new Set();
+    #caps = null;
+    constructor(options = {}) {
+      super(call(() => M.ContextImpl.create(options)));
+    }
+    get capabilities() {
+      if (!this.#caps) this.#caps = Object.freeze(call(() => this._raw.capabilities()));
+      return this.#caps;
+    }
+    poolStats() {
+      return call(() => this._raw.poolStats());
+    }
+    _adopt(obj) {
+      this.#dependents.add(obj);
+    }
+    _forget(obj) {
+      this.#dependents.delete(obj);
+    }
+    // Deleting a context deletes every model and tensor made on it first.
+    _beforeDelete() {
+      for (const d of [...this.#dependents]) d.delete();
+    }
+  }
+
+  const contextOf = (ctx, where) => {
+    if (!(ctx instanceof Context)) throw argError(`${where}: the first argument must be a Context`);
+    ctx._raw;  // throws if deleted
+    return ctx;
+  };
+
+  class Tensor extends Handle {
+    #ctx;
+    constructor(ctx, rows, cols, data) {
+      contextOf(ctx, 'Tensor');
+      super(call(() => M.TensorImpl.create(ctx._raw, rows, cols, data)));
+      this.#ctx = ctx;
+      ctx._adopt(this);
+    }
+    get rows() { return this._raw.rows(); }
+    get cols() { return this._raw.cols(); }
+    upload(data) { call(() => this._raw.upload(data)); return this; }
+    download() { return call(() => this._raw.download()); }
+    _beforeDelete() { this.#ctx._forget(this); }
+  }
+
+  class Dataset extends Handle {
+    // x: Float32Array (rows * features); y: integer typed array of labels or Float32Array of values.
+    static fromArrays(x, y, features) {
+      return new Dataset(call(() => M.DatasetImpl.fromArrays(x, y, features, 'Dataset.fromArrays')));
+    }
+    // IDX files (as ArrayBuffer or Uint8Array): images N x rows x cols bytes, labels N integers.
+    static fromIdx(images, labels, options = {}) {
+      if (options === null || typeof options !== 'object') throw argError('Dataset.fromIdx: options must be an object');
+      for (const k of Object.keys(options)) {
+        if (k !== 'numClasses') throw argError(`Dataset.fromIdx: unknown option '${k}' (valid: numClasses)`);
+      }
+      return new Dataset(call(() => M.DatasetImpl.fromIdx(images, labels, options.numClasses)));
+    }
+    // Fetches and parses two IDX files.
+    static async fetchIdx(imagesUrl, labelsUrl, options = {}) {
+      const get = async (url) => {
+        const r = await fetch(url);
+        if (!r.ok) throw new GltrainError('IoError', `fetching ${url}: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      };
+      const [images, labels] = await Promise.all([get(imagesUrl), get(labelsUrl)]);
+      return Dataset.fromIdx(images, labels, options);
+    }
+    constructor(raw) {
+      if (!raw || raw.constructor !== M.DatasetImpl) {
+        throw argError('Dataset: use Dataset.fromArrays, Dataset.fromIdx or Dataset.fetchIdx');
+      }
+      super(raw);
+    }
+    get count() { return this._raw.count(); }
+    get features() { return this._raw.features(); }
+    get imageRows() { return this._raw.imageRows(); }
+    get imageCols() { return this._raw.imageCols(); }
+    get hasLabels() { return this._raw.hasLabels(); }
+    x(start, count) { return call(() => this._raw.rowsCopy(start, count)); }
+    view() { return this._raw.view(); }
+    targets() { return call(() => this._raw.targets()); }
+    slice(start, count) { return new Dataset(call(() => this._raw.slice(start, count))); }
+  }
+
+  // (x, y, options) or (dataset, options) -> {data, options, temp}
+  function dataArgs(where, model, a, b, c, needTargets) {
+    if (a instanceof Dataset) {
+      if (c !== undefined) throw argError(`${where}: with a Dataset, the second argument is the options`);
+      a._raw;
+      return { data: a, options: b ?? {}, temp: null };
+    }
+    if (!(a instanceof Float32Array)) {
+      throw argError(`${where}: x must be a Float32Array or a Dataset, got ${describe(a)}`);
+    }
+    if (needTargets && (b === undefined || b === null)) throw argError(`${where}: y (the targets) is required`);
+    const temp = new Dataset(call(() => M.DatasetImpl.fromArrays(a, b, model.inputSize, where)));
+    keep(temp);
+    return { data: temp, options: c ?? {}, temp };
+  }
+  function describe(v) {
+    if (v === null) return 'null';
+    if (Array.isArray(v)) return 'an array';
+    if (typeof v === 'object') return 'a ' + (v.constructor?.name || 'object');
+    return 'a ' + typeof v;
+  }
+  function plainOptions(where, o) {
+    if (o === null || typeof o !== 'object' || Array.isArray(o) || isTypedArray(o)) {
+      throw argError(`${where}: options must be an object, got ${describe(o)}`);
+    }
+    return o;
+  }
+
+  class Sequential extends Handle {
+    #ctx;
+    #fitActive = false;
+    // input: the number of input features, or {inputSize} / {inputShape: [h, w, c]}.
+    constructor(ctx, input) {
+      contextOf(ctx, 'Sequential');
+      super(call(() => M.SequentialImpl.create(ctx._raw, input)));
+      this.#ctx = ctx;
+      ctx._adopt(this);
+    }
+    get context() { return this.#ctx; }
+    get inputSize() { return this._raw.inputSize(); }
+    get outputSize() { return this._raw.outputSize(); }
+    get step() { return this._raw.step(); }
+    get compiled() { return this._raw.compiled(); }
+    get fitting() { return this._raw.fitting(); }
+    get history() { return this._raw.history(); }
+    summary() { return this._raw.layers(); }
+
+    add(layer) {
+      this.#idle('add');
+      call(() => this._raw.add(layer));
+      return this;
+    }
+    compile(options = {}) {
+      this.#idle('compile');
+      call(() => this._raw.compile(options));
+      return this;
+    }
+
+    // The non-blocking pieces fit() is made of: beginFit() uploads the data and
+    // plans the step; stepOnce() runs one step; trainFor(ms) runs steps for about ms.
+    beginFit(a, b, c) {
+      this.#idle('beginFit');
+      this.#begin('beginFit', a, b, c, ['onStep', 'onEpoch', 'signal', 'sliceMs']);
+    }
+    stepOnce() { return call(() => this._raw.stepOnce()); }
+    trainFor(ms) {
+      if (typeof ms !== 'number') throw argError(`trainFor: ms must be a number, got ${describe(ms)}`);
+      return call(() => this._raw.trainFor(ms));
+    }
+    takeEvents() { return this._raw.takeEvents(); }
+
+    // Trains until the epochs are done (counted from step 0, as Keras's
+    // initialEpoch: a model at step s continues from there), yielding to the
+    // event loop between slices of about sliceMs. Resolves with the history.
+    async fit(a, b, c) {
+      this.#idle('fit');
+      const options = this.#begin('fit', a, b, c, []);
+      const { onStep, onEpoch, signal } = options;
+      const sliceMs = options.sliceMs ?? 16;
+      this.#fitActive = true;
+      let steps = 0;
+      let stopped = false;
+      try {
+        while (this._raw.fitting()) {
+          if (signal?.aborted) { stopped = true; break; }
+          steps += call(() => this._raw.trainFor(sliceMs));
+          for (const ev of this._raw.takeEvents()) {
+            if (ev.type === 'step') onStep?.(ev);
+            else onEpoch?.(ev);
+          }
+          await yieldToEventLoop();
+          if (this.isDeleted()) throw new GltrainError('DeletedError', 'fit: the model was deleted while training');
+        }
+      } finally {
+        this.#fitActive = false;
+      }
+      return { history: this._raw.history(), steps, stopped };
+    }
+
+    #idle(where) {
+      this._raw;
+      if (this.#fitActive) throw argError(`${where}: the model is training (await fit() or abort it first)`);
+    }
+    #begin(where, a, b, c, rejected) {
+      const { data, options, temp } = dataArgs(where, this, a, b, c, true);
+      plainOptions(where, options);
+      const { onStep, onEpoch, signal, sliceMs, validationData, ...rest } = options;
+      for (const k of rejected) {
+        if (options[k] !== undefined) throw argError(`${where}: ${k} is an option of fit() (beginFit reports through takeEvents)`);
+      }
+      for (const [k, f] of [['onStep', onStep], ['onEpoch', onEpoch]]) {
+        if (f !== undefined && typeof f !== 'function') throw argError(`${where}: ${k} must be a function, got ${describe(f)}`);
+      }
+      if (signal !== undefined && !(signal instanceof AbortSignal)) throw argError(`${where}: signal must be an AbortSignal`);
+      if (sliceMs !== undefined && !(typeof sliceMs === 'number' && sliceMs >= 0 && Number.isFinite(sliceMs))) {
+        throw argError(`${where}: sliceMs must be a finite number >= 0, got ${String(sliceMs)}`);
+      }
+      let validation = null;
+      let validationTemp = null;
+      try {
+        if (validationData !== undefined) {
+          if (validationData instanceof Dataset) validation = validationData;
+          else if (validationData && typeof validationData === 'object' && validationData.x !== undefined) {
+            const extra = Object.keys(validationData).filter((k) => k !== 'x' && k !== 'y');
+            if (extra.length) throw argError(`${where}: validationData has unknown key '${extra[0]}' (give {x, y} or a Dataset)`);
+            validationTemp = keep(new Dataset(call(() =>
+              M.DatasetImpl.fromArrays(validationData.x, validationData.y, this.inputSize, `${where} (validationData)`))));
+            validation = validationTemp;
+          } else {
+            throw argError(`${where}: validationData must be {x, y} or a Dataset`);
+          }
+        }
+        call(() => this._raw.beginFit(data._raw, validation ? validation._raw : null, rest));
+      } finally {
+        temp?.delete();  // beginFit uploaded the data: the host copy can go
+        validationTemp?.delete();
+      }
+      return { onStep, onEpoch, signal, sliceMs };
+    }
+
+    evaluate(a, b, c) {
+      const { data, options, temp } = dataArgs('evaluate', this, a, b, c, true);
+      try {
+        return call(() => this._raw.evaluate(data._raw, plainOptions('evaluate', options)));
+      } finally {
+        temp?.delete();
+      }
+    }
+    // rows x outputSize values (probabilities after a final softmax layer).
+    predict(x, options = {}) {
+      plainOptions('predict', options);
+      if (x instanceof Dataset) return call(() => this._raw.predictDataset(x._raw, options));
+      return call(() => this._raw.predict(x, options));
+    }
+    // The arg-max class of each row.
+    predictClasses(x, options = {}) {
+      const p = this.predict(x, options);
+      const k = this.outputSize;
+      const out = new Int32Array(p.length / k);
+      for (let r = 0; r < out.length; r++) {
+        let best = 0;
+        for (let j = 1; j < k; j++) if (p[r * k + j] > p[r * k + best]) best = j;
+        out[r] = best;
+      }
+      return out;
+    }
+    saveCheckpoint() { return call(() => this._raw.saveCheckpoint()); }
+    loadCheckpoint(bytes) {
+      this.#idle('loadCheckpoint');
+      call(() => this._raw.loadCheckpoint(bytes));
+      return this;
+    }
+    getWeight(layer, which) {
+      if (typeof layer !== 'string' || typeof which !== 'string') throw argError('getWeight: layer and which must be strings');
+      return call(() => this._raw.getWeight(layer, which));
+    }
+    setWeight(layer, which, data) {
+      if (typeof layer !== 'string' || typeof which !== 'string') throw argError('setWeight: layer and which must be strings');
+      call(() => this._raw.setWeight(layer, which, data));
+      return this;
+    }
+    _beforeDelete() { this.#ctx._forget(this); }
+  }
+
+  return Object.freeze({
+    version: M.version(),
+    Context,
+    Tensor,
+    Dataset,
+    Sequential,
+    scope,
+    keep,
+    activations: Object.freeze(M.activationNames()),
+    optimizers: Object.freeze(M.optimizerNames()),
+    losses: Object.freeze(M.lossNames()),
+    layerTypes: Object.freeze(M.layerTypes()),
+    GltrainError,
+  });
+}
+
+// ---- training in a Web Worker (gltrain-worker.js) on an OffscreenCanvas ------------
+
+// The main-thread side of gltrain-worker.js: every method posts a request and
+// resolves with the worker's answer; fit() relays progress as it arrives.
+export class TrainingWorker {
+  #worker;
+  #next = 1;
+  #pending = new Map();
+  #capabilities = null;
+
+  // options: {workerUrl?, context?: ContextOptions-like {maxTextureSize, debugChecks}}
+  static async create(options = {}) {
+    const url = options.workerUrl ?? new URL('./gltrain-worker.js', import.meta.url);
+    const w = new TrainingWorker(new Worker(url, { type: 'module' }));
+    w.#capabilities = await w.#request('init', { context: options.context ?? {} });
+    return w;
+  }
+  constructor(worker) {
+    this.#worker = worker;
+    worker.onmessage = (e) => this.#receive(e.data);
+    worker.onerror = (e) => {
+      const err = new GltrainError('WorkerError', `gltrain worker: ${e.message || 'failed to start'}`);
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+    };
+  }
+  get capabilities() { return this.#capabilities; }
+
+  #receive(msg) {
+    const p = this.#pending.get(msg.id);
+    if (!p) return;
+    if (msg.progress) { p.onProgress?.(msg.progress); return; }
+    this.#pending.delete(msg.id);
+    if (msg.error) p.reject(new GltrainError(msg.error.kind, msg.error.message));
+    else p.resolve(msg.result);
+  }
+  #request(op, args, onProgress, transfer = []) {
+    if (!this.#worker) return Promise.reject(new GltrainError('DeletedError', 'TrainingWorker: terminated'));
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#worker.postMessage({ id, op, ...args }, transfer);
+    });
+  }
+
+  // Loads a dataset into the worker under `name`: {x, y} arrays (transferred
+  // when transfer is true) or IDX files {images: url, labels: url, start?, count?}.
+  load(name, source, { transfer = false } = {}) {
+    const t = transfer && source.x ? [source.x.buffer, ...(source.y ? [source.y.buffer] : [])] : [];
+    return this.#request('load', { name, source }, undefined, t);
+  }
+  // Replaces the worker's model: {inputSize | inputShape, layers: [...]}, compile options.
+  build(model, compile = {}) { return this.#request('build', { model, compile }); }
+  // Trains on dataset `train`; options as Sequential.fit (validationData: a dataset name) plus
+  // evaluateEvery: {dataset, steps} which evaluates during training (onEvaluate).
+  fit(train, options = {}) {
+    const { onStep, onEpoch, onEvaluate, ...rest } = options;
+    return this.#request('fit', { train, options: rest }, (p) => {
+      if (p.type === 'step') onStep?.(p);
+      else if (p.type === 'epoch') onEpoch?.(p);
+      else if (p.type === 'evaluate') onEvaluate?.(p);
+    });
+  }
+  stop() { this.#worker?.postMessage({ op: 'stop' }); }
+  evaluate(dataset, options = {}) { return this.#request('evaluate', { dataset, options }); }
+  // Predictions for rows [start, start + count) of a loaded dataset, or for a Float32Array.
+  predict(data, options = {}) { return this.#request('predict', { data, options }); }
+  predictClasses(data, options = {}) { return this.#request('predictClasses', { data, options }); }
+  saveCheckpoint() { return this.#request('saveCheckpoint', {}); }
+  loadCheckpoint(bytes) { return this.#request('loadCheckpoint', { bytes }); }
+  poolStats() { return this.#request('poolStats', {}); }
+  summary() { return this.#request('summary', {}); }
+  terminate() {
+    if (!this.#worker) return;
+    this.#worker.terminate();
+    this.#worker = null;
+    const err = new GltrainError('DeletedError', 'TrainingWorker: terminated');
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}

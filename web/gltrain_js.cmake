@@ -1,0 +1,30 @@
+# The JavaScript module (web build only), included by the top-level CMakeLists.txt:
+#   web/dist/gltrain_wasm.js + .wasm   embind bindings (src/bindings.cpp) as an ES module
+#                                      whose factory web/gltrain.js wraps
+#   web/dist/vendor/                   the pages' charting library (uPlot), copied from
+#                                      web/node_modules (installed by scripts/setup.sh)
+add_executable(gltrain_js ${PROJECT_SOURCE_DIR}/src/bindings.cpp)
+target_link_libraries(gltrain_js PRIVATE gltrain::gltrain)
+target_compile_options(gltrain_js PRIVATE -Wall -Wextra)
+target_link_options(gltrain_js PRIVATE
+  --bind -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createGltrainWasm
+  -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=32MB -sMAXIMUM_MEMORY=4GB
+  -sFILESYSTEM=0)
+set_target_properties(gltrain_js PROPERTIES
+  OUTPUT_NAME gltrain_wasm SUFFIX .js
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/web/dist)
+
+set(GLTRAIN_UPLOT_DIR ${PROJECT_SOURCE_DIR}/web/node_modules/uplot/dist)
+add_custom_command(
+  OUTPUT ${PROJECT_SOURCE_DIR}/web/dist/vendor/uPlot.esm.js ${PROJECT_SOURCE_DIR}/web/dist/vendor/uPlot.min.css
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_SOURCE_DIR}/web/dist/vendor
+  COMMAND ${CMAKE_COMMAND} -E copy ${GLTRAIN_UPLOT_DIR}/uPlot.esm.js ${GLTRAIN_UPLOT_DIR}/uPlot.min.css
+          ${PROJECT_SOURCE_DIR}/web/dist/vendor/
+  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/web/node_modules/uplot/LICENSE
+          ${PROJECT_SOURCE_DIR}/web/dist/vendor/uPlot.LICENSE
+  DEPENDS ${PROJECT_SOURCE_DIR}/web/package-lock.json
+  COMMENT "Vendoring uPlot into web/dist/vendor (from web/node_modules: run scripts/setup.sh if it is missing)"
+  VERBATIM)
+add_custom_target(gltrain_web_vendor ALL
+  DEPENDS ${PROJECT_SOURCE_DIR}/web/dist/vendor/uPlot.esm.js ${PROJECT_SOURCE_DIR}/web/dist/vendor/uPlot.min.css)
+add_dependencies(gltrain_js gltrain_web_vendor)
