@@ -31,3 +31,17 @@ if [ ! -d "$here/node_modules/playwright-core" ] || [ "$here/package-lock.json" 
   echo "setup: npm ci (scripts/)"
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# The JavaScript package's tools, pinned in web/package-lock.json: TypeScript (tsc checks
+# web/gltrain.d.ts) and uPlot (vendored into the pages by the build).
+web="$here/../web"
+if [ ! -d "$web/node_modules/typescript" ] || [ ! -d "$web/node_modules/uplot" ] || \
+   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci (web/)"
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# The pages read Fashion-MNIST from web/data: Debian's IDX files, uncompressed.
+mkdir -p "$web/data"
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+  [ -s "$web/data/$f" ] || { gunzip -c "/usr/share/datasets/fashion-mnist/$f.gz" > "$web/data/$f.tmp" && mv "$web/data/$f.tmp" "$web/data/$f"; }
+done

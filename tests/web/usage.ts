@@ -1,0 +1,74 @@
+// A typed use of the JavaScript API, checked by `tsc --noEmit -p tests/web` (scripts/test.sh).
+// The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
+import createGltrain, {
+  GltrainError, TrainingWorker, yieldToEventLoop,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type StepEvent,
+} from '../../web/gltrain.js';
+
+export async function main(): Promise<number> {
+  const gl: Gltrain = await createGltrain();
+  const ctx = new gl.Context();
+  const caps: Readonly<Capabilities> = ctx.capabilities;
+  const layers: LayerSpec[] = [
+    { type: 'dense', units: 32, activation: 'relu', kernelInitializer: 'he_uniform' },
+    { type: 'dropout', rate: 0.1 },
+    { type: 'dense', units: 10, biasInitializer: { type: 'constant', value: 0.1 } },
+    { type: 'softmax' },
+  ];
+  const model = new gl.Sequential(ctx, { inputSize: 4 });
+  for (const l of layers) model.add(l);
+  model.compile({ optimizer: { type: 'adam', lr: 1e-3 }, schedule: { type: 'cosine', totalSteps: 100 }, clipNorm: 1 });
+
+  const x = new Float32Array(8 * 4);
+  const y = new Int32Array(8);
+  const steps: number[] = [];
+  const result: FitResult = await model.fit(x, y, {
+    epochs: 2, batchSize: 4,
+    onStep: (s: StepEvent) => { if (s.loss !== null) steps.push(s.loss); },
+    onEpoch: (e: EpochEvent) => { void e.accuracy; },
+    signal: new AbortController().signal,
+  });
+  const data = gl.Dataset.fromArrays(x, y, 4);
+  const ev = model.evaluate(data, { batchSize: 4 });
+  const probs: Float32Array = model.predict(x);
+  const classes: Int32Array = model.predictClasses(data);
+  const bytes: ArrayBuffer = model.saveCheckpoint();
+  model.loadCheckpoint(bytes).setWeight('dense_0', 'bias', model.getWeight('dense_0', 'bias'));
+  const kept = gl.scope((s) => {
+    const t = new gl.Tensor(ctx, 2, 2, new Float32Array(4));
+    s.keep(t);
+    return new gl.Tensor(ctx, 1, 1);
+  });
+  kept.delete();
+  try {
+    model.add({ type: 'dense', units: -1 });
+  } catch (e) {
+    if (e instanceof GltrainError && e.kind === 'ArgumentError') console.log(e.message);
+  }
+  await yieldToEventLoop();
+
+  const worker = await TrainingWorker.create();
+  await worker.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 100 });
+  await worker.build({ inputSize: 784, layers: [{ type: 'dense', units: 10 }] }, { optimizer: 'sgd' });
+  await worker.fit('train', { epochs: 1, batchSize: 10, evaluateEvery: { dataset: 'train', steps: 5 }, onEvaluate: (e) => e.accuracy });
+  const p: Int32Array = await worker.predictClasses({ dataset: 'train', count: 10 });
+  worker.terminate();
+
+  // @ts-expect-error: a layer type that does not exist
+  model.add({ type: 'dens', units: 3 });
+  // @ts-expect-error: dense layers need units
+  model.add({ type: 'dense' });
+  // @ts-expect-error: activations are checked by name
+  model.add({ type: 'activation', activation: 'relu6' });
+  // @ts-expect-error: x is a Float32Array, not a number[]
+  model.predict([1, 2, 3, 4]);
+  // @ts-expect-error: optimizers are checked by name
+  model.compile({ optimizer: 'adagrad' });
+  // @ts-expect-error: fit's callbacks receive step events
+  void model.fit(data, { onStep: (s: string) => s });
+
+  model.delete();
+  data.delete();
+  ctx.delete();
+  return result.steps + ev.loss! + probs.length + classes.length + p.length + caps.maxTextureSize + steps.length;
+}

@@ -1,0 +1,339 @@
+// TypeScript declarations of gltrain.js (hand-written; checked by `tsc --noEmit`
+// against tests/web/usage.ts in scripts/test.sh).
+
+/** The kinds of error gltrain throws; C++ errors keep their C++ kind. */
+export type ErrorKind =
+  | 'ArgumentError' | 'TrainingError' | 'FormatError' | 'UnsupportedError' | 'ShaderError' | 'GlError'
+  | 'RangeError' | 'IoError' | 'DeletedError' | 'WorkerError' | 'Error';
+
+/** Every gltrain error: `name` and `kind` are the kind, `message` the C++ message. */
+export declare class GltrainError extends Error {
+  constructor(kind: ErrorKind, message: string);
+  readonly kind: ErrorKind;
+}
+
+export type ActivationName = 'linear' | 'relu' | 'leaky_relu' | 'sigmoid' | 'tanh' | 'gelu' | 'softplus';
+export type InitializerName = 'glorot_uniform' | 'glorot_normal' | 'he_uniform' | 'he_normal' | 'zeros';
+export type Initializer = InitializerName | { type: InitializerName } | { type: 'constant'; value: number };
+export type OptimizerName = 'sgd' | 'momentum' | 'nesterov' | 'adam' | 'adamw' | 'rmsprop';
+export type LossName = 'softmax_cross_entropy' | 'mse' | 'mean_squared_error' | 'binary_cross_entropy';
+
+export interface DenseLayer {
+  type: 'dense';
+  units: number;
+  activation?: ActivationName;
+  /** LeakyReLU slope (default 0.01). */
+  alpha?: number;
+  kernelInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  /** Checked against the previous layer's output size at compile(). */
+  inputDim?: number;
+  name?: string;
+}
+export interface ActivationLayer { type: 'activation'; activation: ActivationName; alpha?: number; name?: string }
+/** Identity in evaluate/predict. */
+export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string }
+/** Probabilities at the output (last layer only; training reads the logits before it). */
+export interface SoftmaxLayer { type: 'softmax'; name?: string }
+export type LayerSpec = DenseLayer | ActivationLayer | DropoutLayer | SoftmaxLayer;
+
+export interface OptimizerOptions {
+  type: OptimizerName;
+  lr?: number;
+  learningRate?: number;
+  weightDecay?: number;
+  momentum?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  rho?: number;
+}
+export interface ScheduleOptions {
+  type: 'constant' | 'step' | 'exponential' | 'cosine';
+  stepSize?: number;
+  gamma?: number;
+  warmupSteps?: number;
+  totalSteps?: number;
+  minLr?: number;
+}
+export interface CompileOptions {
+  /** Default 'softmax_cross_entropy'. */
+  loss?: LossName;
+  /** Default Adam, lr 1e-3. */
+  optimizer?: OptimizerName | OptimizerOptions;
+  /** Overrides the optimizer's learning rate. */
+  learningRate?: number;
+  schedule?: ScheduleOptions['type'] | ScheduleOptions;
+  /** > 0: clip gradients by their global L2 norm. */
+  clipNorm?: number;
+  /** Initialisers, shuffling and dropout (default 1). */
+  seed?: number;
+  /** A NaN/Inf loss stops training (default), skips the step's updates, or is ignored. */
+  onNaN?: 'stop' | 'skip' | 'ignore';
+}
+
+export interface StepEvent {
+  type: 'step';
+  /** Global step, 1-based after the step ran. */
+  step: number;
+  epoch: number;
+  /** The loss read this step (every lossEvery steps), else null. */
+  loss: number | null;
+  /** The step that loss belongs to (earlier with asyncLoss). */
+  lossStep: number | null;
+  samplesPerSecond: number;
+  elapsedSeconds: number;
+}
+export interface EpochEvent {
+  type: 'epoch';
+  epoch: number;
+  step: number;
+  loss: number | null;
+  /** Classification only. */
+  accuracy: number | null;
+  valLoss: number | null;
+  valAccuracy: number | null;
+  seconds: number;
+  samplesPerSecond: number;
+}
+
+/** Class labels (one per row) in an integer typed array, or target values (rows x k) in a Float32Array. */
+export type Targets = Int32Array | Uint8Array | Uint16Array | Uint32Array | Int8Array | Int16Array | Uint8ClampedArray | Float32Array;
+
+export interface BeginFitOptions {
+  epochs?: number;
+  batchSize?: number;
+  shuffle?: boolean;
+  /** The last fraction of the rows is held out (as Keras does). */
+  validationSplit?: number;
+  validationData?: Dataset | { x: Float32Array; y: Targets };
+  /** Read the loss every N steps (0: only at epoch ends). Default 1. */
+  lossEvery?: number;
+  /** Read the loss through a fence instead of stalling. */
+  asyncLoss?: boolean;
+}
+export interface FitOptions extends BeginFitOptions {
+  onStep?: (event: StepEvent) => void;
+  onEpoch?: (event: EpochEvent) => void;
+  /** Stops training between slices; fit then resolves with stopped: true. */
+  signal?: AbortSignal;
+  /** Milliseconds of training between yields to the event loop (default 16). */
+  sliceMs?: number;
+}
+export interface FitResult {
+  history: EpochEvent[];
+  steps: number;
+  stopped: boolean;
+}
+export interface Evaluation {
+  loss: number | null;
+  /** Classification only. */
+  accuracy: number | null;
+}
+export interface BatchOptions { batchSize?: number }
+export interface LayerSummary { name: string; type: string; outputSize: number; params: number }
+
+export interface Capabilities {
+  platform: string;
+  vendor: string;
+  renderer: string;
+  version: string;
+  shadingLanguageVersion: string;
+  maxTextureSize: number;
+  maxArrayTextureLayers: number;
+  maxDrawBuffers: number;
+  maxTextureImageUnits: number;
+  colorBufferFloat: boolean;
+  colorBufferHalfFloat: boolean;
+  floatBlend: boolean;
+  /** Measured: an RGBA32F framebuffer is complete. */
+  float32Renderable: boolean;
+  /** SwiftShader, llvmpipe, ... */
+  softwareRenderer: boolean;
+  /** Measured by a probe kernel (fp32: 23). */
+  measuredMantissaBits: number;
+  extensions: string[];
+  /** The printable report of all of the above. */
+  report: string;
+}
+export interface PoolStats { live: number; liveBytes: number; free: number; freeBytes: number; created: number }
+
+/** Every gltrain object owns WebAssembly and GPU memory until delete() (or its scope ends). */
+export interface Deletable {
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface ContextOptions {
+  /** CSS selector of a <canvas>; omitted: a fresh OffscreenCanvas (works in workers). */
+  canvas?: string;
+  /** Pretend MAX_TEXTURE_SIZE is this (tests use it to exercise paging). */
+  maxTextureSize?: number;
+  /** glGetError after every pass (slow). */
+  debugChecks?: boolean;
+}
+export interface Context extends Deletable {
+  readonly capabilities: Readonly<Capabilities>;
+  poolStats(): PoolStats;
+}
+export interface ContextConstructor {
+  /** Deleting a context first deletes every model and tensor made on it. */
+  new (options?: ContextOptions): Context;
+}
+
+export interface Tensor extends Deletable {
+  readonly rows: number;
+  readonly cols: number;
+  upload(data: Float32Array): this;
+  download(): Float32Array;
+}
+export interface TensorConstructor {
+  new (ctx: Context, rows: number, cols: number, data?: Float32Array): Tensor;
+}
+
+/** Rows of x and their targets in WebAssembly memory: fit and evaluate use them without copies. */
+export interface Dataset extends Deletable {
+  readonly count: number;
+  readonly features: number;
+  /** Image height and width when loaded from IDX files, else 0. */
+  readonly imageRows: number;
+  readonly imageCols: number;
+  readonly hasLabels: boolean;
+  /** A copy of rows [start, start + count) of x. */
+  x(start?: number, count?: number): Float32Array;
+  /** x as a view of WebAssembly memory (no copy): valid until the next gltrain call. */
+  view(): Float32Array;
+  /** A copy of the labels (Int32Array) or target values (Float32Array); null without targets. */
+  targets(): Int32Array | Float32Array | null;
+  slice(start: number, count?: number): Dataset;
+}
+export interface DatasetConstructor {
+  fromArrays(x: Float32Array, y: Targets | undefined, features: number): Dataset;
+  /** Validated IDX files: images N x rows x cols unsigned bytes (scaled to [0, 1]), labels N integers. */
+  fromIdx(images: ArrayBuffer | ArrayBufferView, labels: ArrayBuffer | ArrayBufferView, options?: { numClasses?: number }): Dataset;
+  fetchIdx(imagesUrl: string | URL, labelsUrl: string | URL, options?: { numClasses?: number }): Promise<Dataset>;
+}
+
+export type ModelInput = number | { inputSize: number } | { inputShape: [number, number, number] };
+
+export interface Sequential extends Deletable {
+  readonly context: Context;
+  readonly inputSize: number;
+  /** 0 until compiled. */
+  readonly outputSize: number;
+  readonly step: number;
+  readonly compiled: boolean;
+  readonly fitting: boolean;
+  readonly history: EpochEvent[];
+  summary(): LayerSummary[];
+  add(layer: LayerSpec): this;
+  compile(options?: CompileOptions): this;
+  /** Trains without blocking the page: yields between slices; resolves when the epochs are done. */
+  fit(x: Float32Array, y: Targets, options?: FitOptions): Promise<FitResult>;
+  fit(data: Dataset, options?: FitOptions): Promise<FitResult>;
+  beginFit(x: Float32Array, y: Targets, options?: BeginFitOptions): void;
+  beginFit(data: Dataset, options?: BeginFitOptions): void;
+  /** One step; false when the fit is done. */
+  stepOnce(): boolean;
+  /** Steps for about ms milliseconds (at least one); returns how many ran. */
+  trainFor(ms: number): number;
+  /** Step and epoch reports since the last call (beginFit / stepOnce / trainFor). */
+  takeEvents(): Array<StepEvent | EpochEvent>;
+  evaluate(x: Float32Array, y: Targets, options?: BatchOptions): Evaluation;
+  evaluate(data: Dataset, options?: BatchOptions): Evaluation;
+  /** rows x outputSize values, row-major (probabilities after a softmax layer). */
+  predict(x: Float32Array | Dataset, options?: BatchOptions): Float32Array;
+  predictClasses(x: Float32Array | Dataset, options?: BatchOptions): Int32Array;
+  /** safetensors bytes: weights, optimizer state and step. */
+  saveCheckpoint(): ArrayBuffer;
+  /** Validates everything first: on any error the model is unchanged. */
+  loadCheckpoint(bytes: ArrayBuffer | ArrayBufferView): this;
+  getWeight(layer: string, which: 'kernel' | 'bias'): Float32Array;
+  setWeight(layer: string, which: 'kernel' | 'bias', data: Float32Array): this;
+}
+export interface SequentialConstructor {
+  new (ctx: Context, input: ModelInput): Sequential;
+}
+
+export interface Scope {
+  /** Adds an object made after an await to this scope. */
+  track<T extends Deletable>(obj: T): T;
+  keep<T extends Deletable>(obj: T): T;
+}
+
+export interface Gltrain {
+  readonly version: string;
+  readonly Context: ContextConstructor;
+  readonly Tensor: TensorConstructor;
+  readonly Dataset: DatasetConstructor;
+  readonly Sequential: SequentialConstructor;
+  /**
+   * Runs fn; every gltrain object made while it runs (synchronously) is deleted
+   * when it returns (or when its promise settles), except the objects it returns
+   * (directly, in an array or in a plain object) and those passed to keep().
+   */
+  scope<T>(fn: (scope: Scope) => T): T;
+  /** Exempts an object from the enclosing scopes. */
+  keep<T extends Deletable>(obj: T): T;
+  readonly activations: readonly ActivationName[];
+  readonly optimizers: readonly OptimizerName[];
+  readonly losses: readonly LossName[];
+  readonly layerTypes: readonly string[];
+  readonly GltrainError: typeof GltrainError;
+}
+
+export interface CreateOptions {
+  /** Where to find gltrain_wasm.wasm (default: dist/ next to gltrain.js). */
+  locateFile?: (path: string, prefix: string) => string;
+  wasmBinary?: ArrayBuffer;
+}
+/** Loads the WebAssembly module; every call gives an independent instance. */
+export declare function createGltrain(options?: CreateOptions): Promise<Gltrain>;
+export default createGltrain;
+
+/** Resolves after the browser has had a chance to run other tasks. */
+export declare function yieldToEventLoop(): Promise<void>;
+
+// ---- training in a Web Worker ----------------------------------------------------------
+
+export type WorkerDataSource =
+  | { x: Float32Array; y?: Targets; features: number }
+  | { images: string; labels: string; start?: number; count?: number };
+export interface WorkerModelSpec {
+  inputSize?: number;
+  inputShape?: [number, number, number];
+  layers: LayerSpec[];
+}
+export interface EvaluateEvent { type: 'evaluate'; step: number; loss: number | null; accuracy: number | null; ms: number }
+export interface WorkerFitOptions extends Omit<BeginFitOptions, 'validationData'> {
+  /** The name of a loaded dataset. */
+  validationData?: string;
+  /** Evaluates a loaded dataset every `steps` steps while training (onEvaluate). */
+  evaluateEvery?: { dataset: string; steps: number };
+  sliceMs?: number;
+  onStep?: (event: StepEvent) => void;
+  onEpoch?: (event: EpochEvent) => void;
+  onEvaluate?: (event: EvaluateEvent) => void;
+}
+export interface DatasetInfo { count: number; features: number; imageRows: number; imageCols: number }
+export type WorkerPredictData = Float32Array | { dataset: string; start?: number; count?: number };
+
+/** A gltrain worker training on an OffscreenCanvas: the page stays responsive. */
+export declare class TrainingWorker {
+  static create(options?: { workerUrl?: string | URL; context?: Omit<ContextOptions, 'canvas'> }): Promise<TrainingWorker>;
+  private constructor(worker: Worker);
+  readonly capabilities: Capabilities;
+  load(name: string, source: WorkerDataSource, options?: { transfer?: boolean }): Promise<DatasetInfo>;
+  build(model: WorkerModelSpec, compile?: CompileOptions): Promise<LayerSummary[]>;
+  fit(train: string, options?: WorkerFitOptions): Promise<FitResult>;
+  /** Stops a running fit between slices (it resolves with stopped: true). */
+  stop(): void;
+  evaluate(dataset: string, options?: BatchOptions): Promise<Evaluation>;
+  predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
+  predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;
+  saveCheckpoint(): Promise<ArrayBuffer>;
+  loadCheckpoint(bytes: ArrayBuffer): Promise<boolean>;
+  poolStats(): Promise<PoolStats>;
+  summary(): Promise<LayerSummary[]>;
+  terminate(): void;
+}
