@@ -47,7 +47,7 @@ const ops = {
   async init({ context }) {
     gl = await createGltrain();
     ctx = new gl.Context(context);
-    return ctx.capabilities;
+    return { capabilities: ctx.capabilities, layerTypes: gl.layerTypes, version: gl.version };
   },
   async load({ name, source }) {
     const d = await loadSource(source);
@@ -124,6 +124,12 @@ const ops = {
   loadCheckpoint({ bytes }) {
     needModel('loadCheckpoint').loadCheckpoint(bytes);
     return true;
+  },
+  x({ dataset: name, start, count }) {
+    return dataset(name, 'x').x(start, count);
+  },
+  targets({ dataset: name }) {
+    return dataset(name, 'targets').targets();
   },
   poolStats() {
     return ctx.poolStats();

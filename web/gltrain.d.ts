@@ -323,6 +323,9 @@ export declare class TrainingWorker {
   static create(options?: { workerUrl?: string | URL; context?: Omit<ContextOptions, 'canvas'> }): Promise<TrainingWorker>;
   private constructor(worker: Worker);
   readonly capabilities: Capabilities;
+  /** The layer types the worker's module supports. */
+  readonly layerTypes: readonly string[];
+  readonly version: string;
   load(name: string, source: WorkerDataSource, options?: { transfer?: boolean }): Promise<DatasetInfo>;
   build(model: WorkerModelSpec, compile?: CompileOptions): Promise<LayerSummary[]>;
   fit(train: string, options?: WorkerFitOptions): Promise<FitResult>;
@@ -331,6 +334,9 @@ export declare class TrainingWorker {
   evaluate(dataset: string, options?: BatchOptions): Promise<Evaluation>;
   predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
   predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;
+  /** A copy of rows [start, start + count) of a loaded dataset's x. */
+  x(dataset: string, start?: number, count?: number): Promise<Float32Array>;
+  targets(dataset: string): Promise<Int32Array | Float32Array | null>;
   saveCheckpoint(): Promise<ArrayBuffer>;
   loadCheckpoint(bytes: ArrayBuffer): Promise<boolean>;
   poolStats(): Promise<PoolStats>;

@@ -424,12 +424,17 @@ export class TrainingWorker {
   #next = 1;
   #pending = new Map();
   #capabilities = null;
+  #layerTypes = [];
+  #version = '';
 
   // options: {workerUrl?, context?: ContextOptions-like {maxTextureSize, debugChecks}}
   static async create(options = {}) {
     const url = options.workerUrl ?? new URL('./gltrain-worker.js', import.meta.url);
     const w = new TrainingWorker(new Worker(url, { type: 'module' }));
-    w.#capabilities = await w.#request('init', { context: options.context ?? {} });
+    const info = await w.#request('init', { context: options.context ?? {} });
+    w.#capabilities = info.capabilities;
+    w.#layerTypes = info.layerTypes;
+    w.#version = info.version;
     return w;
   }
   constructor(worker) {
@@ -442,6 +447,9 @@ export class TrainingWorker {
     };
   }
   get capabilities() { return this.#capabilities; }
+  // The layer types the worker's module supports, and its version.
+  get layerTypes() { return this.#layerTypes; }
+  get version() { return this.#version; }
 
   #receive(msg) {
     const p = this.#pending.get(msg.id);
@@ -483,6 +491,9 @@ export class TrainingWorker {
   // Predictions for rows [start, start + count) of a loaded dataset, or for a Float32Array.
   predict(data, options = {}) { return this.#request('predict', { data, options }); }
   predictClasses(data, options = {}) { return this.#request('predictClasses', { data, options }); }
+  // A copy of rows [start, start + count) of a loaded dataset's x, and of its targets.
+  x(dataset, start, count) { return this.#request('x', { dataset, start, count }); }
+  targets(dataset) { return this.#request('targets', { dataset }); }
   saveCheckpoint() { return this.#request('saveCheckpoint', {}); }
   loadCheckpoint(bytes) { return this.#request('loadCheckpoint', { bytes }); }
   poolStats() { return this.#request('poolStats', {}); }

@@ -1,0 +1,273 @@
+// Fashion-MNIST: trains an MLP (or, where the module has the convolution layers, a
+// CNN) on the real IDX files in data/ inside a Web Worker on an OffscreenCanvas, so
+// the page stays responsive; live loss and accuracy curves (uPlot), test predictions,
+// per-class accuracy and the device's capability report.
+// URL parameters (used by scripts/run.sh and the tests): model, train, epochs, batch, lr,
+// evalEvery, auto=1 (train at once).
+import { TrainingWorker } from './gltrain.js';
+import uPlot from './dist/vendor/uPlot.esm.js';
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];
+const TRAIN_FILES = { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte' };
+const TEST_FILES = { images: 'data/t10k-images-idx3-ubyte', labels: 'data/t10k-labels-idx1-ubyte' };
+const HELD_OUT = 2000;  // the last training images: validation during training
+const SAMPLES = 24;
+
+const status = {
+  phase: 'starting', lines: [], steps: 0, history: [], evaluations: [], testLoss: null, testAccuracy: null,
+  perClass: null, samplesPerSecond: 0, error: null, inputDelaysMs: [], capabilities: null,
+};
+window.fashion = status;
+
+function log(line) {
+  status.lines.push(line);
+  console.log(line);
+  const el = $('log');
+  el.textContent += line + '\n';
+  el.scrollTop = el.scrollHeight;
+}
+function setPhase(p, text) {
+  status.phase = p;
+  $('phase').textContent = text;
+}
+function fail(e) {
+  status.error = e.message;
+  $('error').textContent = e.message;
+  log(`error: ${e.message}`);
+  setPhase('error', 'Stopped by an error.');
+  $('start').disabled = false;
+  $('stop').disabled = true;
+}
+
+for (const [id, def] of [['model', 'mlp'], ['train', '58000'], ['epochs', '1'], ['batch', '128'], ['lr', '0.001']]) {
+  const v = params.get(id) ?? def;
+  if (id === 'train' && ![...$('train').options].some((o) => o.value === v)) $('train').add(new Option(`${Number(v).toLocaleString('en')}`, v));
+  $(id).value = v;
+}
+const evalEvery = Number(params.get('evalEvery') || 100);
+$('every').textContent = String(evalEvery);
+
+// ---- charts
+const smooth = $('smooth');
+const lossData = [[], [], []];  // step, loss, moving average
+const accData = [[], [], []];   // step, validation accuracy, training accuracy (epochs)
+function makeChart(el, data, series, yRange) {
+  const c = new uPlot({
+    width: 320, height: 220,
+    scales: { x: { time: false }, y: yRange ? { range: yRange } : {} },
+    axes: [{ label: 'step', size: 36 }, { size: 50 }],
+    legend: { live: false },
+    series: [{ label: 'step' }, ...series],
+  }, data, el);
+  new ResizeObserver(() => c.setSize({ width: el.clientWidth, height: 220 })).observe(el);
+  return c;
+}
+const lossChart = makeChart($('loss-chart'), lossData, [
+  { label: 'loss', stroke: '#9db8ea', width: 1, points: { show: false } },
+  { label: 'average', stroke: '#2f6fde', width: 2, points: { show: false } },
+]);
+const accChart = makeChart($('acc-chart'), accData, [
+  { label: 'validation', stroke: '#2f6fde', width: 2, spanGaps: true, points: { show: true, size: 5 } },
+  { label: 'training (epoch)', stroke: '#e8842f', width: 2, spanGaps: true, points: { show: true, size: 7 } },
+], (u, min, max) => [Math.min(0.5, min ?? 0.5), 1]);
+function applySmooth() {
+  lossChart.setSeries(1, { show: !smooth.checked });
+}
+smooth.addEventListener('change', (e) => {
+  status.inputDelaysMs.push(performance.now() - e.timeStamp);
+  applySmooth();
+});
+applySmooth();
+
+// ---- the worker
+let worker = null;
+const ready = (async () => {
+  worker = await TrainingWorker.create();
+  const caps = worker.capabilities;
+  status.capabilities = caps;
+  const cells = [
+    ['renderer', caps.renderer], ['vendor', caps.vendor],
+    ['float32 render targets', caps.float32Renderable ? 'yes (measured)' : 'no'],
+    ['EXT_color_buffer_float', caps.colorBufferFloat ? 'yes' : 'no'],
+    ['measured precision', `${caps.measuredMantissaBits}-bit mantissa`],
+    ['max texture size', String(caps.maxTextureSize)],
+  ];
+  $('caps').replaceChildren(...cells.map(([k, v]) => {
+    const d = document.createElement('div');
+    d.className = 'stat';
+    d.innerHTML = '<span class="label"></span><span class="value" style="font-size:0.9rem;overflow-wrap:anywhere"></span>';
+    d.children[0].textContent = k;
+    d.children[1].textContent = v;
+    return d;
+  }));
+  $('report').textContent = caps.report;
+  if (caps.softwareRenderer) {
+    $('sw-name').textContent = caps.renderer;
+    $('sw-warning').hidden = false;
+  }
+  const conv = worker.layerTypes.includes('conv2d');
+  $('model').options[1].disabled = !conv;
+  if (!conv) {
+    $('model-note').textContent = 'The CNN needs the Conv2D and pooling layers, which this build of the module does not have yet.';
+    if ($('model').value === 'cnn') $('model').value = 'mlp';
+  }
+  setPhase('idle', 'Ready.');
+})().catch(fail);
+
+function modelSpec(kind) {
+  if (kind === 'cnn') {
+    return {
+      inputShape: [28, 28, 1],
+      layers: [
+        { type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' },
+        { type: 'maxpool2d', poolSize: 2 },
+        { type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' },
+        { type: 'maxpool2d', poolSize: 2 },
+        { type: 'flatten' },
+        { type: 'dense', units: 10 },
+      ],
+    };
+  }
+  return {
+    inputSize: 784,
+    layers: [
+      { type: 'dense', units: 256, activation: 'relu' },
+      { type: 'dense', units: 128, activation: 'relu' },
+      { type: 'dense', units: 10 },
+    ],
+  };
+}
+
+function drawSamples(images, predicted, labels) {
+  const items = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const div = document.createElement('div');
+    div.className = 'sample';
+    const c = document.createElement('canvas');
+    c.width = 28; c.height = 28;
+    const img = new ImageData(28, 28);
+    for (let p = 0; p < 784; p++) {
+      const v = 255 - Math.round(255 * images[i * 784 + p]);
+      img.data[4 * p] = img.data[4 * p + 1] = img.data[4 * p + 2] = v;
+      img.data[4 * p + 3] = 255;
+    }
+    c.getContext('2d').putImageData(img, 0, 0);
+    const ok = predicted[i] === labels[i];
+    const t = document.createElement('div');
+    t.className = ok ? 'ok' : 'wrong';
+    t.textContent = CLASSES[predicted[i]];
+    const u = document.createElement('div');
+    u.className = 'note';
+    u.textContent = `(${CLASSES[labels[i]]})`;
+    div.title = `predicted ${CLASSES[predicted[i]]}, true ${CLASSES[labels[i]]}`;
+    div.append(c, t, u);
+    items.push(div);
+  }
+  $('samples').replaceChildren(...items);
+}
+
+function drawClasses(perClass) {
+  const rows = perClass.map((a, k) => {
+    const tr = document.createElement('tr');
+    tr.innerHTML = '<td></td><td class="barcell"><div class="bar"></div></td><td class="num"></td>';
+    tr.children[0].textContent = CLASSES[k];
+    tr.children[1].firstChild.style.width = `${(100 * a).toFixed(1)}%`;
+    tr.children[2].textContent = `${(100 * a).toFixed(1)} %`;
+    return tr;
+  });
+  $('classes').tBodies[0].replaceChildren(...rows);
+}
+
+async function train() {
+  await ready;
+  if (!worker) return;
+  $('start').disabled = true;
+  $('error').textContent = '';
+  status.error = null;
+  const kind = $('model').value;
+  const trainCount = Math.min(Number($('train').value), 60000 - HELD_OUT);
+  const epochs = Number($('epochs').value);
+  const batchSize = Number($('batch').value);
+  const lr = Number($('lr').value);
+  for (const a of [...lossData, ...accData]) a.length = 0;
+  lossChart.setData(lossData);
+  accChart.setData(accData);
+  try {
+    setPhase('loading', 'Loading the IDX files…');
+    const t0 = performance.now();
+    const info = await worker.load('train', { ...TRAIN_FILES, start: 0, count: trainCount });
+    await worker.load('val', { ...TRAIN_FILES, start: 60000 - HELD_OUT, count: HELD_OUT });
+    const test = await worker.load('test', TEST_FILES);
+    log(`data: ${info.count} training, ${HELD_OUT} validation and ${test.count} test images of ${info.imageRows}x${info.imageCols} ` +
+        `(${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    const summary = await worker.build(modelSpec(kind), { optimizer: { type: 'adam', lr } });
+    log(`model: ${kind}, ${summary.map((l) => l.name).join(' → ')}, ${summary.reduce((s, l) => s + l.params, 0).toLocaleString('en')} parameters`);
+    setPhase('training', 'Training in a Web Worker…');
+    $('stop').disabled = false;
+    let avg = null;
+    const result = await worker.fit('train', {
+      epochs, batchSize, lossEvery: 10,
+      evaluateEvery: { dataset: 'val', steps: evalEvery },
+      onStep: (s) => {
+        status.steps = s.step;
+        status.samplesPerSecond = s.samplesPerSecond;
+        $('step').textContent = String(s.step);
+        $('rate').textContent = Math.round(s.samplesPerSecond).toLocaleString('en');
+        if (s.loss !== null) {
+          avg = avg === null ? s.loss : 0.9 * avg + 0.1 * s.loss;
+          lossData[0].push(s.lossStep); lossData[1].push(s.loss); lossData[2].push(avg);
+          lossChart.setData(lossData);
+        }
+      },
+      onEvaluate: (e) => {
+        status.evaluations.push(e);
+        $('val').textContent = `${(100 * e.accuracy).toFixed(1)} %`;
+        accData[0].push(e.step); accData[1].push(e.accuracy); accData[2].push(null);
+        accChart.setData(accData);
+      },
+      onEpoch: (e) => {
+        status.history.push(e);
+        log(`epoch ${e.epoch + 1}: loss=${e.loss.toFixed(4)} accuracy=${e.accuracy.toFixed(4)} time=${e.seconds.toFixed(1)}s samples/s=${Math.round(e.samplesPerSecond)}`);
+        accData[0].push(e.step); accData[1].push(null); accData[2].push(e.accuracy);
+        accChart.setData(accData);
+      },
+    });
+    $('stop').disabled = true;
+    if (result.stopped) log(`stopped after ${result.steps} steps`);
+    setPhase('evaluating', 'Evaluating on the 10,000 test images…');
+    const ev = await worker.evaluate('test');
+    status.testLoss = ev.loss;
+    status.testAccuracy = ev.accuracy;
+    $('test').textContent = `${(100 * ev.accuracy).toFixed(1)} %`;
+    const predicted = await worker.predictClasses({ dataset: 'test' });
+    const labels = await worker.targets('test');
+    const hit = new Array(10).fill(0);
+    const seen = new Array(10).fill(0);
+    for (let i = 0; i < labels.length; i++) {
+      seen[labels[i]]++;
+      if (predicted[i] === labels[i]) hit[labels[i]]++;
+    }
+    status.perClass = hit.map((h, k) => h / seen[k]);
+    drawClasses(status.perClass);
+    drawSamples(await worker.x('test', 0, SAMPLES), predicted, labels);
+    log(`test_loss=${ev.loss.toFixed(4)}`);
+    log(`test_accuracy=${ev.accuracy.toFixed(4)}`);
+    setPhase('done', `Done: ${status.steps} steps, test accuracy ${(100 * ev.accuracy).toFixed(2)} %.`);
+    $('start').disabled = false;
+  } catch (e) {
+    fail(e);
+  }
+}
+
+$('start').addEventListener('click', (e) => {
+  status.inputDelaysMs.push(performance.now() - e.timeStamp);
+  train();
+});
+$('stop').addEventListener('click', (e) => {
+  status.inputDelaysMs.push(performance.now() - e.timeStamp);
+  worker?.stop();
+  $('stop').disabled = true;
+});
+if (params.get('auto') === '1') train();
