@@ -39,6 +39,7 @@ public:
     Pass& input(const std::string& name, const Tensor& t) {
         for (size_t i = 0; i < inputNames_.size(); ++i)
             if (inputNames_[i] == name) {
+                requireContext("input '" + name + "'", t);
                 inputs_[i] = &t;
                 return *this;
             }
@@ -56,6 +57,7 @@ public:
     Pass& output(Tensor& t) {
         if (!outputNames_.empty())
             throw ArgumentError("Pass '" + kernel_ + "': the kernel has named outputs; bind them with output(name, t)");
+        requireContext("output", t);
         outputs_[0] = &t;
         return *this;
     }
@@ -63,6 +65,7 @@ public:
     Pass& output(const std::string& name, Tensor& t) {
         for (size_t i = 0; i < outputNames_.size(); ++i)
             if (outputNames_[i] == name) {
+                requireContext("output '" + name + "'", t);
                 outputs_[i] = &t;
                 return *this;
             }
@@ -71,9 +74,11 @@ public:
 
     Pass& uniform(const std::string& name, float x) { return set(name, 'f', 1, x, 0, 0, 0); }
     Pass& uniform(const std::string& name, float x, float y) { return set(name, 'f', 2, x, y, 0, 0); }
+    Pass& uniform(const std::string& name, float x, float y, float z) { return set(name, 'f', 3, x, y, z, 0); }
     Pass& uniform(const std::string& name, float x, float y, float z, float w) { return set(name, 'f', 4, x, y, z, w); }
     Pass& uniformInt(const std::string& name, int x) { return setInt(name, 1, x, 0, 0, 0); }
     Pass& uniformInt(const std::string& name, int x, int y) { return setInt(name, 2, x, y, 0, 0); }
+    Pass& uniformInt(const std::string& name, int x, int y, int z) { return setInt(name, 3, x, y, z, 0); }
     Pass& uniformInt(const std::string& name, int x, int y, int z, int w) { return setInt(name, 4, x, y, z, w); }
 
     void run() {
@@ -120,10 +125,12 @@ public:
             if (u.kind == 'f') {
                 if (u.n == 1) glUniform1f(u.location, u.v[0]);
                 else if (u.n == 2) glUniform2f(u.location, u.v[0], u.v[1]);
+                else if (u.n == 3) glUniform3f(u.location, u.v[0], u.v[1], u.v[2]);
                 else glUniform4f(u.location, u.v[0], u.v[1], u.v[2], u.v[3]);
             } else {
                 if (u.n == 1) glUniform1i(u.location, u.iv[0]);
                 else if (u.n == 2) glUniform2i(u.location, u.iv[0], u.iv[1]);
+                else if (u.n == 3) glUniform3i(u.location, u.iv[0], u.iv[1], u.iv[2]);
                 else glUniform4i(u.location, u.iv[0], u.iv[1], u.iv[2], u.iv[3]);
             }
         }
@@ -172,6 +179,14 @@ public:
     }
 
 private:
+    // A tensor of another context: its texture name would mean nothing (or
+    // another texture) in this pass's context.
+    void requireContext(const std::string& what, const Tensor& t) const {
+        if (t && ctx_ && &t.context() != ctx_)
+            throw ArgumentError("Pass '" + kernel_ + "': " + what + " (" + t.shapeString() +
+                                ") belongs to another gltrain::Context than the pass");
+    }
+
     struct UniformValue {
         std::string name;
         char kind;  // 'f' or 'i'

@@ -5,7 +5,9 @@
 #pragma once
 #include "gltrain/activation.hpp"
 #include "gltrain/reference/activations.hpp"
+#include "gltrain/reference/batchnorm.hpp"
 #include "gltrain/reference/bias.hpp"
+#include "gltrain/reference/conv.hpp"
 #include "gltrain/reference/check.hpp"
 #include "gltrain/reference/dense.hpp"
 #include "gltrain/reference/elementwise.hpp"
@@ -14,6 +16,7 @@
 #include "gltrain/reference/metrics.hpp"
 #include "gltrain/reference/norm.hpp"
 #include "gltrain/reference/optimizer.hpp"
+#include "gltrain/reference/pooling.hpp"
 #include "gltrain/reference/random.hpp"
 #include "gltrain/reference/reduce.hpp"
 #include "gltrain/reference/softmax.hpp"

@@ -23,13 +23,16 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "gltrain/activation.hpp"
 #include "gltrain/initializer.hpp"
+#include "gltrain/layers.hpp"
+#include "gltrain/ops/batchnorm.hpp"
+#include "gltrain/ops/conv.hpp"
 #include "gltrain/ops/elementwise.hpp"
 #include "gltrain/ops/loss.hpp"
 #include "gltrain/ops/matmul.hpp"
@@ -41,32 +44,6 @@
 #include "gltrain/schedule.hpp"
 
 namespace gltrain {
-
-// ---- layers (plain data; the model turns them into tensors and passes)
-struct Dense {
-    int units = 0;
-    Activation activation = Activation::Linear;  // fused into the matmul pass
-    float alpha = 0.01f;                         // LeakyReLU slope
-    Initializer kernelInit{};                    // Glorot uniform
-    Initializer biasInit{Initializer::Zeros, 0.0f};
-    int inputDim = 0;  // optional: checked against the previous layer when the model is built
-    std::string name;  // default "dense_<i>"
-};
-struct ActivationLayer {
-    Activation activation = Activation::ReLU;
-    float alpha = 0.01f;
-    std::string name;
-};
-struct Dropout {
-    float rate = 0.5f;  // fraction dropped while training; identity in evaluate/predict
-    std::string name;
-};
-// Probabilities at the output: predict() applies softmax; training with the
-// softmax cross-entropy loss consumes the logits before it. Last layer only.
-struct Softmax {
-    std::string name;
-};
-using Layer = std::variant<Dense, ActivationLayer, Dropout, Softmax>;
 
 enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
 enum class NanPolicy {
@@ -136,8 +113,12 @@ struct Evaluation {
 
 class Sequential {
 public:
-    Sequential(Context& ctx, int inputSize) : ctx_(&ctx), inputSize_(inputSize) {
-        if (inputSize <= 0) throw ArgumentError("Sequential: input size must be positive, got " + std::to_string(inputSize));
+    // A model of flat inputs (rows of inputSize values)...
+    Sequential(Context& ctx, int inputSize) : Sequential(ctx, Shape3{1, 1, inputSize}) {}
+    // ...or of images: rows of height*width*channels values in NHWC order.
+    Sequential(Context& ctx, Shape3 inputShape) : ctx_(&ctx), inputShape_(inputShape), inputSize_(inputShape.size()) {
+        if (inputShape.height <= 0 || inputShape.width <= 0 || inputShape.channels <= 0)
+            throw ArgumentError("Sequential: input shape " + inputShape.str() + " has a zero or negative size");
     }
     Sequential(const Sequential&) = delete;
     Sequential& operator=(const Sequential&) = delete;
@@ -156,43 +137,15 @@ public:
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
         if (specs_.empty()) throw ArgumentError("compile: the model has no layers");
         std::vector<LayerState> layers;
-        int width = inputSize_;
+        Shape3 shape = inputShape_;
         for (size_t i = 0; i < specs_.size(); ++i) {
-            LayerState L;
-            L.in = width;
-            if (auto* d = std::get_if<Dense>(&specs_[i])) {
-                L.name = d->name.empty() ? "dense_" + std::to_string(i) : d->name;
-                if (d->units <= 0)
-                    throw ArgumentError("compile: layer " + L.name + ": units must be positive, got " +
-                                        std::to_string(d->units));
-                if (d->inputDim > 0 && d->inputDim != width)
-                    throw ArgumentError("compile: layer " + L.name + " expects input of size " +
-                                        std::to_string(d->inputDim) + " but receives [batch, " + std::to_string(width) +
-                                        "] from " + (i == 0 ? std::string("the model input") : layers.back().name));
-                L.out = d->units;
-            } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
-                L.name = a->name.empty() ? "activation_" + std::to_string(i) : a->name;
-                L.out = width;
-            } else if (auto* dr = std::get_if<Dropout>(&specs_[i])) {
-                L.name = dr->name.empty() ? "dropout_" + std::to_string(i) : dr->name;
-                if (!(dr->rate >= 0.0f && dr->rate < 1.0f))
-                    throw ArgumentError("compile: layer " + L.name + ": rate must be in [0, 1), got " +
-                                        std::to_string(dr->rate));
-                L.out = width;
-            } else {
-                L.name = std::get<Softmax>(specs_[i]).name.empty() ? "softmax_" + std::to_string(i)
-                                                                    : std::get<Softmax>(specs_[i]).name;
-                if (i + 1 != specs_.size())
-                    throw ArgumentError("compile: layer " + L.name + ": Softmax must be the last layer");
-                if (options.loss != LossKind::SoftmaxCrossEntropy)
-                    throw ArgumentError("compile: layer " + L.name + ": a Softmax output needs the softmax cross-entropy loss");
-                L.out = width;
-            }
+            LayerState L = inferLayer(i, shape, i == 0 ? "the model input" : layers.back().name, options);
             for (auto& other : layers)
                 if (other.name == L.name) throw ArgumentError("compile: two layers are named '" + L.name + "'");
-            width = L.out;
+            shape = L.out;
             layers.push_back(std::move(L));
         }
+        const int width = shape.size();
         if (options.loss == LossKind::SoftmaxCrossEntropy && width < 2)
             throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, the model has " +
                                 std::to_string(width));
@@ -200,24 +153,16 @@ public:
         options_ = options;
         layers_ = std::move(layers);
         outputSize_ = width;
-        for (size_t i = 0; i < layers_.size(); ++i) {
-            auto* d = std::get_if<Dense>(&specs_[i]);
-            if (!d) continue;
-            LayerState& L = layers_[i];
-            L.W = std::make_unique<PingPong>(
-                *ctx_, d->kernelInit.make(L.in, L.out, L.in, L.out, options.seed, uint32_t(2 * i)), layoutFor(L.in));
-            L.b = std::make_unique<PingPong>(*ctx_, d->biasInit.make(1, L.out, L.in, L.out, options.seed, uint32_t(2 * i + 1)));
-            for (int s = 0; s < options.optimizer.stateSlots(); ++s) {
-                L.wState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(L.in, L.out), layoutFor(L.in)));
-                L.bState.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(1, L.out)));
-            }
-        }
+        for (size_t i = 0; i < layers_.size(); ++i) createParameters(i);
         plans_.clear();
         step_ = 0;
         compiled_ = true;
     }
 
     int inputSize() const { return inputSize_; }
+    Shape3 inputShape() const { return inputShape_; }
+    // A layer's output shape ([1, 1, n] for flat ones); after compile.
+    Shape3 outputShape(size_t layer) const { return layers_.at(layer).out; }
     int outputSize() const { return outputSize_; }
     long step() const { return step_; }
     const CompileOptions& options() const { return options_; }
@@ -377,16 +322,14 @@ public:
 
     // ---- parameters and checkpoints ---------------------------------------
 
-    // Kernel (in x out) or bias (1 x out) of a dense layer, read back.
+    // A layer's parameter or statistic, read back as its stored matrix:
+    // "kernel" (Dense in x out; Conv2D (kh*kw*C) x filters), "bias" (1 x out),
+    // "gamma", "beta", "moving_mean", "moving_variance" (1 x C).
     HostMatrix weight(const std::string& layer, const std::string& which) const {
-        const LayerState& L = denseLayer(layer);
-        if (which == "kernel") return L.W->front().download();
-        if (which == "bias") return L.b->front().download();
-        throw ArgumentError("weight: '" + which + "' is not kernel or bias");
+        return variable(layer, which, "weight").value->front().download();
     }
     void setWeight(const std::string& layer, const std::string& which, const HostMatrix& value) {
-        LayerState& L = const_cast<LayerState&>(denseLayer(layer));
-        Tensor& t = which == "kernel" ? L.W->front() : which == "bias" ? L.b->front() : throwBadWhich(which);
+        Tensor& t = variable(layer, which, "setWeight").value->front();
         if (value.rows != t.rows() || value.cols != t.cols())
             throw ArgumentError("setWeight: " + layer + "/" + which + " is " + t.shapeString() + ", got " +
                                 std::to_string(value.rows) + "x" + std::to_string(value.cols));
@@ -394,8 +337,10 @@ public:
         t.upload(value);
     }
 
-    // safetensors: "<layer>/kernel" [in, out], "<layer>/bias" [out], optimizer
-    // slots "<layer>/kernel/slot<i>", and metadata (format, step, seed, optimizer).
+    // safetensors: "<layer>/<variable>" in TensorFlow's shapes — Dense kernel
+    // [in, out], Conv2D kernel [kh, kw, C, filters] (HWIO), bias, gamma, beta,
+    // moving_mean, moving_variance [C] — optimizer slots "<layer>/<param>/slot<i>",
+    // and metadata (format, step, seed, optimizer).
     std::vector<uint8_t> saveCheckpoint() const {
         auto c = checkpoint();
         return serializeSafetensors(c.first, c.second);
@@ -417,18 +362,19 @@ public:
         };
         std::vector<Staged> staged;
         bool anyState = false, allState = true;
-        auto take = [&](const std::string& name, Tensor& target, bool optional) {
+        auto take = [&](const std::string& name, Tensor& target, const std::vector<int64_t>& shape, bool optional) {
             if (!f.contains(name)) {
                 if (optional) return false;
                 throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is missing");
             }
             const TensorData& t = f.at(name);
             int64_t n = int64_t(target.rows()) * target.cols();
-            bool shapeOk = (t.shape.size() == 2 && t.shape[0] == target.rows() && t.shape[1] == target.cols()) ||
-                           (target.rows() == 1 && t.shape.size() == 1 && t.shape[0] == target.cols());
+            // The saved shape, or the stored matrix's [rows, cols].
+            bool shapeOk = t.shape == shape || (t.shape.size() == 2 && t.shape[0] == target.rows() &&
+                                                t.shape[1] == target.cols());
             if (!shapeOk || int64_t(t.numel()) != n)
                 throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' has shape " +
-                                    shapeString(t.shape) + ", the model needs " + target.shapeString());
+                                    shapeString(t.shape) + ", the model needs " + shapeString(shape));
             if (t.dtype != Dtype::F32)
                 throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is " + dtypeName(t.dtype) +
                                     ", expected F32");
@@ -440,15 +386,15 @@ public:
             return true;
         };
         for (auto& L : layers_) {
-            if (!L.W) continue;
-            take(L.name + "/kernel", L.W->front(), false);
-            take(L.name + "/bias", L.b->front(), false);
-            for (size_t s = 0; s < L.wState.size(); ++s) {
-                bool a = take(L.name + "/kernel/slot" + std::to_string(s), L.wState[s]->front(), true);
-                bool b = take(L.name + "/bias/slot" + std::to_string(s), L.bState[s]->front(), true);
-                anyState = anyState || a || b;
-                allState = allState && a && b;
+            for (auto& v : L.params) {
+                take(L.name + "/" + v.name, v.value->front(), v.shape, false);
+                for (size_t s = 0; s < v.slots.size(); ++s) {
+                    bool a = take(L.name + "/" + v.name + "/slot" + std::to_string(s), v.slots[s]->front(), v.shape, true);
+                    anyState = anyState || a;
+                    allState = allState && a;
+                }
             }
+            for (auto& v : L.buffers) take(L.name + "/" + v.name, v.value->front(), v.shape, false);
         }
         if (anyState && !allState)
             throw ArgumentError("loadCheckpoint " + source + ": optimizer state is present for some parameters only");
@@ -464,10 +410,9 @@ public:
         // Validated: now change the model.
         for (auto& s : staged) s.target->upload(s.value);
         if (!anyState)
-            for (auto& L : layers_) {
-                for (auto& s : L.wState) s->front().clear();
-                for (auto& s : L.bState) s->front().clear();
-            }
+            for (auto& L : layers_)
+                for (auto& v : L.params)
+                    for (auto& s : v.slots) s->front().clear();
         step_ = anyState ? step : 0;
         fit_.reset();
     }
@@ -480,11 +425,29 @@ private:
     using Clock = std::chrono::steady_clock;
     static double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+    // A trainable parameter (with its optimizer slots) or a statistic (moving
+    // averages: no slots), as a matrix on the GPU and its saved shape.
+    struct Variable {
+        std::string name;
+        std::vector<int64_t> shape;
+        std::unique_ptr<PingPong> value;
+        std::vector<std::unique_ptr<PingPong>> slots;
+    };
     struct LayerState {
         std::string name;
-        int in = 0, out = 0;
-        std::unique_ptr<PingPong> W, b;
-        std::vector<std::unique_ptr<PingPong>> wState, bState;
+        Shape3 in, out;
+        Window window;  // Conv2D and pooling
+        std::vector<Variable> params, buffers;
+        Variable& param(const char* n) {
+            for (auto& v : params)
+                if (v.name == n) return v;
+            throw Error("Sequential: layer " + name + " has no parameter " + n);
+        }
+        Variable& buffer(const char* n) {
+            for (auto& v : buffers)
+                if (v.name == n) return v;
+            throw Error("Sequential: layer " + name + " has no statistic " + n);
+        }
     };
 
     // A dataset on the GPU: rows, targets (labels N x 1 or values N x C), and
@@ -555,6 +518,120 @@ private:
         long pendingStep = 0;
     };
 
+    static std::optional<PoolKind> poolKindOf(const Layer& l) {
+        if (std::holds_alternative<MaxPool2D>(l)) return PoolKind::Max;
+        if (std::holds_alternative<AveragePool2D>(l) || std::holds_alternative<GlobalAveragePooling2D>(l))
+            return PoolKind::Average;
+        return std::nullopt;
+    }
+
+    // Layer i's name and output shape from its input shape; errors name the
+    // layer, what it received and from where.
+    LayerState inferLayer(size_t i, Shape3 in, const std::string& from, const CompileOptions& options) const {
+        LayerState L;
+        L.in = in;
+        L.out = in;
+        const Layer& spec = specs_[i];
+        auto named = [&](const std::string& given, const char* kind) {
+            L.name = given.empty() ? std::string(kind) + "_" + std::to_string(i) : given;
+        };
+        auto fail = [&](const std::string& what) { throw ArgumentError("compile: layer " + L.name + ": " + what); };
+        auto received = [&] {
+            return "receives " + (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]"
+                                                                  : "[batch, " + in.str().substr(1)) +
+                   " from " + from;
+        };
+        auto needImage = [&] {
+            if (in.height == 1 && in.width == 1 && i == 0 && inputShape_.height == 1)
+                fail("needs image input [height, width, channels] but " + received() +
+                     " (build the model with Sequential(ctx, Shape3{h, w, c}))");
+        };
+        if (auto* d = std::get_if<Dense>(&spec)) {
+            named(d->name, "dense");
+            if (d->units <= 0) fail("units must be positive, got " + std::to_string(d->units));
+            if (in.height != 1 || in.width != 1) fail("needs a flat input but " + received() + "; add a Flatten layer");
+            if (d->inputDim > 0 && d->inputDim != in.channels)
+                fail("expects input of size " + std::to_string(d->inputDim) + " but " + received());
+            L.out = {1, 1, d->units};
+        } else if (auto* c = std::get_if<Conv2D>(&spec)) {
+            named(c->name, "conv2d");
+            needImage();
+            if (c->filters <= 0) fail("filters must be positive, got " + std::to_string(c->filters));
+            L.window = Window::make("compile: layer " + L.name, in, c->kernelSize, c->kernelSize, c->stride, c->stride,
+                                    c->padding, c->filters);
+            L.out = L.window.out;
+        } else if (auto kind = poolKindOf(spec)) {
+            int size = 0, stride = 0;
+            Padding padding = Padding::Valid;
+            if (auto* m = std::get_if<MaxPool2D>(&spec)) {
+                named(m->name, "max_pool2d");
+                size = m->poolSize, stride = m->stride ? m->stride : m->poolSize, padding = m->padding;
+            } else if (auto* a = std::get_if<AveragePool2D>(&spec)) {
+                named(a->name, "average_pool2d");
+                size = a->poolSize, stride = a->stride ? a->stride : a->poolSize, padding = a->padding;
+            } else {
+                named(std::get<GlobalAveragePooling2D>(spec).name, "global_average_pooling2d");
+            }
+            needImage();
+            L.window = size ? Window::make("compile: layer " + L.name, in, size, size, stride, stride, padding, in.channels)
+                            : Window::make("compile: layer " + L.name, in, in.height, in.width, 1, 1, Padding::Valid,
+                                           in.channels);
+            L.out = L.window.out;
+        } else if (auto* f = std::get_if<Flatten>(&spec)) {
+            named(f->name, "flatten");
+            L.out = {1, 1, in.size()};
+        } else if (auto* bn = std::get_if<BatchNormalization>(&spec)) {
+            named(bn->name, "batch_normalization");
+            if (!(bn->momentum >= 0.0f && bn->momentum <= 1.0f))
+                fail("momentum must be in [0, 1], got " + std::to_string(bn->momentum));
+            if (!(bn->epsilon > 0.0f)) fail("epsilon must be positive, got " + std::to_string(bn->epsilon));
+        } else if (auto* a = std::get_if<ActivationLayer>(&spec)) {
+            named(a->name, "activation");
+        } else if (auto* dr = std::get_if<Dropout>(&spec)) {
+            named(dr->name, "dropout");
+            if (!(dr->rate >= 0.0f && dr->rate < 1.0f)) fail("rate must be in [0, 1), got " + std::to_string(dr->rate));
+        } else {
+            named(std::get<Softmax>(spec).name, "softmax");
+            if (i + 1 != specs_.size()) fail("Softmax must be the last layer");
+            if (options.loss != LossKind::SoftmaxCrossEntropy) fail("a Softmax output needs the softmax cross-entropy loss");
+        }
+        return L;
+    }
+
+    // Creates layer i's parameters (initialised from the seed, stream 2i and
+    // 2i + 1 as before), their optimizer slots, and its statistics.
+    void createParameters(size_t i) {
+        LayerState& L = layers_[i];
+        const uint32_t seed = options_.seed;
+        auto add = [&](std::vector<Variable>& list, const char* name, std::vector<int64_t> shape, const HostMatrix& init,
+                       bool trainable) {
+            Variable v;
+            v.name = name;
+            v.shape = std::move(shape);
+            v.value = std::make_unique<PingPong>(*ctx_, init, layoutFor(init.rows));
+            if (trainable)
+                for (int s = 0; s < options_.optimizer.stateSlots(); ++s)
+                    v.slots.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(init.rows, init.cols), layoutFor(init.rows)));
+            list.push_back(std::move(v));
+        };
+        const int in = L.in.size(), out = L.out.size();
+        if (auto* d = std::get_if<Dense>(&specs_[i])) {
+            add(L.params, "kernel", {in, out}, d->kernelInit.make(in, out, in, out, seed, uint32_t(2 * i)), true);
+            add(L.params, "bias", {out}, d->biasInit.make(1, out, in, out, seed, uint32_t(2 * i + 1)), true);
+        } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
+            const int k = c->kernelSize, C = L.in.channels, F = c->filters;
+            add(L.params, "kernel", {k, k, C, F}, c->kernelInit.make(k * k * C, F, k * k * C, k * k * F, seed, uint32_t(2 * i)),
+                true);
+            add(L.params, "bias", {F}, c->biasInit.make(1, F, k * k * C, k * k * F, seed, uint32_t(2 * i + 1)), true);
+        } else if (std::holds_alternative<BatchNormalization>(specs_[i])) {
+            const int C = L.out.channels;
+            add(L.params, "gamma", {C}, HostMatrix(1, C, 1.0f), true);
+            add(L.params, "beta", {C}, HostMatrix(1, C, 0.0f), true);
+            add(L.buffers, "moving_mean", {C}, HostMatrix(1, C, 0.0f), false);
+            add(L.buffers, "moving_variance", {C}, HostMatrix(1, C, 1.0f), false);
+        }
+    }
+
     // Matrices of 4 rows or more interleave their rows over 4 layers, so every
     // matmul of a step runs the 4x4 register-blocked kernel (bench/kernels:
     // 2-4x the one-texel kernel on llvmpipe); a 1-row bias stays packed.
@@ -565,16 +642,16 @@ private:
         requireCompiled("saveCheckpoint");
         Checkpoint c;
         auto& tensors = c.first;
+        auto save = [&](const std::string& name, const Variable& v, const Tensor& t) {
+            tensors.emplace_back(name, TensorData::f32(v.shape, t.download().data));
+        };
         for (auto& L : layers_) {
-            if (!L.W) continue;
-            tensors.emplace_back(L.name + "/kernel", TensorData::fromMatrix(L.W->front().download()));
-            tensors.emplace_back(L.name + "/bias", TensorData::f32({L.out}, L.b->front().download().data));
-            for (size_t s = 0; s < L.wState.size(); ++s) {
-                tensors.emplace_back(L.name + "/kernel/slot" + std::to_string(s),
-                                     TensorData::fromMatrix(L.wState[s]->front().download()));
-                tensors.emplace_back(L.name + "/bias/slot" + std::to_string(s),
-                                     TensorData::f32({L.out}, L.bState[s]->front().download().data));
+            for (auto& v : L.params) {
+                save(L.name + "/" + v.name, v, v.value->front());
+                for (size_t s = 0; s < v.slots.size(); ++s)
+                    save(L.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]->front());
             }
+            for (auto& v : L.buffers) save(L.name + "/" + v.name, v, v.value->front());
         }
         c.second = {{"format", "gltrain-1"},
                     {"step", std::to_string(step_)},
@@ -588,17 +665,20 @@ private:
         for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
         return s + "]";
     }
-    static Tensor& throwBadWhich(const std::string& which) {
-        throw ArgumentError("setWeight: '" + which + "' is not kernel or bias");
-    }
-    const LayerState& denseLayer(const std::string& name) const {
-        requireCompiled("weight");
-        for (auto& L : layers_)
-            if (L.name == name) {
-                if (!L.W) throw ArgumentError("layer '" + name + "' has no weights");
-                return L;
-            }
-        throw ArgumentError("no layer named '" + name + "'");
+    const Variable& variable(const std::string& layer, const std::string& which, const char* what) const {
+        requireCompiled(what);
+        for (auto& L : layers_) {
+            if (L.name != layer) continue;
+            std::string names;
+            for (auto* list : {&L.params, &L.buffers})
+                for (auto& v : *list) {
+                    if (v.name == which) return v;
+                    names += (names.empty() ? "" : ", ") + v.name;
+                }
+            throw ArgumentError(std::string(what) + ": layer '" + layer + "' has " +
+                                (names.empty() ? "no weights" : "no '" + which + "' (it has " + names + ")"));
+        }
+        throw ArgumentError(std::string(what) + ": no layer named '" + layer + "'");
     }
     void requireCompiled(const char* what) const {
         if (!compiled_) throw ArgumentError(std::string(what) + ": the model is not compiled (call compile first)");
@@ -798,40 +878,85 @@ private:
         const size_t L = layers_.size();
         std::vector<const Tensor*> in(L), out(L);
         std::vector<Tensor*> z(L, nullptr), mask(L, nullptr);
+        std::vector<std::pair<Tensor*, Tensor*>> batchStats(L, {nullptr, nullptr});  // BatchNormalization: mean, var
         const Tensor* cur = &p.xb;
         for (size_t i = 0; i < L; ++i) {
             LayerState& S = layers_[i];
+            const int outCols = S.out.size();
             in[i] = cur;
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, S.out);
+                Tensor& y = p.temp(ctx, B, outCols);
+                const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
                 if (training && d->activation != Activation::Linear) {
-                    z[i] = &p.temp(ctx, B, S.out);
-                    recordDenseTrain(fw, *cur, S.W->front(), S.b->front(), d->activation, *z[i], y, d->alpha);
+                    z[i] = &p.temp(ctx, B, outCols);
+                    recordDenseTrain(fw, *cur, W, b, d->activation, *z[i], y, d->alpha);
                 } else {
-                    recordDense(fw, *cur, S.W->front(), S.b->front(), d->activation, y, d->alpha);
+                    recordDense(fw, *cur, W, b, d->activation, y, d->alpha);
                     if (training) z[i] = &y;  // linear: Z is Y
                 }
                 cur = &y;
+            } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
+                Tensor& y = p.temp(ctx, B, outCols);
+                const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
+                if (training && c->activation != Activation::Linear) {
+                    // Z is kept for the backward pass's f'(Z).
+                    z[i] = &p.temp(ctx, B, outCols);
+                    recordConv2D(fw, *cur, W, &b, S.window, Activation::Linear, *z[i]);
+                    recordActivation(fw, *z[i], c->activation, y, c->alpha);
+                } else {
+                    recordConv2D(fw, *cur, W, &b, S.window, c->activation, y, c->alpha);
+                    z[i] = &y;
+                }
+                cur = &y;
+            } else if (auto pool = poolKindOf(specs_[i])) {
+                Tensor& y = p.temp(ctx, B, outCols);
+                recordPool2D(fw, *cur, S.window, *pool, y);
+                cur = &y;
+            } else if (auto* bn = std::get_if<BatchNormalization>(&specs_[i])) {
+                Tensor& y = p.temp(ctx, B, outCols);
+                const int C = S.out.channels;
+                const Tensor &gamma = S.param("gamma").value->front(), &beta = S.param("beta").value->front();
+                Variable &movingMean = S.buffer("moving_mean"), &movingVar = S.buffer("moving_variance");
+                if (training) {
+                    Tensor& mean = p.temp(ctx, 1, C);
+                    Tensor& var = p.temp(ctx, 1, C);
+                    recordBatchStats(fw, *cur, C, mean, var);
+                    recordBatchNormApply(fw, *cur, mean, var, gamma, beta, bn->epsilon, Activation::Linear, y);
+                    // Moving averages, the variance made unbiased (reference/batchnorm.hpp).
+                    const double m = double(B) * S.out.pixels();
+                    const std::string unbias = std::to_string(m > 1 ? m / (m - 1) : 1.0);
+                    recordBinary(fw, "moving mean", "(alpha * (a) + (1.0 - alpha) * (b))", movingMean.value->front(), mean,
+                                 movingMean.value->back(), bn->momentum);
+                    recordBinary(fw, "moving variance", "(alpha * (a) + (1.0 - alpha) * " + unbias + " * (b))",
+                                 movingVar.value->front(), var, movingVar.value->back(), bn->momentum);
+                    p.swaps.push_back(movingMean.value.get());
+                    p.swaps.push_back(movingVar.value.get());
+                    batchStats[i] = {&mean, &var};
+                } else {
+                    recordBatchNormApply(fw, *cur, movingMean.value->front(), movingVar.value->front(), gamma, beta,
+                                         bn->epsilon, Activation::Linear, y);
+                }
+                cur = &y;
             } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, S.out);
+                Tensor& y = p.temp(ctx, B, outCols);
                 recordActivation(fw, *cur, a->activation, y, a->alpha);
                 cur = &y;
             } else if (auto* dr = std::get_if<Dropout>(&specs_[i])) {
                 if (training && dr->rate > 0.0f) {
-                    mask[i] = &p.temp(ctx, B, S.out);
+                    mask[i] = &p.temp(ctx, B, outCols);
                     p.dropouts.push_back(&recordDropoutMask(fw, *mask[i], options_.seed, 0, dr->rate));
-                    Tensor& y = p.temp(ctx, B, S.out);
+                    Tensor& y = p.temp(ctx, B, outCols);
                     recordMul(fw, *cur, *mask[i], y);
                     cur = &y;
                 }
-            } else {  // Softmax: predict applies it; the loss reads the logits
+            } else if (std::holds_alternative<Softmax>(specs_[i])) {  // predict applies it; the loss reads the logits
                 p.logits = const_cast<Tensor*>(cur);
                 if (!training) {
-                    Tensor& y = p.temp(ctx, B, S.out);
+                    Tensor& y = p.temp(ctx, B, outCols);
                     recordSoftmax(fw, *cur, y);
                     cur = &y;
                 }
-            }
+            }  // Flatten: image rows are already flat
             out[i] = cur;
         }
         if (!p.logits) p.logits = const_cast<Tensor*>(cur);
@@ -866,38 +991,38 @@ private:
 
         // Backward.
         std::vector<const Tensor*> grads;
-        std::vector<std::pair<PingPong*, Tensor*>> paramGrads;
-        std::vector<std::vector<PingPong*>> paramSlots;
-        const Tensor* dcur = grad;   // gradient w.r.t. out[i]
+        std::vector<std::pair<Variable*, Tensor*>> paramGrads;
+        const Tensor* dcur = grad;       // gradient w.r.t. out[i]
         bool dcurHasDerivative = false;  // dcur already includes the layer's f'(Z)
+        auto gradOf = [&](Variable& v, Tensor& g) {
+            grads.push_back(&g);
+            paramGrads.push_back({&v, &g});
+        };
         for (size_t i = L; i-- > 0;) {
             LayerState& S = layers_[i];
             const bool needDx = i > 0;
+            const int inCols = S.in.size(), outCols = S.out.size();
+            // dZ: the gradient before the layer's fused activation.
+            auto preactivationGrad = [&](Activation act, float alpha) -> const Tensor* {
+                if (act == Activation::Linear || dcurHasDerivative) return dcur;
+                Tensor& t = p.temp(ctx, B, outCols);
+                recordActivationGrad(p.train, *dcur, *z[i], act, t, alpha);
+                return &t;
+            };
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
-                const Tensor* dz = dcur;
-                if (d->activation != Activation::Linear && !dcurHasDerivative) {
-                    Tensor& t = p.temp(ctx, B, S.out);
-                    recordActivationGrad(p.train, *dcur, *z[i], d->activation, t, d->alpha);
-                    dz = &t;
-                }
-                Tensor& dW = p.temp(ctx, S.in, S.out);
-                Tensor& db = p.temp(ctx, 1, S.out);
+                const Tensor* dz = preactivationGrad(d->activation, d->alpha);
+                Variable &W = S.param("kernel"), &b = S.param("bias");
+                Tensor& dW = p.temp(ctx, inCols, outCols);
+                Tensor& db = p.temp(ctx, 1, outCols);
                 MatmulOptions tn;
                 tn.transA = true;
                 recordMatmul(p.train, *in[i], *dz, dW, tn);
                 recordBiasGrad(p.train, *dz, db);
-                grads.push_back(&dW);
-                grads.push_back(&db);
-                paramGrads.push_back({S.W.get(), &dW});
-                paramGrads.push_back({S.b.get(), &db});
-                std::vector<PingPong*> ws, bs;
-                for (auto& s : S.wState) ws.push_back(s.get());
-                for (auto& s : S.bState) bs.push_back(s.get());
-                paramSlots.push_back(ws);
-                paramSlots.push_back(bs);
+                gradOf(W, dW);
+                gradOf(b, db);
                 dcurHasDerivative = false;
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, S.in);
+                    Tensor& dx = p.temp(ctx, B, inCols);
                     MatmulOptions nt;
                     nt.transB = true;
                     // Fuse the previous dense layer's f'(Z) into this pass (its incoming gradient).
@@ -908,24 +1033,59 @@ private:
                         nt.dactZ = z[i - 1];
                         dcurHasDerivative = true;
                     }
-                    recordMatmul(p.train, *dz, S.W->front(), dx, nt);
+                    recordMatmul(p.train, *dz, W.value->front(), dx, nt);
+                    dcur = &dx;
+                }
+            } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
+                const Tensor* dz = preactivationGrad(c->activation, c->alpha);
+                Variable &W = S.param("kernel"), &b = S.param("bias");
+                Tensor& dW = p.temp(ctx, W.value->front().rows(), S.out.channels);
+                Tensor& db = p.temp(ctx, 1, S.out.channels);
+                recordConv2DBackwardFilter(p.train, *in[i], *dz, S.window, dW);
+                recordChannelSum(p.train, *dz, S.out.channels, db);
+                gradOf(W, dW);
+                gradOf(b, db);
+                dcurHasDerivative = false;
+                if (needDx) {
+                    Tensor& dx = p.temp(ctx, B, inCols);
+                    recordConv2DBackwardInput(p.train, *dz, W.value->front(), S.window, dx);
+                    dcur = &dx;
+                }
+            } else if (auto pool = poolKindOf(specs_[i])) {
+                if (needDx) {
+                    Tensor& dx = p.temp(ctx, B, inCols);
+                    recordPool2DBackward(p.train, *in[i], *dcur, S.window, *pool, dx);
+                    dcur = &dx;
+                }
+            } else if (auto* bn = std::get_if<BatchNormalization>(&specs_[i])) {
+                const int C = S.out.channels;
+                Variable &gamma = S.param("gamma"), &beta = S.param("beta");
+                Tensor& dgamma = p.temp(ctx, 1, C);
+                Tensor& dbeta = p.temp(ctx, 1, C);
+                auto [mean, var] = batchStats[i];
+                recordBatchNormParamGrads(p.train, *dcur, *in[i], *mean, *var, bn->epsilon, dgamma, dbeta);
+                gradOf(gamma, dgamma);
+                gradOf(beta, dbeta);
+                if (needDx) {
+                    Tensor& dx = p.temp(ctx, B, inCols);
+                    recordBatchNormInputGrad(p.train, *dcur, *in[i], *mean, *var, gamma.value->front(), dgamma, dbeta,
+                                             bn->epsilon, dx);
                     dcur = &dx;
                 }
             } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, S.in);
+                    Tensor& dx = p.temp(ctx, B, inCols);
                     recordActivationGrad(p.train, *dcur, *in[i], a->activation, dx, a->alpha);
                     dcur = &dx;
                 }
-                dcurHasDerivative = false;
             } else if (mask[i]) {
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, S.in);
+                    Tensor& dx = p.temp(ctx, B, inCols);
                     recordMul(p.train, *dcur, *mask[i], dx);
                     dcur = &dx;
                 }
-                dcurHasDerivative = false;
-            }
+            }  // Flatten, Softmax, Dropout(0): the gradient passes through
+            if (!std::holds_alternative<Dense>(specs_[i])) dcurHasDerivative = false;
         }
 
         // Clip by global norm: a 1x1 factor every update samples.
@@ -938,16 +1098,18 @@ private:
             gscale = &factor;
         }
         const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
-        for (size_t k = 0; k < paramGrads.size(); ++k) {
-            Pass& u = recordOptimizerUpdate(p.train, options_.optimizer, *paramGrads[k].first, *paramGrads[k].second,
-                                            paramSlots[k], gscale, guard);
+        for (auto& [v, g] : paramGrads) {
+            std::vector<PingPong*> slots;
+            for (auto& s : v->slots) slots.push_back(s.get());
+            Pass& u = recordOptimizerUpdate(p.train, options_.optimizer, *v->value, *g, slots, gscale, guard);
             p.updates.push_back(&u);
-            p.swaps.push_back(paramGrads[k].first);
-            for (auto* s : paramSlots[k]) p.swaps.push_back(s);
+            p.swaps.push_back(v->value.get());
+            for (auto* s : slots) p.swaps.push_back(s);
         }
     }
 
     Context* ctx_;
+    Shape3 inputShape_;
     int inputSize_;
     int outputSize_ = 0;
     std::vector<Layer> specs_;

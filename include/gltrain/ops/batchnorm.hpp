@@ -1,0 +1,84 @@
+// Batch normalization over channels of N x (P*C) rows (P pixels of C
+// channels; P = 1 after a Dense layer). Reference: reference/batchnorm.hpp.
+//
+//   batchStats:        mean, var (biased) per channel        forward/bn_stats (2 targets)
+//   batchNormApply:    act(gamma (x - mean) rstd + beta)     forward/bn_apply
+//   batchNormParamGrads: dgamma, dbeta                        backward/bn_params (2 targets)
+//   batchNormInputGrad: dX of training-mode normalization    backward/bn_input
+//
+// Every kernel takes a vectorised path when C is a multiple of 4 (a texel is
+// 4 channels of one pixel) and a per-lane path otherwise.
+#pragma once
+#include <string>
+
+#include "gltrain/activation.hpp"
+#include "gltrain/ops/conv.hpp"
+
+namespace gltrain {
+
+namespace detail {
+inline void requireChannels(const char* op, const Tensor& x, int channels) {
+    if (!x) throw ArgumentError(std::string(op) + ": x is an empty tensor");
+    if (channels <= 0 || x.cols() % channels != 0)
+        throw ArgumentError(std::string(op) + ": x is " + x.shapeString() + ", not a whole number of pixels of " +
+                            std::to_string(channels) + " channels");
+}
+inline Defines channelDefines(int channels, std::initializer_list<const Tensor*> ts, Defines more = {}) {
+    more.push_back({"VEC_C", flag(channels % 4 == 0 && allPacked(ts))});
+    return more;
+}
+}  // namespace detail
+
+inline Pass& recordBatchStats(PassList& list, const Tensor& x, int channels, Tensor& mean, Tensor& var) {
+    detail::requireChannels("batchStats", x, channels);
+    detail::requireShape("batchStats", "mean", mean, 1, channels);
+    detail::requireShape("batchStats", "var", var, 1, channels);
+    Pass& p = list.add(Pass(x.context(), "forward/bn_stats", detail::channelDefines(channels, {&x, &mean, &var})));
+    return p.input("X", x).output("MEAN", mean).output("VAR", var).uniformInt("channels", channels);
+}
+
+inline Pass& recordBatchNormApply(PassList& list, const Tensor& x, const Tensor& mean, const Tensor& var,
+                                  const Tensor& gamma, const Tensor& beta, float eps, Activation act, Tensor& y,
+                                  float alpha = 0.01f) {
+    const int c = gamma ? gamma.cols() : 0;
+    detail::requireChannels("batchNorm", x, c);
+    for (auto* t : {&mean, &var, &beta}) detail::requireShape("batchNorm", "mean, var, beta", *t, 1, c);
+    detail::requireShape("batchNorm", "y", y, x.rows(), x.cols());
+    if (!(eps > 0.0f)) throw ArgumentError("batchNorm: eps must be positive");
+    Pass& p = list.add(Pass(x.context(), "forward/bn_apply",
+                            detail::channelDefines(c, {&x, &mean, &var, &gamma, &beta, &y}, {{"ACT", std::to_string(int(act))}})));
+    p.input("X", x).input("MEAN", mean).input("VAR", var).input("GAMMA", gamma).input("BETA", beta).output(y);
+    if (act == Activation::LeakyReLU) p.uniform("act_alpha", alpha);
+    return p.uniformInt("channels", c).uniform("eps", eps);
+}
+
+inline Pass& recordBatchNormParamGrads(PassList& list, const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                       const Tensor& var, float eps, Tensor& dgamma, Tensor& dbeta) {
+    const int c = mean ? mean.cols() : 0;
+    detail::requireChannels("batchNormParamGrads", x, c);
+    detail::requireShape("batchNormParamGrads", "dY", dy, x.rows(), x.cols());
+    for (auto* t : {&var, static_cast<const Tensor*>(&dgamma), static_cast<const Tensor*>(&dbeta)})
+        detail::requireShape("batchNormParamGrads", "var, dgamma, dbeta", *t, 1, c);
+    Pass& p = list.add(Pass(x.context(), "backward/bn_params",
+                            detail::channelDefines(c, {&dy, &x, &mean, &var, &dgamma, &dbeta})));
+    p.input("DY", dy).input("X", x).input("MEAN", mean).input("VAR", var);
+    return p.output("DGAMMA", dgamma).output("DBETA", dbeta).uniformInt("channels", c).uniform("eps", eps);
+}
+
+inline Pass& recordBatchNormInputGrad(PassList& list, const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                      const Tensor& var, const Tensor& gamma, const Tensor& dgamma, const Tensor& dbeta,
+                                      float eps, Tensor& dx) {
+    const int c = gamma ? gamma.cols() : 0;
+    detail::requireChannels("batchNormInputGrad", x, c);
+    detail::requireShape("batchNormInputGrad", "dY", dy, x.rows(), x.cols());
+    detail::requireShape("batchNormInputGrad", "dX", dx, x.rows(), x.cols());
+    for (auto* t : {&mean, &var, &dgamma, &dbeta})
+        detail::requireShape("batchNormInputGrad", "mean, var, dgamma, dbeta", *t, 1, c);
+    Pass& p = list.add(Pass(x.context(), "backward/bn_input",
+                            detail::channelDefines(c, {&dy, &x, &mean, &var, &gamma, &dgamma, &dbeta, &dx})));
+    p.input("DY", dy).input("X", x).input("MEAN", mean).input("VAR", var).input("GAMMA", gamma);
+    p.input("DGAMMA", dgamma).input("DBETA", dbeta).output(dx);
+    return p.uniformInt("channels", c).uniform("eps", eps);
+}
+
+}  // namespace gltrain

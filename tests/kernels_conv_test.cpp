@@ -1,0 +1,188 @@
+// GPU convolution, pooling and batch normalization against the CPU
+// reference (computed in double), on odd shapes that take the per-lane
+// paths and on channel counts (multiples of 4) that take the vectorised
+// ones, packed, packed_rows4 and paged (MAX_TEXTURE_SIZE forced to 64).
+// Tolerance: max |gpu - ref| <= 1e-5 * max(1, max |ref|) — fp32 sums of at
+// most a few thousand random-sign terms, as in kernels_matmul_test.
+#include <gtest/gtest.h>
+
+#include "gltrain/ops/batchnorm.hpp"
+#include "gltrain/ops/conv.hpp"
+#include "gltrain/reference.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::randomMatrix;
+using gltrain::test::relativeError;
+
+namespace {
+
+struct ConvCase {
+    int batch;
+    Shape3 in;
+    int k, stride;
+    Padding padding;
+    int filters;
+    Layout layout;
+    bool small = false;
+};
+const ConvCase kCases[] = {
+    {1, {7, 5, 3}, 3, 2, Padding::Same, 5, Layout::Packed},       // the example, per-lane paths
+    {5, {7, 5, 3}, 3, 2, Padding::Same, 5, Layout::PackedRows4},
+    {3, {6, 6, 1}, 5, 1, Padding::Valid, 8, Layout::PackedRows4},  // first CNN layer: C = 1, F = 8
+    {4, {9, 7, 8}, 3, 1, Padding::Same, 12, Layout::PackedRows4},  // vectorised: C, F multiples of 4
+    {2, {5, 5, 4}, 7, 2, Padding::Same, 4, Layout::Packed},
+    {3, {4, 6, 4}, 1, 1, Padding::Valid, 3, Layout::Unpacked},
+    {5, {9, 9, 4}, 3, 2, Padding::Valid, 8, Layout::PackedRows4, true},  // 81 texels a row: 2 pages of 64
+};
+std::string name(const ConvCase& c) {
+    return "N=" + std::to_string(c.batch) + " " + c.in.str() + " k" + std::to_string(c.k) + " s" +
+           std::to_string(c.stride) + " " + paddingName(c.padding) + " F=" + std::to_string(c.filters) + " " +
+           layoutName(c.layout) + (c.small ? " paged" : "");
+}
+Context& ctxFor(const ConvCase& c) { return c.small ? gltrain::test::smallContext() : gltrain::test::context(); }
+Layout weightLayout(const ConvCase& c, int rows) {
+    return c.layout == Layout::Unpacked ? c.layout : rows >= 4 ? Layout::PackedRows4 : Layout::Packed;
+}
+double err(const HostMatrix& got, const HostMatrixT<double>& want) {
+    return relativeError(got, want.cast<float>());
+}
+constexpr double kTol = 1e-5;
+
+}  // namespace
+
+TEST(KernelsConv, ForwardAndBackwardMatchReference) {
+    for (const ConvCase& c : kCases) {
+        Context& ctx = ctxFor(c);
+        Window w = Window::make("test", c.in, c.k, c.k, c.stride, c.stride, c.padding, c.filters);
+        const int wRows = c.k * c.k * c.in.channels;
+        HostMatrix x = randomMatrix(c.batch, c.in.size(), 1), wt = randomMatrix(wRows, c.filters, 2);
+        HostMatrix b = randomMatrix(1, c.filters, 3), dy = randomMatrix(c.batch, w.out.size(), 4);
+        auto xd = x.cast<double>(), wd = wt.cast<double>(), dyd = dy.cast<double>();
+        Tensor tx(ctx, x, c.layout), tw(ctx, wt, weightLayout(c, wRows)), tdy(ctx, dy, c.layout);
+        Tensor tb(ctx, b, c.layout == Layout::Unpacked ? c.layout : Layout::Packed);
+        Tensor ty(ctx, c.batch, w.out.size(), c.layout), tdx(ctx, c.batch, c.in.size(), c.layout);
+        Tensor tdw(ctx, wRows, c.filters, weightLayout(c, wRows));
+        Tensor tdb(ctx, 1, c.filters, c.layout == Layout::Unpacked ? c.layout : Layout::Packed);
+
+        conv2d(tx, tw, &tb, w, Activation::Linear, ty);
+        EXPECT_LE(err(ty.download(), ref::conv2d(xd, wd, b.cast<double>(), w)), kTol) << "forward " << name(c);
+        conv2d(tx, tw, &tb, w, Activation::ReLU, ty);
+        EXPECT_LE(err(ty.download(), ref::activate(ref::conv2d(xd, wd, b.cast<double>(), w), Activation::ReLU)), kTol)
+            << "forward relu " << name(c);
+        conv2dBackwardInput(tdy, tw, w, tdx);
+        EXPECT_LE(err(tdx.download(), ref::conv2dBackwardInput(dyd, wd, w)), kTol) << "dX " << name(c);
+        for (int taps : {16384, 7}) {  // one pass, and one pass per sample (CPREV accumulation)
+            conv2dBackwardFilter(tx, tdy, w, tdw, taps);
+            EXPECT_LE(err(tdw.download(), ref::conv2dBackwardFilter(xd, dyd, w)), kTol)
+                << "dW " << name(c) << " tapsPerPass " << taps;
+        }
+        channelSum(tdy, c.filters, tdb);
+        EXPECT_LE(err(tdb.download(), ref::channelSum(dyd, c.filters)), kTol) << "db " << name(c);
+    }
+}
+
+TEST(KernelsConv, PoolingMatchesReference) {
+    for (const ConvCase& c : kCases) {
+        if (c.padding == Padding::Valid && (c.k > c.in.height || c.k > c.in.width)) continue;
+        Context& ctx = ctxFor(c);
+        for (int size : {2, 3}) {
+            Window w = Window::make("test", c.in, size, size, c.stride, c.stride, c.padding, c.in.channels);
+            HostMatrix x = randomMatrix(c.batch, c.in.size(), 5), dy = randomMatrix(c.batch, w.out.size(), 6);
+            Tensor tx(ctx, x, c.layout), tdy(ctx, dy, c.layout);
+            Tensor ty(ctx, c.batch, w.out.size(), c.layout), tdx(ctx, c.batch, c.in.size(), c.layout);
+            for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {
+                const char* k = kind == PoolKind::Max ? "max" : "average";
+                pool2d(tx, w, kind, ty);
+                EXPECT_LE(err(ty.download(), ref::pool2d(x.cast<double>(), w, kind)), kTol)
+                    << k << " " << size << " " << name(c);
+                pool2dBackward(tx, tdy, w, kind, tdx);
+                EXPECT_LE(err(tdx.download(), ref::pool2dBackward(x.cast<double>(), dy.cast<double>(), w, kind)), kTol)
+                    << k << " backward " << size << " " << name(c);
+            }
+        }
+    }
+}
+
+TEST(KernelsConv, MaxPoolTiesGoToTheFirstTap) {
+    Context& ctx = gltrain::test::context();
+    HostMatrix x(2, 4, {1, 3, 3, 3, 7, 7, 7, 7});
+    Window w = Window::make("t", {2, 2, 1}, 2, 2, 1, 1, Padding::Valid, 1);
+    Tensor tx(ctx, x), tdy(ctx, HostMatrix(2, 1, 1.0f)), tdx(ctx, 2, 4);
+    pool2dBackward(tx, tdy, w, PoolKind::Max, tdx);
+    EXPECT_EQ(tdx.download().data, (std::vector<float>{0, 1, 0, 0, 1, 0, 0, 0}));
+}
+
+TEST(KernelsConv, GlobalAveragePoolingIsAWindowOverTheImage) {
+    Context& ctx = gltrain::test::context();
+    Shape3 in{5, 3, 8};
+    Window w = Window::make("gap", in, in.height, in.width, 1, 1, Padding::Valid, in.channels);
+    HostMatrix x = randomMatrix(6, in.size(), 7);
+    Tensor tx(ctx, x, Layout::PackedRows4), ty(ctx, 6, in.channels, Layout::PackedRows4);
+    pool2d(tx, w, PoolKind::Average, ty);
+    EXPECT_LE(err(ty.download(), ref::pool2d(x.cast<double>(), w, PoolKind::Average)), kTol);
+}
+
+TEST(KernelsConv, ShapeErrorsNameTheOperands) {
+    Context& ctx = gltrain::test::context();
+    Window w = Window::make("t", {4, 4, 2}, 3, 3, 1, 1, Padding::Same, 4);
+    Tensor x(ctx, 2, 32), wt(ctx, 18, 4), y(ctx, 2, 64), bad(ctx, 2, 31);
+    try {
+        conv2d(bad, wt, nullptr, w, Activation::Linear, y);
+        FAIL() << "no error";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("conv2d: X is 2x31, expected Nx32 (images [4, 4, 2])"), std::string::npos)
+            << e.what();
+    }
+    Tensor wrongW(ctx, 9, 4);
+    EXPECT_THROW(conv2d(x, wrongW, nullptr, w, Activation::Linear, y), ArgumentError);
+    Window pool = Window::make("t", {4, 4, 2}, 2, 2, 2, 2, Padding::Valid, 3);
+    EXPECT_THROW(pool2d(x, pool, PoolKind::Max, y), ArgumentError);
+}
+
+struct BnCase {
+    int rows, pixels, channels;
+    Layout layout;
+};
+
+TEST(KernelsBatchNorm, MatchesReference) {
+    const float eps = 1e-3f;
+    // Unpacked on two cases only: each layout compiles its own kernels.
+    for (BnCase c : {BnCase{1, 1, 3, Layout::Unpacked}, BnCase{5, 9, 3, Layout::Unpacked}, BnCase{1, 1, 3, Layout::Packed},
+                     BnCase{7, 1, 5, Layout::PackedRows4}, BnCase{5, 9, 3, Layout::PackedRows4},
+                     BnCase{6, 10, 8, Layout::PackedRows4}, BnCase{3, 4, 4, Layout::Packed},
+                     BnCase{9, 1, 12, Layout::PackedRows4}}) {
+        {
+            const Layout layout = c.layout;
+            Context& ctx = gltrain::test::context();
+            const int cols = c.pixels * c.channels;
+            std::string where = std::to_string(c.rows) + "x" + std::to_string(c.pixels) + "x" +
+                                std::to_string(c.channels) + " " + layoutName(layout);
+            HostMatrix x = randomMatrix(c.rows, cols, 11, -2, 3), dy = randomMatrix(c.rows, cols, 12);
+            HostMatrix g = randomMatrix(1, c.channels, 13, 0.5f, 1.5f), b = randomMatrix(1, c.channels, 14);
+            auto xd = x.cast<double>();
+            auto stats = ref::batchStats(xd, c.channels);
+            Layout row = layout == Layout::Unpacked ? layout : Layout::Packed;
+            Tensor tx(ctx, x, layout), tdy(ctx, dy, layout), tg(ctx, g, row), tb(ctx, b, row);
+            Tensor mean(ctx, 1, c.channels, row), var(ctx, 1, c.channels, row), y(ctx, c.rows, cols, layout);
+            Tensor dg(ctx, 1, c.channels, row), db(ctx, 1, c.channels, row), dx(ctx, c.rows, cols, layout);
+            PassList l;
+            recordBatchStats(l, tx, c.channels, mean, var);
+            recordBatchNormApply(l, tx, mean, var, tg, tb, eps, Activation::Linear, y);
+            recordBatchNormParamGrads(l, tdy, tx, mean, var, eps, dg, db);
+            recordBatchNormInputGrad(l, tdy, tx, mean, var, tg, dg, db, eps, dx);
+            l.run();
+            EXPECT_LE(err(mean.download(), stats.mean), kTol) << where;
+            EXPECT_LE(err(var.download(), stats.var), kTol) << where;
+            EXPECT_LE(err(y.download(), ref::batchNormApply(xd, stats.mean, stats.var, g.cast<double>(), b.cast<double>(),
+                                                            double(eps))),
+                      1e-4)
+                << where;
+            auto grads = ref::batchNormBackward(xd, dy.cast<double>(), g.cast<double>(), double(eps));
+            EXPECT_LE(err(dg.download(), grads.dGamma), kTol) << where;
+            EXPECT_LE(err(db.download(), grads.dBeta), kTol) << where;
+            // dX subtracts nearly equal terms (M dY - dbeta - xhat dgamma): fp32 cancellation allows 1e-4.
+            EXPECT_LE(err(dx.download(), grads.dX), 1e-4) << where;
+        }
+    }
+}
