@@ -240,6 +240,16 @@ public:
             co.debugChecks = o.boolean("debugChecks", false);
             if (o.has("canvas") && co.canvas.empty())
                 throw ArgumentError("Context: canvas must be a CSS selector such as '#canvas' (omit it for an OffscreenCanvas)");
+            if (!co.canvas.empty()) {
+                val doc = val::global("document");
+                if (doc.isUndefined())
+                    throw UnsupportedError("Context: no document here (a worker?): omit canvas to use an OffscreenCanvas");
+                val el = doc.call<val>("querySelector", co.canvas);
+                if (el.isNull())
+                    throw UnsupportedError("Context: no element matches the canvas selector '" + co.canvas + "'");
+                if (!el.instanceof(val::global("HTMLCanvasElement")))
+                    throw ArgumentError("Context: '" + co.canvas + "' is " + typeName(el) + ", not a <canvas>");
+            }
             return new ContextImpl(std::move(co));
         });
     }

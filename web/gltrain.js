@@ -27,8 +27,9 @@ export class GltrainError extends Error {
 const argError = (message) => new GltrainError('ArgumentError', message);
 
 // Lets the browser run other tasks (input, rendering, messages) between training slices.
+// (A MessageChannel task: no 4 ms timer clamp, and unlike scheduler.yield() it does not
+// jump ahead of the page's other tasks.)
 export function yieldToEventLoop() {
-  if (globalThis.scheduler && typeof globalThis.scheduler.yield === 'function') return globalThis.scheduler.yield();
   return new Promise((resolve) => {
     const ch = new MessageChannel();
     ch.port1.onmessage = () => { ch.port1.close(); resolve(); };
@@ -133,6 +134,14 @@ function makeApi(M) {
     #dependents = new Set();
     #caps = null;
     constructor(options = {}) {
+      const sel = options?.canvas;
+      if (typeof sel === 'string' && sel && typeof document !== 'undefined') {
+        try {
+          document.querySelector(sel);
+        } catch {
+          throw argError(`Context: canvas '${sel}' is not a valid CSS selector`);
+        }
+      }
       super(call(() => M.ContextImpl.create(options)));
     }
     get capabilities() {
@@ -320,6 +329,13 @@ function makeApi(M) {
     }
     #begin(where, a, b, c, rejected) {
       const { data, options, temp } = dataArgs(where, this, a, b, c, true);
+      try {
+        return this.#beginWith(where, data, options, rejected);
+      } finally {
+        temp?.delete();  // beginFit uploaded the data (or failed): the host copy can go
+      }
+    }
+    #beginWith(where, data, options, rejected) {
       plainOptions(where, options);
       const { onStep, onEpoch, signal, sliceMs, validationData, ...rest } = options;
       for (const k of rejected) {
@@ -349,7 +365,6 @@ function makeApi(M) {
         }
         call(() => this._raw.beginFit(data._raw, validation ? validation._raw : null, rest));
       } finally {
-        temp?.delete();  // beginFit uploaded the data: the host copy can go
         validationTemp?.delete();
       }
       return { onStep, onEpoch, signal, sliceMs };

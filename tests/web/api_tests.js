@@ -1,0 +1,516 @@
+// In-browser tests of the JavaScript API (web/gltrain.js over src/bindings.cpp),
+// run one by one by tests/web/web.test.mjs through window.apiTests.run(name).
+// Real WebGL2, real Fashion-MNIST files (served from web/data), no mocks.
+import createGltrain, { GltrainError, TrainingWorker, yieldToEventLoop } from '/gltrain.js';
+
+const gl = await createGltrain();
+
+function assert(cond, message) {
+  if (!cond) throw new Error('assertion failed: ' + message);
+}
+function assertEq(a, b, message) {
+  if (a !== b) throw new Error(`assertion failed: ${message}: got ${JSON.stringify(a)}, expected ${JSON.stringify(b)}`);
+}
+function sameArray(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+// fn() must throw a GltrainError of `kind` whose message contains `text`.
+function expectError(fn, kind, text) {
+  let threw = null;
+  try {
+    fn();
+  } catch (e) {
+    threw = e;
+  }
+  checkError(threw, kind, text);
+  return threw.message;
+}
+async function expectReject(promise, kind, text) {
+  let threw = null;
+  try {
+    await promise;
+  } catch (e) {
+    threw = e;
+  }
+  checkError(threw, kind, text);
+  return threw.message;
+}
+function checkError(e, kind, text) {
+  if (!e) throw new Error(`expected a ${kind} containing "${text}", nothing was thrown`);
+  if (!(e instanceof Error) || !(e instanceof GltrainError)) throw new Error(`expected a GltrainError, got ${e}`);
+  if (e.kind !== kind || e.name !== kind) throw new Error(`expected kind ${kind}, got ${e.kind}: ${e.message}`);
+  if (!e.message.includes(text)) throw new Error(`expected "${text}" in the message, got: ${e.message}`);
+}
+
+function xorData() {
+  const x = new Float32Array([0, 0, 0, 1, 1, 0, 1, 1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.1, 0.9, 0.9]);
+  const y = new Int32Array([0, 1, 1, 0, 0, 1, 1, 0]);
+  return { x, y };
+}
+function randomData(rows, cols, classes, seed = 1) {
+  let s = seed;
+  const rnd = () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 4294967296; };
+  const x = new Float32Array(rows * cols);
+  const y = new Int32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    y[r] = r % classes;
+    for (let c = 0; c < cols; c++) x[r * cols + c] = rnd() - 0.5 + (c % classes === y[r] ? 1 : 0);
+  }
+  return { x, y };
+}
+function mlp(ctx, inputs = 2, hidden = 8, outputs = 2, compile = {}) {
+  return new gl.Sequential(ctx, inputs)
+    .add({ type: 'dense', units: hidden, activation: 'tanh' })
+    .add({ type: 'dense', units: outputs })
+    .compile({ optimizer: { type: 'adam', lr: 0.05 }, ...compile });
+}
+async function fetchBytes(url) {
+  const r = await fetch(url);
+  assert(r.ok, `fetch ${url}`);
+  return r.arrayBuffer();
+}
+
+const tests = {
+  async 'module lists and version'() {
+    assertEq(gl.version, '0.1.0', 'version');
+    assert(gl.activations.includes('relu') && gl.activations.includes('gelu'), 'activations');
+    assert(gl.optimizers.includes('adamw'), 'optimizers');
+    assert(gl.losses.includes('mse'), 'losses');
+    await expectReject(createGltrain({ wasmURL: 'x' }), 'ArgumentError', "createGltrain: unknown option 'wasmURL'");
+  },
+
+  'context: OffscreenCanvas, capabilities, canvas selector, errors'() {
+    const ctx = new gl.Context();
+    const c = ctx.capabilities;
+    assertEq(c.platform, 'webgl2', 'platform');
+    assert(c.float32Renderable, 'RGBA32F renderable');
+    assert(c.measuredMantissaBits >= 20, `mantissa ${c.measuredMantissaBits}`);
+    assert(c.maxTextureSize >= 2048, 'max texture size');
+    assert(c.report.includes('RGBA32F renderable:'), 'report');
+    assert(Array.isArray(c.extensions) && c.extensions.length > 0, 'extensions');
+    ctx.delete();
+    assert(ctx.isDeleted(), 'deleted');
+    expectError(() => ctx.poolStats(), 'DeletedError', 'Context: the object was deleted');
+
+    const canvas = document.createElement('canvas');
+    canvas.id = 'api-canvas';
+    document.body.append(canvas);
+    const onCanvas = new gl.Context({ canvas: '#api-canvas' });
+    assertEq(onCanvas.capabilities.platform, 'webgl2', 'canvas context');
+    const m = mlp(onCanvas);
+    assertEq(m.predict(new Float32Array([0, 1])).length, 2, 'predict on a canvas context');
+    onCanvas.delete();
+    assert(m.isDeleted(), 'deleting a context deletes its models');
+    canvas.remove();
+
+    expectError(() => new gl.Context({ canvas: '#no-such-canvas' }), 'UnsupportedError', "no element matches the canvas selector '#no-such-canvas'");
+    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks)");
+    expectError(() => new gl.Context({ maxTextureSize: 'big' }), 'ArgumentError', "maxTextureSize must be a number, got 'big'");
+    expectError(() => new gl.Context(42), 'ArgumentError', 'options must be an object, got a number');
+  },
+
+  'tensor: Float32Array round trip, paging, length errors, delete releases the texture'() {
+    const ctx = new gl.Context({ maxTextureSize: 64 });
+    const before = ctx.poolStats().live;
+    const data = Float32Array.from({ length: 300 * 7 }, (_, i) => Math.sin(i) * 1000);
+    const t = new gl.Tensor(ctx, 300, 7, data);  // 300 rows > 64: paged
+    assertEq(ctx.poolStats().live, before + 1, 'one texture');
+    assertEq(t.rows, 300, 'rows');
+    assertEq(t.cols, 7, 'cols');
+    assert(sameArray(t.download(), data), 'round trip');
+    const zeros = new gl.Tensor(ctx, 2, 3);
+    assert(sameArray(zeros.download(), new Float32Array(6)), 'a tensor without data is zero');
+    expectError(() => t.upload(new Float32Array(5)), 'ArgumentError', 'Tensor::upload: 5 values for a 300x7 tensor (expected 2100)');
+    expectError(() => new gl.Tensor(ctx, 3, 5, new Float32Array(14)), 'ArgumentError', 'Tensor: data has 14 values, a 3x5 tensor needs 15');
+    expectError(() => new gl.Tensor(ctx, 3, 5, [1, 2, 3]), 'ArgumentError', 'Tensor: data must be a Float32Array, got an array');
+    expectError(() => new gl.Tensor(ctx, 0, 5), 'ArgumentError', 'Tensor: rows must be in [1,');
+    expectError(() => new gl.Tensor(ctx, 2.5, 5), 'ArgumentError', 'Tensor: rows must be an integer, got 2.5');
+    expectError(() => new gl.Tensor({}, 2, 5), 'ArgumentError', 'Tensor: the first argument must be a Context');
+    assert(sameArray(t.download(), data), 'unchanged after the rejected upload');
+    t.delete();
+    zeros.delete();
+    t.delete();  // twice is fine
+    assertEq(ctx.poolStats().live, before, 'delete() returns the textures');
+    ctx.delete();
+  },
+
+  'layers and compile: every bad option is a clear error, the model stays usable'() {
+    const ctx = new gl.Context();
+    const m = new gl.Sequential(ctx, 4);
+    expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: unknown layer type 'dens' (valid: dense, activation, dropout, softmax)");
+    expectError(() => m.add({ type: 'dense' }), 'ArgumentError', 'add (dense): units is required');
+    expectError(() => m.add({ type: 'dense', units: -1 }), 'ArgumentError', 'add (dense): units must be in [1,');
+    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add (dense): unknown option 'activaton'");
+    expectError(() => m.add({ type: 'dense', units: 3, activation: 'relu6' }), 'ArgumentError', "unknown activation 'relu6' (valid names: linear, relu");
+    expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "initializer: unknown 'ones'");
+    expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add (dropout): rate must be in [0, 1), got 1.5');
+    expectError(() => m.add('dense'), 'ArgumentError', "a layer is an object such as {type: 'dense', units: 10}, got a string");
+    expectError(() => m.add({ type: 'conv2d', filters: 8, kernelSize: 3 }), 'ArgumentError', "layer type 'conv2d' needs the convolution layers");
+    expectError(() => new gl.Sequential(ctx, 0), 'ArgumentError', 'Sequential: the input size must be a positive integer, got 0');
+    expectError(() => new gl.Sequential(ctx, { inputSize: 4, extra: 1 }), 'ArgumentError', "Sequential: unknown option 'extra'");
+    expectError(() => m.compile(), 'ArgumentError', 'compile: the model has no layers');
+    m.add({ type: 'dense', units: 6, activation: 'relu', name: 'hidden' })
+      .add({ type: 'dense', units: 3, inputDim: 5, name: 'out' });
+    expectError(() => m.compile(), 'ArgumentError', 'expects input of size 5 but receives [batch, 6] from hidden');
+    expectError(() => m.compile({ optimizer: 'adagrad' }), 'ArgumentError', "compile: unknown optimizer 'adagrad' (valid: sgd, momentum, nesterov, adam, adamw, rmsprop)");
+    expectError(() => m.compile({ optimizer: { type: 'adam', lr: -1 } }), 'ArgumentError', 'optimizer: learning rate must be positive and finite');
+    expectError(() => m.compile({ optimizer: { type: 'adam', lr: NaN } }), 'ArgumentError', 'compile: optimizer: lr must be finite, got NaN');
+    expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', "compile: unknown option 'los' (valid: loss, optimizer, learningRate, schedule, clipNorm, seed, onNaN)");
+    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: unknown loss 'hinge'");
+    expectError(() => m.compile({ schedule: { type: 'cosine', totalSteps: 0 } }), 'ArgumentError', 'schedule: warmupSteps >= 0 and totalSteps > 0');
+    expectError(() => m.compile({ seed: -1 }), 'ArgumentError', 'compile: seed must be in [0, 4294967295], got -1');
+    assert(!m.compiled, 'not compiled after rejected compiles');
+    const m2 = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 6 }).add({ type: 'dense', units: 3 });
+    m2.compile({ loss: 'softmax_cross_entropy', optimizer: { type: 'rmsprop', lr: 0.01, rho: 0.8 }, schedule: 'exponential', clipNorm: 1, seed: 3 });
+    assert(m2.compiled, 'compiled');
+    assertEq(m2.outputSize, 3, 'outputSize');
+    const s = m2.summary();
+    assertEq(s.length, 2, 'summary');
+    assertEq(s[0].name, 'dense_0', 'default names');
+    assertEq(s[0].params, 4 * 6 + 6, 'params');
+    expectError(() => m2.add({ type: 'dense', units: 2 }), 'ArgumentError', 'Sequential::add: the model is already compiled');
+    ctx.delete();
+  },
+
+  async 'fit: Promise with progress per step and epoch, yields to the event loop'() {
+    const ctx = new gl.Context();
+    const m = mlp(ctx, 8, 16, 4);
+    const { x, y } = randomData(64, 8, 4);
+    const steps = [];
+    const epochs = [];
+    let timerFired = false;
+    setTimeout(() => { timerFired = true; }, 0);
+    let timerFiredDuringFit = false;
+    const r = await m.fit(x, y, {
+      epochs: 3, batchSize: 16, sliceMs: 0,
+      onStep: (s) => { steps.push(s); if (timerFired) timerFiredDuringFit = true; },
+      onEpoch: (e) => epochs.push(e),
+    });
+    assertEq(steps.length, 12, 'one step event per step (3 epochs x 4 steps)');
+    assert(steps.every((s, i) => s.step === i + 1 && s.type === 'step'), 'steps in order');
+    assert(steps.every((s) => typeof s.loss === 'number' && s.loss > 0), 'loss read every step (lossEvery 1)');
+    assertEq(epochs.length, 3, 'epoch events');
+    assertEq(epochs[2].step, 12, 'epoch step');
+    assert(epochs[2].loss < epochs[0].loss, `loss falls: ${epochs[0].loss} -> ${epochs[2].loss}`);
+    assert(epochs[0].accuracy >= 0 && epochs[0].accuracy <= 1, 'accuracy');
+    assertEq(epochs[0].valLoss, null, 'no validation');
+    assert(timerFiredDuringFit, 'a timer ran while fit was training (it yields between slices)');
+    assertEq(r.history.length, 3, 'history');
+    assertEq(r.steps, 12, 'steps');
+    assertEq(r.stopped, false, 'not stopped');
+    assertEq(m.step, 12, 'model step');
+    // Epochs count from step 0 (as Keras's initialEpoch): 4 epochs continue with one more.
+    const more = await m.fit(x, y, { epochs: 4, batchSize: 16 });
+    assertEq(more.steps, 4, 'continues from step 12');
+    ctx.delete();
+  },
+
+  async 'fit: AbortSignal stops between slices; a second fit while one runs is refused'() {
+    const ctx = new gl.Context();
+    const m = mlp(ctx, 8, 16, 4);
+    const { x, y } = randomData(64, 8, 4);
+    const ac = new AbortController();
+    let n = 0;
+    const running = m.fit(x, y, { epochs: 1000, batchSize: 16, sliceMs: 0, signal: ac.signal, onStep: () => { if (++n === 5) ac.abort(); } });
+    await expectReject(m.fit(x, y, { epochs: 1 }), 'ArgumentError', 'fit: the model is training (await fit() or abort it first)');
+    expectError(() => m.compile(), 'ArgumentError', 'compile: the model is training');
+    const r = await running;
+    assert(r.stopped, 'stopped');
+    assert(r.steps >= 5 && r.steps < 4000, `stopped early after ${r.steps} steps`);
+    const again = await m.fit(x, y, { epochs: Math.ceil(m.step / 4) + 1, batchSize: 16 });
+    assert(again.steps >= 1, 'a new fit after an abort trains');
+    ctx.delete();
+  },
+
+  async 'fit and predict: invalid input is rejected with the C++ message and the model is unchanged'() {
+    const ctx = new gl.Context();
+    const m = mlp(ctx, 4, 8, 3);
+    const { x, y } = randomData(32, 4, 3);
+    await m.fit(x, y, { epochs: 2, batchSize: 8 });
+    const probe = randomData(10, 4, 3, 9).x;
+    const before = m.predict(probe);
+    const kernel = m.getWeight('dense_0', 'kernel');
+    const step = m.step;
+    const ck = m.saveCheckpoint();
+    await expectReject(m.fit(new Float32Array(30), y, {}), 'ArgumentError', "fit: x has 30 values, expected a multiple of 4 (the model's input size)");
+    await expectReject(m.fit(x, new Int32Array(31), {}), 'ArgumentError', 'fit: y has 31 labels but x has 32 rows');
+    const bad = y.slice(); bad[3] = 12;
+    await expectReject(m.fit(x, bad, { epochs: 9 }), 'ArgumentError', 'fit: label 12 at row 3 is outside [0, 3)');
+    const nan = x.slice(); nan[5] = NaN;
+    await expectReject(m.fit(nan, y, { epochs: 9 }), 'ArgumentError', 'fit: value at row 1, column 1 is NaN or Inf');
+    await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64 }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows');
+    await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs must be positive, got 0');
+    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', "fit: unknown option 'epoch' (valid: epochs, batchSize, shuffle, validationSplit, lossEvery, asyncLoss)");
+    await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', "fit: batchSize must be a number, got '8'");
+    await expectReject(m.fit(x, Array.from(y), {}), 'ArgumentError', 'fit: y must be an Int32Array (or another integer typed array) of labels or a Float32Array of target values, got an array');
+    await expectReject(m.fit(Array.from(x), y, {}), 'ArgumentError', 'fit: x must be a Float32Array or a Dataset, got an array');
+    await expectReject(m.fit(x, new Float32Array(32), {}), 'ArgumentError', 'fit: one-hot targets have 1 columns, the model outputs 3');
+    await expectReject(m.fit(x, y, { onStep: 3 }), 'ArgumentError', 'fit: onStep must be a function, got a number');
+    await expectReject(m.fit(x, y, { validationSplit: 0.5, validationData: { x, y } }), 'ArgumentError', 'fit: give validationSplit or validationData, not both');
+    expectError(() => m.predict(new Float32Array(6)), 'ArgumentError', "predict: x has 6 values, expected a multiple of 4 (the model's input size)");
+    expectError(() => m.predict(new Float64Array(8)), 'ArgumentError', 'predict: x must be a Float32Array, got a Float64Array');
+    expectError(() => m.predict(probe, { batchSize: 0 }), 'ArgumentError', 'predict: batchSize must be in [1,');
+    expectError(() => m.evaluate(x, new Int32Array(2)), 'ArgumentError', 'evaluate: y has 2 labels but x has 32 rows');
+    expectError(() => m.setWeight('dense_0', 'kernel', new Float32Array(3)), 'ArgumentError', 'setWeight: dense_0/kernel has 32 values (4x8), got 3');
+    expectError(() => m.getWeight('nope', 'kernel'), 'ArgumentError', "no layer named 'nope'");
+    expectError(() => m.getWeight('dense_0', 'gamma'), 'ArgumentError', "'gamma'");
+    expectError(() => m.loadCheckpoint(new Uint8Array([1, 2, 3])), 'FormatError', 'safetensors');
+    const other = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 5 }).add({ type: 'dense', units: 3 }).compile();
+    expectError(() => m.loadCheckpoint(other.saveCheckpoint()), 'ArgumentError', "loadCheckpoint <ArrayBuffer>: tensor 'dense_0/kernel' has shape [4, 5], the model needs");
+    expectError(() => m.loadCheckpoint('bytes'), 'ArgumentError', 'loadCheckpoint: bytes must be an ArrayBuffer or a Uint8Array, got a string');
+    // Hundreds of rejected calls leave the heap intact.
+    for (let i = 0; i < 300; i++) {
+      try { m.predict(new Float32Array(6)); } catch { /* expected */ }
+      try { m.add({ type: 'dense', units: 'x' }); } catch { /* expected */ }
+    }
+    assert(sameArray(m.predict(probe), before), 'identical predictions after the rejected calls');
+    assert(sameArray(m.getWeight('dense_0', 'kernel'), kernel), 'identical weights');
+    assertEq(m.step, step, 'same step');
+    assert(sameArray(new Uint8Array(m.saveCheckpoint()), new Uint8Array(ck)), 'identical checkpoint (weights and optimizer state)');
+    const r = await m.fit(x, y, { epochs: 3, batchSize: 8 });
+    assertEq(r.steps, 4, 'trains normally afterwards');
+    ctx.delete();
+  },
+
+  async 'XOR: fit reaches 100 % and predict/evaluate/predictClasses agree'() {
+    const ctx = new gl.Context();
+    const m = new gl.Sequential(ctx, 2)
+      .add({ type: 'dense', units: 8, activation: 'tanh' })
+      .add({ type: 'dense', units: 2 })
+      .add({ type: 'softmax' })
+      .compile({ optimizer: { type: 'adam', lr: 0.05 } });
+    const { x, y } = xorData();
+    await m.fit(x, y, { epochs: 300, batchSize: 8, lossEvery: 0 });
+    const ev = m.evaluate(x, y);
+    assertEq(ev.accuracy, 1, 'XOR accuracy');
+    assert(ev.loss < 0.1, `loss ${ev.loss}`);
+    const p = m.predict(x);
+    assertEq(p.length, 16, 'rows x outputs');
+    for (let r = 0; r < 8; r++) assert(Math.abs(p[2 * r] + p[2 * r + 1] - 1) < 1e-5, 'softmax rows sum to 1');
+    assert(sameArray(m.predictClasses(x), y), 'predictClasses = labels');
+    ctx.delete();
+  },
+
+  async 'losses, validation data and split, beginFit / stepOnce / trainFor / takeEvents'() {
+    const ctx = new gl.Context();
+    // Regression with MSE on Float32Array targets.
+    const reg = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 1 }).compile({ loss: 'mse', optimizer: { type: 'sgd', lr: 0.1 } });
+    const n = 64;
+    const x = randomData(n, 3, 1, 5).x;  // independent columns
+    const t = new Float32Array(n);
+    for (let r = 0; r < n; r++) t[r] = 2 * x[3 * r] - x[3 * r + 1] + 0.5 * x[3 * r + 2] + 0.3;
+    const first = reg.evaluate(x, t).loss;
+    const res = await reg.fit(x, t, { epochs: 100, batchSize: 16, validationSplit: 0.25, lossEvery: 0 });
+    const last = res.history[99];
+    assert(last.valLoss !== null && last.valLoss < 0.01, `validation loss ${last.valLoss}`);
+    assertEq(res.history[0].accuracy, null, 'no accuracy for regression');
+    assert(reg.evaluate(x, t).loss < first / 50, 'MSE falls');
+    const w = reg.getWeight('dense_0', 'kernel');
+    assert(Math.abs(w[0] - 2) < 0.1 && Math.abs(w[1] + 1) < 0.1, `learned weights ${Array.from(w)}`);
+    // Classification with validationData and the step-wise API.
+    const m = mlp(ctx, 8, 16, 4);
+    const a = randomData(64, 8, 4, 1);
+    const b = randomData(32, 8, 4, 2);
+    m.beginFit(a.x, a.y, { epochs: 2, batchSize: 16, validationData: { x: b.x, y: b.y } });
+    assert(m.fitting, 'fitting');
+    assert(m.stepOnce(), 'a step');
+    let ev = m.takeEvents();
+    assertEq(ev.length, 1, 'one step event');
+    assertEq(ev[0].step, 1, 'step 1');
+    let ran = 1;
+    while (m.fitting) ran += m.trainFor(5);
+    assertEq(ran, 8, 'trainFor ran the rest');
+    ev = m.takeEvents();
+    const epochs = ev.filter((e) => e.type === 'epoch');
+    assertEq(epochs.length, 2, 'two epochs');
+    assert(epochs[1].valAccuracy !== null && epochs[1].valLoss !== null, 'validation metrics');
+    assertEq(m.stepOnce(), false, 'done');
+    expectError(() => m.trainFor('5'), 'ArgumentError', 'trainFor: ms must be a number');
+    expectError(() => m.beginFit(a.x, a.y, { onStep: () => 0 }), 'ArgumentError', 'beginFit: onStep is an option of fit()');
+    ctx.delete();
+  },
+
+  async 'a NaN loss stops training with a TrainingError and keeps the last good weights'() {
+    const ctx = new gl.Context();
+    const m = new gl.Sequential(ctx, 4)
+      .add({ type: 'dense', units: 8, activation: 'relu' })
+      .add({ type: 'dense', units: 3 })
+      .compile({ optimizer: { type: 'sgd', lr: 0.1 } });
+    const { y } = randomData(32, 4, 3);
+    const x = new Float32Array(32 * 4).fill(3e38);  // finite, but x * W overflows to Inf, and Inf - Inf is NaN
+    m.setWeight('dense_0', 'kernel', new Float32Array(32).fill(3e38));
+    m.setWeight('dense_1', 'kernel', Float32Array.from({ length: 24 }, (_, i) => (i % 2 ? 1 : -1)));
+    const k0 = m.getWeight('dense_0', 'kernel');
+    await expectReject(m.fit(x, y, { epochs: 2, batchSize: 8 }), 'TrainingError', 'fit: the loss is NaN at step 1');
+    assert(sameArray(m.getWeight('dense_0', 'kernel'), k0), 'weights of the last good step kept');
+    assert(!m.fitting, 'training stopped');
+    ctx.delete();
+  },
+
+  async 'checkpoint: save -> load into a fresh model gives identical predictions and step'() {
+    const ctx = new gl.Context();
+    const { x, y } = randomData(64, 8, 4);
+    const a = mlp(ctx, 8, 16, 4);
+    await a.fit(x, y, { epochs: 2, batchSize: 16 });
+    const bytes = a.saveCheckpoint();
+    assert(bytes instanceof ArrayBuffer && bytes.byteLength > 8 * 16 * 4, 'ArrayBuffer');
+    const b = mlp(ctx, 8, 16, 4);  // the same seed: shuffling continues identically
+    assert(!sameArray(a.predict(x), b.predict(x)), 'different before loading');
+    b.loadCheckpoint(bytes);
+    assert(sameArray(a.predict(x), b.predict(x)), 'identical predictions');
+    assertEq(b.step, a.step, 'step restored');
+    b.loadCheckpoint(new Uint8Array(bytes));  // a view works too
+    // Resuming is exact: one more epoch on each gives the same weights.
+    await a.fit(x, y, { epochs: 3, batchSize: 16 });
+    await b.fit(x, y, { epochs: 3, batchSize: 16 });
+    assert(sameArray(a.getWeight('dense_1', 'kernel'), b.getWeight('dense_1', 'kernel')), 'bit-exact resume');
+    ctx.delete();
+  },
+
+  async 'delete() releases textures (pool counters); scopes delete what they made'() {
+    const ctx = new gl.Context();
+    const base = ctx.poolStats().live;
+    const m = mlp(ctx, 8, 16, 4);
+    const { x, y } = randomData(64, 8, 4);
+    await m.fit(x, y, { epochs: 1, batchSize: 16 });
+    m.predict(x);
+    const during = ctx.poolStats();
+    assert(during.live > base + 4, `textures in use: ${during.live}`);
+    m.delete();
+    assert(m.isDeleted(), 'isDeleted');
+    assertEq(ctx.poolStats().live, base, 'every texture back in the pool');
+    expectError(() => m.predict(x), 'DeletedError', 'Sequential: the object was deleted');
+    await expectReject(m.fit(x, y), 'DeletedError', 'the object was deleted');
+
+    const kept = gl.scope(() => {
+      const t1 = new gl.Tensor(ctx, 4, 4);
+      const t2 = gl.keep(new gl.Tensor(ctx, 4, 4));
+      const model = mlp(ctx);
+      model.predict(new Float32Array([1, 2]));
+      assert(ctx.poolStats().live > base + 2, 'in use inside the scope');
+      return { t1, t2 };
+    });
+    assert(!kept.t1.isDeleted() && !kept.t2.isDeleted(), 'returned and kept objects survive');
+    assertEq(ctx.poolStats().live, base + 2, 'the model made in the scope was deleted');
+    kept.t1.delete();
+    kept.t2.delete();
+    let inner;
+    expectError(() => gl.scope(() => { inner = new gl.Tensor(ctx, 2, 2); throw new GltrainError('ArgumentError', 'boom'); }), 'ArgumentError', 'boom');
+    assert(inner.isDeleted(), 'a throwing scope still cleans up');
+    const fromAsync = await gl.scope(async (s) => {
+      await yieldToEventLoop();
+      s.track(new gl.Tensor(ctx, 2, 2));
+      return 7;
+    });
+    assertEq(fromAsync, 7, 'async scope value');
+    assertEq(ctx.poolStats().live, base, 'async scope cleaned up');
+    ctx.delete();
+  },
+
+  async 'Dataset: real Fashion-MNIST IDX files, views, slices, corrupt files'() {
+    const images = await fetchBytes('/data/t10k-images-idx3-ubyte');
+    const labels = await fetchBytes('/data/t10k-labels-idx1-ubyte');
+    const d = gl.Dataset.fromIdx(images, labels);
+    assertEq(d.count, 10000, 'count');
+    assertEq(d.features, 784, 'features');
+    assertEq(d.imageRows, 28, 'rows');
+    const t = d.targets();
+    assert(t instanceof Int32Array && t.length === 10000, 'labels');
+    assertEq(t[0], 9, 'the first test image is an ankle boot');
+    const first = d.x(0, 1);
+    assertEq(first.length, 784, 'one row');
+    assert(first.every((v) => v >= 0 && v <= 1), 'scaled to [0, 1]');
+    assertEq(first[0 * 28 + 0], 0, 'corner pixel');
+    const view = d.view();
+    assertEq(view.length, 10000 * 784, 'view length');
+    assert(view.buffer !== first.buffer && sameArray(view.subarray(0, 784), first), 'the view is the heap, x() a copy');
+    const s = d.slice(100, 50);
+    assertEq(s.count, 50, 'slice');
+    assert(sameArray(s.x(0, 1), d.x(100, 1)), 'slice rows');
+    expectError(() => d.slice(9990, 20), 'ArgumentError', "Dataset.slice: rows [9990, 10010) are outside the dataset's 10000 rows");
+    expectError(() => d.x(-1, 1), 'ArgumentError', 'Dataset.x: start must be in [0, 10000], got -1');
+    const truncated = images.slice(0, 1000);
+    expectError(() => gl.Dataset.fromIdx(truncated, labels), 'FormatError', 'IDX images');
+    const badMagic = new Uint8Array(labels.slice(0));
+    badMagic[2] = 0x42;
+    expectError(() => gl.Dataset.fromIdx(images, badMagic), 'FormatError', 'IDX labels');
+    const fewer = new Uint8Array(labels.slice(0, 5008));
+    new DataView(fewer.buffer).setUint32(4, 5000);  // a valid file of 5000 labels
+    expectError(() => gl.Dataset.fromIdx(images, fewer), 'FormatError', 'IDX images has 10000 images but labels has 5000 labels');
+    expectError(() => gl.Dataset.fromIdx('x', labels), 'ArgumentError', 'loadIdx: images must be an ArrayBuffer or a Uint8Array, got a string');
+    // fit and evaluate straight from the Dataset (no copies through JS).
+    const ctx = new gl.Context();
+    const m = new gl.Sequential(ctx, 784).add({ type: 'dense', units: 10 }).compile({ optimizer: { type: 'adam', lr: 0.003 } });
+    const train = d.slice(0, 2000);
+    await m.fit(train, { epochs: 1, batchSize: 100, lossEvery: 0 });
+    const ev = m.evaluate(d.slice(2000, 2000));
+    assert(ev.accuracy > 0.6, `a linear model learns something: ${ev.accuracy}`);
+    const byClasses = m.predictClasses(d.slice(2000, 2000));
+    const labels2 = d.slice(2000, 2000).targets();
+    let hits = 0;
+    for (let i = 0; i < 2000; i++) hits += byClasses[i] === labels2[i] ? 1 : 0;
+    assert(Math.abs(hits / 2000 - ev.accuracy) < 1e-6, 'evaluate accuracy = predictClasses accuracy');
+    expectError(() => gl.Dataset.fromArrays(new Float32Array(10), new Int32Array(3), 5), 'ArgumentError', 'Dataset.fromArrays: y has 3 labels but x has 2 rows');
+    for (const o of [d, s, train]) o.delete();
+    ctx.delete();
+  },
+
+  async 'worker: trains on an OffscreenCanvas, posts progress, answers, reports errors'() {
+    const w = await TrainingWorker.create();
+    assertEq(w.capabilities.platform, 'webgl2', 'capabilities from the worker');
+    assert(w.capabilities.float32Renderable, 'float targets in the worker');
+    const info = await w.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 1000 });
+    assertEq(info.count, 1000, 'loaded');
+    const { x, y } = randomData(40, 784, 10);
+    await w.load('mine', { x, y, features: 784 }, { transfer: true });
+    assertEq(x.length, 0, 'transferred (detached)');
+    const summary = await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] },
+                                  { optimizer: { type: 'adam', lr: 0.003 } });
+    assertEq(summary.length, 2, 'built');
+    const steps = [];
+    const epochs = [];
+    const evals = [];
+    const r = await w.fit('train', { epochs: 2, batchSize: 50, evaluateEvery: { dataset: 'mine', steps: 10 },
+                                      onStep: (s) => steps.push(s.step), onEpoch: (e) => epochs.push(e), onEvaluate: (e) => evals.push(e) });
+    assertEq(steps.length, 40, 'a progress message per step');
+    assertEq(epochs.length, 2, 'epoch messages');
+    assertEq(evals.length, 4, 'evaluation messages');
+    assertEq(r.steps, 40, 'result');
+    const p = await w.predict({ dataset: 'train', start: 0, count: 3 });
+    assert(p instanceof Float32Array && p.length === 30, 'predictions');
+    const cls = await w.predictClasses({ dataset: 'train', count: 1000 });
+    const lab = await w.targets('train');
+    let hits = 0;
+    for (let i = 0; i < 1000; i++) hits += cls[i] === lab[i] ? 1 : 0;
+    assert(hits > 600, `fits its training data: ${hits}/1000`);
+    const ev = await w.evaluate('train');
+    assert(Math.abs(ev.accuracy - hits / 1000) < 1e-6, 'evaluate agrees');
+    const ck = await w.saveCheckpoint();
+    await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
+    await w.loadCheckpoint(ck);
+    assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'checkpoint through the worker');
+    await expectReject(w.build({ inputSize: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add (dense): units must be in [1,');
+    await expectReject(w.fit('nope'), 'ArgumentError', "fit: no dataset named 'nope'");
+    await expectReject(w.load('bad', { images: 'data/missing', labels: 'data/missing' }), 'IoError', 'HTTP 404');
+    // stop() reaches a running fit.
+    const long = w.fit('train', { epochs: 1000, batchSize: 50, onStep: (s) => { if (s.step === 45) w.stop(); } });
+    const stopped = await long;
+    assert(stopped.stopped && stopped.steps < 1000, `stopped after ${stopped.steps} steps`);
+    const stats = await w.poolStats();
+    assert(stats.live > 0, 'pool stats from the worker');
+    w.terminate();
+    await expectReject(w.summary(), 'DeletedError', 'terminated');
+  },
+};
+
+window.apiTests = {
+  names: Object.keys(tests),
+  async run(name) {
+    if (!tests[name]) throw new Error(`no test named ${name}`);
+    await tests[name]();
+    return 'ok';
+  },
+};
+window.apiTestsReady = true;

@@ -1,0 +1,162 @@
+// The JavaScript module and the pages in headless Chromium (WebGL2 on SwiftShader):
+// the TypeScript declarations, the npm package, every API test of api_tests.js, and
+// the Playground and Fashion-MNIST pages (bounded training, no console errors,
+// responsiveness, laptop and phone screenshots saved under $GLTRAIN_ARTIFACTS,
+// default build-js/artifacts). Run: node --test tests/web/ (scripts/test.sh does).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer, launchChromium } from '../../scripts/browser.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const web = path.join(root, 'web');
+const artifacts = process.env.GLTRAIN_ARTIFACTS || path.join(root, 'build-js', 'artifacts');
+fs.mkdirSync(artifacts, { recursive: true });
+for (const f of ['dist/gltrain_wasm.js', 'dist/gltrain_wasm.wasm', 'dist/vendor/uPlot.esm.js', 'data/t10k-images-idx3-ubyte']) {
+  if (!fs.existsSync(path.join(web, f))) throw new Error(`web/${f} is missing: run scripts/setup.sh and build the module (gltrain_build_js)`);
+}
+
+const server = await startServer({ '/tests/': path.join(root, 'tests', 'web'), '/': web });
+const { context, close } = await launchChromium();
+after(async () => {
+  await close();
+  await server.close();
+});
+
+const LAPTOP = { width: 1366, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+// Collects console errors and uncaught exceptions of a page (and its workers).
+function watch(page, allowed = () => false) {
+  const errors = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !allowed(m)) errors.push(`console.error: ${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+  page.on('worker', (w) => w.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`worker console.error: ${m.text()}`);
+  }));
+  return errors;
+}
+async function screenshots(page, name) {
+  for (const [label, size] of [['laptop', LAPTOP], ['phone', PHONE]]) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(300);  // charts resize on a ResizeObserver
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${name} at ${label} width scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: path.join(artifacts, `${name}-${label}.png`), fullPage: true });
+  }
+}
+
+test('TypeScript: tsc --noEmit accepts tests/web/usage.ts against web/gltrain.d.ts', () => {
+  const r = spawnSync(path.join(web, 'node_modules/.bin/tsc'), ['--noEmit', '-p', path.join(root, 'tests/web')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+test('npm pack: the package holds the module, its wasm, the worker and the types', () => {
+  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: web, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const files = JSON.parse(r.stdout)[0].files.map((f) => f.path).sort();
+  assert.deepEqual(files, ['dist/gltrain_wasm.js', 'dist/gltrain_wasm.wasm', 'gltrain-worker.js', 'gltrain.d.ts', 'gltrain.js', 'package.json']);
+});
+
+// ---- API tests: one page, each test a subtest (the names come from the page).
+test('api', { timeout: 900000 }, async (t) => {
+  const page = await context.newPage();
+  const errors = watch(page, (m) => m.location().url.includes('/data/missing'));  // the 404 one test asks for
+  await page.goto(`${server.url}/tests/api.html`);
+  await page.waitForFunction(() => window.apiTestsReady === true, null, { timeout: 60000 });
+  const names = await page.evaluate(() => window.apiTests.names);
+  assert.ok(names.length >= 10, 'the API tests loaded');
+  for (const name of names) {
+    await t.test(name, { timeout: 180000 }, async () => {
+      const r = await page.evaluate((n) => window.apiTests.run(n).then(() => 'ok', (e) => `FAILED: ${e.stack || e}`), name);
+      assert.equal(r, 'ok');
+    });
+  }
+  await t.test('no console errors on the API page', async () => {
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('index page loads without console errors', async () => {
+  const page = await context.newPage();
+  const errors = watch(page);
+  await page.goto(`${server.url}/index.html`);
+  await page.waitForLoadState('networkidle');
+  await screenshots(page, 'index');
+  await page.close();
+  assert.deepEqual(errors, []);
+});
+
+test('playground: XOR reaches 100 % training accuracy within 2000 steps; no console errors', { timeout: 300000 }, async () => {
+  const page = await context.newPage();
+  const errors = watch(page);
+  await page.setViewportSize(LAPTOP);
+  await page.goto(`${server.url}/playground.html?dataset=xor&autostart=1&maxSteps=2000&stopAtAccuracy=1`);
+  await page.waitForFunction(() => window.playground?.ready && !window.playground.running && window.playground.step > 0,
+                             null, { timeout: 240000 });
+  const s = await page.evaluate(() => ({ ...window.playground }));
+  console.log(`playground XOR: accuracy ${s.accuracy} after ${s.step} steps, loss ${s.loss}`);
+  assert.equal(s.error, null);
+  assert.equal(s.accuracy, 1, `accuracy ${s.accuracy} after ${s.step} steps`);
+  assert.ok(s.step <= 2000);
+  assert.ok(s.redraws >= 1, 'the decision boundary was drawn');
+  await screenshots(page, 'playground');
+  await page.close();
+  assert.deepEqual(errors, []);
+});
+
+test('playground: the page answers a click within 100 ms while training on its own thread', { timeout: 300000 }, async () => {
+  const page = await context.newPage();
+  const errors = watch(page);
+  await page.goto(`${server.url}/playground.html?dataset=spirals&layers=16,16&autostart=1&maxSteps=1000000`);
+  await page.waitForFunction(() => window.playground?.step > 30, null, { timeout: 120000 });
+  const t0 = Date.now();
+  await page.click('#run');  // pauses
+  await page.waitForFunction(() => !window.playground.running, null, { timeout: 5000 });
+  const roundTrip = Date.now() - t0;
+  const s = await page.evaluate(() => ({ ...window.playground }));
+  console.log(`playground click during training: handler ${s.lastClickDelayMs.toFixed(1)} ms after the input event, ${roundTrip} ms round trip`);
+  assert.ok(s.lastClickDelayMs < 100, `the click waited ${s.lastClickDelayMs} ms`);
+  assert.equal(await page.textContent('#run'), 'Resume');
+  await page.close();
+  assert.deepEqual(errors, []);
+});
+
+// 300 steps of batch 128 (38,400 of the 58,000 training images, 1 epoch), Adam 1e-3.
+const FASHION_STEPS = 300;
+const FASHION_MIN_ACCURACY = 0.75;
+test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test accuracy >= ${FASHION_MIN_ACCURACY}; responsive; no console errors`,
+  { timeout: 540000 }, async () => {
+    const page = await context.newPage();
+    const errors = watch(page);
+    await page.setViewportSize(LAPTOP);
+    await page.goto(`${server.url}/fashion-mnist.html?model=mlp&train=${FASHION_STEPS * 128}&epochs=1&batch=128&evalEvery=100&auto=1`);
+    await page.waitForFunction(() => window.fashion?.phase === 'training' && window.fashion.steps > 20, null, { timeout: 240000 });
+    const before = await page.isChecked('#smooth');
+    await page.click('#smooth');
+    assert.equal(await page.isChecked('#smooth'), !before, 'the checkbox reacted');
+    const delays = await page.evaluate(() => window.fashion.inputDelaysMs);
+    console.log(`fashion-mnist click during worker training: handler ${delays.at(-1).toFixed(1)} ms after the input event`);
+    assert.ok(delays.at(-1) < 100, `the click waited ${delays.at(-1)} ms`);
+    await page.waitForFunction(() => ['done', 'error'].includes(window.fashion.phase), null, { timeout: 480000 });
+    const s = await page.evaluate(() => ({ ...window.fashion, capabilities: null }));
+    for (const l of s.lines) console.log(`fashion-mnist: ${l}`);
+    assert.equal(s.error, null);
+    assert.equal(s.steps, FASHION_STEPS);
+    assert.equal(s.history.length, 1);
+    assert.ok(s.evaluations.length >= 3, 'validation accuracy arrived while training');
+    assert.ok(s.testAccuracy >= FASHION_MIN_ACCURACY, `test accuracy ${s.testAccuracy}`);
+    assert.equal(s.perClass.length, 10);
+    assert.equal(await page.locator('#samples canvas').count(), 24, 'the test image grid');
+    assert.equal(await page.locator('#classes tr').count(), 10, 'per-class rows');
+    assert.ok((await page.textContent('#report')).includes('RGBA32F renderable'), 'capability report');
+    await screenshots(page, 'fashion-mnist');
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
