@@ -512,9 +512,12 @@ Activation parseAct(const Options& o, const char* key, Activation def) {
     }
 }
 
+const char* const kLayerTypes =
+    "dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, "
+    "dropout, softmax";
+
 struct LayerInfo {
     std::string type, name;
-    int units = 0;  // outputs of this layer (dense) or 0 (same as its input)
 };
 
 class SequentialImpl {
@@ -531,23 +534,39 @@ public:
 
     static SequentialImpl* create(ContextImpl& c, val input) {
         return guard([&]() -> SequentialImpl* {
-            int size = 0;
+            Shape3 shape{1, 1, 0};
             if (input.isNumber()) {
                 double d = input.as<double>();
                 if (!(d >= 1 && d == std::floor(d) && d <= std::numeric_limits<int>::max()))
                     throw ArgumentError("Sequential: the input size must be a positive integer, got " + show(input));
-                size = int(d);
+                shape.channels = int(d);
             } else {
                 Options o(input, "Sequential", {"inputSize", "inputShape"});
-                if (o.has("inputShape"))
-                    throw ArgumentError("Sequential: inputShape (images for Conv2D) needs the convolution layers, which "
-                                        "this build does not have yet; use inputSize");
-                if (!o.has("inputSize")) throw ArgumentError("Sequential: give inputSize (a positive integer)");
-                size = int(o.integer("inputSize", 0, 1));
+                if (o.has("inputSize") == o.has("inputShape"))
+                    throw ArgumentError("Sequential: give inputSize (a positive integer) or inputShape ([height, width, channels])");
+                if (o.has("inputSize")) {
+                    shape.channels = int(o.integer("inputSize", 0, 1));
+                } else {
+                    val a = o.raw("inputShape");
+                    if (!a.isArray() || a["length"].as<int>() != 3)
+                        throw ArgumentError("Sequential: inputShape must be [height, width, channels], got " + typeName(a));
+                    int dims[3];
+                    for (int i = 0; i < 3; ++i) {
+                        val v = a[i];
+                        if (!v.isNumber() || v.as<double>() < 1 || v.as<double>() != std::floor(v.as<double>()) ||
+                            v.as<double>() > 65536)
+                            throw ArgumentError("Sequential: inputShape[" + std::to_string(i) +
+                                                "] must be a positive integer, got " + show(v));
+                        dims[i] = v.as<int>();
+                    }
+                    if (int64_t(dims[0]) * dims[1] * dims[2] > std::numeric_limits<int>::max())
+                        throw ArgumentError("Sequential: inputShape is too large");
+                    shape = Shape3{dims[0], dims[1], dims[2]};
+                }
             }
             auto s = std::make_unique<SequentialImpl>();
             s->owner = &c;
-            s->model = std::make_unique<Sequential>(*c.ctx, size);
+            s->model = std::make_unique<Sequential>(*c.ctx, shape);
             return s.release();
         });
     }
@@ -558,9 +577,10 @@ public:
                 throw ArgumentError("add: a layer is an object such as {type: 'dense', units: 10}, got " + typeName(spec));
             val t = spec["type"];
             if (!t.isString())
-                throw ArgumentError("add: the layer needs a type ('dense', 'activation', 'dropout', 'softmax'), got " +
-                                    show(t));
-            const std::string type = lower(t.as<std::string>());
+                throw ArgumentError("add: the layer needs a type (" + std::string(kLayerTypes) + "), got " + show(t));
+            std::string type;  // "max_pool2d" is "maxpool2d"
+            for (char ch : lower(t.as<std::string>()))
+                if (ch != '_') type += ch;
             const std::string where = "add (" + type + ")";
             LayerInfo info;
             info.type = type;
@@ -577,7 +597,6 @@ public:
                 d.biasInit = initializerArg(o, "biasInitializer", d.biasInit);
                 d.inputDim = int(o.integer("inputDim", 0, 1));
                 d.name = o.string("name", "");
-                info.units = d.units;
                 info.name = d.name;
                 layer = d;
             } else if (type == "activation") {
@@ -604,17 +623,61 @@ public:
                 s.name = o.string("name", "");
                 info.name = s.name;
                 layer = s;
-            } else if (type == "conv2d" || type == "maxpool2d" || type == "averagepool2d" ||
-                       type == "batchnormalization" || type == "flatten" || type == "globalaveragepooling2d") {
-                throw ArgumentError("add: layer type '" + t.as<std::string>() +
-                                    "' needs the convolution layers, which this build does not have yet");
+            } else if (type == "conv2d") {
+                Options o(spec, where,
+                          {"type", "filters", "kernelSize", "stride", "padding", "activation", "alpha",
+                           "kernelInitializer", "biasInitializer", "name"});
+                Conv2D c;
+                if (!o.has("filters")) throw ArgumentError(where + ": filters is required");
+                c.filters = int(o.integer("filters", 0, 1));
+                c.kernelSize = int(o.integer("kernelSize", c.kernelSize, 1));
+                c.stride = int(o.integer("stride", c.stride, 1));
+                c.padding = parsePadding(o);
+                c.activation = parseAct(o, "activation", Activation::Linear);
+                c.alpha = o.real("alpha", c.alpha);
+                c.kernelInit = initializerArg(o, "kernelInitializer", c.kernelInit);
+                c.biasInit = initializerArg(o, "biasInitializer", c.biasInit);
+                c.name = o.string("name", "");
+                info.name = c.name;
+                layer = c;
+            } else if (type == "maxpool2d" || type == "averagepool2d") {
+                Options o(spec, where, {"type", "poolSize", "stride", "padding", "name"});
+                int pool = int(o.integer("poolSize", 2, 1));
+                int stride = int(o.integer("stride", 0, 0));
+                Padding pad = parsePadding(o);
+                std::string name = o.string("name", "");
+                info.name = name;
+                if (type == "maxpool2d") layer = MaxPool2D{pool, stride, pad, name};
+                else layer = AveragePool2D{pool, stride, pad, name};
+            } else if (type == "globalaveragepooling2d" || type == "flatten") {
+                Options o(spec, where, {"type", "name"});
+                info.name = o.string("name", "");
+                if (type == "flatten") layer = Flatten{info.name};
+                else layer = GlobalAveragePooling2D{info.name};
+            } else if (type == "batchnormalization") {
+                Options o(spec, where, {"type", "momentum", "epsilon", "name"});
+                BatchNormalization b;
+                b.momentum = o.real("momentum", b.momentum);
+                b.epsilon = o.real("epsilon", b.epsilon);
+                if (!(b.momentum >= 0.0f && b.momentum < 1.0f))
+                    throw ArgumentError(where + ": momentum must be in [0, 1), got " + show(o.raw("momentum")));
+                if (!(b.epsilon > 0.0f)) throw ArgumentError(where + ": epsilon must be positive, got " + show(o.raw("epsilon")));
+                b.name = o.string("name", "");
+                info.name = b.name;
+                layer = b;
             } else {
-                throw ArgumentError("add: unknown layer type '" + t.as<std::string>() +
-                                    "' (valid: dense, activation, dropout, softmax)");
+                throw ArgumentError("add: unknown layer type '" + t.as<std::string>() + "' (valid: " + kLayerTypes + ")");
             }
             model->add(std::move(layer));
             infos.push_back(info);
         });
+    }
+
+    static Padding parsePadding(const Options& o) {
+        std::string p = lower(o.string("padding", "valid"));
+        if (p == "valid") return Padding::Valid;
+        if (p == "same") return Padding::Same;
+        throw ArgumentError(o.where() + ": padding must be 'valid' or 'same', got '" + p + "'");
     }
 
     void compile(val options) {
@@ -864,23 +927,38 @@ public:
     int outputSize() const { return model->outputSize(); }
     double step() const { return double(model->step()); }
     bool compiled() const { return model->outputSize() > 0; }
-    // [{name, type, outputSize, params}] (names as compile assigned them).
+    // [{name, type, outputShape, outputSize, params}] (after compile: names and shapes as compile set them).
     val layers() const {
         val a = val::array();
-        int width = model->inputSize();
+        Shape3 in = model->inputShape();
         for (size_t i = 0; i < infos.size(); ++i) {
             const LayerInfo& L = infos[i];
             val o = val::object();
-            o.set("name", compiled() ? model->layerName(i) : L.name);
-            o.set("type", L.type);
-            int params = 0;
-            if (L.units) {
-                params = width * L.units + L.units;
-                width = L.units;
+            if (!compiled()) {
+                o.set("name", L.name);
+                o.set("type", L.type);
+                o.set("outputShape", val::null());
+                o.set("outputSize", 0);
+                o.set("params", 0);
+                a.call<void>("push", o);
+                continue;
             }
-            o.set("outputSize", width);
+            const Shape3 out = model->outputShape(i);
+            double params = 0;  // trainable values
+            if (L.type == "dense") params = double(in.size()) * out.channels + out.channels;
+            else if (L.type == "conv2d") params = double(model->weight(model->layerName(i), "kernel").size()) + out.channels;
+            else if (L.type == "batchnormalization") params = 2.0 * out.channels;
+            o.set("name", model->layerName(i));
+            o.set("type", L.type);
+            val shape = val::array();
+            shape.call<void>("push", out.height);
+            shape.call<void>("push", out.width);
+            shape.call<void>("push", out.channels);
+            o.set("outputShape", shape);
+            o.set("outputSize", out.size());
             o.set("params", params);
             a.call<void>("push", o);
+            in = out;
         }
         return a;
     }
@@ -907,7 +985,10 @@ EMSCRIPTEN_BINDINGS(gltrain) {
     function("activationNames", &activationNames);
     function("optimizerNames", +[]() { return listOf({"sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop"}); });
     function("lossNames", +[]() { return listOf({"softmax_cross_entropy", "mse", "binary_cross_entropy"}); });
-    function("layerTypes", +[]() { return listOf({"dense", "activation", "dropout", "softmax"}); });
+    function("layerTypes", +[]() {
+        return listOf({"dense", "conv2d", "maxpool2d", "averagepool2d", "globalaveragepooling2d", "flatten",
+                       "batchnormalization", "activation", "dropout", "softmax"});
+    });
     function("version", +[]() { return std::string("0.1.0"); });
 
     class_<ContextImpl>("ContextImpl")

@@ -35,7 +35,44 @@ export interface ActivationLayer { type: 'activation'; activation: ActivationNam
 export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string }
 /** Probabilities at the output (last layer only; training reads the logits before it). */
 export interface SoftmaxLayer { type: 'softmax'; name?: string }
-export type LayerSpec = DenseLayer | ActivationLayer | DropoutLayer | SoftmaxLayer;
+export type Padding = 'valid' | 'same';
+/** A 2-D convolution over NHWC images; kernel saved as [kh, kw, C, filters] (HWIO). */
+export interface Conv2DLayer {
+  type: 'conv2d';
+  filters: number;
+  /** Square kernel side (default 3). */
+  kernelSize?: number;
+  stride?: number;
+  padding?: Padding;
+  activation?: ActivationName;
+  alpha?: number;
+  kernelInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+}
+export interface Pool2DLayer {
+  type: 'maxpool2d' | 'max_pool2d' | 'averagepool2d' | 'average_pool2d';
+  /** Default 2. */
+  poolSize?: number;
+  /** 0 or omitted: poolSize. */
+  stride?: number;
+  padding?: Padding;
+  name?: string;
+}
+/** [H, W, C] -> [C]: the mean of each channel. */
+export interface GlobalAveragePooling2DLayer { type: 'globalaveragepooling2d' | 'global_average_pooling2d'; name?: string }
+/** [H, W, C] -> [H*W*C] (free: rows are stored flat). */
+export interface FlattenLayer { type: 'flatten'; name?: string }
+export interface BatchNormalizationLayer {
+  type: 'batchnormalization' | 'batch_normalization';
+  momentum?: number;
+  epsilon?: number;
+  name?: string;
+}
+export type LayerSpec =
+  | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
+  | ActivationLayer | DropoutLayer | SoftmaxLayer;
+export type WeightName = 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance';
 
 export interface OptimizerOptions {
   type: OptimizerName;
@@ -131,7 +168,16 @@ export interface Evaluation {
   accuracy: number | null;
 }
 export interface BatchOptions { batchSize?: number }
-export interface LayerSummary { name: string; type: string; outputSize: number; params: number }
+/** Before compile: the given name (or ''), outputShape null, outputSize and params 0. */
+export interface LayerSummary {
+  name: string;
+  type: string;
+  /** [height, width, channels]; flat layers are [1, 1, n]. */
+  outputShape: [number, number, number] | null;
+  outputSize: number;
+  /** Trainable values. */
+  params: number;
+}
 
 export interface Capabilities {
   platform: string;
@@ -214,6 +260,7 @@ export interface DatasetConstructor {
   fetchIdx(imagesUrl: string | URL, labelsUrl: string | URL, options?: { numClasses?: number }): Promise<Dataset>;
 }
 
+/** Input features, or images as [height, width, channels] (rows of h*w*c values, NHWC). */
 export type ModelInput = number | { inputSize: number } | { inputShape: [number, number, number] };
 
 export interface Sequential extends Deletable {
@@ -248,8 +295,9 @@ export interface Sequential extends Deletable {
   saveCheckpoint(): ArrayBuffer;
   /** Validates everything first: on any error the model is unchanged. */
   loadCheckpoint(bytes: ArrayBuffer | ArrayBufferView): this;
-  getWeight(layer: string, which: 'kernel' | 'bias'): Float32Array;
-  setWeight(layer: string, which: 'kernel' | 'bias', data: Float32Array): this;
+  /** A parameter or statistic as stored (Conv2D kernel: (kh*kw*C) x filters, row-major). */
+  getWeight(layer: string, which: WeightName): Float32Array;
+  setWeight(layer: string, which: WeightName, data: Float32Array): this;
 }
 export interface SequentialConstructor {
   new (ctx: Context, input: ModelInput): Sequential;

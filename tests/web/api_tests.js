@@ -139,7 +139,7 @@ const tests = {
   'layers and compile: every bad option is a clear error, the model stays usable'() {
     const ctx = new gl.Context();
     const m = new gl.Sequential(ctx, 4);
-    expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: unknown layer type 'dens' (valid: dense, activation, dropout, softmax)");
+    expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: unknown layer type 'dens' (valid: dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax)");
     expectError(() => m.add({ type: 'dense' }), 'ArgumentError', 'add (dense): units is required');
     expectError(() => m.add({ type: 'dense', units: -1 }), 'ArgumentError', 'add (dense): units must be in [1,');
     expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add (dense): unknown option 'activaton'");
@@ -147,7 +147,6 @@ const tests = {
     expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "initializer: unknown 'ones'");
     expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add (dropout): rate must be in [0, 1), got 1.5');
     expectError(() => m.add('dense'), 'ArgumentError', "a layer is an object such as {type: 'dense', units: 10}, got a string");
-    expectError(() => m.add({ type: 'conv2d', filters: 8, kernelSize: 3 }), 'ArgumentError', "layer type 'conv2d' needs the convolution layers");
     expectError(() => new gl.Sequential(ctx, 0), 'ArgumentError', 'Sequential: the input size must be a positive integer, got 0');
     expectError(() => new gl.Sequential(ctx, { inputSize: 4, extra: 1 }), 'ArgumentError', "Sequential: unknown option 'extra'");
     expectError(() => m.compile(), 'ArgumentError', 'compile: the model has no layers');
@@ -346,6 +345,60 @@ const tests = {
     await expectReject(m.fit(x, y, { epochs: 2, batchSize: 8 }), 'TrainingError', 'fit: the loss is NaN at step 1');
     assert(sameArray(m.getWeight('dense_0', 'kernel'), k0), 'weights of the last good step kept');
     assert(!m.fitting, 'training stopped');
+    ctx.delete();
+  },
+
+  async 'CNN: Conv2D, pooling, batch normalization and flatten train on Fashion-MNIST images; shape errors name the layer'() {
+    const images = await fetchBytes('/data/train-images-idx3-ubyte');
+    const labels = await fetchBytes('/data/train-labels-idx1-ubyte');
+    const all = gl.Dataset.fromIdx(images, labels);
+    const train = all.slice(0, 1024);
+    const held = all.slice(59000, 500);
+    all.delete();
+    const ctx = new gl.Context();
+    expectError(() => new gl.Sequential(ctx, { inputShape: [28, 28] }), 'ArgumentError', 'Sequential: inputShape must be [height, width, channels], got an array');
+    expectError(() => new gl.Sequential(ctx, { inputShape: [28, 0, 1] }), 'ArgumentError', 'Sequential: inputShape[1] must be a positive integer, got 0');
+    expectError(() => new gl.Sequential(ctx, { inputSize: 4, inputShape: [2, 2, 1] }), 'ArgumentError', 'Sequential: give inputSize (a positive integer) or inputShape');
+    const bad = new gl.Sequential(ctx, { inputShape: [6, 6, 1] });
+    expectError(() => bad.add({ type: 'conv2d', kernelSize: 3 }), 'ArgumentError', 'add (conv2d): filters is required');
+    expectError(() => bad.add({ type: 'conv2d', filters: 2, padding: 'full' }), 'ArgumentError', "add (conv2d): padding must be 'valid' or 'same', got 'full'");
+    expectError(() => bad.add({ type: 'max_pool2d', poolSize: 0 }), 'ArgumentError', 'add (maxpool2d): poolSize must be in [1,');
+    expectError(() => bad.add({ type: 'batch_normalization', momentum: 1 }), 'ArgumentError', 'add (batchnormalization): momentum must be in [0, 1), got 1');
+    bad.add({ type: 'conv2d', filters: 2, kernelSize: 7, name: 'big' }).add({ type: 'flatten' }).add({ type: 'dense', units: 2 });
+    expectError(() => bad.compile(), 'ArgumentError', 'big');
+    assert(!bad.compiled, 'a shape error leaves the model uncompiled');
+    const m = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+      .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' })
+      .add({ type: 'max_pool2d', poolSize: 2 })
+      .add({ type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' })
+      .add({ type: 'maxpool2d', poolSize: 2 })
+      .add({ type: 'batch_normalization', momentum: 0.8 })
+      .add({ type: 'flatten' })
+      .add({ type: 'dense', units: 10 })
+      .compile({ optimizer: { type: 'adam', lr: 0.003 } });
+    const s = m.summary();
+    assertEq(JSON.stringify(s.map((l) => l.outputShape)), JSON.stringify([[24, 24, 8], [12, 12, 8], [8, 8, 16], [4, 4, 16], [4, 4, 16], [1, 1, 256], [1, 1, 10]]), 'shapes');
+    assertEq(s[0].params, 5 * 5 * 1 * 8 + 8, 'conv params');
+    assertEq(s[2].params, 5 * 5 * 8 * 16 + 16, 'conv params');
+    assertEq(s[4].params, 32, 'batch norm params');
+    assertEq(m.getWeight(s[0].name, 'kernel').length, 200, 'conv kernel');
+    assertEq(m.getWeight(s[4].name, 'moving_variance').length, 16, 'moving variance');
+    const before = m.evaluate(held).accuracy;
+    await m.fit(train, { epochs: 2, batchSize: 64, lossEvery: 0 });
+    const after = m.evaluate(held).accuracy;
+    assert(after > 0.6 && after > before + 0.3, `the CNN learns: ${before} -> ${after}`);
+    const copy = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+      .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' })
+      .add({ type: 'max_pool2d', poolSize: 2 })
+      .add({ type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' })
+      .add({ type: 'maxpool2d', poolSize: 2 })
+      .add({ type: 'batch_normalization', momentum: 0.8 })
+      .add({ type: 'flatten' })
+      .add({ type: 'dense', units: 10 })
+      .compile({ optimizer: { type: 'adam', lr: 0.003 } });
+    copy.loadCheckpoint(m.saveCheckpoint());
+    assert(sameArray(copy.predict(held), m.predict(held)), 'checkpoint with conv kernels and batch-norm statistics');
+    for (const o of [train, held]) o.delete();
     ctx.delete();
   },
 

@@ -40,6 +40,20 @@ export async function main(): Promise<number> {
     return new gl.Tensor(ctx, 1, 1);
   });
   kept.delete();
+  const cnn = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+    .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu', padding: 'same' })
+    .add({ type: 'max_pool2d', poolSize: 2 })
+    .add({ type: 'batch_normalization', momentum: 0.9 })
+    .add({ type: 'globalaveragepooling2d' })
+    .add({ type: 'flatten' })
+    .add({ type: 'dense', units: 10 })
+    .compile();
+  const shape: [number, number, number] | null = cnn.summary()[0].outputShape;
+  void shape;
+  void cnn.getWeight('batch_normalization_2', 'moving_mean');
+  // @ts-expect-error: padding is 'valid' or 'same'
+  cnn.add({ type: 'conv2d', filters: 2, padding: 'full' });
+  cnn.delete();
   try {
     model.add({ type: 'dense', units: -1 });
   } catch (e) {
