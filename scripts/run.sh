@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, and trains the Fashion-MNIST
 # MLP (784-256-128-10, Adam 1e-3, batch 128) natively on EGL and in headless
-# Chromium on WebGL2, printing loss per epoch, samples/s and test accuracy.
+# Chromium on WebGL2, printing loss per epoch, samples/s and test accuracy; then
+# trains it again through the JavaScript module on the Fashion-MNIST page (web/,
+# in a Web Worker), served on 127.0.0.1 to headless Chromium.
 #   bash scripts/run.sh              both, 1 epoch each
 #   bash scripts/run.sh --epochs N   N epochs
-#   bash scripts/run.sh --serve      afterwards, serve the page on 127.0.0.1:8080 for a real browser
+#   bash scripts/run.sh --serve      afterwards, serve the pages (web/) on 127.0.0.1:8080 for a real browser
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$GLTRAIN_ROOT"
@@ -19,9 +21,10 @@ while (($#)); do
   shift
 done
 bash scripts/setup.sh
-echo "== building (native and web)"
+echo "== building (native, web, JavaScript module)"
 gltrain_build_native >/dev/null
 gltrain_build_web >/dev/null
+gltrain_build_js >/dev/null
 
 # The browser reads the IDX files from the page's server: gunzip Debian's copies next to the page.
 data=build-web/examples/data
@@ -36,9 +39,9 @@ echo "== native (EGL)"
 ./build/examples/fashion_mnist --model mlp --epochs "$epochs" --batch 128
 echo "== headless Chromium (WebGL2)"
 node scripts/browser_run.mjs build-web/examples fashion_mnist.html "${files[@]}" -- --model mlp --epochs "$epochs" --batch 128 --data /data
+echo "== the Fashion-MNIST page in headless Chromium (JavaScript module, Web Worker, WebGL2)"
+node scripts/web_train.mjs --epochs "$epochs"
 if ((serve)); then
-  q="arg=--data&arg=/data&arg=--epochs&arg=$epochs"
-  for f in "${files[@]}"; do [ "$f" = --file ] || q="$q&file=$f"; done
-  echo "open http://127.0.0.1:8080/fashion_mnist.html?$q"
-  node scripts/serve.mjs build-web/examples fashion_mnist.html 8080
+  echo "open http://127.0.0.1:8080/fashion-mnist.html or http://127.0.0.1:8080/playground.html"
+  node scripts/serve.mjs web index.html 8080
 fi

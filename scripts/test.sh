@@ -2,7 +2,8 @@
 # Runs every gltrain test: installs what is missing, builds natively and with
 # Emscripten, runs the GoogleTest suite natively (CTest, EGL) and the same
 # suite inside headless Chromium (WebGL2), and checks that an installed
-# gltrain is usable from another CMake project in both flavours.
+# gltrain is usable from another CMake project in both flavours; then builds the
+# JavaScript module and tests it and the pages in web/ with Playwright.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$GLTRAIN_ROOT"
@@ -20,4 +21,8 @@ node scripts/browser_run.mjs build-web/tests index.html -- --gtest_color=no
 echo "== installed package under emcmake"
 cmake -DSOURCE_DIR="$GLTRAIN_ROOT" -DBUILD_DIR="$GLTRAIN_ROOT/build-web" -DWORK_DIR="$GLTRAIN_ROOT/build-web/consumer_check" \
       -DWEB=1 -P tests/consumer/check.cmake
+echo "== JavaScript module and pages (types, npm package, API and page tests in headless Chromium)"
+gltrain_build_js
+GLTRAIN_ARTIFACTS="$GLTRAIN_ROOT/build-js/artifacts" node --test --test-reporter=spec tests/web/
+echo "   screenshots of the pages: build-js/artifacts/*.png"
 echo "test.sh: all tests passed"
