@@ -1,9 +1,13 @@
 // Trains a classifier on Fashion-MNIST (Debian's dataset-fashion-mnist IDX
 // files) on the GPU and prints the loss per epoch, samples/s and, as the
 // last line, test_accuracy=<value>.
-//   fashion_mnist [--model mlp] [--epochs N] [--batch B] [--data DIR] [--lr X]
+//   fashion_mnist [--model mlp|cnn|cnn-bn] [--epochs N] [--batch B] [--data DIR] [--lr X]
 //                 [--limit N] [--min-accuracy A] [--info]
 // --min-accuracy makes the exit status non-zero below A (used by the tests).
+// Models: mlp 784-256-128-10 (batch 128 by default); cnn, the TensorFlow.js
+// MNIST example (conv 8@5x5 ReLU, max pool 2, conv 16@5x5 ReLU, max pool 2,
+// dense 10; batch 64); cnn-bn, two 3x3 conv blocks (32, 64) with batch
+// normalization (batch 64).
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/sequential.hpp>
@@ -16,7 +20,7 @@
 
 int main(int argc, char** argv) {
     std::string model = "mlp", dir = gltrain::kFashionMnistDir;
-    int epochs = 2, batch = 128, limit = 0;
+    int epochs = 2, batch = 0, limit = 0;
     float lr = 1e-3f, minAccuracy = -1.0f;
     bool info = false;
     for (int i = 1; i < argc; ++i) {
@@ -39,7 +43,7 @@ int main(int argc, char** argv) {
             else if (a == "--info") info = true;
             else {
                 std::cerr << "fashion_mnist: unknown argument '" << a
-                          << "' (--model mlp, --epochs N, --batch B, --data DIR, --lr X, --limit N, --min-accuracy A, --info)\n";
+                          << "' (--model mlp|cnn|cnn-bn, --epochs N, --batch B, --data DIR, --lr X, --limit N, --min-accuracy A, --info)\n";
                 return 2;
             }
         } catch (const std::exception&) {
@@ -47,10 +51,11 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (model != "mlp") {
-        std::cerr << "fashion_mnist: unknown model '" << model << "' (available: mlp)\n";
+    if (model != "mlp" && model != "cnn" && model != "cnn-bn") {
+        std::cerr << "fashion_mnist: unknown model '" << model << "' (available: mlp, cnn, cnn-bn)\n";
         return 2;
     }
+    if (batch == 0) batch = model == "mlp" ? 128 : 64;
     try {
         gltrain::Context ctx;
         if (info) std::cout << ctx.caps();
@@ -66,10 +71,21 @@ int main(int argc, char** argv) {
         std::printf("data: %d training and %d test images of %dx%d from %s\n", int(train.size()), int(test.size()),
                     train.imageRows, train.imageCols, dir.c_str());
 
-        gltrain::Sequential net(ctx, train.images.cols);
-        net.add(gltrain::Dense{256, gltrain::Activation::ReLU})
-            .add(gltrain::Dense{128, gltrain::Activation::ReLU})
-            .add(gltrain::Dense{10});
+        using namespace gltrain;
+        Sequential net(ctx, Shape3{train.imageRows, train.imageCols, 1});
+        if (model == "mlp") {
+            net.add(Flatten{}).add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10});
+        } else if (model == "cnn") {
+            net.add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
+            net.add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
+            net.add(Flatten{}).add(Dense{10});
+        } else {
+            net.add(Conv2D{32, 3, 1, Padding::Same}).add(BatchNormalization{}).add(ActivationLayer{Activation::ReLU});
+            net.add(MaxPool2D{2});
+            net.add(Conv2D{64, 3, 1, Padding::Same}).add(BatchNormalization{}).add(ActivationLayer{Activation::ReLU});
+            net.add(MaxPool2D{2}).add(Flatten{}).add(Dense{10});
+        }
+        std::printf("model: %s, batch %d\n", model.c_str(), batch);
         gltrain::CompileOptions c;
         c.optimizer.kind = gltrain::OptimizerKind::Adam;
         c.optimizer.lr = lr;

@@ -70,12 +70,15 @@ TEST(KernelsConv, ForwardAndBackwardMatchReference) {
         conv2d(tx, tw, &tb, w, Activation::ReLU, ty);
         EXPECT_LE(err(ty.download(), ref::activate(ref::conv2d(xd, wd, b.cast<double>(), w), Activation::ReLU)), kTol)
             << "forward relu " << name(c);
+        conv2dIm2col(tx, tw, &tb, w, Activation::ReLU, ty);
+        EXPECT_LE(err(ty.download(), ref::activate(ref::conv2d(xd, wd, b.cast<double>(), w), Activation::ReLU)), kTol)
+            << "forward relu via im2col " << name(c);
         conv2dBackwardInput(tdy, tw, w, tdx);
         EXPECT_LE(err(tdx.download(), ref::conv2dBackwardInput(dyd, wd, w)), kTol) << "dX " << name(c);
-        for (int taps : {16384, 7}) {  // one pass, and one pass per sample (CPREV accumulation)
+        for (int taps : {1 << 20, 7, 2 * w.out.pixels()}) {  // one slice, one per sample, two samples each
             conv2dBackwardFilter(tx, tdy, w, tdw, taps);
             EXPECT_LE(err(tdw.download(), ref::conv2dBackwardFilter(xd, dyd, w)), kTol)
-                << "dW " << name(c) << " tapsPerPass " << taps;
+                << "dW " << name(c) << " tapsPerSlice " << taps;
         }
         channelSum(tdy, c.filters, tdb);
         EXPECT_LE(err(tdb.download(), ref::channelSum(dyd, c.filters)), kTol) << "db " << name(c);

@@ -34,6 +34,7 @@ public:
     }
 
     const std::string& kernel() const { return kernel_; }
+    const Tensor* outputTensor() const { return output_(); }
 
     // Binds tensor `t` to the kernel input called `name` (from its "// inputs:" line).
     Pass& input(const std::string& name, const Tensor& t) {

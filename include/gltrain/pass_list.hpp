@@ -2,7 +2,11 @@
 // run(). Temporaries the passes need are owned here; both live in deques so
 // the pointers passes hold stay valid as the list grows.
 #pragma once
+#include <algorithm>
+#include <chrono>
 #include <deque>
+#include <string>
+#include <vector>
 
 #include "gltrain/pass.hpp"
 
@@ -16,6 +20,20 @@
     }
 
 namespace gltrain {
+
+// Blocks until every command that writes `t` has run: a one-texel read
+// (glFinish alone does not wait in every browser).
+inline void waitFor(const Tensor& t) {
+    float px[4];
+    glBindFramebuffer(GL_FRAMEBUFFER, t.context().framebuffer());
+    t.attachPage(0);
+    glReadPixels(0, 0, 1, 1, GL_RGBA, GL_FLOAT, px);
+}
+
+struct PassTiming {
+    std::string kernel;
+    double ms = 0;  // median over the runs
+};
 
 class PassList {
 public:
@@ -35,6 +53,32 @@ public:
         for (auto& p : passes_) p.run();
     }
     size_t size() const { return passes_.size(); }
+
+    // Where the time goes: runs the list `reps` times, waiting for each pass
+    // (waitFor on its output), and returns each pass's median time. Slower
+    // than run() by the waits; used by bench/ and Sequential::profileStep.
+    std::vector<PassTiming> profile(int reps = 5) {
+        std::vector<std::vector<double>> times(passes_.size());
+        run();  // compiles every program first
+        if (!passes_.empty()) waitFor(*passes_.back().outputTensor());
+        for (int r = 0; r < std::max(1, reps); ++r) {
+            size_t i = 0;
+            for (auto& p : passes_) {
+                auto t0 = std::chrono::steady_clock::now();
+                p.run();
+                waitFor(*p.outputTensor());
+                times[i++].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            }
+        }
+        std::vector<PassTiming> out;
+        size_t i = 0;
+        for (auto& p : passes_) {
+            auto& t = times[i++];
+            std::sort(t.begin(), t.end());
+            out.push_back({p.kernel(), t[t.size() / 2]});
+        }
+        return out;
+    }
     std::deque<Pass>& passes() { return passes_; }
 
 private:

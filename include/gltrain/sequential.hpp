@@ -285,6 +285,25 @@ public:
         return n;
     }
     bool fitting() const { return bool(fit_); }
+
+    // Where a training step's time goes: the step's passes at this batch size
+    // on the first rows of (x, y), each run `reps` times and waited for
+    // (PassList::profile). Nothing is swapped, so the model does not change.
+    std::vector<PassTiming> profileStep(const HostMatrix& x, const Targets& y, int batchSize, int reps = 5) {
+        requireCompiled("profileStep");
+        checkData("profileStep", x, y);
+        if (batchSize <= 0 || batchSize > x.rows)
+            throw ArgumentError("profileStep: batchSize must be in [1, " + std::to_string(x.rows) + "], got " +
+                                std::to_string(batchSize));
+        auto d = upload(x, y, 0, batchSize);
+        Plan& p = plan(batchSize, true);
+        p.bind(*d);
+        p.gatherOffset(0);
+        p.setStepUniforms(step_, options_);
+        auto times = p.train.profile(reps);
+        if (fit_ && fit_->plan == &p) p.bind(*fit_->train);
+        return times;
+    }
     const std::vector<EpochInfo>& history() const { return history_; }
 
     // ---- evaluation -----------------------------------------------------

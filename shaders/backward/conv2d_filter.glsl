@@ -1,20 +1,24 @@
-// backward/conv2d_filter: the filter gradient of forward/conv2d over the
-// samples [n0, n1) (a long batch is split into passes that accumulate
-// through CPREV, as the matmul's K-split does).
-// inputs: X, DY, CPREV?
+// backward/conv2d_filter: the filter gradient of forward/conv2d, as
+// `slices` partial sums over consecutive groups of samples stacked in one
+// output (reduce/sum_slices adds them). A filter is small (kh*kw*C x F), so one
+// fragment per element would leave a GPU — and a CPU renderer, which shares
+// work out by screen tiles — mostly idle on very long loops; slices give
+// every element `slices` fragments of a short loop each.
+// inputs: X, DY
 // uses: lib/window
 // defines: VEC_F: F % 4 == 0 and every tensor packed — an output texel is 4 filters of one
 //          (tap, channel) row, dY read 4 filters per fetch
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad; n0, n1 (the samples of this pass)
-// output: dW, (kh*kw*C) x F; X is N x (H*W*C), DY is N x (OH*OW*F)
-// formula: dW[(ky*kw + kx)*C + c, f] = CPREV + sum_{n0 <= n < n1} sum_{oy, ox}
-//                                      X[n, oy*sh - top + ky, ox*sw - left + kx, c] dY[n, oy, ox, f]
-uniform int n0;
-uniform int n1;
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad; perSlice (samples per slice)
+// output: (slices * kh*kw*C) x F; X is N x (H*W*C), DY is N x (OH*OW*F)
+// formula: row s*R + r (R = kh*kw*C, r = (ky*kw + kx)*C + c), column f:
+//          sum_{s*perSlice <= n < (s+1)*perSlice, n < N} sum_{oy, ox} X[n, oy*sh - top + ky, ox*sw - left + kx, c] dY[n, oy, ox, f]
+uniform int perSlice;
 
 void main() {
     ivec2 t = outTexel();
-    int C = inHWC.z, row = t.y;
+    int C = inHWC.z, R = ksize.x * ksize.y * C;
+    int slice = t.y / R, row = t.y - slice * R;
+    int n0 = slice * perSlice, n1 = min(X_shape().x, n0 + perSlice);
     int tap = row / C, c = row - tap * C;
     int ky = tap / ksize.y, kx = tap - ky * ksize.y;
     // The output rows / columns whose taps stay inside the image.
@@ -49,9 +53,6 @@ void main() {
             }
         acc[i] = s;
     }
-#endif
-#if CPREV_BOUND
-    acc += CPREV_aligned();
 #endif
     setOutput(acc);
 }

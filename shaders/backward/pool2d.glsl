@@ -4,9 +4,10 @@
 // the same way everywhere); average pooling spreads it over the in-bounds taps.
 // inputs: X, DY
 // uses: lib/window
-// defines: MAX (1 max, 0 average)
+// defines: MAX (1 max, 0 average); VEC_C: C % 4 == 0 and every tensor packed — a texel is
+//          4 channels of one pixel, handled together (else one lane at a time)
 // uniforms: lib/window's inHWC, outHWC (F = C), ksize, stride, pad
-// output: dX, N x (H*W*C); X is N x (H*W*C), DY is N x (OH*OW*C); one lane at a time
+// output: dX, N x (H*W*C); X is N x (H*W*C), DY is N x (OH*OW*C)
 // formula: dX[n, iy, ix, c] = sum over windows (oy, ox) containing (iy, ix) of
 //          max: dY[n, oy, ox, c] if (iy, ix) is the window's first arg-max, else 0
 //          average: dY[n, oy, ox, c] / (in-bounds taps of the window)
@@ -38,8 +39,49 @@ float windowShare(int n, int oy, int ox, int c, int iy, int ix) {
 #endif
 }
 
+// windowShare for the 4 channels c..c+3 of pixel (iy, ix) at once.
+vec4 windowShare4(int n, int oy, int ox, int c, int iy, int ix) {
+    vec4 best = vec4(0.0), mine = vec4(0.0);
+    int count = 0;
+    for (int ky = 0; ky < ksize.x; ++ky) {
+        int y = oy * stride.x - pad.x + ky;
+        if (y < 0 || y >= inHWC.x) continue;
+        for (int kx = 0; kx < ksize.y; ++kx) {
+            int x = ox * stride.y - pad.y + kx;
+            if (x < 0 || x >= inHWC.y) continue;
+#if MAX
+            vec4 v = X_texel(columnOf(y, x, c, inHWC) >> 2, n);
+            bvec4 better = count == 0 ? bvec4(true) : greaterThan(v, best);
+            best = mix(best, v, better);
+            mine = mix(mine, vec4(y == iy && x == ix ? 1.0 : 0.0), better);
+#endif
+            ++count;
+        }
+    }
+#if MAX
+    return mine;
+#else
+    return vec4(1.0 / float(max(count, 1)));
+#endif
+}
+
 void main() {
     ivec2 t = outTexel();
+#if VEC_C
+    int n = t.y;
+    ivec3 p = pixelOf(t.x * 4, inHWC);
+    vec4 acc = vec4(0.0);
+    for (int ky = 0; ky < ksize.x; ++ky) {
+        int oy = windowAt(p.x, ky, stride.x, pad.x, outHWC.x);
+        if (oy < 0) continue;
+        for (int kx = 0; kx < ksize.y; ++kx) {
+            int ox = windowAt(p.y, kx, stride.y, pad.y, outHWC.y);
+            if (ox < 0) continue;
+            acc += DY_texel(columnOf(oy, ox, p.z, outHWC) >> 2, n) * windowShare4(n, oy, ox, p.z, p.x, p.y);
+        }
+    }
+    setOutput(acc);
+#else
     int n = t.y, lanes = OUT_PACKED == 1 ? 4 : 1, cols = inHWC.x * inHWC.y * inHWC.z;
     vec4 acc = vec4(0.0);
     for (int i = 0; i < lanes; ++i) {
@@ -59,4 +101,5 @@ void main() {
         acc[i] = s;
     }
     setOutput(acc);
+#endif
 }

@@ -14,9 +14,11 @@
 // README, "Convolution paths").
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "gltrain/activation.hpp"
+#include "gltrain/ops/matmul.hpp"
 #include "gltrain/pass_list.hpp"
 #include "gltrain/window.hpp"
 
@@ -84,31 +86,60 @@ inline Pass& recordConv2DBackwardInput(PassList& list, const Tensor& dy, const T
     return detail::windowUniforms(p, win);
 }
 
-// dW = sum over samples of X ⋆ dY. The samples are split into passes of about
-// `tapsPerPass` (sample x output pixel) iterations each, accumulating through
-// CPREV, so no fragment runs one very long loop (a browser's GPU watchdog).
+// The same values under another shape (rows * cols unchanged).
+inline Pass& recordReshape(PassList& list, const Tensor& x, Tensor& y) {
+    if (!x || !y) throw ArgumentError("reshape: an operand is an empty tensor");
+    if (int64_t(x.rows()) * x.cols() != int64_t(y.rows()) * y.cols())
+        throw ArgumentError("reshape: " + x.shapeString() + " and " + y.shapeString() + " hold different counts");
+    const bool vec = x.cols() % 4 == 0 && y.cols() % 4 == 0 && detail::allPacked({&x, &y});
+    return list.add(Pass(x.context(), "util/reshape", {{"VEC", detail::flag(vec)}})).input("X", x).output(y);
+}
+
+// The convolution as one matmul: patches = im2col(X), (N*OH*OW) x (kh*kw*C);
+// Y = reshape(patches · W + b) — the alternative to forward/conv2d's in-place
+// reads that bench/conv measures (see the path choice at the top).
+inline void recordConv2DIm2col(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
+                               Activation act, Tensor& y, float alpha = 0.01f) {
+    const int n = x ? x.rows() : 0;
+    detail::requireImages("conv2d", "X", x, -1, win.in);
+    detail::requireShape("conv2d", "W", w, win.kh * win.kw * win.in.channels, win.out.channels);
+    detail::requireImages("conv2d", "Y", y, n, win.out);
+    Context& ctx = x.context();
+    const int rows = n * win.out.pixels();
+    Tensor& patches = list.temp(ctx, rows, w.rows(), Layout::PackedRows4);
+    Tensor& product = list.temp(ctx, rows, win.out.channels, Layout::PackedRows4);
+    Pass& p = list.add(Pass(ctx, "util/im2col", {{"VEC_C", detail::flag(win.in.channels % 4 == 0 && isPacked(x.layout()))}}));
+    p.input("X", x).output(patches);
+    detail::windowUniforms(p, win);
+    MatmulOptions o;
+    o.bias = bias;
+    o.act = act;
+    o.actAlpha = alpha;
+    recordMatmul(list, patches, w, product, o);
+    recordReshape(list, product, y);
+}
+
+// dW = sum over samples of X ⋆ dY, as partial sums over groups of about
+// `tapsPerSlice` (sample x output pixel) iterations stacked in one texture
+// and then added (reduce/sum_slices): many short fragments instead of a few
+// long ones — on llvmpipe 3-8x faster for the CNN's layers (bench/conv), and a
+// browser's GPU watchdog never sees one very long loop.
 inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Tensor& dy, const Window& win, Tensor& dw,
-                                       int tapsPerPass = 16384) {
+                                       int tapsPerSlice = 2048) {
     const int n = x ? x.rows() : 0;
     detail::requireImages("conv2dBackwardFilter", "X", x, -1, win.in);
     detail::requireImages("conv2dBackwardFilter", "dY", dy, n, win.out);
     detail::requireShape("conv2dBackwardFilter", "dW", dw, win.kh * win.kw * win.in.channels, win.out.channels);
-    if (tapsPerPass <= 0) throw ArgumentError("conv2dBackwardFilter: tapsPerPass must be positive");
+    if (tapsPerSlice <= 0) throw ArgumentError("conv2dBackwardFilter: tapsPerSlice must be positive");
     Context& ctx = x.context();
-    const bool vecF = win.out.channels % 4 == 0 && detail::allPacked({&x, &dy, &dw});
-    const int perPass = std::max(1, tapsPerPass / win.out.pixels());
-    const int passes = (n + perPass - 1) / perPass;
-    Tensor* partial[2] = {nullptr, nullptr};
-    if (passes > 1) partial[0] = &list.temp(ctx, dw.rows(), dw.cols(), dw.layout());
-    if (passes > 2) partial[1] = &list.temp(ctx, dw.rows(), dw.cols(), dw.layout());
-    for (int i = 0; i < passes; ++i) {
-        Pass& p = list.add(Pass(ctx, "backward/conv2d_filter", {{"VEC_F", detail::flag(vecF)}}));
-        p.input("X", x).input("DY", dy);
-        if (i > 0) p.input("CPREV", *partial[(i - 1) % 2]);
-        p.output(i == passes - 1 ? dw : *partial[i % 2]);
-        p.uniformInt("n0", i * perPass).uniformInt("n1", std::min(n, (i + 1) * perPass));
-        detail::windowUniforms(p, win);
-    }
+    const int perSlice = std::max(1, tapsPerSlice / win.out.pixels());
+    const int slices = (n + perSlice - 1) / perSlice;
+    Tensor& partial = slices == 1 ? dw : list.temp(ctx, slices * dw.rows(), dw.cols(), isPacked(dw.layout()) ? Layout::PackedRows4 : dw.layout());
+    const bool vecF = win.out.channels % 4 == 0 && detail::allPacked({&x, &dy, &partial});
+    Pass& p = list.add(Pass(ctx, "backward/conv2d_filter", {{"VEC_F", detail::flag(vecF)}}));
+    p.input("X", x).input("DY", dy).output(partial).uniformInt("perSlice", perSlice);
+    detail::windowUniforms(p, win);
+    if (slices > 1) list.add(Pass(ctx, "reduce/sum_slices")).input("X", partial).output(dw);
 }
 
 // out (1 x channels) = the sum of each channel over every row and pixel of x.
@@ -146,7 +177,9 @@ inline Pass& recordPool2DBackward(PassList& list, const Tensor& x, const Tensor&
     detail::requireImages("pool2dBackward", "X", x, -1, win.in);
     detail::requireImages("pool2dBackward", "dY", dy, x.rows(), win.out);
     detail::requireImages("pool2dBackward", "dX", dx, x.rows(), win.in);
-    Pass& p = list.add(Pass(x.context(), "backward/pool2d", {{"MAX", detail::flag(kind == PoolKind::Max)}}));
+    const bool vec = win.in.channels % 4 == 0 && detail::allPacked({&x, &dy, &dx});
+    Pass& p = list.add(Pass(x.context(), "backward/pool2d",
+                            {{"MAX", detail::flag(kind == PoolKind::Max)}, {"VEC_C", detail::flag(vec)}}));
     p.input("X", x).input("DY", dy).output(dx);
     return detail::windowUniforms(p, win);
 }
@@ -158,8 +191,13 @@ GLTRAIN_IMMEDIATE(conv2d, recordConv2D,
 GLTRAIN_IMMEDIATE(conv2dBackwardInput, recordConv2DBackwardInput,
                   (const Tensor& dy, const Tensor& w, const Window& win, Tensor& dx), (l, dy, w, win, dx))
 GLTRAIN_IMMEDIATE(conv2dBackwardFilter, recordConv2DBackwardFilter,
-                  (const Tensor& x, const Tensor& dy, const Window& win, Tensor& dw, int tapsPerPass = 16384),
-                  (l, x, dy, win, dw, tapsPerPass))
+                  (const Tensor& x, const Tensor& dy, const Window& win, Tensor& dw, int tapsPerSlice = 2048),
+                  (l, x, dy, win, dw, tapsPerSlice))
+GLTRAIN_IMMEDIATE(conv2dIm2col, recordConv2DIm2col,
+                  (const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, Activation act, Tensor& y,
+                   float alpha = 0.01f),
+                  (l, x, w, bias, win, act, y, alpha))
+GLTRAIN_IMMEDIATE(reshape, recordReshape, (const Tensor& x, Tensor& y), (l, x, y))
 GLTRAIN_IMMEDIATE(channelSum, recordChannelSum, (const Tensor& x, int channels, Tensor& out), (l, x, channels, out))
 GLTRAIN_IMMEDIATE(pool2d, recordPool2D, (const Tensor& x, const Window& win, PoolKind kind, Tensor& y),
                   (l, x, win, kind, y))
