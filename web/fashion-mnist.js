@@ -180,6 +180,17 @@ function drawClasses(perClass) {
   $('classes').tBodies[0].replaceChildren(...rows);
 }
 
+// Series 1 (validation) or 2 (training, per epoch) at a step; both may share one step.
+function accuracyPoint(step, series, value) {
+  if (accData[0].at(-1) !== step) {
+    accData[0].push(step);
+    accData[1].push(null);
+    accData[2].push(null);
+  }
+  accData[series][accData[0].length - 1] = value;
+  accChart.setData(accData);
+}
+
 async function train() {
   await ready;
   if (!worker) return;
@@ -224,14 +235,12 @@ async function train() {
       onEvaluate: (e) => {
         status.evaluations.push(e);
         $('val').textContent = `${(100 * e.accuracy).toFixed(1)} %`;
-        accData[0].push(e.step); accData[1].push(e.accuracy); accData[2].push(null);
-        accChart.setData(accData);
+        accuracyPoint(e.step, 1, e.accuracy);
       },
       onEpoch: (e) => {
         status.history.push(e);
         log(`epoch ${e.epoch + 1}: loss=${e.loss.toFixed(4)} accuracy=${e.accuracy.toFixed(4)} time=${e.seconds.toFixed(1)}s samples/s=${Math.round(e.samplesPerSecond)}`);
-        accData[0].push(e.step); accData[1].push(null); accData[2].push(e.accuracy);
-        accChart.setData(accData);
+        accuracyPoint(e.step, 2, e.accuracy);
       },
     });
     $('stop').disabled = true;
