@@ -6,6 +6,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 packages=(
   cmake g++ make pkg-config                 # native build
+  clang libclang-rt-14-dev                  # scripts/fuzz.sh: libFuzzer and sanitizer runtimes (only a Recommends of clang)
   libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri   # headless OpenGL ES 3 through EGL (Mesa llvmpipe)
   libglm-dev nlohmann-json3-dev zlib1g-dev  # header libraries, gzip for IDX files
   googletest libgtest-dev                   # GoogleTest: sources for em++, library for native
