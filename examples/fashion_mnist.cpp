@@ -76,8 +76,10 @@ int main(int argc, char** argv) {
         if (model == "mlp") {
             net.add(Flatten{}).add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10});
         } else if (model == "cnn") {
-            net.add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
-            net.add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
+            // He initialisation suits the ReLU convolutions (the tfjs example uses variance scaling).
+            const Initializer he{Initializer::HeUniform};
+            net.add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU, 0.01f, he}).add(MaxPool2D{2});
+            net.add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU, 0.01f, he}).add(MaxPool2D{2});
             net.add(Flatten{}).add(Dense{10});
         } else {
             net.add(Conv2D{32, 3, 1, Padding::Same}).add(BatchNormalization{}).add(ActivationLayer{Activation::ReLU});

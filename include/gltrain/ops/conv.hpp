@@ -6,12 +6,16 @@
 //   channelSum:            per-channel sums (the bias grad)  reduce/channel_sum
 //   pool2d / pool2dBackward: max and average pooling         forward|backward/pool2d
 //
-// Path choice: the kernels read the convolution in place (an implicit GEMM),
-// never materialising im2col. Each has a vectorised path taken when channel
-// counts are multiples of 4 (a texel is then 4 channels of one pixel) and a
-// per-lane path for any other shape; both are tested against reference/conv.hpp.
-// Why not im2col + the blocked matmul: bench/conv measures both (see
-// README, "Convolution paths").
+// Path choice for the forward pass, by measurement (bench/conv, llvmpipe,
+// batch 64, same run): when C % 4 == 0, im2col + the 4x4-blocked matmul
+// (3x3 32->64 on 28x28: 1.7 vs 0.9 GFLOP/s in place; 5x5 8->16 on 12x12: 0.9
+// vs 0.65); otherwise forward/conv2d reading the convolution in place (5x5
+// 1->8 on 28x28: 0.25 vs 0.18 — with one channel, im2col's patches are 25x
+// the input). The gradients read in place: the input gradient (any shape) and
+// the filter gradient, 4x4-blocked when C and F are multiples of 4. Each kernel
+// has a vectorised path for channel counts that are multiples of 4 (a texel is
+// then 4 channels of one pixel) and a per-lane path for any other shape; all
+// are tested against reference/conv.hpp.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -53,9 +57,9 @@ inline Pass& windowUniforms(Pass& p, const Window& w) {
 inline const char* flag(bool b) { return b ? "1" : "0"; }
 }  // namespace detail
 
-// Y = act(conv(X, W) + bias). X: N x in.size(), W: (kh*kw*C) x F, bias: 1 x F
-// (or null), Y: N x out.size().
-inline Pass& recordConv2D(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
+// Y = act(conv(X, W) + bias) by forward/conv2d (in place). X: N x in.size(),
+// W: (kh*kw*C) x F, bias: 1 x F (or null), Y: N x out.size().
+inline Pass& recordConv2DInPlace(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
                           Activation act, Tensor& y, float alpha = 0.01f) {
     const int n = x ? x.rows() : 0;
     detail::requireImages("conv2d", "X", x, -1, win.in);
@@ -72,6 +76,10 @@ inline Pass& recordConv2D(PassList& list, const Tensor& x, const Tensor& w, cons
     if (act == Activation::LeakyReLU) p.uniform("act_alpha", alpha);
     return detail::windowUniforms(p, win);
 }
+
+// Y = act(conv(X, W) + bias) by the faster path for its shape (see the top).
+inline void recordConv2D(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
+                         Activation act, Tensor& y, float alpha = 0.01f);
 
 inline Pass& recordConv2DBackwardInput(PassList& list, const Tensor& dy, const Tensor& w, const Window& win,
                                        Tensor& dx) {
@@ -119,6 +127,14 @@ inline void recordConv2DIm2col(PassList& list, const Tensor& x, const Tensor& w,
     recordReshape(list, product, y);
 }
 
+inline void recordConv2D(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
+                         Activation act, Tensor& y, float alpha) {
+    if (win.in.channels % 4 == 0 && x && y && detail::allPacked({&x, &w, bias, &y}))
+        recordConv2DIm2col(list, x, w, bias, win, act, y, alpha);
+    else
+        recordConv2DInPlace(list, x, w, bias, win, act, y, alpha);
+}
+
 // dW = sum over samples of X ⋆ dY, as partial sums over groups of about
 // `tapsPerSlice` (sample x output pixel) iterations stacked in one texture
 // and then added (reduce/sum_slices): many short fragments instead of a few
@@ -136,7 +152,10 @@ inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Te
     const int slices = (n + perSlice - 1) / perSlice;
     Tensor& partial = slices == 1 ? dw : list.temp(ctx, slices * dw.rows(), dw.cols(), isPacked(dw.layout()) ? Layout::PackedRows4 : dw.layout());
     const bool vecF = win.out.channels % 4 == 0 && detail::allPacked({&x, &dy, &partial});
-    Pass& p = list.add(Pass(ctx, "backward/conv2d_filter", {{"VEC_F", detail::flag(vecF)}}));
+    // The 4x4-blocked kernel when 4 rows of dW are 4 channels of one tap.
+    const bool rows4 = vecF && win.in.channels % 4 == 0 && partial.layout() == Layout::PackedRows4;
+    Pass& p = list.add(rows4 ? Pass(ctx, "backward/conv2d_filter_rows4")
+                             : Pass(ctx, "backward/conv2d_filter", {{"VEC_F", detail::flag(vecF)}}));
     p.input("X", x).input("DY", dy).output(partial).uniformInt("perSlice", perSlice);
     detail::windowUniforms(p, win);
     if (slices > 1) list.add(Pass(ctx, "reduce/sum_slices")).input("X", partial).output(dw);
@@ -184,6 +203,10 @@ inline Pass& recordPool2DBackward(PassList& list, const Tensor& x, const Tensor&
     return detail::windowUniforms(p, win);
 }
 
+GLTRAIN_IMMEDIATE(conv2dInPlace, recordConv2DInPlace,
+                  (const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, Activation act, Tensor& y,
+                   float alpha = 0.01f),
+                  (l, x, w, bias, win, act, y, alpha))
 GLTRAIN_IMMEDIATE(conv2d, recordConv2D,
                   (const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, Activation act, Tensor& y,
                    float alpha = 0.01f),
