@@ -68,8 +68,11 @@ inline Pass& recordConv2DInPlace(PassList& list, const Tensor& x, const Tensor& 
     detail::requireImages("conv2d", "Y", y, n, win.out);
     const bool vecF = win.out.channels % 4 == 0 && detail::allPacked({&x, &w, bias, &y});
     const bool vecC = vecF && win.in.channels % 4 == 0;
-    Pass& p = list.add(Pass(x.context(), "forward/conv2d",
-                            {{"ACT", std::to_string(int(act))}, {"VEC_F", detail::flag(vecF)}, {"VEC_C", detail::flag(vecC)}}));
+    // 4 samples per fragment when the output interleaves its rows over 4 layers.
+    const bool rows4 = vecF && y.layout() == Layout::PackedRows4;
+    Defines d = {{"ACT", std::to_string(int(act))}, {"VEC_C", detail::flag(vecC)}};
+    if (!rows4) d.push_back({"VEC_F", detail::flag(vecF)});
+    Pass& p = list.add(Pass(x.context(), rows4 ? "forward/conv2d_rows4" : "forward/conv2d", d));
     p.input("X", x).input("W", w);
     if (bias) p.input("BIAS", *bias);
     p.output(y);
@@ -89,7 +92,11 @@ inline Pass& recordConv2DBackwardInput(PassList& list, const Tensor& dy, const T
     detail::requireImages("conv2dBackwardInput", "dX", dx, n, win.in);
     const bool vecC = win.in.channels % 4 == 0 && detail::allPacked({&dy, &w, &dx});
     const bool vecF = vecC && win.out.channels % 4 == 0;
-    Pass& p = list.add(Pass(dy.context(), "backward/conv2d_input", {{"VEC_C", detail::flag(vecC)}, {"VEC_F", detail::flag(vecF)}}));
+    // 4 samples per fragment when the output interleaves its rows over 4 layers.
+    const bool rows4 = vecF && dx.layout() == Layout::PackedRows4;
+    Pass& p = list.add(rows4 ? Pass(dy.context(), "backward/conv2d_input_rows4")
+                             : Pass(dy.context(), "backward/conv2d_input",
+                                    {{"VEC_C", detail::flag(vecC)}, {"VEC_F", detail::flag(vecF)}}));
     p.input("DY", dy).input("W", w).output(dx);
     return detail::windowUniforms(p, win);
 }
