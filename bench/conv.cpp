@@ -56,7 +56,7 @@ void convRows(Context& ctx, const char* label, int batch, Shape3 in, int k, Padd
     Tensor dw(ctx, wr, filters, layoutFor(wr));
     const double gflop = 2.0 * batch * w.out.pixels() * filters * wr / 1e9;
     PassList direct, im2col, dIn, dFilter;
-    recordConv2DInPlace(direct, x, wt, &b, w, Activation::ReLU, y);
+    recordConv2D(direct, x, wt, &b, w, Activation::ReLU, y);
     recordConv2DIm2col(im2col, x, wt, &b, w, Activation::ReLU, y);
     recordConv2DBackwardInput(dIn, dy, wt, w, dx);
     recordConv2DBackwardFilter(dFilter, x, dy, w, dw);

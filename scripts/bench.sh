@@ -9,7 +9,10 @@ bash scripts/setup.sh
 gltrain_build_native >/dev/null
 gltrain_build_web >/dev/null
 native=$(./build/bench/bench_kernels "$@")
+native_conv=$(./build/bench/bench_conv "$@")
 web=$(node scripts/browser_run.mjs build-web/bench bench_kernels.html -- "$@" | grep -v '^browser_run:')
+# The convolution benchmark's quick form in the browser: SwiftShader runs the deeper CNN's step in seconds.
+web_conv=$(node scripts/browser_run.mjs build-web/bench bench_conv.html -- --quick | grep -v '^browser_run:')
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
   echo "# Kernel benchmark results"
@@ -21,8 +24,16 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
   echo
   echo "$native"
   echo
+  echo "### Convolution (bench_conv)"
+  echo
+  echo "$native_conv"
+  echo
   echo "## Headless Chromium (WebGL2)"
   echo
   echo "$web"
+  echo
+  echo "### Convolution (bench_conv --quick)"
+  echo
+  echo "$web_conv"
 } > bench/RESULTS.md
 echo "bench.sh: wrote bench/RESULTS.md"

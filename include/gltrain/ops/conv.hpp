@@ -6,16 +6,18 @@
 //   channelSum:            per-channel sums (the bias grad)  reduce/channel_sum
 //   pool2d / pool2dBackward: max and average pooling         forward|backward/pool2d
 //
-// Path choice for the forward pass, by measurement (bench/conv, llvmpipe,
-// batch 64, same run): when C % 4 == 0, im2col + the 4x4-blocked matmul
-// (3x3 32->64 on 28x28: 1.7 vs 0.9 GFLOP/s in place; 5x5 8->16 on 12x12: 0.9
-// vs 0.65); otherwise forward/conv2d reading the convolution in place (5x5
-// 1->8 on 28x28: 0.25 vs 0.18 — with one channel, im2col's patches are 25x
-// the input). The gradients read in place: the input gradient (any shape) and
-// the filter gradient, 4x4-blocked when C and F are multiples of 4. Each kernel
-// has a vectorised path for channel counts that are multiples of 4 (a texel is
-// then 4 channels of one pixel) and a per-lane path for any other shape; all
-// are tested against reference/conv.hpp.
+// Path choice, by measurement (bench/conv, llvmpipe, batch 64, one run):
+// every pass reads the convolution in place — an implicit GEMM, register-
+// blocked over 4 samples x 4 filters (or channels) when the output's rows
+// are interleaved over 4 layers (PackedRows4, what Sequential uses) and the
+// channel counts allow — because that beat im2col + the 4x4-blocked matmul
+// on every layer we measured: 3x3 32->64 on 28x28 3.0 vs 2.2 GFLOP/s, 5x5
+// 8->16 on 12x12 2.2 vs 1.2, 5x5 1->8 on 28x28 0.7 vs 0.3 (im2col also writes
+// kh*kw copies of the input). recordConv2DIm2col stays as the measured
+// alternative. The filter gradient sums slices of the batch in parallel
+// (reduce/sum_slices) and is 4x4-blocked when C and F are multiples of 4.
+// Every kernel also has a per-lane path for any shape and layout; all are
+// tested against reference/conv.hpp.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -57,9 +59,9 @@ inline Pass& windowUniforms(Pass& p, const Window& w) {
 inline const char* flag(bool b) { return b ? "1" : "0"; }
 }  // namespace detail
 
-// Y = act(conv(X, W) + bias) by forward/conv2d (in place). X: N x in.size(),
+// Y = act(conv(X, W) + bias), read in place (see the top). X: N x in.size(),
 // W: (kh*kw*C) x F, bias: 1 x F (or null), Y: N x out.size().
-inline Pass& recordConv2DInPlace(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
+inline Pass& recordConv2D(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
                           Activation act, Tensor& y, float alpha = 0.01f) {
     const int n = x ? x.rows() : 0;
     detail::requireImages("conv2d", "X", x, -1, win.in);
@@ -79,10 +81,6 @@ inline Pass& recordConv2DInPlace(PassList& list, const Tensor& x, const Tensor& 
     if (act == Activation::LeakyReLU) p.uniform("act_alpha", alpha);
     return detail::windowUniforms(p, win);
 }
-
-// Y = act(conv(X, W) + bias) by the faster path for its shape (see the top).
-inline void recordConv2D(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
-                         Activation act, Tensor& y, float alpha = 0.01f);
 
 inline Pass& recordConv2DBackwardInput(PassList& list, const Tensor& dy, const Tensor& w, const Window& win,
                                        Tensor& dx) {
@@ -132,14 +130,6 @@ inline void recordConv2DIm2col(PassList& list, const Tensor& x, const Tensor& w,
     o.actAlpha = alpha;
     recordMatmul(list, patches, w, product, o);
     recordReshape(list, product, y);
-}
-
-inline void recordConv2D(PassList& list, const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win,
-                         Activation act, Tensor& y, float alpha) {
-    if (win.in.channels % 4 == 0 && x && y && detail::allPacked({&x, &w, bias, &y}))
-        recordConv2DIm2col(list, x, w, bias, win, act, y, alpha);
-    else
-        recordConv2DInPlace(list, x, w, bias, win, act, y, alpha);
 }
 
 // dW = sum over samples of X ⋆ dY, as partial sums over groups of about
@@ -210,10 +200,6 @@ inline Pass& recordPool2DBackward(PassList& list, const Tensor& x, const Tensor&
     return detail::windowUniforms(p, win);
 }
 
-GLTRAIN_IMMEDIATE(conv2dInPlace, recordConv2DInPlace,
-                  (const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, Activation act, Tensor& y,
-                   float alpha = 0.01f),
-                  (l, x, w, bias, win, act, y, alpha))
 GLTRAIN_IMMEDIATE(conv2d, recordConv2D,
                   (const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, Activation act, Tensor& y,
                    float alpha = 0.01f),
