@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "gltrain/idx.hpp"
 #include "gltrain/reference.hpp"
