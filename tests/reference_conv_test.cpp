@@ -3,6 +3,7 @@
 // (tolerances: reference_test_util.hpp), over odd shapes, strides and both
 // paddings.
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "reference_test_util.hpp"
@@ -52,7 +53,7 @@ TEST(ReferenceConv, WindowFollowsTensorFlowSizes) {
 TEST(ReferenceConv, HandComputedValues) {
     // 1 sample, 3x3x1 image, 2x2 filter of ones, valid, stride 1; bias 0.5.
     const MatD X(1, 9, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-    const MatD W(4, 1, {1, 1, 1, 1}), b(1, 1, {0.5});
+    const MatD W(4, 1, {1, 1, 1, 1}), b(1, 1, 0.5);
     Window w = Window::make("t", {3, 3, 1}, 2, 2, 1, 1, Padding::Valid, 1);
     EXPECT_TRUE(matricesNear(r::conv2d(X, W, b, w), MatD(1, 4, {12.5, 16.5, 24.5, 28.5}), 1e-12));
     // Same padding, stride 2: windows at (0,0) with one pixel of padding before? total = 1*2+2-3 = 1 -> 0 before.
@@ -120,7 +121,9 @@ TEST(ReferenceBatchNorm, NormalisesEachChannel) {
 
 TEST(ReferenceBatchNorm, GradientsMatchFiniteDifferences) {
     const double eps = 1e-3;
-    for (auto [rows, pixels, channels] : std::vector<std::tuple<int, int, int>>{{3, 1, 5}, {2, 6, 3}, {4, 3, 4}}) {
+    for (const auto& shape : std::vector<std::tuple<int, int, int>>{{3, 1, 5}, {2, 6, 3}, {4, 3, 4}}) {
+        // (Plain variables: C++17 lambdas cannot capture structured bindings.)
+        const int rows = std::get<0>(shape), pixels = std::get<1>(shape), channels = std::get<2>(shape);
         const MatD X = randomMatrix(rows, pixels * channels, 6, -2, 2);
         const MatD gamma = randomMatrix(1, channels, 7, 0.5, 1.5), beta = randomMatrix(1, channels, 8);
         const MatD R = randomMatrix(rows, pixels * channels, 9);
