@@ -25,7 +25,20 @@ bool contains(const std::string& hay, const char* needle) {
 }  // namespace
 
 Context::Context(ContextOptions options) : options_(std::move(options)) {
-    if (options_.maxTextureSize < 0) throw ArgumentError("Context: maxTextureSize must be >= 0 (0 = the device's)");
+    // Every option is checked before any platform is touched.
+    if (options_.maxTextureSize < 0)
+        throw ArgumentError("Context: maxTextureSize must be >= 0 (0 = the device's), got " +
+                            std::to_string(options_.maxTextureSize));
+#ifndef __EMSCRIPTEN__
+    if (options_.eglPlatforms.empty())
+        throw ArgumentError("Context: eglPlatforms is empty (give one or more of device, surfaceless, default)");
+    for (const std::string& p : options_.eglPlatforms)
+        if (p != "device" && p != "surfaceless" && p != "default")
+            throw ArgumentError("Context: unknown EGL platform '" + p + "' in eglPlatforms (valid: device, surfaceless, default)");
+    if (options_.eglDevice < -1)
+        throw ArgumentError("Context: eglDevice must be -1 (try each device) or a device index >= 0, got " +
+                            std::to_string(options_.eglDevice));
+#endif
     platform_ = createPlatform(options_);
     queryCapabilities();
     if (!caps_.float32Renderable)

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <string>
 
 #include "gltrain/error.hpp"
@@ -37,6 +38,23 @@ inline const char* activationName(Activation a) {
         case Activation::Softplus: return "softplus";
     }
     return "unknown";
+}
+
+// Whether `a` is one of the enumerators (an int cast to Activation may not be).
+inline bool isActivation(Activation a) {
+    for (Activation k : kAllActivations)
+        if (a == k) return true;
+    return false;
+}
+
+// ArgumentError naming `op` unless `a` is a known activation and, for
+// LeakyReLU, its slope is finite (a NaN slope would turn every negative input
+// into NaN on the GPU, where nothing can throw).
+inline void requireActivation(const std::string& op, Activation a, float alpha = 0.01f) {
+    if (!isActivation(a))
+        throw ArgumentError(op + ": unknown activation " + std::to_string(int(a)) + " (not a gltrain::Activation)");
+    if (a == Activation::LeakyReLU && !std::isfinite(alpha))
+        throw ArgumentError(op + ": the LeakyReLU slope alpha must be finite, got " + std::to_string(alpha));
 }
 
 // Parses a canonical name, ignoring case ("ReLU", "GELU" and "Leaky_ReLU" are

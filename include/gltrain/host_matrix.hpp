@@ -3,9 +3,10 @@
 // gradient checks can run the same reference code in double precision.
 #pragma once
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "gltrain/error.hpp"
 
 namespace gltrain {
 
@@ -16,14 +17,20 @@ struct HostMatrixT {
     std::vector<T> data;  // rows * cols values, row-major
 
     HostMatrixT() = default;
-    HostMatrixT(int r, int c, T fill = T(0)) : rows(r), cols(c), data(size_t(r) * size_t(c), fill) {
-        if (r < 0 || c < 0)
-            throw std::invalid_argument("HostMatrix: negative shape " + std::to_string(r) + "x" + std::to_string(c));
-    }
+    // The size is checked before the vector is made: a negative shape must be
+    // an ArgumentError, not a huge allocation.
+    HostMatrixT(int r, int c, T fill = T(0)) : rows(r), cols(c), data(checkedSize(r, c), fill) {}
     HostMatrixT(int r, int c, std::vector<T> values) : rows(r), cols(c), data(std::move(values)) {
-        if (r < 0 || c < 0 || data.size() != size_t(r) * size_t(c))
-            throw std::invalid_argument("HostMatrix: " + std::to_string(data.size()) + " values for shape " +
-                                        std::to_string(r) + "x" + std::to_string(c));
+        if (checkedSize(r, c) != data.size())
+            throw ArgumentError("HostMatrix: " + std::to_string(data.size()) + " values for shape " +
+                                std::to_string(r) + "x" + std::to_string(c) + " (expected " +
+                                std::to_string(size_t(r) * size_t(c)) + ")");
+    }
+
+    static size_t checkedSize(int r, int c) {
+        if (r < 0 || c < 0)
+            throw ArgumentError("HostMatrix: negative shape " + std::to_string(r) + "x" + std::to_string(c));
+        return size_t(r) * size_t(c);
     }
 
     size_t size() const { return data.size(); }

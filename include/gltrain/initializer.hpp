@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gltrain/error.hpp"
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/reference/random.hpp"
 
@@ -38,8 +39,21 @@ struct Initializer {
         return "?";
     }
 
+    // ArgumentError unless the kind is known and a constant is finite (a NaN
+    // weight would make every prediction NaN).
+    void validate() const {
+        if (std::string(name()) == "?")
+            throw ArgumentError("initializer: unknown kind " + std::to_string(int(kind)) + " (not an Initializer::Kind)");
+        if (kind == Constant && !std::isfinite(value))
+            throw ArgumentError("initializer: constant value must be finite, got " + std::to_string(value));
+    }
+
     // A fanIn x fanOut matrix (a dense kernel; a bias is 1 x fanOut with the same fans).
     HostMatrix make(int rows, int cols, int fanIn, int fanOut, uint32_t seed, uint32_t stream) const {
+        validate();
+        if (fanIn <= 0 || fanOut <= 0)
+            throw ArgumentError("initializer: fans must be positive, got fanIn " + std::to_string(fanIn) +
+                                ", fanOut " + std::to_string(fanOut));
         HostMatrix m(rows, cols);
         if (kind == Zeros) return m;
         if (kind == Constant) {

@@ -90,22 +90,31 @@ struct TexelGeometry {
             throw ArgumentError("Tensor: shape " + std::to_string(rows) + "x" + std::to_string(cols) +
                                 " is empty or negative");
         if (maxTextureSize <= 0) throw ArgumentError("Tensor: max texture size must be positive");
+        // Counted in 64 bits: with a large shape (or a small forced texture
+        // size) ceil-divisions and the page count would overflow int.
+        using i64 = long long;
+        auto ceilDiv = [](i64 a, i64 b) { return (a + b - 1) / b; };
+        const i64 tpr = isPacked(layout) ? ceilDiv(cols, 4) : cols;
+        const i64 phases = layout == Layout::PackedRows4 ? 4 : 1;
+        const i64 gridRows = ceilDiv(rows, phases);
+        const i64 pagesX = ceilDiv(tpr, maxTextureSize), pagesY = ceilDiv(gridRows, maxTextureSize);
+        const i64 layers = pagesX * pagesY * phases;  // at most ~2^62 (phases 4 only with packed): fits
+        if (layers > maxLayers)
+            throw UnsupportedError("Tensor: " + std::to_string(rows) + "x" + std::to_string(cols) + " needs " +
+                                   std::to_string(layers) + " texture layers, more than MAX_ARRAY_TEXTURE_LAYERS (" +
+                                   std::to_string(maxLayers) + ")");
         TexelGeometry g;
         g.rows = rows;
         g.cols = cols;
         g.layout = layout;
-        g.texelsPerRow = isPacked(layout) ? (cols + 3) / 4 : cols;
-        g.phases = layout == Layout::PackedRows4 ? 4 : 1;
-        g.gridRows = (rows + g.phases - 1) / g.phases;
-        g.pagesX = (g.texelsPerRow + maxTextureSize - 1) / maxTextureSize;
-        g.pagesY = (g.gridRows + maxTextureSize - 1) / maxTextureSize;
+        g.texelsPerRow = int(tpr);
+        g.phases = int(phases);
+        g.gridRows = int(gridRows);
+        g.pagesX = int(pagesX);
+        g.pagesY = int(pagesY);
         // Balance the pages so the last one is not a sliver: ceil(n / pages).
-        g.pageWidth = (g.texelsPerRow + g.pagesX - 1) / g.pagesX;
-        g.pageHeight = (g.gridRows + g.pagesY - 1) / g.pagesY;
-        if (g.layers() > maxLayers)
-            throw UnsupportedError("Tensor: " + std::to_string(rows) + "x" + std::to_string(cols) + " needs " +
-                                   std::to_string(g.layers()) + " texture layers, more than MAX_ARRAY_TEXTURE_LAYERS (" +
-                                   std::to_string(maxLayers) + ")");
+        g.pageWidth = int(ceilDiv(tpr, pagesX));
+        g.pageHeight = int(ceilDiv(gridRows, pagesY));
         return g;
     }
 };

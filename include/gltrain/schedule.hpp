@@ -31,10 +31,14 @@ struct Schedule {
     }
 
     void validate() const {
+        if (kind != Constant && kind != Step && kind != Exponential && kind != Cosine)
+            throw ArgumentError("schedule: unknown kind " + std::to_string(int(kind)) + " (not a Schedule::Kind)");
         if (stepSize <= 0) throw ArgumentError("schedule: stepSize must be positive, got " + std::to_string(stepSize));
-        if (!(gamma > 0.0f)) throw ArgumentError("schedule: gamma must be positive");
+        if (!(gamma > 0.0f) || !std::isfinite(gamma))
+            throw ArgumentError("schedule: gamma must be positive and finite, got " + std::to_string(gamma));
         if (warmupSteps < 0 || totalSteps <= 0) throw ArgumentError("schedule: warmupSteps >= 0 and totalSteps > 0");
-        if (!(minLr >= 0.0f)) throw ArgumentError("schedule: minLr must be >= 0");
+        if (!(minLr >= 0.0f) || !std::isfinite(minLr))
+            throw ArgumentError("schedule: minLr must be finite and >= 0, got " + std::to_string(minLr));
     }
 };
 

@@ -37,11 +37,15 @@ public:
     const TexelGeometry& geometry() const { return geom_; }
     GLuint texture() const { return tex_.get(); }
     Context& context() const { return *ctx_; }
+    // Whether both tensors live in one context: a texture name means nothing
+    // in another context, so ops refuse to mix them (ArgumentError).
+    bool sameContext(const Tensor& o) const { return ctx_ == o.ctx_; }
     std::string shapeString() const { return std::to_string(rows()) + "x" + std::to_string(cols()); }
 
     // Uploads rows*cols row-major values; any other count is an ArgumentError.
     void upload(const float* data, size_t count) {
         requireLive("Tensor::upload");
+        if (!data && count != 0) throw ArgumentError("Tensor::upload: data is a null pointer");
         if (count != size())
             throw ArgumentError("Tensor::upload: " + std::to_string(count) + " values for a " + shapeString() +
                                 " tensor (expected " + std::to_string(size()) + ")");
@@ -125,5 +129,16 @@ private:
     TexelGeometry geom_;
     PooledTexture tex_;
 };
+
+namespace detail {
+// Ops check this before recording anything, so a refused call leaves the
+// PassList as it was.
+inline void requireSameContext(const std::string& op, const char* an, const Tensor& a, const char* bn,
+                               const Tensor& b) {
+    if (a && b && !a.sameContext(b))
+        throw ArgumentError(op + ": " + an + " (" + a.shapeString() + ") and " + bn + " (" + b.shapeString() +
+                            ") belong to different gltrain::Contexts");
+}
+}  // namespace detail
 
 }  // namespace gltrain

@@ -16,8 +16,13 @@ inline void requireSameShape(const char* op, const char* an, const Tensor& a, co
     if (a.rows() != b.rows() || a.cols() != b.cols())
         throw ArgumentError(std::string(op) + ": " + an + " is " + a.shapeString() + " but " + bn + " is " +
                             b.shapeString());
+    requireSameContext(op, an, a, bn, b);
 }
-inline std::string actDefine(Activation act) { return std::to_string(int(act)); }
+// The kernel's ACT define; refuses an unknown activation or a non-finite slope first.
+inline std::string actDefine(const char* op, Activation act, float alpha) {
+    requireActivation(op, act, alpha);
+    return std::to_string(int(act));
+}
 }  // namespace detail
 
 // out = OP(a, b) with OP a vec4 GLSL expression of a, b and the uniform alpha.
@@ -63,7 +68,7 @@ inline Pass& recordFill(PassList& l, Tensor& out, float value) {
 // out = f(z)
 inline Pass& recordActivation(PassList& l, const Tensor& z, Activation act, Tensor& out, float alpha = 0.01f) {
     detail::requireSameShape("activation", "z", z, "out", out);
-    return l.add(Pass(z.context(), "forward/activation", {{"ACT", detail::actDefine(act)}}))
+    return l.add(Pass(z.context(), "forward/activation", {{"ACT", detail::actDefine("activation", act, alpha)}}))
         .input("Z", z)
         .output(out)
         .uniform("act_alpha", alpha);
@@ -73,7 +78,7 @@ inline Pass& recordActivationGrad(PassList& l, const Tensor& dy, const Tensor& z
                                   float alpha = 0.01f) {
     detail::requireSameShape("activationGrad", "dy", dy, "z", z);
     detail::requireSameShape("activationGrad", "dy", dy, "dz", dz);
-    return l.add(Pass(z.context(), "backward/activation", {{"ACT", detail::actDefine(act)}}))
+    return l.add(Pass(z.context(), "backward/activation", {{"ACT", detail::actDefine("activationGrad", act, alpha)}}))
         .input("DY", dy)
         .input("Z", z)
         .output(dz)
@@ -85,6 +90,7 @@ inline Pass& recordBiasAdd(PassList& l, const Tensor& x, const Tensor& bias, Ten
     if (!bias || bias.rows() != 1 || bias.cols() != x.cols())
         throw ArgumentError("biasAdd: bias is " + (bias ? bias.shapeString() : std::string("empty")) +
                             ", expected 1x" + std::to_string(x.cols()) + " for x " + x.shapeString());
+    detail::requireSameContext("biasAdd", "x", x, "bias", bias);
     return l.add(Pass(x.context(), "forward/bias_add")).input("X", x).input("BIAS", bias).output(out);
 }
 

@@ -50,6 +50,7 @@ inline void requireShape(const char* op, const char* what, const Tensor& t, int 
         throw ArgumentError(std::string(op) + ": " + what + " is " + shapeOf(t) + ", expected " +
                             std::to_string(rows) + "x" + std::to_string(cols) + " for " + refName + " " +
                             ref.shapeString());
+    detail::requireSameContext(op, what, t, refName, ref);
 }
 inline void requireLogits(const char* op, const Tensor& x) {
     if (!x) throw ArgumentError(std::string(op) + ": logits is an empty tensor");

@@ -83,6 +83,11 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
         throw ArgumentError("matmul: Z (for f'(Z)) is " + o.dactZ->shapeString() + ", expected " +
                             std::to_string(m) + "x" + std::to_string(n));
     if (o.maxKPerPass < 4 || o.maxKPerPass % 4) throw ArgumentError("matmul: maxKPerPass must be a positive multiple of 4");
+    requireActivation("matmul", o.act, o.actAlpha);
+    requireSameContext("matmul", "A", a, "B", b);
+    requireSameContext("matmul", "A", a, "C", c);
+    if (o.bias) requireSameContext("matmul", "A", a, "bias", *o.bias);
+    if (o.dactZ) requireSameContext("matmul", "A", a, "Z", *o.dactZ);
 
 }
 }  // namespace detail
@@ -135,6 +140,7 @@ inline void recordDenseTrain(PassList& l, const Tensor& x, const Tensor& w, cons
                              Tensor& z, Tensor& y, float alpha = 0.01f) {
     if (!y || y.rows() != z.rows() || y.cols() != z.cols() || y.layout() != z.layout())
         throw ArgumentError("denseTrain: Y must match Z (" + z.shapeString() + ")");
+    detail::requireSameContext("denseTrain", "Z", z, "Y", y);
     MatmulOptions o;
     o.bias = &b;
     o.act = act;

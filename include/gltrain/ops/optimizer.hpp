@@ -56,12 +56,14 @@ struct OptimizerConfig {
 
     void validate() const {
         auto bad = [](const std::string& what) { throw ArgumentError("optimizer: " + what); };
+        if (std::string(optimizerName(kind)) == "unknown")
+            bad("unknown kind " + std::to_string(int(kind)) + " (not a gltrain::OptimizerKind)");
         if (!(lr > 0.0f) || !std::isfinite(lr)) bad("learning rate must be positive and finite, got " + std::to_string(lr));
         if (!(weightDecay >= 0.0f) || !std::isfinite(weightDecay)) bad("weightDecay must be >= 0");
         if (!(momentum >= 0.0f && momentum < 1.0f)) bad("momentum must be in [0, 1), got " + std::to_string(momentum));
         if (!(beta1 >= 0.0f && beta1 < 1.0f)) bad("beta1 must be in [0, 1), got " + std::to_string(beta1));
         if (!(beta2 >= 0.0f && beta2 < 1.0f)) bad("beta2 must be in [0, 1), got " + std::to_string(beta2));
-        if (!(eps > 0.0f)) bad("eps must be positive");
+        if (!(eps > 0.0f) || !std::isfinite(eps)) bad("eps must be positive and finite, got " + std::to_string(eps));
         if (!(rho >= 0.0f && rho < 1.0f)) bad("rho must be in [0, 1), got " + std::to_string(rho));
     }
 };
@@ -70,6 +72,10 @@ struct OptimizerConfig {
 // Adam/AdamW, the bias corrections of step t >= 1 (computed in float, as the
 // reference does).
 inline void setStep(Pass& pass, const OptimizerConfig& c, int t, float lr) {
+    // 0 is fine (a schedule may decay to it); NaN or Inf would poison every parameter.
+    if (!(lr >= 0.0f) || !std::isfinite(lr))
+        throw ArgumentError("optimizer: the learning rate of step " + std::to_string(t) + " is " + std::to_string(lr) +
+                            " (must be finite and >= 0)");
     pass.uniform("lr", lr);
     if (c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW) {
         if (t < 1) throw ArgumentError("optimizer: Adam's step number t must be >= 1, got " + std::to_string(t));
@@ -88,16 +94,26 @@ inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, Pin
                                    const Tensor* lossGuard = nullptr) {
     c.validate();
     Tensor& p = param.front();
-    if (grad.rows() != p.rows() || grad.cols() != p.cols())
+    if (!p) throw ArgumentError("optimizer update: the parameter is an empty tensor");
+    if (!grad || grad.rows() != p.rows() || grad.cols() != p.cols())
         throw ArgumentError("optimizer update: gradient is " + grad.shapeString() + " but the parameter is " +
                             p.shapeString());
     if (int(state.size()) != c.stateSlots())
         throw ArgumentError(std::string("optimizer update: ") + optimizerName(c.kind) + " needs " +
                             std::to_string(c.stateSlots()) + " state slots, got " + std::to_string(state.size()));
     for (auto* s : state)
-        if (s->front().rows() != p.rows() || s->front().cols() != p.cols())
-            throw ArgumentError("optimizer update: a state slot is " + s->front().shapeString() +
+        if (!s || !s->front() || s->front().rows() != p.rows() || s->front().cols() != p.cols())
+            throw ArgumentError("optimizer update: a state slot is " +
+                                (s && s->front() ? s->front().shapeString() : std::string("missing or empty")) +
                                 " but the parameter is " + p.shapeString());
+    detail::requireSameContext("optimizer update", "the parameter", p, "its gradient", grad);
+    detail::requireSameContext("optimizer update", "the parameter", p, "its next value", param.back());
+    for (auto* s : state) {
+        detail::requireSameContext("optimizer update", "the parameter", p, "a state slot", s->front());
+        detail::requireSameContext("optimizer update", "the parameter", p, "a state slot", s->back());
+    }
+    if (gscale) detail::requireSameContext("optimizer update", "the parameter", p, "the gradient scale", *gscale);
+    if (lossGuard) detail::requireSameContext("optimizer update", "the parameter", p, "the loss guard", *lossGuard);
     Context& ctx = p.context();
     Pass* pass = nullptr;
     switch (c.kind) {

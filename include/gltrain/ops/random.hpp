@@ -16,6 +16,7 @@
 // values as floats, so larger ones would be rounded (seeds are passed in two
 // 16-bit halves and may be any uint32).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -46,10 +47,16 @@ inline Pass& recordRandom(PassList& list, const char* op, int dist, Tensor& out,
 
 // out(r, c) = lo + (hi - lo) * u, u = uniform01(seed, step, r * cols + c) in [0, 1) on the grid k 2^-24.
 inline Pass& recordUniformFill(PassList& list, Tensor& out, uint32_t seed, uint32_t step, float lo, float hi) {
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+        throw ArgumentError("uniformFill: bounds [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                            ") must be finite");
     return random_detail::recordRandom(list, "uniformFill", 0, out, seed, step, lo, hi);
 }
 // out(r, c) = mean + stddev * z, z standard normal by Box-Muller from the uniforms at 2i and 2i + 1.
 inline Pass& recordNormalFill(PassList& list, Tensor& out, uint32_t seed, uint32_t step, float mean, float stddev) {
+    if (!std::isfinite(mean) || !(stddev >= 0.0f) || !std::isfinite(stddev))
+        throw ArgumentError("normalFill: mean " + std::to_string(mean) + " and stddev " + std::to_string(stddev) +
+                            " must be finite, stddev >= 0");
     return random_detail::recordRandom(list, "normalFill", 1, out, seed, step, mean, stddev);
 }
 // Inverted dropout: out(r, c) = u >= rate ? 1 / (1 - rate) : 0 (so E[out] = 1); rate in [0, 1).

@@ -142,6 +142,8 @@ inline void requireReducedShape(const std::string& op, const Tensor& x, ReduceAx
     if (!out || out.rows() != er || out.cols() != ec)
         throw ArgumentError(op + ": out is " + shapeOf(out) + ", expected " + std::to_string(er) + "x" +
                             std::to_string(ec) + " for x " + x.shapeString());
+    // Texture names are per context: compare them only within one.
+    requireSameContext(op, "x", x, "out", out);
     if (out.texture() == x.texture()) throw ArgumentError(op + ": out is x (a pass never reads and writes one texture)");
 }
 }  // namespace detail
@@ -206,6 +208,8 @@ inline void recordGlobalL2Norm(PassList& list, const std::vector<const Tensor*>&
     if (!out || out.rows() != 1 || out.cols() != 1)
         throw ArgumentError("globalL2Norm: out is " + detail::shapeOf(out) + ", expected 1x1");
     for (size_t i = 0; i < tensors.size(); ++i)
+        detail::requireSameContext("globalL2Norm", ("tensor " + std::to_string(i)).c_str(), *tensors[i], "out", out);
+    for (size_t i = 0; i < tensors.size(); ++i)
         if (tensors[i]->texture() == out.texture())
             throw ArgumentError("globalL2Norm: out is tensor " + std::to_string(i) + " of the list");
     detail::requireBlockFactor("globalL2Norm", o);
@@ -246,6 +250,8 @@ inline void recordClipByGlobalNorm(PassList& list, const std::vector<const Tenso
         if (inputs[i]->rows() != outputs[i]->rows() || inputs[i]->cols() != outputs[i]->cols())
             throw ArgumentError("clipByGlobalNorm: input " + std::to_string(i) + " is " + inputs[i]->shapeString() +
                                 " but output " + std::to_string(i) + " is " + outputs[i]->shapeString());
+        detail::requireSameContext("clipByGlobalNorm", "an input", *inputs[i], "normOut", normOut);
+        detail::requireSameContext("clipByGlobalNorm", "an output", *outputs[i], "normOut", normOut);
         if (inputs[i]->texture() == outputs[i]->texture())
             throw ArgumentError("clipByGlobalNorm: output " + std::to_string(i) +
                                 " is its input (a pass never reads and writes one texture)");
@@ -309,6 +315,8 @@ inline void recordCorrectCount(PassList& list, const Tensor& x, const Tensor& la
         throw ArgumentError("correctCount: out is " + detail::shapeOf(out) + ", expected 1x1 for x " +
                             x.shapeString());
     detail::requireBlockFactor("correctCount", o);
+    detail::requireSameContext("correctCount", "x", x, "labels", labels);
+    detail::requireSameContext("correctCount", "x", x, "out", out);
     Tensor& hits = list.temp(x.context(), x.rows(), 1, Layout::Unpacked);
     detail::recordArgmaxTree(list, x, &labels, hits, o.blockFactor);
     detail::recordReduceTree(list, hits, ReduceAxis::All, out, detail::ReduceSpec{}, o.blockFactor);
