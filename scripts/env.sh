@@ -11,6 +11,19 @@ gltrain_build_web() {
   emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-web" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=ON -DGLTRAIN_BUILD_JS=OFF >/dev/null
   cmake --build "$GLTRAIN_ROOT/build-web" -j "$GLTRAIN_JOBS"
 }
+# The native test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+# (only the test binary: no examples, benchmarks or JS module), compiled by
+# clang at -O0: measured on tests/tensor_test.cpp, 7 s of CPU against 14 s
+# at -O1 and 20 s for g++ -O1, and the suite still runs in about 3 minutes
+# (the GPU work is Mesa's, uninstrumented). -g1: line numbers in reports.
+# -fno-sanitize-recover: any undefined behaviour aborts the run.
+gltrain_build_asan() {
+  local san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-asan" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
+        -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=OFF -DGLTRAIN_BUILD_BENCH=OFF -DGLTRAIN_BUILD_JS=OFF >/dev/null
+  cmake --build "$GLTRAIN_ROOT/build-asan" -j "$GLTRAIN_JOBS" --target gltrain_tests
+}
 # The JavaScript module (web/dist/gltrain_wasm.{js,wasm}, vendored uPlot) in its own build folder.
 gltrain_build_js() {
   emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-js" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=OFF -DGLTRAIN_BUILD_EXAMPLES=OFF -DGLTRAIN_BUILD_BENCH=OFF -DGLTRAIN_BUILD_JS=ON >/dev/null

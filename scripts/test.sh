@@ -13,6 +13,16 @@ echo "== native build"
 gltrain_build_native
 echo "== native tests (CTest on EGL)"
 (cd build && ctest --output-on-failure)
+echo "== native tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
+gltrain_build_asan
+# Leaks are errors, except allocations the GL driver stack keeps for the
+# process's life (tests/lsan.supp lists only Mesa/LLVM/EGL libraries).
+ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1" \
+LSAN_OPTIONS="suppressions=$GLTRAIN_ROOT/tests/lsan.supp:print_suppressions=0" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1
+echo "== fuzz smoke: libFuzzer + ASan/UBSan on the IDX and safetensors parsers (scripts/fuzz.sh)"
+bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-60}"
 
 echo "== web build (em++)"
 gltrain_build_web
