@@ -433,6 +433,15 @@ std::vector<Row> rows() {
         A::Argument, {"compile", "conv2d_0", "image input"});
     put("compile_dense_on_image_without_flatten", [=](World&) { image({Dense{3}})->compile({}); }, A::Argument,
         {"compile", "dense_0", "Flatten"});
+    put("compile_conv_unknown_padding",
+        [=](World&) {
+            Conv2D c = conv(4, 3, 1);
+            c.padding = Padding(7);
+            image({c, Flatten{}, Dense{3}})->compile({});
+        },
+        A::Argument, {"compile", "conv2d_0", "padding"},
+        "a Padding value outside the enum is taken as 'same' (Window::make tests only for Valid); compile() "
+        "should refuse it, as for MaxPool2D/AveragePool2D");
     put("compile_maxpool_negative_size",
         [=](World&) {
             MaxPool2D p;
