@@ -1,0 +1,61 @@
+// The optimizers gltrain knows and their hyper-parameters: plain data shared
+// by the GPU's update passes (ops/optimizer.hpp) and the CPU backend
+// (cpu/optimizer.hpp). The formulas are in reference/optimizer.hpp.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include "gltrain/error.hpp"
+
+namespace gltrain {
+
+enum class OptimizerKind { SGD, Momentum, Nesterov, Adam, AdamW, RMSProp };
+
+inline const char* optimizerName(OptimizerKind k) {
+    switch (k) {
+        case OptimizerKind::SGD: return "sgd";
+        case OptimizerKind::Momentum: return "momentum";
+        case OptimizerKind::Nesterov: return "nesterov";
+        case OptimizerKind::Adam: return "adam";
+        case OptimizerKind::AdamW: return "adamw";
+        case OptimizerKind::RMSProp: return "rmsprop";
+    }
+    return "unknown";
+}
+
+struct OptimizerConfig {
+    OptimizerKind kind = OptimizerKind::Adam;
+    float lr = 1e-3f;
+    float weightDecay = 0.0f;
+    float momentum = 0.9f;  // momentum / Nesterov mu; RMSProp momentum (0: none)
+    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-7f;  // Adam (eps: TF.js / Keras default)
+    float rho = 0.9f;                                  // RMSProp
+
+    // State slots per parameter (m, v, ...), each a PingPong shaped like the parameter.
+    int stateSlots() const {
+        switch (kind) {
+            case OptimizerKind::SGD: return 0;
+            case OptimizerKind::Momentum:
+            case OptimizerKind::Nesterov: return 1;
+            case OptimizerKind::Adam:
+            case OptimizerKind::AdamW: return 2;
+            case OptimizerKind::RMSProp: return momentum != 0.0f ? 2 : 1;
+        }
+        return 0;
+    }
+
+    void validate() const {
+        auto bad = [](const std::string& what) { throw ArgumentError("optimizer: " + what); };
+        if (std::string(optimizerName(kind)) == "unknown")
+            bad("unknown kind " + std::to_string(int(kind)) + " (not a gltrain::OptimizerKind)");
+        if (!(lr > 0.0f) || !std::isfinite(lr)) bad("learning rate must be positive and finite, got " + std::to_string(lr));
+        if (!(weightDecay >= 0.0f) || !std::isfinite(weightDecay)) bad("weightDecay must be >= 0");
+        if (!(momentum >= 0.0f && momentum < 1.0f)) bad("momentum must be in [0, 1), got " + std::to_string(momentum));
+        if (!(beta1 >= 0.0f && beta1 < 1.0f)) bad("beta1 must be in [0, 1), got " + std::to_string(beta1));
+        if (!(beta2 >= 0.0f && beta2 < 1.0f)) bad("beta2 must be in [0, 1), got " + std::to_string(beta2));
+        if (!(eps > 0.0f) || !std::isfinite(eps)) bad("eps must be positive and finite, got " + std::to_string(eps));
+        if (!(rho >= 0.0f && rho < 1.0f)) bad("rho must be in [0, 1), got " + std::to_string(rho));
+    }
+};
+
+}  // namespace gltrain
