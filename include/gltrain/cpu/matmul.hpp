@@ -1,0 +1,251 @@
+// Matrix products on the CPU: C = op(A) op(B), cache-blocked and
+// register-blocked, with the bias, activation and activation-derivative
+// epilogues the training step fuses (as the GPU's matmul passes do).
+//
+// Scheme (the classic one of GotoBLAS/BLIS, sized for one core): the K axis
+// is cut into blocks of kKc; for each block the panel of B it touches is
+// packed into column strips of NR floats (kKc x NR contiguous: it streams from
+// L1), and for each strip of MR rows of A a packed MR x kKc sliver is made;
+// the micro-kernel keeps an MR x NR tile of C in registers (MR x NR/W vectors)
+// and adds one rank-1 update per k. Packing is where transposes and
+// convolutions come in: a packer reads its operand however it is stored (an
+// image read as im2col rows, conv.hpp), so one driver serves every product.
+// After the last K block a strip of C is finished by the epilogue while it is
+// still in cache.
+//
+// Widths: 4 floats (SSE2 natively, SIMD128 in WebAssembly), MR = 4, NR = 8;
+// or, natively on CPUs with AVX2 + FMA, 8 floats, MR = 6, NR = 16.
+// bench/cpu.cpp measured the shapes; see the README's CPU backend section.
+//
+// Rounding: every element is a float sum over k in blocks of kKc (and with
+// FMA where the CPU has it), so results differ from ref::matmul's ordered sum
+// by rounding only; tests/cpu_matmul_test.cpp states the tolerance.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gltrain/cpu/activation.hpp"
+#include "gltrain/cpu/simd.hpp"
+#include "gltrain/error.hpp"
+#include "gltrain/host_matrix.hpp"
+
+namespace gltrain::cpu {
+
+// Scratch memory of the products (packed panels), reused across calls so the
+// steady state of training allocates nothing, and the kernel width to use:
+// the 8-wide AVX2 kernel where the CPU has it (natively), else the 4-wide one
+// (tests clear `wide` to check the portable kernel on any machine).
+struct Workspace {
+    std::vector<float> a, b, c;
+    bool wide = hasAvx2Fma();
+};
+
+// How each element of C is finished once its sum over k is complete:
+//   z = (accumulate ? C : 0) + sum_k A B + bias[j]
+//   preactivation[i, j] = z (when given: training keeps Z for the backward pass)
+//   C = activation(z), then C *= derivative'(derivativeAt[i, j]) (when given)
+// preactivation and derivativeAt use C's row stride.
+struct Epilogue {
+    bool accumulate = false;
+    const float* bias = nullptr;
+    float* preactivation = nullptr;
+    Activation activation = Activation::Linear;
+    const float* derivativeAt = nullptr;
+    Activation derivative = Activation::Linear;
+    float alpha = 0.01f;  // LeakyReLU slope of the activation or the derivative
+};
+
+namespace gemm_detail {
+
+constexpr int kKc = 256;  // k per block: an MR x kKc sliver of A stays in L1
+constexpr int kNc = 256;  // columns of B packed at once: kKc x kNc floats = 256 KiB (L2)
+
+GLTRAIN_WIDE_BEGIN
+// One MR x (NV*W) tile: C_tile (+)= sum_k a[k*MR + r] * b[k*NR + c].
+// rows/cols < MR/NR: only that corner of C is written.
+template <int W, int MR, int NV>
+GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols,
+                                       bool add) {
+    constexpr int NR = W * NV;
+    Vec<W> acc[MR][NV];
+    GLTRAIN_UNROLL
+    for (int r = 0; r < MR; ++r)
+        GLTRAIN_UNROLL
+        for (int j = 0; j < NV; ++j) acc[r][j] = splat<W>(0.0f);
+    for (int k = 0; k < kc; ++k) {
+        Vec<W> bv[NV];
+        GLTRAIN_UNROLL
+        for (int j = 0; j < NV; ++j) bv[j] = load<W>(b + k * NR + j * W);
+        GLTRAIN_UNROLL
+        for (int r = 0; r < MR; ++r) {
+            const Vec<W> av = splat<W>(a[k * MR + r]);
+            GLTRAIN_UNROLL
+            for (int j = 0; j < NV; ++j) acc[r][j] += av * bv[j];
+        }
+    }
+    if (rows == MR && cols == NR) {
+        GLTRAIN_UNROLL
+        for (int r = 0; r < MR; ++r)
+            GLTRAIN_UNROLL
+            for (int j = 0; j < NV; ++j) {
+                float* p = c + r * ldc + j * W;
+                store<W>(p, add ? acc[r][j] + load<W>(p) : acc[r][j]);
+            }
+        return;
+    }
+    float tile[MR * NR];
+    GLTRAIN_UNROLL
+    for (int r = 0; r < MR; ++r)
+        GLTRAIN_UNROLL
+        for (int j = 0; j < NV; ++j) store<W>(tile + r * NR + j * W, acc[r][j]);
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < cols; ++j) c[r * ldc + j] = (add ? c[r * ldc + j] : 0.0f) + tile[r * NR + j];
+}
+
+// The portable kernel (4-wide) and, natively, the AVX2 one (8-wide, FMA).
+struct Kernel4 {
+    static constexpr int MR = 4, NR = 8;
+    static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols, bool add) {
+        microKernel<4, 4, 2>(kc, a, b, c, ldc, rows, cols, add);
+    }
+};
+#if GLTRAIN_HAVE_AVX2_PATH
+struct Kernel8 {
+    static constexpr int MR = 6, NR = 16;
+    GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows,
+                                        int cols, bool add) {
+        microKernel<8, 6, 2>(kc, a, b, c, ldc, rows, cols, add);
+    }
+};
+#endif
+GLTRAIN_WIDE_END
+
+// Finishes rows [i0, i0 + rows) x columns [j0, j0 + cols) of C.
+inline void finish(float* C, int ldc, int i0, int rows, int j0, int cols, const Epilogue& e) {
+    for (int i = i0; i < i0 + rows; ++i) {
+        float* c = C + size_t(i) * size_t(ldc) + j0;
+        if (e.bias)
+            for (int j = 0; j < cols; ++j) c[j] += e.bias[j0 + j];
+        if (e.preactivation) std::memcpy(e.preactivation + size_t(i) * size_t(ldc) + j0, c, sizeof(float) * size_t(cols));
+        activate(c, c, size_t(cols), e.activation, e.alpha);
+        if (e.derivativeAt)
+            multiplyDerivative(c, e.derivativeAt + size_t(i) * size_t(ldc) + j0, size_t(cols), e.derivative, e.alpha);
+    }
+}
+
+template <class K, class PackA, class PackB>
+void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
+           Workspace& ws) {
+    constexpr int MR = K::MR, NR = K::NR;
+    if (Kdim == 0) {  // an empty sum: C = (accumulate ? C : 0), then the epilogue
+        if (!e.accumulate)
+            for (int i = 0; i < M; ++i) std::fill(C + size_t(i) * size_t(ldc), C + size_t(i) * size_t(ldc) + N, 0.0f);
+        finish(C, ldc, 0, M, 0, N, e);
+        return;
+    }
+    ws.a.resize(size_t(MR) * kKc);
+    ws.b.resize(size_t(kKc) * size_t((std::min(N, kNc) + NR - 1) / NR * NR));
+    for (int k0 = 0; k0 < Kdim; k0 += kKc) {
+        const int kc = std::min(kKc, Kdim - k0);
+        const bool add = k0 > 0 || e.accumulate, last = k0 + kc >= Kdim;
+        for (int j0 = 0; j0 < N; j0 += kNc) {
+            const int nc = std::min(kNc, N - j0), strips = (nc + NR - 1) / NR;
+            for (int s = 0; s < strips; ++s)
+                packB(ws.b.data() + size_t(s) * NR * size_t(kc), j0 + s * NR, std::min(NR, nc - s * NR), k0, kc, NR);
+            for (int i0 = 0; i0 < M; i0 += MR) {
+                const int rows = std::min(MR, M - i0);
+                packA(ws.a.data(), i0, rows, k0, kc, MR);
+                for (int s = 0; s < strips; ++s)
+                    K::run(kc, ws.a.data(), ws.b.data() + size_t(s) * NR * size_t(kc),
+                           C + size_t(i0) * size_t(ldc) + j0 + s * NR, ldc, rows, std::min(NR, nc - s * NR), add);
+                if (last) finish(C, ldc, i0, rows, j0, nc, e);
+            }
+        }
+    }
+}
+
+// A row-major matrix as an operand: element (i, k) of op(X) is
+// X[i * ld + k], or X[k * ld + i] when transposed.
+struct Strided {
+    const float* data;
+    int ld;
+    bool trans;
+    // Rows [i0, i0 + rows) x k [k0, k0 + kc) as dst[k * MR + r], zero past `rows`.
+    void packRows(float* dst, int i0, int rows, int k0, int kc, int MR) const {
+        for (int k = 0; k < kc; ++k) {
+            float* d = dst + size_t(k) * size_t(MR);
+            for (int r = 0; r < rows; ++r) d[r] = at(i0 + r, k0 + k);
+            for (int r = rows; r < MR; ++r) d[r] = 0.0f;
+        }
+    }
+    float at(int i, int k) const {
+        return trans ? data[size_t(k) * size_t(ld) + size_t(i)] : data[size_t(i) * size_t(ld) + size_t(k)];
+    }
+};
+// op(A) is M x K: packed as rows of the product.
+struct PackStridedA {
+    Strided s;
+    void operator()(float* dst, int i0, int rows, int k0, int kc, int MR) const { s.packRows(dst, i0, rows, k0, kc, MR); }
+};
+// op(B) is K x N: packed as columns; B(k, j) = B[k * ld + j], or B[j * ld + k] when transposed.
+struct PackStridedB {
+    Strided s;  // B as stored, trans: op(B) = B^T
+    void operator()(float* dst, int j0, int cols, int k0, int kc, int NR) const {
+        if (!s.trans) {  // op(B)^T transposed = B itself, row k contiguous over j
+            for (int k = 0; k < kc; ++k) {
+                float* d = dst + size_t(k) * size_t(NR);
+                std::memcpy(d, s.data + size_t(k0 + k) * size_t(s.ld) + j0, sizeof(float) * size_t(cols));
+                for (int c = cols; c < NR; ++c) d[c] = 0.0f;
+            }
+        } else {  // op(B)^T = B, stored N x K: a plain row read
+            Strided{s.data, s.ld, false}.packRows(dst, j0, cols, k0, kc, NR);
+        }
+    }
+};
+
+}  // namespace gemm_detail
+
+// C (M x N, row stride ldc) = op(A) op(B) finished by `e`, op(A) M x K and
+// op(B) K x N produced by packers (see gemm_detail::Strided for the contract:
+// packA(dst, i0, rows, k0, kc, MR) writes dst[k * MR + r] for the rows of op(A),
+// packB(dst, j0, cols, k0, kc, NR) writes dst[k * NR + c] for the columns of op(B),
+// both zero-filled past rows/cols).
+template <class PackA, class PackB>
+void gemm(int M, int N, int K, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
+          Workspace& ws) {
+    if (M <= 0 || N <= 0) return;
+#if GLTRAIN_HAVE_AVX2_PATH
+    if (ws.wide) return gemm_detail::drive<gemm_detail::Kernel8>(M, N, K, packA, packB, C, ldc, e, ws);
+#endif
+    gemm_detail::drive<gemm_detail::Kernel4>(M, N, K, packA, packB, C, ldc, e, ws);
+}
+
+// C = op(A) op(B) for row-major arrays: A is M x K (K x M when transA, row
+// stride lda), B is K x N (N x K when transB, row stride ldb).
+inline void matmul(int M, int N, int K, const float* A, int lda, bool transA, const float* B, int ldb, bool transB,
+                   float* C, int ldc, const Epilogue& e, Workspace& ws) {
+    gemm(M, N, K, gemm_detail::PackStridedA{{A, lda, transA}}, gemm_detail::PackStridedB{{B, ldb, transB}}, C, ldc, e,
+         ws);
+}
+
+// The same on HostMatrix operands (tests and one-off use): shapes are checked,
+// naming both. e.bias must hold op(B).cols floats; preactivation and
+// derivativeAt, M x N.
+inline HostMatrix matmul(const HostMatrix& A, const HostMatrix& B, bool transA = false, bool transB = false,
+                         const Epilogue& e = {}) {
+    const int M = transA ? A.cols : A.rows, K = transA ? A.rows : A.cols;
+    const int Kb = transB ? B.cols : B.rows, N = transB ? B.rows : B.cols;
+    if (K != Kb)
+        throw ArgumentError("cpu::matmul: op(A) is " + std::to_string(M) + "x" + std::to_string(K) + " but op(B) is " +
+                            std::to_string(Kb) + "x" + std::to_string(N) + " (inner sizes must match)");
+    if (e.accumulate) throw ArgumentError("cpu::matmul: accumulate needs an existing C (use the array form)");
+    HostMatrix C(M, N);
+    Workspace ws;
+    matmul(M, N, K, A.data.data(), A.cols, transA, B.data.data(), B.cols, transB, C.data.data(), N, e, ws);
+    return C;
+}
+
+}  // namespace gltrain::cpu

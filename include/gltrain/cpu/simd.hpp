@@ -1,0 +1,70 @@
+// SIMD vectors of floats for the CPU backend's kernels, written once with the
+// GCC/Clang vector extensions: `Vec<4>` compiles to SSE natively (x86-64's
+// baseline) and to WebAssembly SIMD128 under em++ -msimd128; `Vec<8>` is used
+// only inside functions marked GLTRAIN_TARGET_AVX2 (AVX2 + FMA, chosen at run
+// time by hasAvx2Fma()), so the library still runs on any x86-64.
+// Loads and stores go through memcpy: no alignment is assumed, and compilers
+// turn it into one unaligned vector load or store.
+#pragma once
+#include <cstring>
+
+namespace gltrain::cpu {
+
+template <int W>
+struct VecOf;
+template <>
+struct VecOf<4> {
+    typedef float type __attribute__((vector_size(16)));
+};
+template <>
+struct VecOf<8> {
+    typedef float type __attribute__((vector_size(32)));
+};
+template <int W>
+using Vec = typename VecOf<W>::type;
+
+#define GLTRAIN_ALWAYS_INLINE inline __attribute__((always_inline))
+// Full unrolling of the register-blocked loops (both GCC and Clang read it).
+#define GLTRAIN_UNROLL _Pragma("GCC unroll 16")
+
+#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+#define GLTRAIN_HAVE_AVX2_PATH 1
+#define GLTRAIN_TARGET_AVX2 __attribute__((target("avx2,fma")))
+// Code between these compiles 8-wide templates that are only ever inlined
+// into GLTRAIN_TARGET_AVX2 functions: the compilers' note that an AVX vector
+// argument changes the ABI of a function built without AVX concerns calls
+// that never happen.
+#define GLTRAIN_WIDE_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpsabi\"")
+#define GLTRAIN_WIDE_END _Pragma("GCC diagnostic pop")
+// Whether this CPU runs the 8-wide kernels (a property of the machine, asked once).
+inline bool hasAvx2Fma() {
+    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+}
+#else
+#define GLTRAIN_HAVE_AVX2_PATH 0
+#define GLTRAIN_WIDE_BEGIN
+#define GLTRAIN_WIDE_END
+inline bool hasAvx2Fma() { return false; }
+#endif
+
+GLTRAIN_WIDE_BEGIN
+template <int W>
+GLTRAIN_ALWAYS_INLINE Vec<W> load(const float* p) {
+    Vec<W> v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+template <int W>
+GLTRAIN_ALWAYS_INLINE void store(float* p, const Vec<W>& v) {
+    std::memcpy(p, &v, sizeof v);
+}
+template <int W>
+GLTRAIN_ALWAYS_INLINE Vec<W> splat(float x) {
+    Vec<W> v;
+    for (int i = 0; i < W; ++i) v[i] = x;
+    return v;
+}
+GLTRAIN_WIDE_END
+
+}  // namespace gltrain::cpu
