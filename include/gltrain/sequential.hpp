@@ -168,6 +168,9 @@ public:
     const CompileOptions& options() const { return options_; }
     size_t layerCount() const { return specs_.size(); }
     const std::string& layerName(size_t i) const { return layers_.at(i).name; }
+    // Layer i as it was added (kind and options; its name is layerName(i) after compile).
+    const Layer& layer(size_t i) const { return specs_.at(i); }
+    bool compiled() const { return compiled_; }
 
     // ---- training -------------------------------------------------------
 

@@ -1,0 +1,782 @@
+// The TensorFlow.js Layers format: a compiled Sequential exported as the
+// model.json + weights that tf.loadLayersModel loads, and such a model (saved
+// by TensorFlow.js, or by Keras through tensorflowjs_converter) imported into a
+// Sequential to predict with or fine-tune.
+//
+//   model.json: {"format": "layers-model", "generatedBy": ..., "convertedBy": null,
+//     "modelTopology": {"class_name": "Sequential", "config": {"name": ..., "layers": [
+//         {"class_name": "Dense", "config": {"name": "dense_0", "units": 10, "activation": "relu",
+//                                            "use_bias": true, "batch_input_shape": [null, 784], ...}}, ...]},
+//                       "keras_version": ..., "backend": ...},
+//     "weightsManifest": [{"paths": ["group1-shard1of1.bin"],
+//                          "weights": [{"name": "dense_0/kernel", "shape": [784, 10], "dtype": "float32"}, ...]}]}
+//   weights: the manifest's tensors back to back (every group's paths in
+//   order), float32 little-endian, row-major in the shapes given.
+//
+// No weight is transposed on the way: gltrain keeps Keras's layouts — Dense
+// kernel [in, out], Conv2D kernel [kh, kw, in, out] (HWIO), images NHWC
+// (channels_last), so Flatten orders the values as Keras does — and the
+// weight names are the checkpoint names ("<layer>/kernel", "<layer>/bias",
+// "gamma", "beta", "moving_mean", "moving_variance").
+//
+// What maps to what (anything else is rejected, naming the layer):
+//   Dense, Conv2D            <-> Dense, Conv2D (square kernels, equal strides, no dilation, channels_last)
+//   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, BatchNormalization (axis -1),
+//   Dropout, Softmax (last layer), Activation, LeakyReLU, ReLU <-> the gltrain layers of the same idea
+//   activations: linear, relu, sigmoid, tanh, softplus, gelu_new (gltrain's GELU is the tanh
+//   approximation: TF.js calls that gelu_new; its "gelu" is the erf form and is rejected), softmax on the
+//   last layer only (imported as the layer plus a Softmax). A Dense or Conv2D with a fused LeakyReLU
+//   exports as the layer plus a LeakyReLU layer (Keras has no LeakyReLU activation name).
+//   use_bias: false imports as a zero bias (gltrain's Dense and Conv2D always have one; fine-tuning
+//   trains it). Layers that are not trainable, regularizers and constraints are rejected: fine-tuning
+//   would silently ignore them.
+#pragma once
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gltrain/file_io.hpp"
+#include "gltrain/format_error.hpp"
+#include "gltrain/safetensors.hpp"
+#include "gltrain/sequential.hpp"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#define GLTRAIN_TFJS_HAVE_FSYNC 1
+#endif
+
+namespace gltrain {
+
+// model.json's text and the weights shard it names, in memory: what
+// tf.io.fromMemory({modelTopology, weightSpecs, weightData}) and a browser
+// download of the two files need.
+struct TfjsArtifacts {
+    std::string modelJson;
+    std::vector<uint8_t> weightData;
+};
+
+// The one weights file exportTfjs names in its manifest.
+inline constexpr const char* kTfjsShardName = "group1-shard1of1.bin";
+
+// A parsed TF.js Layers model, validated but not yet on a GPU.
+struct TfjsModel {
+    Shape3 inputShape;          // [1, 1, n] for flat input rows
+    std::vector<Layer> layers;  // in order, named as in the file
+    // Every weight as "<layer>/<variable>" in Keras's shape (Sequential's checkpoint names and shapes).
+    std::vector<std::pair<std::string, TensorData>> weights;
+};
+
+namespace tfjs_detail {
+
+using Json = nlohmann::ordered_json;
+
+// The shortest decimal that reads back as f, as a double (0.99f -> 0.99, not 0.9900000095367432),
+// so model.json shows the numbers the model was built with.
+inline double shortest(float f) {
+    char buf[32];
+    for (int digits = 6; digits <= 9; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
+        if (std::strtof(buf, nullptr) == f) break;
+    }
+    return std::strtod(buf, nullptr);
+}
+
+// The TF.js name of an activation that can be fused into Dense/Conv2D; null for LeakyReLU (a layer in Keras).
+inline const char* activationName(Activation a) {
+    switch (a) {
+        case Activation::Linear: return "linear";
+        case Activation::ReLU: return "relu";
+        case Activation::Sigmoid: return "sigmoid";
+        case Activation::Tanh: return "tanh";
+        case Activation::GELU: return "gelu_new";
+        case Activation::Softplus: return "softplus";
+        case Activation::LeakyReLU: return nullptr;
+    }
+    return nullptr;
+}
+
+inline Json initializer(const Initializer& init) {
+    switch (init.kind) {
+        case Initializer::GlorotUniform: return {{"class_name", "GlorotUniform"}, {"config", {{"seed", nullptr}}}};
+        case Initializer::GlorotNormal: return {{"class_name", "GlorotNormal"}, {"config", {{"seed", nullptr}}}};
+        case Initializer::HeUniform: return {{"class_name", "HeUniform"}, {"config", {{"seed", nullptr}}}};
+        case Initializer::HeNormal: return {{"class_name", "HeNormal"}, {"config", {{"seed", nullptr}}}};
+        case Initializer::Zeros: return {{"class_name", "Zeros"}, {"config", Json::object()}};
+        case Initializer::Constant: return {{"class_name", "Constant"}, {"config", {{"value", shortest(init.value)}}}};
+    }
+    return {{"class_name", "Zeros"}, {"config", Json::object()}};
+}
+
+inline Json shapeJson(const std::vector<int64_t>& shape) {
+    Json a = Json::array();
+    for (int64_t d : shape) a.push_back(d);
+    return a;
+}
+
+// Writes bytes to path and flushes them to the disk; IoError naming the path otherwise.
+inline void writeSynced(const std::string& path, const void* data, size_t size) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw IoError("saveTfjs: cannot create " + path + ": " + std::strerror(errno));
+    bool ok = std::fwrite(data, 1, size, f) == size;
+    int err = ok ? 0 : errno;
+    if (ok && std::fflush(f) != 0) ok = false, err = errno;
+#ifdef GLTRAIN_TFJS_HAVE_FSYNC
+    if (ok && ::fsync(fileno(f)) != 0) ok = false, err = errno;
+#endif
+    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+    if (!ok) throw IoError("saveTfjs: writing " + std::to_string(size) + " bytes to " + path + " failed: " + std::strerror(err));
+}
+
+}  // namespace tfjs_detail
+
+// model.json + one weights shard for a compiled model, in memory. The first
+// layer carries batch_input_shape ([null, n] or [null, h, w, c]).
+inline TfjsArtifacts exportTfjs(const Sequential& model) {
+    using tfjs_detail::Json;
+    using tfjs_detail::shortest;
+    if (!model.compiled()) throw ArgumentError("exportTfjs: the model is not compiled (call compile first)");
+    std::set<std::string> names;
+    for (size_t i = 0; i < model.layerCount(); ++i) names.insert(model.layerName(i));
+    // A name for a layer the export adds (a LeakyReLU split off a Dense), unlike any other.
+    auto freshName = [&](const std::string& base) {
+        std::string n = base;
+        for (int k = 1; names.count(n); ++k) n = base + "_" + std::to_string(k);
+        names.insert(n);
+        return n;
+    };
+
+    Json layers = Json::array(), weights = Json::array();
+    std::vector<uint8_t> data;
+    auto addWeight = [&](const std::string& layer, const char* which, std::vector<int64_t> shape) {
+        const HostMatrix w = model.weight(layer, which);
+        const TensorData t = TensorData::f32(shape, w.data);  // checks that the shape holds every value
+        data.insert(data.end(), t.bytes.begin(), t.bytes.end());
+        weights.push_back({{"name", layer + "/" + which}, {"shape", tfjs_detail::shapeJson(shape)}, {"dtype", "float32"}});
+    };
+    auto push = [&](const char* className, Json config) {
+        if (layers.empty()) {
+            const Shape3 in = model.inputShape();
+            config["batch_input_shape"] = in.height == 1 && in.width == 1 ? Json{nullptr, in.channels}
+                                                                          : Json{nullptr, in.height, in.width, in.channels};
+            config["dtype"] = "float32";
+        }
+        config["trainable"] = true;
+        layers.push_back({{"class_name", className}, {"config", std::move(config)}});
+    };
+    auto leaky = [&](const std::string& name, float alpha) {
+        push("LeakyReLU", {{"name", name}, {"alpha", shortest(alpha)}});
+    };
+    // The activation a Dense/Conv2D config names, and the LeakyReLU layer that follows it if any.
+    auto fused = [&](Activation a) { return Json(a == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(a)); };
+
+    for (size_t i = 0; i < model.layerCount(); ++i) {
+        const Layer& spec = model.layer(i);
+        const std::string name = model.layerName(i);
+        const Shape3 in = i == 0 ? model.inputShape() : model.outputShape(i - 1);
+        auto pool = [&](const char* className, int size, int stride, Padding padding) {
+            const int s = stride ? stride : size;
+            push(className, {{"name", name}, {"pool_size", {size, size}}, {"strides", {s, s}},
+                             {"padding", paddingName(padding)}, {"data_format", "channels_last"}});
+        };
+        if (auto* d = std::get_if<Dense>(&spec)) {
+            push("Dense", {{"name", name}, {"units", d->units}, {"activation", fused(d->activation)}, {"use_bias", true},
+                           {"kernel_initializer", tfjs_detail::initializer(d->kernelInit)},
+                           {"bias_initializer", tfjs_detail::initializer(d->biasInit)},
+                           {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
+                           {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+                           {"bias_constraint", nullptr}});
+            addWeight(name, "kernel", {in.size(), d->units});
+            addWeight(name, "bias", {d->units});
+            if (d->activation == Activation::LeakyReLU) leaky(freshName(name + "_leaky_relu"), d->alpha);
+        } else if (auto* c = std::get_if<Conv2D>(&spec)) {
+            const int k = c->kernelSize, s = c->stride;
+            push("Conv2D", {{"name", name}, {"filters", c->filters}, {"kernel_size", {k, k}}, {"strides", {s, s}},
+                            {"padding", paddingName(c->padding)}, {"data_format", "channels_last"},
+                            {"dilation_rate", {1, 1}}, {"activation", fused(c->activation)}, {"use_bias", true},
+                            {"kernel_initializer", tfjs_detail::initializer(c->kernelInit)},
+                            {"bias_initializer", tfjs_detail::initializer(c->biasInit)},
+                            {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
+                            {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+                            {"bias_constraint", nullptr}});
+            addWeight(name, "kernel", {k, k, in.channels, c->filters});
+            addWeight(name, "bias", {c->filters});
+            if (c->activation == Activation::LeakyReLU) leaky(freshName(name + "_leaky_relu"), c->alpha);
+        } else if (auto* m = std::get_if<MaxPool2D>(&spec)) {
+            pool("MaxPooling2D", m->poolSize, m->stride, m->padding);
+        } else if (auto* a = std::get_if<AveragePool2D>(&spec)) {
+            pool("AveragePooling2D", a->poolSize, a->stride, a->padding);
+        } else if (std::holds_alternative<GlobalAveragePooling2D>(spec)) {
+            push("GlobalAveragePooling2D", {{"name", name}, {"data_format", "channels_last"}});
+        } else if (std::holds_alternative<Flatten>(spec)) {
+            push("Flatten", {{"name", name}, {"data_format", "channels_last"}});
+        } else if (auto* bn = std::get_if<BatchNormalization>(&spec)) {
+            const int C = model.outputShape(i).channels;
+            push("BatchNormalization",
+                 {{"name", name}, {"axis", -1}, {"momentum", shortest(bn->momentum)}, {"epsilon", shortest(bn->epsilon)},
+                  {"center", true}, {"scale", true},
+                  {"beta_initializer", {{"class_name", "Zeros"}, {"config", Json::object()}}},
+                  {"gamma_initializer", {{"class_name", "Ones"}, {"config", Json::object()}}},
+                  {"moving_mean_initializer", {{"class_name", "Zeros"}, {"config", Json::object()}}},
+                  {"moving_variance_initializer", {{"class_name", "Ones"}, {"config", Json::object()}}},
+                  {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
+                  {"gamma_constraint", nullptr}});
+            for (const char* which : {"gamma", "beta", "moving_mean", "moving_variance"}) addWeight(name, which, {C});
+        } else if (auto* act = std::get_if<ActivationLayer>(&spec)) {
+            if (act->activation == Activation::LeakyReLU) leaky(name, act->alpha);
+            else push("Activation", {{"name", name}, {"activation", tfjs_detail::activationName(act->activation)}});
+        } else if (auto* dr = std::get_if<Dropout>(&spec)) {
+            push("Dropout", {{"name", name}, {"rate", shortest(dr->rate)}, {"noise_shape", nullptr}, {"seed", nullptr}});
+        } else {
+            push("Softmax", {{"name", name}, {"axis", -1}});
+        }
+    }
+    Json j = {{"format", "layers-model"},
+              {"generatedBy", "gltrain"},
+              {"convertedBy", nullptr},
+              {"modelTopology",
+               {{"class_name", "Sequential"},
+                {"config", {{"name", "sequential"}, {"layers", std::move(layers)}}},
+                {"keras_version", "tfjs-layers 4.22.0"},
+                {"backend", "tensor_flow.js"}}},
+              {"weightsManifest", Json::array({{{"paths", {kTfjsShardName}}, {"weights", std::move(weights)}}})}};
+    return {j.dump(1), std::move(data)};
+}
+
+// Writes dir/model.json and dir/group1-shard1of1.bin so that a crash never
+// leaves a mix of old and new files: both go to dir + ".tmp", which then
+// replaces dir (an existing dir is moved to dir + ".old" and removed after).
+// An existing dir must hold nothing but an earlier export (model.json and
+// .bin shards): anything else is refused rather than deleted.
+inline void saveTfjs(const Sequential& model, const std::string& dir) {
+    namespace fs = std::filesystem;
+    const TfjsArtifacts a = exportTfjs(model);
+    const fs::path target(dir), tmp(dir + ".tmp"), old(dir + ".old");
+    auto fail = [&](const std::string& what, const std::error_code& ec) {
+        throw IoError("saveTfjs " + dir + ": " + what + ": " + ec.message());
+    };
+    std::error_code ec;
+    const bool exists = fs::exists(target, ec);
+    if (ec) fail("cannot inspect it", ec);
+    if (exists) {
+        if (!fs::is_directory(target, ec)) throw IoError("saveTfjs " + dir + ": exists and is not a directory");
+        for (const auto& entry : fs::directory_iterator(target, ec)) {
+            const std::string n = entry.path().filename().string();
+            const bool ours = n == "model.json" || (n.size() > 4 && n.compare(n.size() - 4, 4, ".bin") == 0);
+            if (!ours || !entry.is_regular_file())
+                throw IoError("saveTfjs " + dir + ": holds " + n +
+                              ", which is not part of a TF.js export; choose a new or empty directory");
+        }
+        if (ec) fail("cannot list it", ec);
+    }
+    fs::remove_all(tmp, ec);  // left by an interrupted save
+    if (ec) fail("cannot remove the leftover " + tmp.string(), ec);
+    if (!fs::create_directories(tmp, ec)) fail("cannot create " + tmp.string(), ec);
+    try {
+        tfjs_detail::writeSynced((tmp / kTfjsShardName).string(), a.weightData.data(), a.weightData.size());
+        tfjs_detail::writeSynced((tmp / "model.json").string(), a.modelJson.data(), a.modelJson.size());
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+    if (exists) {
+        fs::remove_all(old, ec);
+        fs::rename(target, old, ec);
+        if (ec) fail("cannot move the previous export to " + old.string(), ec);
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        const std::error_code renameError = ec;
+        if (exists) fs::rename(old, target, ec);  // put the previous export back
+        fail("cannot rename " + tmp.string() + " to " + dir, renameError);
+    }
+    if (exists) fs::remove_all(old, ec);
+}
+
+// ---- import -------------------------------------------------------------
+
+namespace tfjs_detail {
+
+// Reads one model.json: every message starts with the source and, inside a
+// layer, names the layer by index, name and class.
+class Reader {
+public:
+    explicit Reader(std::string source) : source_(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& what) const { throw FormatError(source_ + ": " + what); }
+
+    const Json& field(const Json& obj, const char* key, const std::string& where) const {
+        if (!obj.is_object() || !obj.contains(key)) fail(where + " has no \"" + key + "\"");
+        return obj.at(key);
+    }
+    static const Json* optional(const Json& obj, const char* key) {
+        auto it = obj.find(key);
+        return it == obj.end() || it->is_null() ? nullptr : &*it;
+    }
+    static std::string brief(const Json& j) {
+        std::string s = j.dump();
+        return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+    }
+    int integer(const Json& j, const std::string& what) const {
+        if (!j.is_number_integer() || j.get<int64_t>() < -(int64_t(1) << 31) || j.get<int64_t>() >= (int64_t(1) << 31))
+            fail(what + " must be an integer, got " + brief(j));
+        return int(j.get<int64_t>());
+    }
+    float number(const Json& j, const std::string& what) const {
+        if (!j.is_number() || !std::isfinite(j.get<double>())) fail(what + " must be a finite number, got " + brief(j));
+        return float(j.get<double>());
+    }
+    bool boolean(const Json& j, const std::string& what) const {
+        if (!j.is_boolean()) fail(what + " must be true or false, got " + brief(j));
+        return j.get<bool>();
+    }
+    std::string string(const Json& j, const std::string& what) const {
+        if (!j.is_string()) fail(what + " must be a string, got " + brief(j));
+        return j.get<std::string>();
+    }
+
+private:
+    std::string source_;
+};
+
+// One layer of the topology being read.
+struct LayerReader {
+    const Reader& r;
+    const Json& config;
+    std::string where;  // "layer 2 'conv2d_1' (Conv2D)"
+
+    [[noreturn]] void fail(const std::string& what) const { r.fail(where + ": " + what); }
+    const Json* get(const char* key) const { return Reader::optional(config, key); }
+    int integer(const char* key, int fallback) const {
+        const Json* j = get(key);
+        return j ? r.integer(*j, where + ": " + key) : fallback;
+    }
+    float number(const char* key, float fallback) const {
+        const Json* j = get(key);
+        return j ? r.number(*j, where + ": " + key) : fallback;
+    }
+    bool boolean(const char* key, bool fallback) const {
+        const Json* j = get(key);
+        return j ? r.boolean(*j, where + ": " + key) : fallback;
+    }
+    std::string string(const char* key, const std::string& fallback) const {
+        const Json* j = get(key);
+        return j ? r.string(*j, where + ": " + key) : fallback;
+    }
+    // A square size or equal strides: n, [n] or [n, n].
+    int square(const char* key, int fallback) const {
+        const Json* j = get(key);
+        if (!j) return fallback;
+        if (j->is_number()) return r.integer(*j, where + ": " + key);
+        if (!j->is_array() || j->empty() || j->size() > 2) fail(std::string(key) + " must be n or [n, n], got " + Reader::brief(*j));
+        const int a = r.integer(j->at(0), where + ": " + key);
+        const int b = r.integer(j->back(), where + ": " + key);
+        if (a != b)
+            fail(std::string(key) + " " + Reader::brief(*j) + " is not square (gltrain's windows and strides are n x n)");
+        return a;
+    }
+    void require(const char* key, const Json& expected, const std::string& why) const {
+        const Json* j = get(key);
+        if (j && *j != expected) fail(std::string(key) + " " + Reader::brief(*j) + " is not supported (" + why + ")");
+    }
+    void requireNull(std::initializer_list<const char*> keys) const {
+        for (const char* k : keys)
+            if (get(k))
+                fail(std::string(k) + " " + Reader::brief(*get(k)) +
+                     " is not supported (gltrain trains without regularizers or constraints)");
+    }
+    void channelsLast() const {
+        const std::string f = string("data_format", "channels_last");
+        if (f != "channels_last")
+            fail("data_format '" + f + "' is not supported (gltrain images are channels_last, NHWC)");
+    }
+    Padding padding() const {
+        const std::string p = string("padding", "valid");
+        if (p == "valid") return Padding::Valid;
+        if (p == "same") return Padding::Same;
+        fail("padding '" + p + "' is not supported (valid, same)");
+    }
+};
+
+inline const char* kSupportedActivations = "linear, relu, sigmoid, tanh, softplus, gelu_new; softmax on the last layer";
+
+// An activation name of Keras/TF.js; softmax is the caller's business.
+inline Activation activation(const LayerReader& l, const std::string& name) {
+    if (name == "linear") return Activation::Linear;
+    if (name == "relu") return Activation::ReLU;
+    if (name == "sigmoid") return Activation::Sigmoid;
+    if (name == "tanh") return Activation::Tanh;
+    if (name == "softplus") return Activation::Softplus;
+    if (name == "gelu_new") return Activation::GELU;
+    if (name == "gelu")
+        l.fail("activation 'gelu' (the erf form) is not supported: gltrain's GELU is the tanh approximation, "
+               "which TF.js calls 'gelu_new'");
+    l.fail("activation '" + name + "' is not supported (supported: " + kSupportedActivations + ")");
+}
+
+// [null, n] or [null, h, w, c] (Keras's batch_input_shape / batch_shape).
+inline Shape3 inputShape(const LayerReader& l, const Json& j) {
+    if (!j.is_array() || (j.size() != 2 && j.size() != 4))
+        l.fail("input shape " + Reader::brief(j) + " is not [batch, n] or [batch, height, width, channels]");
+    std::vector<int> dims;
+    for (size_t k = 1; k < j.size(); ++k) {
+        if (j[k].is_null()) l.fail("input shape " + Reader::brief(j) + " has an unknown size (gltrain needs fixed sizes)");
+        const int d = l.r.integer(j[k], l.where + ": input shape");
+        if (d <= 0) l.fail("input shape " + Reader::brief(j) + " has a size that is not positive");
+        dims.push_back(d);
+    }
+    return dims.size() == 1 ? Shape3{1, 1, dims[0]} : Shape3{dims[0], dims[1], dims[2]};
+}
+
+}  // namespace tfjs_detail
+
+// Parses and validates model.json's text and its weights (every shard in
+// manifest order, concatenated — what tf.io.fromMemory takes as weightData).
+// FormatError naming the source, the layer and the field on anything gltrain
+// cannot represent exactly; nothing is created on a GPU.
+inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8_t>& weightData,
+                           const std::string& source = "model.json") {
+    using tfjs_detail::Json;
+    const tfjs_detail::Reader r(source);
+    Json root;
+    try {
+        root = Json::parse(modelJson);
+    } catch (const nlohmann::json::exception& e) {
+        r.fail(std::string("not valid JSON: ") + e.what());
+    }
+    if (!root.is_object()) r.fail("model.json must be a JSON object, got " + tfjs_detail::Reader::brief(root));
+    if (const Json* format = tfjs_detail::Reader::optional(root, "format")) {
+        const std::string f = r.string(*format, "format");
+        if (f != "layers-model")
+            r.fail("format '" + f + "' is not a TF.js Layers model (graph models cannot be imported: they have no layers)");
+    }
+    const Json* topology = &r.field(root, "modelTopology", "model.json");
+    if (topology->is_object() && topology->contains("model_config")) topology = &topology->at("model_config");  // Keras converter
+    const std::string className = r.string(r.field(*topology, "class_name", "modelTopology"), "modelTopology.class_name");
+    if (className != "Sequential")
+        r.fail("the model is a " + className + " model; only Sequential models can be imported");
+    const Json& config = r.field(*topology, "config", "modelTopology");
+    const Json& layerList = config.is_array() ? config : r.field(config, "layers", "modelTopology.config");
+    if (!layerList.is_array() || layerList.empty()) r.fail("modelTopology.config.layers must be a non-empty array");
+
+    TfjsModel model;
+    bool haveInput = false;
+    bool image = false;  // whether the current layer's input is an image (rank 4)
+    std::set<std::string> names;
+    // Per weight-carrying layer: the variables it needs, with checks on their shapes.
+    struct Needed {
+        std::string layer, variable;
+        size_t rank;
+        std::vector<std::pair<size_t, int64_t>> dims;  // (axis, size) known from the config
+    };
+    std::vector<Needed> needed;
+    std::vector<std::pair<std::string, int64_t>> zeroBiases;  // use_bias: false
+
+    auto freshName = [&](const std::string& base) {
+        std::string n = base;
+        for (int k = 1; names.count(n); ++k) n = base + "_" + std::to_string(k);
+        names.insert(n);
+        return n;
+    };
+
+    for (size_t i = 0; i < layerList.size(); ++i) {
+        const Json& entry = layerList[i];
+        const std::string where0 = "layer " + std::to_string(i);
+        const std::string cls = r.string(r.field(entry, "class_name", where0), where0 + ".class_name");
+        const Json& cfg = r.field(entry, "config", where0);
+        if (!cfg.is_object()) r.fail(where0 + " (" + cls + "): config must be an object");
+        std::string name = cfg.contains("name") ? r.string(cfg.at("name"), where0 + ".name") : "";
+        const tfjs_detail::LayerReader l{r, cfg, where0 + " '" + name + "' (" + cls + ")"};
+        if (name.empty()) l.fail("has no name");
+        if (name.find('/') != std::string::npos) l.fail("the name contains '/' (weights are named <layer>/<variable>)");
+        if (!names.insert(name).second) l.fail("another layer has the same name");
+        if (!l.boolean("trainable", true))
+            l.fail("trainable: false is not supported (gltrain trains every layer; fine-tuning would change it)");
+        if (const Json* dtype = l.get("dtype")) {
+            const Json& d = dtype->is_object() && dtype->contains("config") ? (*dtype)["config"].value("name", Json()) : *dtype;
+            if (d != Json("float32")) l.fail("dtype " + tfjs_detail::Reader::brief(*dtype) + " is not supported (float32)");
+        }
+        const Json* batchShape = l.get("batch_input_shape");
+        if (!batchShape) batchShape = l.get("batch_shape");  // Keras 3
+        if (i == 0 || cls == "InputLayer") {
+            if (i != 0) l.fail("an InputLayer must come first");
+            if (!batchShape) l.fail("the first layer has no batch_input_shape (the model's input size is unknown)");
+            model.inputShape = tfjs_detail::inputShape(l, *batchShape);
+            image = model.inputShape.height != 1 || model.inputShape.width != 1;
+            haveInput = true;
+            if (cls == "InputLayer") {
+                if (l.boolean("sparse", false) || l.boolean("ragged", false)) l.fail("sparse or ragged input is not supported");
+                continue;
+            }
+        }
+        const bool last = i + 1 == layerList.size();
+        // A fused activation; softmax becomes a Softmax layer after this one.
+        bool softmaxAfter = false;
+        auto fusedActivation = [&](bool imageOut) {
+            const std::string a = l.string("activation", "linear");
+            if (a != "softmax") return tfjs_detail::activation(l, a);
+            if (!last || imageOut)
+                l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
+            softmaxAfter = true;
+            return Activation::Linear;
+        };
+        auto weightsOf = [&](std::vector<Needed> list) { needed.insert(needed.end(), list.begin(), list.end()); };
+
+        if (cls == "Dense") {
+            if (image) l.fail("needs a flat input but receives an image (add a Flatten layer before it)");
+            l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                           "bias_constraint"});
+            Dense d;
+            d.name = name;
+            d.units = l.integer("units", 0);
+            if (d.units <= 0) l.fail("units must be positive, got " + std::to_string(d.units));
+            d.activation = fusedActivation(false);
+            weightsOf({{name, "kernel", 2, {{1, d.units}}}});
+            if (l.boolean("use_bias", true)) weightsOf({{name, "bias", 1, {{0, d.units}}}});
+            else zeroBiases.push_back({name, d.units});
+            model.layers.push_back(d);
+        } else if (cls == "Conv2D") {
+            if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
+            l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                           "bias_constraint"});
+            l.channelsLast();
+            if (l.square("dilation_rate", 1) != 1) l.fail("dilation_rate other than 1 is not supported");
+            l.require("groups", 1, "grouped convolutions");
+            Conv2D c;
+            c.name = name;
+            c.filters = l.integer("filters", 0);
+            if (c.filters <= 0) l.fail("filters must be positive, got " + std::to_string(c.filters));
+            c.kernelSize = l.square("kernel_size", 0);
+            if (c.kernelSize <= 0) l.fail("kernel_size must be positive");
+            c.stride = l.square("strides", 1);
+            c.padding = l.padding();
+            c.activation = fusedActivation(true);
+            weightsOf({{name, "kernel", 4, {{0, c.kernelSize}, {1, c.kernelSize}, {3, c.filters}}}});
+            if (l.boolean("use_bias", true)) weightsOf({{name, "bias", 1, {{0, c.filters}}}});
+            else zeroBiases.push_back({name, c.filters});
+            model.layers.push_back(c);
+        } else if (cls == "MaxPooling2D" || cls == "MaxPool2D" || cls == "AveragePooling2D" || cls == "AvgPool2D") {
+            if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
+            l.channelsLast();
+            const int size = l.square("pool_size", 2);
+            const int stride = l.square("strides", size);
+            if (cls[0] == 'M') model.layers.push_back(MaxPool2D{size, stride, l.padding(), name});
+            else model.layers.push_back(AveragePool2D{size, stride, l.padding(), name});
+        } else if (cls == "GlobalAveragePooling2D" || cls == "GlobalAvgPool2D") {
+            if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
+            l.channelsLast();
+            if (l.boolean("keepdims", false)) l.fail("keepdims: true is not supported (the output is [channels])");
+            model.layers.push_back(GlobalAveragePooling2D{name});
+            image = false;
+        } else if (cls == "Flatten") {
+            l.channelsLast();
+            model.layers.push_back(Flatten{name});
+            image = false;
+        } else if (cls == "BatchNormalization") {
+            l.requireNull({"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+            const Json* axis = l.get("axis");
+            const Json a = axis && axis->is_array() && axis->size() == 1 ? (*axis)[0] : axis ? *axis : Json(-1);
+            if (a != Json(-1) && a != Json(image ? 3 : 1))
+                l.fail("axis " + tfjs_detail::Reader::brief(a) + " is not supported (gltrain normalizes the last axis, -1)");
+            if (!l.boolean("center", true) || !l.boolean("scale", true))
+                l.fail("center: false or scale: false is not supported (gltrain learns both gamma and beta)");
+            if (l.boolean("renorm", false)) l.fail("renorm is not supported");
+            BatchNormalization bn;
+            bn.name = name;
+            bn.momentum = l.number("momentum", 0.99f);
+            bn.epsilon = l.number("epsilon", 1e-3f);
+            for (const char* v : {"gamma", "beta", "moving_mean", "moving_variance"}) weightsOf({{name, v, 1, {}}});
+            model.layers.push_back(bn);
+        } else if (cls == "Activation") {
+            const std::string a = r.string(r.field(cfg, "activation", l.where), l.where + ": activation");
+            if (a == "softmax") {
+                if (!last || image) l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
+                model.layers.push_back(Softmax{name});
+            } else {
+                model.layers.push_back(ActivationLayer{tfjs_detail::activation(l, a), 0.01f, name});
+            }
+        } else if (cls == "LeakyReLU") {
+            // Keras 2 and TF.js: alpha (default 0.3); Keras 3: negative_slope.
+            const float alpha = l.get("negative_slope") ? l.number("negative_slope", 0.3f) : l.number("alpha", 0.3f);
+            model.layers.push_back(ActivationLayer{Activation::LeakyReLU, alpha, name});
+        } else if (cls == "ReLU") {
+            l.require("negative_slope", 0, "only plain ReLU: use a LeakyReLU layer");
+            l.require("threshold", 0, "only plain ReLU");
+            if (l.get("max_value")) l.fail("max_value is not supported (only plain ReLU)");
+            model.layers.push_back(ActivationLayer{Activation::ReLU, 0.01f, name});
+        } else if (cls == "Dropout") {
+            if (l.get("noise_shape")) l.fail("noise_shape is not supported");
+            Dropout d;
+            d.name = name;
+            d.rate = l.number("rate", 0.5f);
+            model.layers.push_back(d);
+        } else if (cls == "Softmax") {
+            if (!last || image) l.fail("Softmax is supported only as the last layer, over a flat output");
+            const Json* axis = l.get("axis");
+            if (axis && *axis != Json(-1) && *axis != Json(1))
+                l.fail("axis " + tfjs_detail::Reader::brief(*axis) + " is not supported (the last axis, -1)");
+            model.layers.push_back(Softmax{name});
+        } else {
+            l.fail("layer type " + cls +
+                   " is not supported (supported: Dense, Conv2D, MaxPooling2D, AveragePooling2D, "
+                   "GlobalAveragePooling2D, Flatten, BatchNormalization, Activation, LeakyReLU, ReLU, Dropout, "
+                   "Softmax, InputLayer)");
+        }
+        if (softmaxAfter) model.layers.push_back(Softmax{freshName(name + "_softmax")});
+    }
+    if (!haveInput) r.fail("the model has no input shape");
+    if (model.layers.empty()) r.fail("the model has no layers besides its input");
+
+    // The manifest: groups of weights, their bytes back to back in weightData.
+    const Json& manifest = r.field(root, "weightsManifest", "model.json");
+    if (!manifest.is_array()) r.fail("weightsManifest must be an array");
+    std::map<std::string, TensorData> found;
+    size_t offset = 0;
+    for (size_t g = 0; g < manifest.size(); ++g) {
+        const std::string gw = "weightsManifest[" + std::to_string(g) + "]";
+        const Json& list = r.field(manifest[g], "weights", gw);
+        if (!list.is_array()) r.fail(gw + ".weights must be an array");
+        for (size_t k = 0; k < list.size(); ++k) {
+            const std::string ww = gw + ".weights[" + std::to_string(k) + "]";
+            const std::string name = r.string(r.field(list[k], "name", ww), ww + ".name");
+            const std::string w = "weight '" + name + "'";
+            if (list[k].contains("quantization")) r.fail(w + " is quantized (only float32 weights are supported)");
+            const std::string dtype = list[k].contains("dtype") ? r.string(list[k]["dtype"], w + ".dtype") : "float32";
+            if (dtype != "float32") r.fail(w + " has dtype " + dtype + " (only float32 weights are supported)");
+            const Json& shapeJson = r.field(list[k], "shape", w);
+            if (!shapeJson.is_array()) r.fail(w + ": shape must be an array");
+            std::vector<int64_t> shape;
+            uint64_t count = 1;
+            for (const Json& d : shapeJson) {
+                const int v = r.integer(d, w + ": shape");
+                if (v < 0) r.fail(w + ": shape " + tfjs_detail::Reader::brief(shapeJson) + " has a negative size");
+                shape.push_back(v);
+                count *= uint64_t(v);
+                if (count > weightData.size()) break;  // caught below, before any overflow
+            }
+            if (count > (weightData.size() - offset) / 4)
+                r.fail("the weights hold " + std::to_string(weightData.size()) + " bytes, but " + w + " (shape " +
+                       tfjs_detail::Reader::brief(shapeJson) + ") needs bytes " + std::to_string(offset) + ".." +
+                       std::to_string(offset + count * 4) + " (are shards missing?)");
+            std::vector<uint8_t> bytes(weightData.begin() + std::ptrdiff_t(offset),
+                                       weightData.begin() + std::ptrdiff_t(offset + count * 4));
+            offset += size_t(count) * 4;
+            if (!found.emplace(name, TensorData(Dtype::F32, shape, std::move(bytes))).second)
+                r.fail(w + " appears twice in the weights manifest");
+        }
+    }
+    if (offset != weightData.size())
+        r.fail("the weights hold " + std::to_string(weightData.size()) + " bytes, but the manifest describes " +
+               std::to_string(offset));
+    for (const Needed& n : needed) {
+        const std::string full = n.layer + "/" + n.variable;
+        auto it = found.find(full);
+        if (it == found.end()) r.fail("layer '" + n.layer + "' needs weight '" + full + "', which the manifest lacks");
+        const std::vector<int64_t>& shape = it->second.shape;
+        bool ok = shape.size() == n.rank;
+        for (auto& [axis, size] : n.dims) ok = ok && shape[axis] == size;
+        if (!ok)
+            r.fail("weight '" + full + "' has shape " + st_detail::shapeText(shape) + ", which does not fit layer '" +
+                   n.layer + "' (rank " + std::to_string(n.rank) + (n.rank == 4 ? ": [kh, kw, in, filters]" : "") + ")");
+        model.weights.emplace_back(full, std::move(it->second));
+        found.erase(it);
+    }
+    if (!found.empty()) r.fail("weight '" + found.begin()->first + "' in the manifest belongs to no layer of the model");
+    for (auto& [layer, units] : zeroBiases)
+        model.weights.emplace_back(layer + "/bias", TensorData::f32({units}, std::vector<float>(size_t(units), 0.0f)));
+    return model;
+}
+
+// A compiled Sequential on ctx holding the parsed model's weights. Shapes are
+// checked against what the layers infer (a kernel that does not fit its
+// input is a FormatError naming the weight, both shapes and the source).
+inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& parsed, const CompileOptions& options = {},
+                                              const std::string& source = "model.json") {
+    options.optimizer.validate();  // the caller's options: their errors are not the file's
+    options.schedule.validate();
+    auto model = std::make_unique<Sequential>(ctx, parsed.inputShape);
+    for (const Layer& l : parsed.layers) model->add(l);
+    try {
+        model->compile(options);
+    } catch (const ArgumentError& e) {
+        throw FormatError(source + ": the layers do not fit together: " + e.what());
+    }
+    // The shape every weight must have, from the shapes compile() inferred.
+    std::map<std::string, std::vector<int64_t>> expected;
+    for (size_t i = 0; i < model->layerCount(); ++i) {
+        const std::string& name = model->layerName(i);
+        const Shape3 in = i == 0 ? model->inputShape() : model->outputShape(i - 1);
+        const Shape3 out = model->outputShape(i);
+        if (auto* d = std::get_if<Dense>(&model->layer(i))) {
+            expected[name + "/kernel"] = {in.size(), d->units};
+            expected[name + "/bias"] = {d->units};
+        } else if (auto* c = std::get_if<Conv2D>(&model->layer(i))) {
+            expected[name + "/kernel"] = {c->kernelSize, c->kernelSize, in.channels, c->filters};
+            expected[name + "/bias"] = {c->filters};
+        } else if (std::holds_alternative<BatchNormalization>(model->layer(i))) {
+            for (const char* v : {"gamma", "beta", "moving_mean", "moving_variance"})
+                expected[name + "/" + v] = {out.channels};
+        }
+    }
+    for (auto& [name, t] : parsed.weights) {
+        auto it = expected.find(name);
+        if (it == expected.end()) throw FormatError(source + ": weight '" + name + "' belongs to no layer of the model");
+        if (it->second != t.shape)
+            throw FormatError(source + ": weight '" + name + "' has shape " + st_detail::shapeText(t.shape) +
+                              ", the model needs " + st_detail::shapeText(it->second));
+    }
+    try {  // all or nothing; also rejects NaN and Inf
+        model->loadCheckpoint(serializeSafetensors(parsed.weights), source + " weights");
+    } catch (const ArgumentError& e) {
+        throw FormatError(e.what());
+    }
+    return model;
+}
+
+inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const std::string& modelJson,
+                                              const std::vector<uint8_t>& weightData, const CompileOptions& options = {},
+                                              const std::string& source = "model.json") {
+    return importTfjs(ctx, parseTfjs(modelJson, weightData, source), options, source);
+}
+
+// Reads path (a model.json) and the shards its manifest names, from the same
+// directory; only plain relative file names there are followed.
+inline std::unique_ptr<Sequential> loadTfjs(Context& ctx, const std::string& path, const CompileOptions& options = {}) {
+    const std::vector<uint8_t> jsonBytes = readFile(path, "TF.js model");
+    const std::string text(jsonBytes.begin(), jsonBytes.end());
+    const tfjs_detail::Reader r(path);
+    std::vector<uint8_t> weights;
+    tfjs_detail::Json root;
+    try {
+        root = tfjs_detail::Json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        r.fail(std::string("not valid JSON: ") + e.what());
+    }
+    const size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    if (root.is_object() && root.contains("weightsManifest") && root["weightsManifest"].is_array())
+        for (const auto& group : root["weightsManifest"]) {
+            const tfjs_detail::Json& paths = r.field(group, "paths", "a weightsManifest group");
+            if (!paths.is_array()) r.fail("weightsManifest paths must be an array");
+            for (const auto& p : paths) {
+                const std::string file = r.string(p, "a weightsManifest path");
+                if (file.empty() || file[0] == '/' || file.find("..") != std::string::npos || file.find(':') != std::string::npos)
+                    r.fail("weights path '" + file + "' is not a file name next to model.json");
+                const std::vector<uint8_t> shard = readFile(dir + file, "TF.js weights");
+                weights.insert(weights.end(), shard.begin(), shard.end());
+            }
+        }
+    return importTfjs(ctx, text, weights, options, path);
+}
+
+}  // namespace gltrain
