@@ -13,8 +13,9 @@ const MIME = {
   '.svg': 'image/svg+xml', '.gz': 'application/octet-stream', '.ts': 'text/plain',
 };
 
-// Serves `roots` (URL prefix -> directory) on 127.0.0.1 at a free port.
-export async function startServer(roots, port = 0) {
+// Serves `roots` (URL prefix -> directory) on 127.0.0.1 at a free port; `headers`
+// go on every file (e.g. cross-origin isolation, which WebAssembly threads need).
+export async function startServer(roots, port = 0, headers = {}) {
   const server = http.createServer((req, res) => {
     const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     for (const [prefix, dir] of Object.entries(roots)) {
@@ -24,7 +25,7 @@ export async function startServer(roots, port = 0) {
       if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
       if (!fs.existsSync(file)) continue;
       res.writeHead(200, { 'Content-Type': MIME[path.extname(file)] || 'application/octet-stream',
-                           'Cache-Control': 'no-store' });
+                           'Cache-Control': 'no-store', ...headers });
       fs.createReadStream(file).pipe(res);
       return;
     }

@@ -322,7 +322,9 @@ public:
             c.makeCurrent();
             auto* t = new TensorImpl;
             t->owner = &c;
-            t->t = Tensor(*c.ctx, r, k);
+            // Rows interleaved over 4 layers from 4 rows on (as Sequential's tensors), so
+            // matmul runs the 4x4 register-blocked kernel.
+            t->t = Tensor(*c.ctx, r, k, r >= 4 ? Layout::PackedRows4 : Layout::Packed);
             if (!v.empty()) t->t.upload(v);
             else t->t.clear();
             return t;
@@ -342,6 +344,17 @@ public:
             owner->makeCurrent();
             HostMatrix m = t.download();
             return float32Copy(m.data.data(), m.data.size());
+        });
+    }
+    // out = op(a)·op(b); options {transA, transB}. Shapes and contexts are checked by the op.
+    static void matmul(TensorImpl& a, TensorImpl& b, TensorImpl& out, val options) {
+        guard([&] {
+            Options o(options, "matmul", {"transA", "transB"});
+            MatmulOptions m;
+            m.transA = o.boolean("transA", false);
+            m.transB = o.boolean("transB", false);
+            out.owner->makeCurrent();
+            gltrain::matmul(a.t, b.t, out.t, m);
         });
     }
 };
@@ -1001,7 +1014,8 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .function("rows", &TensorImpl::rows)
         .function("cols", &TensorImpl::cols)
         .function("upload", &TensorImpl::upload)
-        .function("download", &TensorImpl::download);
+        .function("download", &TensorImpl::download)
+        .class_function("matmul", &TensorImpl::matmul);
 
     class_<DatasetImpl>("DatasetImpl")
         .class_function("fromArrays", &DatasetImpl::fromArrays, allow_raw_pointers())

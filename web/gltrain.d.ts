@@ -233,6 +233,10 @@ export interface Tensor extends Deletable {
   upload(data: Float32Array): this;
   download(): Float32Array;
 }
+export interface MatmulOptions {
+  transA?: boolean;
+  transB?: boolean;
+}
 export interface TensorConstructor {
   new (ctx: Context, rows: number, cols: number, data?: Float32Array): Tensor;
 }
@@ -315,6 +319,11 @@ export interface Gltrain {
   readonly Tensor: TensorConstructor;
   readonly Dataset: DatasetConstructor;
   readonly Sequential: SequentialConstructor;
+  /**
+   * out = op(a)·op(b) on the GPU (transA / transB read an operand transposed, in
+   * place); out must have the product's shape and be neither a nor b. Returns out.
+   */
+  matmul(a: Tensor, b: Tensor, out: Tensor, options?: MatmulOptions): Tensor;
   /**
    * Runs fn; every gltrain object made while it runs (synchronously) is deleted
    * when it returns (or when its promise settles), except the objects it returns

@@ -224,6 +224,16 @@ function makeApi(M) {
     slice(start, count) { return new Dataset(call(() => this._raw.slice(start, count))); }
   }
 
+  // out = op(a)·op(b) on the GPU ({transA, transB} transpose an operand in place); returns out.
+  function matmul(a, b, out, options = {}) {
+    for (const [name, t] of [['a', a], ['b', b], ['out', out]]) {
+      if (!(t instanceof Tensor)) throw argError(`matmul: ${name} must be a Tensor, got ${describe(t)}`);
+    }
+    plainOptions('matmul', options);
+    call(() => M.TensorImpl.matmul(a._raw, b._raw, out._raw, options));
+    return out;
+  }
+
   // (x, y, options) or (dataset, options) -> {data, options, temp}
   function dataArgs(where, model, a, b, c, needTargets) {
     if (a instanceof Dataset) {
@@ -420,6 +430,7 @@ function makeApi(M) {
     Tensor,
     Dataset,
     Sequential,
+    matmul,
     scope,
     keep,
     activations: Object.freeze(M.activationNames()),

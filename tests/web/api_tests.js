@@ -136,6 +136,48 @@ const tests = {
     ctx.delete();
   },
 
+  'matmul: products (plain and transposed) against a host reference on odd shapes; shape, alias and option errors'() {
+    const ctx = new gl.Context({ maxTextureSize: 64 });
+    const rand = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 2);
+    // C = op(A)·op(B) in double; A stored ar x ac, B stored br x bc.
+    const ref = (a, ar, ac, b, br, bc, ta, tb) => {
+      const m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
+      const c = new Float64Array(m * n);
+      for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
+        let s = 0;
+        for (let q = 0; q < k; q++) s += (ta ? a[q * ac + i] : a[i * ac + q]) * (tb ? b[j * bc + q] : b[q * bc + j]);
+        c[i * n + j] = s;
+      }
+      return c;
+    };
+    // 70 rows > 64: A is paged; 5 x 3 stays packed (fewer than 4 rows would too).
+    for (const [m, k, n, ta, tb] of [[70, 9, 5, false, false], [3, 13, 6, false, false], [7, 70, 3, true, false], [6, 11, 70, false, true]]) {
+      const [ar, ac] = ta ? [k, m] : [m, k];
+      const [br, bc] = tb ? [n, k] : [k, n];
+      const ha = rand(ar * ac, 1), hb = rand(br * bc, 2);
+      const a = new gl.Tensor(ctx, ar, ac, ha), b = new gl.Tensor(ctx, br, bc, hb), c = new gl.Tensor(ctx, m, n);
+      assert(gl.matmul(a, b, c, { transA: ta, transB: tb }) === c, 'returns out');
+      const got = c.download(), want = ref(ha, ar, ac, hb, br, bc, ta, tb);
+      // Tolerance: 1e-5 x max(1, |value|) x K, fp32 sums of K products of values up to 2.
+      for (let i = 0; i < want.length; i++) {
+        assert(Math.abs(got[i] - want[i]) <= 1e-5 * Math.max(1, Math.abs(want[i])) * k,
+               `${m}x${k}x${n} ta=${ta} tb=${tb}: element ${i} is ${got[i]}, expected ${want[i]}`);
+      }
+      a.delete(); b.delete(); c.delete();
+    }
+    const a = new gl.Tensor(ctx, 4, 3), b = new gl.Tensor(ctx, 5, 2), c = new gl.Tensor(ctx, 4, 2);
+    expectError(() => gl.matmul(a, b, c), 'ArgumentError', 'matmul: inner dimensions differ');
+    const sq = new gl.Tensor(ctx, 4, 4, rand(16, 3));
+    expectError(() => gl.matmul(sq, sq, sq), 'ArgumentError', 'an output is also input');
+    expectError(() => gl.matmul(sq, sq, c), 'ArgumentError', 'matmul: C is 4x2, expected 4x4');
+    expectError(() => gl.matmul(sq, sq, new gl.Tensor(ctx, 4, 4), { transpose: true }), 'ArgumentError', "matmul: unknown option 'transpose' (valid: transA, transB)");
+    expectError(() => gl.matmul(sq, new Float32Array(16), c), 'ArgumentError', 'matmul: b must be a Tensor, got a Float32Array');
+    const other = new gl.Context();
+    expectError(() => gl.matmul(sq, sq, new gl.Tensor(other, 4, 4)), 'ArgumentError', 'belong to different gltrain::Contexts');
+    other.delete();
+    ctx.delete();
+  },
+
   'layers and compile: every bad option is a clear error, the model stays usable'() {
     const ctx = new gl.Context();
     const m = new gl.Sequential(ctx, 4);

@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type StepEvent,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 
 export async function main(): Promise<number> {
@@ -40,6 +40,10 @@ export async function main(): Promise<number> {
     return new gl.Tensor(ctx, 1, 1);
   });
   kept.delete();
+  const product: Tensor = gl.matmul(kept, kept, new gl.Tensor(ctx, 1, 1), { transB: true });
+  void product;
+  // @ts-expect-error: matmul's options are transA and transB
+  gl.matmul(kept, kept, kept, { transpose: true });
   const cnn = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
     .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu', padding: 'same' })
     .add({ type: 'max_pool2d', poolSize: 2 })

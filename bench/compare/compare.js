@@ -1,0 +1,352 @@
+// The side-by-side benchmark's page: each workload runs on gltrain (the JavaScript
+// module, used as the README shows), then TensorFlow.js 4.22 on its webgl backend,
+// then on its wasm backend — same model, optimizer, batch and data (the real
+// Fashion-MNIST files from web/data, parsed once here and handed to all three).
+// The whole sequence repeats (?reps, default 2) so run-to-run noise is visible.
+// Results land in window.compare (read by bench/compare/run.mjs); keys match
+// bench/compare_native.cpp's.
+//
+// Timing rules, the same for every contestant:
+// - ms/step: median over >= 50 single steps after warm-up, each ending with the
+//   loss read back (loss every step); or median over blocks of 10 steps ending
+//   with the 10th step's loss read, divided by 10 (loss every 10 steps).
+// - An epoch: the library's own fit() over the training set (its default loss
+//   reads), then the test accuracy.
+// - GFLOP/s: 2 N^3 over the median time of one product plus reading it back.
+import createGltrain from '/web/gltrain.js';
+
+const params = new URLSearchParams(location.search);
+const quick = params.get('quick') === '1';
+const reps = Number(params.get('reps') || 2);
+const P = quick
+  ? { warmup: 3, steps: 20, blocks: 3, epochRows: 60 * 128 }
+  : { warmup: 5, steps: 50, blocks: 10, epochRows: 0 };
+const sizes = (params.get('sizes') || '256,512,1024').split(',').map(Number);
+const only = params.get('only')?.split(',');  // contestant names, for a quick look at one
+
+const state = { lines: [], done: false, error: null, results: [], info: {}, protocol: { ...P, quick, reps, sizes } };
+window.compare = state;
+const logEl = document.getElementById('log');
+function log(s) {
+  state.lines.push(s);
+  logEl.textContent += s + '\n';
+}
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const now = () => performance.now();
+const yieldNow = () => new Promise((r) => setTimeout(r, 0));
+
+// ---- data ----------------------------------------------------------------------
+
+async function fetchIdx(name) {
+  const r = await fetch('/web/data/' + name);
+  if (!r.ok) throw new Error(`fetching web/data/${name}: HTTP ${r.status} (run scripts/setup.sh)`);
+  const b = new Uint8Array(await r.arrayBuffer());
+  const dv = new DataView(b.buffer);
+  const rank = b[3];
+  const dims = Array.from({ length: rank }, (_, i) => dv.getUint32(4 + 4 * i));
+  return { dims, bytes: b.subarray(4 + 4 * rank) };
+}
+async function fashionMnist(prefix) {
+  const [img, lab] = await Promise.all([fetchIdx(`${prefix}-images-idx3-ubyte`), fetchIdx(`${prefix}-labels-idx1-ubyte`)]);
+  const n = img.dims[0];
+  const x = new Float32Array(n * 784);
+  for (let i = 0; i < x.length; i++) x[i] = img.bytes[i] / 255;
+  return { n, x, labels: Int32Array.from(lab.bytes) };
+}
+// A 32-bit LCG: the same numbers as bench/compare_native.cpp's.
+function lcg(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
+// W4: points in [-1, 1]^2, target 1 where the signs differ (XOR).
+function xorData(n) {
+  const r = lcg(7), x = new Float32Array(2 * n), y = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    x[2 * i] = r() * 2 - 1;
+    x[2 * i + 1] = r() * 2 - 1;
+    y[i] = (x[2 * i] > 0) !== (x[2 * i + 1] > 0) ? 1 : 0;
+  }
+  return { n, x, y };
+}
+function randomMatrix(n, seed) {
+  const r = lcg(seed), m = new Float32Array(n * n);
+  for (let i = 0; i < m.length; i++) m[i] = r() * 2 - 1;
+  return m;
+}
+
+// Times step(read) calls: single steps each reading the loss (lossEvery 1), or
+// blocks of lossEvery steps whose last one reads it. Returns the median ms/step.
+function timeSteps(step, lossEvery, count) {
+  const t = [];
+  for (let b = 0; b < count; b++) {
+    const t0 = now();
+    for (let j = 1; j <= lossEvery; j++) step(j === lossEvery);
+    t.push((now() - t0) / lossEvery);
+  }
+  return median(t);
+}
+const stepsFor = (lossEvery, scale = 1) => (lossEvery === 1 ? P.steps : P.blocks) * scale;
+
+// ---- gltrain -------------------------------------------------------------------
+
+function gltrainContestant(gl) {
+  const ctx = new gl.Context();
+  const caps = ctx.capabilities;
+  const mlp = () => new gl.Sequential(ctx, 784)
+    .add({ type: 'dense', units: 256, activation: 'relu' })
+    .add({ type: 'dense', units: 128, activation: 'relu' })
+    .add({ type: 'dense', units: 10 })
+    .compile({ optimizer: { type: 'adam', lr: 1e-3 } });
+  const cnn = () => new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+    .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' })
+    .add({ type: 'max_pool2d', poolSize: 2 })
+    .add({ type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' })
+    .add({ type: 'max_pool2d', poolSize: 2 })
+    .add({ type: 'flatten' })
+    .add({ type: 'dense', units: 10 })
+    .compile({ optimizer: { type: 'adam', lr: 1e-3 } });
+  const tiny = () => new gl.Sequential(ctx, 2)
+    .add({ type: 'dense', units: 8, activation: 'tanh' })
+    .add({ type: 'dense', units: 1 })
+    .compile({ loss: 'mse', optimizer: { type: 'sgd', lr: 0.1 } });
+  // ms/step through beginFit/stepOnce (the loss arrives in the step events).
+  function stepMs(model, data, batch, lossEvery, scale = 1) {
+    const count = stepsFor(lossEvery, scale);
+    const epochs = Math.ceil((model.step + (P.warmup + 1) * scale + count * lossEvery + lossEvery) / Math.floor(data.count / batch)) + 1;
+    model.beginFit(data, { epochs, batchSize: batch, lossEvery });
+    let lost = 0;
+    const step = () => {
+      model.stepOnce();
+      for (const e of model.takeEvents()) if (e.type === 'step' && e.loss !== null) lost += e.loss;
+    };
+    for (let i = 0; i < P.warmup * scale || model.step % lossEvery; i++) step();
+    const ms = timeSteps(step, lossEvery, count);
+    if (!Number.isFinite(lost)) throw new Error('gltrain: the loss is not finite');
+    return ms;
+  }
+  return {
+    name: 'gltrain',
+    renderer: `${caps.renderer} (${caps.version})`,
+    async w1Steps(d) {
+      const m = mlp();
+      const ds = gl.Dataset.fromArrays(d.train.x, d.train.labels, 784);
+      try {
+        return { w1_step_ms_loss1: stepMs(m, ds, 128, 1), w1_step_ms_loss10: stepMs(m, ds, 128, 10) };
+      } finally { m.delete(); ds.delete(); }
+    },
+    async w1Epoch(d, rows) {
+      const m = mlp();
+      const ds = gl.Dataset.fromArrays(d.train.x.subarray(0, rows * 784), d.train.labels.subarray(0, rows), 784);
+      const test = gl.Dataset.fromArrays(d.test.x, d.test.labels, 784);
+      try {
+        const t0 = now();
+        await m.fit(ds, { epochs: 1, batchSize: 128 });
+        const s = (now() - t0) / 1000;
+        return { w1_epoch_s: s, w1_epoch_steps: Math.floor(rows / 128), w1_test_accuracy: m.evaluate(test).accuracy };
+      } finally { m.delete(); ds.delete(); test.delete(); }
+    },
+    async w2Steps(d) {
+      const m = cnn();
+      const ds = gl.Dataset.fromArrays(d.train.x, d.train.labels, 784);
+      try { return { w2_step_ms_loss1: stepMs(m, ds, 64, 1) }; } finally { m.delete(); ds.delete(); }
+    },
+    async w3(n, a, b) {
+      const A = new gl.Tensor(ctx, n, n, a), B = new gl.Tensor(ctx, n, n, b), C = new gl.Tensor(ctx, n, n);
+      this.cleanup = () => { A.delete(); B.delete(); C.delete(); };
+      return () => { gl.matmul(A, B, C); return C.download(); };
+    },
+    async w4Steps(d) {
+      const m = tiny();
+      const ds = gl.Dataset.fromArrays(d.xor.x, d.xor.y, 2);
+      try {
+        return { w4_step_ms_loss1: stepMs(m, ds, 4, 1, 4), w4_step_ms_loss10: stepMs(m, ds, 4, 10, 4) };
+      } finally { m.delete(); ds.delete(); }
+    },
+  };
+}
+
+// ---- TensorFlow.js ---------------------------------------------------------------
+
+function tfjsContestant(backend) {
+  const softmaxCE = (y, logits) => tf.losses.softmaxCrossEntropy(y, logits);
+  const mse = (y, p) => tf.losses.meanSquaredError(y, p);
+  const mlp = () => tf.sequential({ layers: [
+    tf.layers.dense({ inputShape: [784], units: 256, activation: 'relu' }),
+    tf.layers.dense({ units: 128, activation: 'relu' }),
+    tf.layers.dense({ units: 10 }),
+  ] });
+  const cnn = () => tf.sequential({ layers: [
+    tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 8, kernelSize: 5, activation: 'relu' }),
+    tf.layers.maxPooling2d({ poolSize: 2, strides: 2 }),
+    tf.layers.conv2d({ filters: 16, kernelSize: 5, activation: 'relu' }),
+    tf.layers.maxPooling2d({ poolSize: 2, strides: 2 }),
+    tf.layers.flatten(),
+    tf.layers.dense({ units: 10 }),
+  ] });
+  const tiny = () => tf.sequential({ layers: [
+    tf.layers.dense({ inputShape: [2], units: 8, activation: 'tanh' }),
+    tf.layers.dense({ units: 1 }),
+  ] });
+  // A training step as a performance-minded TensorFlow.js user writes it: gather
+  // the batch on the backend, optimizer.minimize, read the loss when asked.
+  function trainer(model, optimizer, lossFn, x, y, n, batch) {
+    const order = new Int32Array(n).map((_, i) => i);
+    const r = lcg(5);
+    for (let i = n - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    let pos = 0;
+    let lost = 0;
+    const step = (read) => {
+      if (pos + batch > n) pos = 0;
+      const idx = order.subarray(pos, pos + batch);
+      pos += batch;
+      const cost = tf.tidy(() => {
+        const ib = tf.tensor1d(idx, 'int32');
+        const xb = tf.gather(x, ib), yb = tf.gather(y, ib);
+        return optimizer.minimize(() => lossFn(yb, model.apply(xb, { training: true })), true);
+      });
+      if (read) lost += cost.dataSync()[0];
+      cost.dispose();
+    };
+    step.check = () => { if (!Number.isFinite(lost)) throw new Error(`${backend}: the loss is not finite`); };
+    return step;
+  }
+  function stepMs(step, lossEvery, scale = 1) {
+    for (let i = 0; i < P.warmup * scale; i++) step(true);
+    const ms = timeSteps(step, lossEvery, stepsFor(lossEvery, scale));
+    step.check();
+    return ms;
+  }
+  const images = (d, shape) => tf.tensor(d.x, [d.n, ...shape]);
+  const oneHot = (labels) => tf.tidy(() => tf.oneHot(tf.tensor1d(labels, 'int32'), 10).toFloat());
+  const disposeAll = (...xs) => xs.forEach((t) => t.dispose());
+  return {
+    name: 'tfjs-' + backend,
+    async setup() {
+      if (!(await tf.setBackend(backend))) throw new Error(`TensorFlow.js: the ${backend} backend failed to start`);
+      await tf.ready();
+      if (this.renderer) return;
+      if (backend === 'webgl') {
+        const g = tf.backend().gpgpu.gl;
+        const ext = g.getExtension('WEBGL_debug_renderer_info');
+        this.renderer = `${g.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : g.RENDERER)} (WebGL ${tf.env().get('WEBGL_VERSION')}, ` +
+          `float32 ${tf.env().getBool('WEBGL_RENDER_FLOAT32_ENABLED')}, packed ${tf.env().getBool('WEBGL_PACK')})`;
+      } else {
+        const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
+        const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
+        this.renderer = `WebAssembly, SIMD ${simd}, ` +
+          (threads ? `threaded build, ${tf.wasm.getThreadsCount()} thread(s) (navigator.hardwareConcurrency ${navigator.hardwareConcurrency})` : 'single-threaded build');
+      }
+    },
+    async w1Steps(d) {
+      const model = mlp(), opt = tf.train.adam(1e-3);
+      const x = images(d.train, [784]), y = oneHot(d.train.labels);
+      try {
+        const step = trainer(model, opt, softmaxCE, x, y, d.train.n, 128);
+        const r = { w1_step_ms_loss1: stepMs(step, 1), w1_step_ms_loss10: stepMs(step, 10) };
+        if (!this.kernels) this.kernels = (await tf.profile(() => step(false))).kernels.length;
+        return r;
+      } finally { disposeAll(model, opt, x, y); }
+    },
+    async w1Epoch(d, rows) {
+      const model = mlp();
+      model.compile({ optimizer: tf.train.adam(1e-3), loss: softmaxCE });
+      const x = tf.tensor(d.train.x.subarray(0, rows * 784), [rows, 784]), y = oneHot(d.train.labels.subarray(0, rows));
+      const tx = images(d.test, [784]), ty = tf.tensor1d(d.test.labels, 'int32');
+      try {
+        const t0 = now();
+        await model.fit(x, y, { epochs: 1, batchSize: 128, shuffle: true, verbose: 0 });
+        const s = (now() - t0) / 1000;
+        const acc = tf.tidy(() => model.predict(tx, { batchSize: 256 }).argMax(-1).equal(ty).mean().dataSync()[0]);
+        return { w1_epoch_s: s, w1_epoch_steps: Math.ceil(rows / 128), w1_test_accuracy: acc };
+      } finally { disposeAll(model, x, y, tx, ty); }
+    },
+    async w2Steps(d) {
+      const model = cnn(), opt = tf.train.adam(1e-3);
+      const x = images(d.train, [28, 28, 1]), y = oneHot(d.train.labels);
+      try {
+        return { w2_step_ms_loss1: stepMs(trainer(model, opt, softmaxCE, x, y, d.train.n, 64), 1) };
+      } finally { disposeAll(model, opt, x, y); }
+    },
+    async w3(n, a, b) {
+      const A = tf.tensor2d(a, [n, n]), B = tf.tensor2d(b, [n, n]);
+      this.cleanup = () => disposeAll(A, B);
+      return () => { const c = tf.matMul(A, B); const v = c.dataSync(); c.dispose(); return v; };
+    },
+    async w4Steps(d) {
+      const model = tiny(), opt = tf.train.sgd(0.1);
+      const x = tf.tensor2d(d.xor.x, [d.xor.n, 2]), y = tf.tensor2d(d.xor.y, [d.xor.n, 1]);
+      try {
+        const step = trainer(model, opt, mse, x, y, d.xor.n, 4);
+        return { w4_step_ms_loss1: stepMs(step, 1, 4), w4_step_ms_loss10: stepMs(step, 10, 4) };
+      } finally { disposeAll(model, opt, x, y); }
+    },
+  };
+}
+
+// ---- the run -----------------------------------------------------------------------
+
+async function w3(c, n) {
+  const run = await c.w3(n, randomMatrix(n, 11), randomMatrix(n, 12));
+  try {
+    const out = run();  // warm-up: compiles, allocates
+    if (!Number.isFinite(out[out.length - 1])) throw new Error(`${c.name}: matmul produced a non-finite value`);
+    const t = [];
+    for (let i = 0; i < (n <= 512 ? 9 : 5); i++) {
+      const t0 = now();
+      run();
+      t.push(now() - t0);
+    }
+    return { [`w3_gflops_${n}`]: (2 * n * n * n) / (median(t) / 1e3) / 1e9 };
+  } finally { c.cleanup(); }
+}
+
+async function main() {
+  log(`protocol: ${JSON.stringify(state.protocol)}`);
+  const [train, test] = await Promise.all([fashionMnist('train'), fashionMnist('t10k')]);
+  const d = { train, test, xor: xorData(4096) };
+  const rows = P.epochRows || train.n;
+  const gl = await createGltrain();
+  tf.wasm.setWasmPaths('/tfjs-wasm/');
+  let contestants = [gltrainContestant(gl), tfjsContestant('webgl'), tfjsContestant('wasm')];
+  if (only) contestants = contestants.filter((c) => only.includes(c.name));
+  const workloads = [
+    ['W1 steps', (c) => c.w1Steps(d)],
+    ['W1 epoch', (c) => c.w1Epoch(d, rows)],
+    ['W2 steps', (c) => c.w2Steps(d)],
+    ...sizes.map((n) => [`W3 N=${n}`, (c) => w3(c, n)]),
+    ['W4 steps', (c) => c.w4Steps(d)],
+  ];
+  for (let rep = 0; rep < reps; rep++) {
+    const res = Object.fromEntries(contestants.map((c) => [c.name, {}]));
+    state.results.push(res);
+    for (const [label, run] of workloads) {
+      for (const c of contestants) {
+        const t0 = now();
+        let got;
+        try {
+          await c.setup?.();
+          got = await run(c);
+          Object.assign(res[c.name], got);
+        } catch (e) {
+          got = { error: e.message };
+          res[c.name].error = (res[c.name].error ? res[c.name].error + '; ' : '') + `${label}: ${e.message}`;
+        }
+        const shown = Object.entries(got).map(([k, v]) => `${k} ${typeof v === 'number' ? +v.toPrecision(4) : v}`);
+        log(`run ${rep + 1} ${label} ${c.name} (${((now() - t0) / 1000).toFixed(1)} s): ${shown.join(', ')}`);
+        await yieldNow();
+      }
+    }
+  }
+  for (const c of contestants) state.info[c.name] = { renderer: c.renderer, kernelsPerMlpStep: c.kernels ?? null };
+  state.info.userAgent = navigator.userAgent;
+  state.info.tfjsVersion = tf.version.tfjs;
+  state.info.crossOriginIsolated = self.crossOriginIsolated;
+}
+
+main().then(() => { state.done = true; }, (e) => { state.error = e.stack || String(e); state.done = true; log('error: ' + state.error); });
