@@ -39,7 +39,8 @@ namespace gltrain::cpu {
 // the 8-wide AVX2 kernel where the CPU has it (natively), else the 4-wide one
 // (tests clear `wide` to check the portable kernel on any machine).
 struct Workspace {
-    std::vector<float> a, b, c;
+    std::vector<float> a, b, c;  // packed A sliver, packed B panel, a product's own scratch
+    std::vector<int> taps;       // convolutions: the input offset of every filter row (conv.hpp)
     bool wide = hasAvx2Fma();
 };
 

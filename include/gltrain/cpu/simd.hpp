@@ -59,11 +59,12 @@ template <int W>
 GLTRAIN_ALWAYS_INLINE void store(float* p, const Vec<W>& v) {
     std::memcpy(p, &v, sizeof v);
 }
+// Spelled out: a loop over the lanes is not always unrolled (Clang left one
+// storing lane by lane through memory, 100x slower in WebAssembly).
 template <int W>
 GLTRAIN_ALWAYS_INLINE Vec<W> splat(float x) {
-    Vec<W> v;
-    for (int i = 0; i < W; ++i) v[i] = x;
-    return v;
+    if constexpr (W == 4) return Vec<4>{x, x, x, x};
+    else return Vec<8>{x, x, x, x, x, x, x, x};
 }
 GLTRAIN_WIDE_END
 
