@@ -64,7 +64,6 @@ namespace gemm_detail {
 constexpr int kKc = 256;  // k per block: an MR x kKc sliver of A stays in L1
 constexpr int kNc = 256;  // columns of B packed at once: kKc x kNc floats = 256 KiB (L2)
 
-GLTRAIN_WIDE_BEGIN
 // One MR x (NV*W) tile: C_tile (+)= sum_k a[k*MR + r] * b[k*NR + c].
 // rows/cols < MR/NR: only that corner of C is written.
 template <int W, int MR, int NV>
@@ -75,14 +74,15 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
     GLTRAIN_UNROLL
     for (int r = 0; r < MR; ++r)
         GLTRAIN_UNROLL
-        for (int j = 0; j < NV; ++j) acc[r][j] = splat<W>(0.0f);
+        for (int j = 0; j < NV; ++j) splat<W>(acc[r][j], 0.0f);
     for (int k = 0; k < kc; ++k) {
         Vec<W> bv[NV];
         GLTRAIN_UNROLL
-        for (int j = 0; j < NV; ++j) bv[j] = load<W>(b + k * NR + j * W);
+        for (int j = 0; j < NV; ++j) load<W>(bv[j], b + k * NR + j * W);
         GLTRAIN_UNROLL
         for (int r = 0; r < MR; ++r) {
-            const Vec<W> av = splat<W>(a[k * MR + r]);
+            Vec<W> av;
+            splat<W>(av, a[k * MR + r]);
             GLTRAIN_UNROLL
             for (int j = 0; j < NV; ++j) acc[r][j] += av * bv[j];
         }
@@ -93,7 +93,12 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
             GLTRAIN_UNROLL
             for (int j = 0; j < NV; ++j) {
                 float* p = c + r * ldc + j * W;
-                store<W>(p, add ? acc[r][j] + load<W>(p) : acc[r][j]);
+                if (add) {
+                    Vec<W> old;
+                    load<W>(old, p);
+                    acc[r][j] += old;
+                }
+                store<W>(p, acc[r][j]);
             }
         return;
     }
@@ -122,7 +127,6 @@ struct Kernel8 {
     }
 };
 #endif
-GLTRAIN_WIDE_END
 
 // Finishes rows [i0, i0 + rows) x columns [j0, j0 + cols) of C.
 inline void finish(float* C, int ldc, int i0, int rows, int j0, int cols, const Epilogue& e) {

@@ -30,12 +30,6 @@ using Vec = typename VecOf<W>::type;
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
 #define GLTRAIN_HAVE_AVX2_PATH 1
 #define GLTRAIN_TARGET_AVX2 __attribute__((target("avx2,fma")))
-// Code between these compiles 8-wide templates that are only ever inlined
-// into GLTRAIN_TARGET_AVX2 functions: the compilers' note that an AVX vector
-// argument changes the ABI of a function built without AVX concerns calls
-// that never happen.
-#define GLTRAIN_WIDE_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wpsabi\"")
-#define GLTRAIN_WIDE_END _Pragma("GCC diagnostic pop")
 // Whether this CPU runs the 8-wide kernels (a property of the machine, asked once).
 inline bool hasAvx2Fma() {
     static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -43,17 +37,14 @@ inline bool hasAvx2Fma() {
 }
 #else
 #define GLTRAIN_HAVE_AVX2_PATH 0
-#define GLTRAIN_WIDE_BEGIN
-#define GLTRAIN_WIDE_END
 inline bool hasAvx2Fma() { return false; }
 #endif
 
-GLTRAIN_WIDE_BEGIN
+// Results come back through a reference: a function compiled without AVX
+// that returned an 8-wide vector by value would draw GCC's ABI warning.
 template <int W>
-GLTRAIN_ALWAYS_INLINE Vec<W> load(const float* p) {
-    Vec<W> v;
+GLTRAIN_ALWAYS_INLINE void load(Vec<W>& v, const float* p) {
     std::memcpy(&v, p, sizeof v);
-    return v;
 }
 template <int W>
 GLTRAIN_ALWAYS_INLINE void store(float* p, const Vec<W>& v) {
@@ -62,10 +53,9 @@ GLTRAIN_ALWAYS_INLINE void store(float* p, const Vec<W>& v) {
 // Spelled out: a loop over the lanes is not always unrolled (Clang left one
 // storing lane by lane through memory, 100x slower in WebAssembly).
 template <int W>
-GLTRAIN_ALWAYS_INLINE Vec<W> splat(float x) {
-    if constexpr (W == 4) return Vec<4>{x, x, x, x};
-    else return Vec<8>{x, x, x, x, x, x, x, x};
+GLTRAIN_ALWAYS_INLINE void splat(Vec<W>& v, float x) {
+    if constexpr (W == 4) v = Vec<4>{x, x, x, x};
+    else v = Vec<8>{x, x, x, x, x, x, x, x};
 }
-GLTRAIN_WIDE_END
 
 }  // namespace gltrain::cpu
