@@ -13,6 +13,7 @@ packages=(
   emscripten nodejs                         # the WebAssembly / WebGL2 build
   chromium                                  # the browser the web tests run in
   dataset-fashion-mnist                     # real Fashion-MNIST IDX files
+  python3 python3-torch python3-numpy       # tests/interop/torch_check.py: checkpoints in PyTorch (1.13, CPU)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -40,6 +41,13 @@ if [ ! -d "$web/node_modules/typescript" ] || [ ! -d "$web/node_modules/uplot" ]
    [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
   echo "setup: npm ci (web/)"
   (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# The interop tests' TensorFlow.js, pinned in tests/interop/package-lock.json (@tensorflow/tfjs 4.22.0).
+interop="$here/../tests/interop"
+if [ ! -d "$interop/node_modules/@tensorflow/tfjs" ] || \
+   [ "$interop/package-lock.json" -nt "$interop/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci (tests/interop/)"
+  (cd "$interop" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 # The pages read Fashion-MNIST from web/data: Debian's IDX files, uncompressed.
 mkdir -p "$web/data"

@@ -57,8 +57,8 @@ std::unique_ptr<Sequential> mlp(Context& ctx) {
         .add(BatchNormalization{0.5f, 1e-3f})
         .add(Dense{12, Activation::LeakyReLU, 0.2f})
         .add(Dropout{0.25f})
-        .add(Dense{10, Activation::GELU})
-        .add(ActivationLayer{Activation::Tanh})
+        .add(Dense{10, Activation::Tanh})
+        .add(ActivationLayer{Activation::ReLU})
         .add(Dense{8, Activation::Softplus})
         .add(ActivationLayer{Activation::LeakyReLU, 0.1f})
         .add(Dense{5, Activation::Sigmoid})
@@ -182,6 +182,17 @@ TEST(TfjsLayers, ModelJsonHasKerasNamesShapesAndOneShard) {
     const HostMatrix k = m->weight("conv2d_0", "kernel");
     EXPECT_EQ(std::vector<uint8_t>(art.weightData.begin(), art.weightData.begin() + std::ptrdiff_t(k.data.size() * 4)),
               TensorData::f32({int64_t(k.data.size())}, k.data).bytes);
+    // GELU has no name TF.js can load (see tfjs_layers.hpp): refused, naming the layer.
+    Sequential gelu(test::context(), 4);
+    gelu.add(Dense{3, Activation::GELU}).add(Dense{2});
+    gelu.compile({});
+    try {
+        exportTfjs(gelu);
+        ADD_FAILURE() << "exported GELU";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("exportTfjs: layer 'dense_0' uses GELU, which TF.js cannot load"),
+                  std::string::npos) << e.what();
+    }
     Sequential uncompiled(test::context(), 4);
     uncompiled.add(Dense{2});
     try {
@@ -249,8 +260,9 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
         return formatError([&] { importTfjs(test::context(), json, bytes); });
     };
     auto convModel = [&](const Json& c) { return importOf(keras({input, c}, convW), convBytes); };
-    // The valid base case imports.
+    // The valid base case imports, and so does TF.js's name for gltrain's GELU.
     EXPECT_EQ(convModel(conv), "(no exception)");
+    EXPECT_EQ(convModel(with(conv, "activation", "gelu_new")), "(no exception)");
 
     struct Row {
         std::string got, expected;

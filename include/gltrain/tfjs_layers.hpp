@@ -23,10 +23,13 @@
 //   Dense, Conv2D            <-> Dense, Conv2D (square kernels, equal strides, no dilation, channels_last)
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (last layer), Activation, LeakyReLU, ReLU <-> the gltrain layers of the same idea
-//   activations: linear, relu, sigmoid, tanh, softplus, gelu_new (gltrain's GELU is the tanh
-//   approximation: TF.js calls that gelu_new; its "gelu" is the erf form and is rejected), softmax on the
-//   last layer only (imported as the layer plus a Softmax). A Dense or Conv2D with a fused LeakyReLU
-//   exports as the layer plus a LeakyReLU layer (Keras has no LeakyReLU activation name).
+//   activations: linear, relu, sigmoid, tanh, softplus; softmax on the last layer only (imported as
+//   the layer plus a Softmax). A Dense or Conv2D with a fused LeakyReLU exports as the layer plus a
+//   LeakyReLU layer (Keras has no LeakyReLU activation name).
+//   GELU: gltrain's is the tanh approximation, which TF.js calls "gelu_new" (its "gelu" is the erf
+//   form, a different function, rejected). TF.js 4.22 writes "gelu_new" but cannot read it back (it
+//   turns the name into "geluNew", which it does not know), so "gelu_new" imports but a GELU model
+//   does not export: exportTfjs says so rather than write a file tf.loadLayersModel rejects.
 //   use_bias: false imports as a zero bias (gltrain's Dense and Conv2D always have one; fine-tuning
 //   trains it). Layers that are not trainable, regularizers and constraints are rejected: fine-tuning
 //   would silently ignore them.
@@ -92,18 +95,23 @@ inline double shortest(float f) {
     return std::strtod(buf, nullptr);
 }
 
-// The TF.js name of an activation that can be fused into Dense/Conv2D; null for LeakyReLU (a layer in Keras).
-inline const char* activationName(Activation a) {
+// The TF.js name of an activation of layer `layer` (LeakyReLU is a layer of its own in Keras: the caller's).
+inline const char* activationName(Activation a, const std::string& layer) {
     switch (a) {
         case Activation::Linear: return "linear";
         case Activation::ReLU: return "relu";
         case Activation::Sigmoid: return "sigmoid";
         case Activation::Tanh: return "tanh";
-        case Activation::GELU: return "gelu_new";
         case Activation::Softplus: return "softplus";
-        case Activation::LeakyReLU: return nullptr;
+        case Activation::GELU:
+            throw ArgumentError("exportTfjs: layer '" + layer +
+                                "' uses GELU, which TF.js cannot load: gltrain's GELU (the tanh approximation) is "
+                                "TF.js's 'gelu_new', and tfjs-layers 4.22 fails on that name when loading (its "
+                                "'gelu' is the erf form, a different function)");
+        case Activation::LeakyReLU: break;
     }
-    return nullptr;
+    throw ArgumentError("exportTfjs: layer '" + layer + "': activation " + gltrain::activationName(a) +
+                        " has no TF.js activation name");
 }
 
 inline Json initializer(const Initializer& init) {
@@ -178,7 +186,9 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
         push("LeakyReLU", {{"name", name}, {"alpha", shortest(alpha)}});
     };
     // The activation a Dense/Conv2D config names, and the LeakyReLU layer that follows it if any.
-    auto fused = [&](Activation a) { return Json(a == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(a)); };
+    auto fused = [&](Activation a, const std::string& layer) {
+        return Json(a == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(a, layer));
+    };
 
     for (size_t i = 0; i < model.layerCount(); ++i) {
         const Layer& spec = model.layer(i);
@@ -190,7 +200,7 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
                              {"padding", paddingName(padding)}, {"data_format", "channels_last"}});
         };
         if (auto* d = std::get_if<Dense>(&spec)) {
-            push("Dense", {{"name", name}, {"units", d->units}, {"activation", fused(d->activation)}, {"use_bias", true},
+            push("Dense", {{"name", name}, {"units", d->units}, {"activation", fused(d->activation, name)}, {"use_bias", true},
                            {"kernel_initializer", tfjs_detail::initializer(d->kernelInit)},
                            {"bias_initializer", tfjs_detail::initializer(d->biasInit)},
                            {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
@@ -203,7 +213,7 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
             const int k = c->kernelSize, s = c->stride;
             push("Conv2D", {{"name", name}, {"filters", c->filters}, {"kernel_size", {k, k}}, {"strides", {s, s}},
                             {"padding", paddingName(c->padding)}, {"data_format", "channels_last"},
-                            {"dilation_rate", {1, 1}}, {"activation", fused(c->activation)}, {"use_bias", true},
+                            {"dilation_rate", {1, 1}}, {"activation", fused(c->activation, name)}, {"use_bias", true},
                             {"kernel_initializer", tfjs_detail::initializer(c->kernelInit)},
                             {"bias_initializer", tfjs_detail::initializer(c->biasInit)},
                             {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
@@ -234,7 +244,7 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
             for (const char* which : {"gamma", "beta", "moving_mean", "moving_variance"}) addWeight(name, which, {C});
         } else if (auto* act = std::get_if<ActivationLayer>(&spec)) {
             if (act->activation == Activation::LeakyReLU) leaky(name, act->alpha);
-            else push("Activation", {{"name", name}, {"activation", tfjs_detail::activationName(act->activation)}});
+            else push("Activation", {{"name", name}, {"activation", tfjs_detail::activationName(act->activation, name)}});
         } else if (auto* dr = std::get_if<Dropout>(&spec)) {
             push("Dropout", {{"name", name}, {"rate", shortest(dr->rate)}, {"noise_shape", nullptr}, {"seed", nullptr}});
         } else {

@@ -1,0 +1,2 @@
+# Fails a test whose tool is missing, with the message saying what to install.
+message(FATAL_ERROR "${MESSAGE}")

@@ -1,0 +1,189 @@
+// TensorFlow.js's side of the interop tests: the pinned @tensorflow/tfjs 4.22.0
+// of tests/interop/package-lock.json, CPU backend, in Node (tests/interop/CMakeLists.txt
+// runs it between the steps of interop_fixture).
+//
+//   node tfjs_check.mjs check-export <dir>
+//     tf.loadLayersModel on gltrain's exports <dir>/{mlp,cnn}_tfjs/ (through an
+//     IOHandler that reads model.json and the shards it names, as tfjs-node's file://
+//     would), then checks their predictions for the rows "x" of
+//     <dir>/expected.safetensors against gltrain's ("mlp", "cnn") to 1e-4.
+//   node tfjs_check.mjs make-models <dir>
+//     builds two models in TF.js with seeded random weights and batch-norm statistics
+//     (tfjs_cnn: Conv2D, BatchNormalization, pooling, LeakyReLU, gelu_new (which TF.js saves
+//     but cannot load back; gltrain can), Flatten, a Dense without bias, Dropout, softmax;
+//     tfjs_gap: strided Conv2D, ReLU layer, GlobalAveragePooling2D, an Activation('softmax')
+//     layer), saves them as
+//     <dir>/tfjs_{cnn,gap}/ (model.json + weights.bin) and their predictions for the
+//     same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap").
+//
+// Errors are max |tfjs - expected| / max(1, max |expected|). Exit status 0 when every check passes.
+import fs from 'node:fs';
+import path from 'node:path';
+
+let tf;
+try {
+  tf = await import('@tensorflow/tfjs');
+} catch (e) {
+  console.error('tfjs_check: cannot load @tensorflow/tfjs from tests/interop/node_modules ' +
+    `(scripts/setup.sh installs it: npm ci in tests/interop): ${e.message}`);
+  process.exit(1);
+}
+await tf.setBackend('cpu');
+if (tf.version.tfjs !== '4.22.0') {
+  console.error(`tfjs_check: expected @tensorflow/tfjs 4.22.0 (package-lock.json), found ${tf.version.tfjs}`);
+  process.exit(1);
+}
+
+// ---- safetensors (F32 only), the format the fixture writes its rows and predictions in
+function readSafetensors(file) {
+  const b = fs.readFileSync(file);
+  const n = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8'));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    if (t.dtype !== 'F32') throw new Error(`${file}: tensor ${name} is ${t.dtype}, expected F32`);
+    const bytes = b.subarray(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]);
+    out[name] = { shape: t.shape, data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)) };
+  }
+  return out;
+}
+function writeSafetensors(file, tensors) {
+  const header = {};
+  let offset = 0;
+  for (const [name, t] of Object.entries(tensors)) {
+    header[name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
+    offset += t.data.byteLength;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const size = Buffer.alloc(8);
+  size.writeBigUInt64LE(BigInt(json.length));
+  const parts = [size, Buffer.from(json, 'utf8'), ...Object.values(tensors).map((t) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength))];
+  fs.writeFileSync(file, Buffer.concat(parts));
+}
+
+// ---- model files: what tf.io's file handlers do, for Node without tfjs-node
+function fromFiles(dir) {
+  return {
+    load: async () => {
+      const modelJSON = JSON.parse(fs.readFileSync(path.join(dir, 'model.json'), 'utf8'));
+      return tf.io.getModelArtifactsForJSON(modelJSON, async (manifest) => {
+        const specs = [];
+        const shards = [];
+        for (const group of manifest) {
+          specs.push(...group.weights);
+          for (const p of group.paths) shards.push(fs.readFileSync(path.join(dir, p)));
+        }
+        const all = Buffer.concat(shards);
+        return [specs, all.buffer.slice(all.byteOffset, all.byteOffset + all.length)];
+      });
+    },
+  };
+}
+function toFiles(dir) {
+  return tf.io.withSaveHandler(async (artifacts) => {
+    fs.mkdirSync(dir, { recursive: true });
+    const weightData = tf.io.CompositeArrayBuffer.join(artifacts.weightData);
+    fs.writeFileSync(path.join(dir, 'weights.bin'), Buffer.from(weightData));
+    const modelJSON = {
+      modelTopology: artifacts.modelTopology, format: artifacts.format, generatedBy: artifacts.generatedBy,
+      convertedBy: artifacts.convertedBy, weightsManifest: [{ paths: ['weights.bin'], weights: artifacts.weightSpecs }],
+    };
+    fs.writeFileSync(path.join(dir, 'model.json'), JSON.stringify(modelJSON));
+    return { modelArtifactsInfo: tf.io.getModelArtifactsInfoForJSON(artifacts) };
+  });
+}
+
+function relativeError(got, want) {
+  if (got.length !== want.length) return Infinity;
+  let scale = 1;
+  let err = 0;
+  for (let i = 0; i < want.length; i++) {
+    scale = Math.max(scale, Math.abs(want[i]));
+    err = Math.max(err, Math.abs(got[i] - want[i]));
+  }
+  return err / scale;
+}
+let failures = 0;
+function report(what, error, limit) {
+  const ok = error <= limit;
+  if (!ok) failures++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: error ${error.toPrecision(3)} (limit ${limit})`);
+}
+// Rows of 784 values, shaped for the model's input ([n, 784] or [n, 28, 28, 1]).
+function input(model, x) {
+  const n = x.shape[0];
+  return tf.tensor(x.data, [n, ...model.inputs[0].shape.slice(1)]);
+}
+
+async function checkExport(dir) {
+  const expected = readSafetensors(path.join(dir, 'expected.safetensors'));
+  for (const name of ['mlp', 'cnn']) {
+    const model = await tf.loadLayersModel(fromFiles(path.join(dir, `${name}_tfjs`)));
+    const layers = model.layers.map((l) => l.getClassName()).join(', ');
+    const y = model.predict(input(model, expected.x));
+    report(`tf.loadLayersModel(${name}_tfjs) [${layers}] predicts what gltrain predicted`, relativeError(await y.data(), expected[name].data), 1e-4);
+  }
+}
+
+// Seeded random values for every weight: kernels ~ N(0, 2/fan_in), batch-norm statistics away from 0 and 1.
+function randomizeWeights(model, seed) {
+  for (const layer of model.layers) {
+    const values = layer.weights.map((w, i) => {
+      const s = seed++;
+      const name = w.originalName.split('/').pop();
+      if (name === 'kernel') {
+        const fanIn = w.shape.slice(0, -1).reduce((a, b) => a * b, 1);
+        return tf.randomNormal(w.shape, 0, Math.sqrt(2 / fanIn), 'float32', s);
+      }
+      if (name === 'moving_variance' || name === 'gamma') return tf.randomUniform(w.shape, 0.5, 2, 'float32', s);
+      return tf.randomNormal(w.shape, 0, 0.3, 'float32', s + i);  // bias, beta, moving_mean
+    });
+    if (values.length) layer.setWeights(values);
+  }
+}
+
+async function makeModels(dir) {
+  const x = readSafetensors(path.join(dir, 'expected.safetensors')).x;
+  const cnn = tf.sequential({ name: 'tfjs_cnn' });
+  cnn.add(tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 6, kernelSize: 3, padding: 'same', activation: 'relu' }));
+  cnn.add(tf.layers.batchNormalization());
+  cnn.add(tf.layers.maxPooling2d({ poolSize: 2, strides: 2, padding: 'same' }));                // 14
+  cnn.add(tf.layers.conv2d({ filters: 8, kernelSize: 5, padding: 'valid', activation: 'gelu_new' }));  // 10
+  cnn.add(tf.layers.leakyReLU({ alpha: 0.2 }));
+  cnn.add(tf.layers.averagePooling2d({ poolSize: 3, strides: 2, padding: 'valid' }));           // 4
+  cnn.add(tf.layers.batchNormalization({ momentum: 0.9, epsilon: 0.01 }));
+  cnn.add(tf.layers.flatten());
+  cnn.add(tf.layers.dense({ units: 16, activation: 'softplus', useBias: false }));
+  cnn.add(tf.layers.dropout({ rate: 0.3 }));
+  cnn.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
+
+  const gap = tf.sequential({ name: 'tfjs_gap' });
+  gap.add(tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 12, kernelSize: 3, strides: 2, padding: 'same', activation: 'tanh' }));
+  gap.add(tf.layers.conv2d({ filters: 16, kernelSize: 3, padding: 'valid' }));
+  gap.add(tf.layers.reLU());
+  gap.add(tf.layers.globalAveragePooling2d({}));
+  gap.add(tf.layers.dense({ units: 10, activation: 'sigmoid' }));
+  gap.add(tf.layers.dense({ units: 10 }));
+  gap.add(tf.layers.activation({ activation: 'softmax' }));
+
+  const predictions = { x };
+  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200]]) {
+    randomizeWeights(model, seed);
+    await model.save(toFiles(path.join(dir, `tfjs_${name}`)));
+    const y = model.predict(input(model, x));
+    predictions[name] = { shape: y.shape, data: await y.data() };
+    console.log(`saved tfjs_${name}/ [${model.layers.map((l) => l.getClassName()).join(', ')}], ${model.countParams()} parameters`);
+  }
+  writeSafetensors(path.join(dir, 'tfjs_expected.safetensors'), predictions);
+}
+
+const [mode, dir] = process.argv.slice(2);
+if (mode === 'check-export' && dir) await checkExport(dir);
+else if (mode === 'make-models' && dir) await makeModels(dir);
+else {
+  console.error('usage: node tfjs_check.mjs check-export|make-models <dir>');
+  process.exit(2);
+}
+process.exit(failures ? 1 : 0);

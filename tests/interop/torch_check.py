@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""PyTorch's side of the interop tests: gltrain's safetensors checkpoints in torch.nn.
+
+    python3 torch_check.py <dir>      (after `interop_fixture export <dir>`)
+
+Reads <dir>/{mlp,cnn}.safetensors with the standard library and numpy only (no
+safetensors package), builds the same two models as tests/interop/interop_fixture.cpp
+in torch.nn, fills them with load_state_dict(strict=True) and checks that they
+predict gltrain's predictions ("mlp", "cnn") for the rows "x" of
+<dir>/expected.safetensors to 1e-4 (max |torch - gltrain| / max(1, max |gltrain|)).
+
+Layouts (gltrain keeps Keras's, see include/gltrain/tfjs_layers.hpp):
+  Dense kernel [in, out]            -> nn.Linear.weight [out, in]: the transpose
+  Conv2D kernel [kh, kw, in, out]   -> nn.Conv2d.weight [out, in, kh, kw]: permute(3, 2, 0, 1)
+  images: rows of NHWC values       -> NCHW tensors: reshape(n, h, w, c).permute(0, 3, 1, 2)
+  Flatten: NHWC order               -> permute(0, 2, 3, 1) before flattening
+  BatchNormalization gamma, beta, moving_mean, moving_variance, epsilon, momentum m
+                                    -> weight, bias, running_mean, running_var, eps, momentum 1 - m
+  padding 'same' (TensorFlow's: the odd pixel goes after) -> an explicit F.pad; average
+  pooling does not count the padding, max pooling pads with -inf.
+Optimizer slots ("<layer>/<param>/slot<i>") are not model weights and are skipped.
+"""
+import json
+import math
+import struct
+import sys
+from collections import OrderedDict
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"torch_check: {e}: needs Debian's python3-torch and python3-numpy (scripts/setup.sh installs them)",
+          file=sys.stderr)
+    sys.exit(1)
+
+
+def read_safetensors(path):
+    """{name: float32 ndarray} and the metadata of a safetensors file (F32 tensors only)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    tensors = {}
+    for name, t in header.items():
+        if t["dtype"] != "F32":
+            raise ValueError(f"{path}: tensor {name} is {t['dtype']}, expected F32")
+        begin, end = t["data_offsets"]
+        values = np.frombuffer(data, dtype="<f4", count=(end - begin) // 4, offset=8 + n + begin)
+        tensors[name] = values.reshape(t["shape"]).astype(np.float32)
+    return tensors, metadata
+
+
+def same_padding(size, k, s):
+    """TensorFlow's 'same': out = ceil(size / s); the padding's odd pixel goes after."""
+    total = max((math.ceil(size / s) - 1) * s + k - size, 0)
+    return total // 2, total - total // 2
+
+
+class NhwcRowsToNchw(nn.Module):
+    def __init__(self, h, w, c):
+        super().__init__()
+        self.shape = (h, w, c)
+
+    def forward(self, x):
+        return x.reshape(x.shape[0], *self.shape).permute(0, 3, 1, 2)
+
+
+class FlattenNhwc(nn.Module):
+    def forward(self, x):
+        return x.permute(0, 2, 3, 1).reshape(x.shape[0], -1)
+
+
+class SamePad(nn.Module):
+    """Pads an NCHW tensor as TensorFlow's 'same' does for a k x k window with stride s."""
+
+    def __init__(self, k, s, value=0.0):
+        super().__init__()
+        self.k, self.s, self.value = k, s, value
+
+    def forward(self, x):
+        top, bottom = same_padding(x.shape[2], self.k, self.s)
+        left, right = same_padding(x.shape[3], self.k, self.s)
+        return F.pad(x, (left, right, top, bottom), value=self.value)
+
+
+class AvgPoolSame(nn.Module):
+    """Average pooling with 'same' padding that, like TensorFlow, averages only the pixels inside."""
+
+    def __init__(self, k, s):
+        super().__init__()
+        self.pad, self.k, self.s = SamePad(k, s), k, s
+
+    def forward(self, x):
+        sums = F.avg_pool2d(self.pad(x), self.k, self.s)
+        counts = F.avg_pool2d(self.pad(torch.ones_like(x[:1, :1])), self.k, self.s)
+        return sums / counts
+
+
+def mlp():
+    """interop_fixture.cpp's buildMlp; module names are gltrain's layer names."""
+    return nn.Sequential(OrderedDict([
+        ("dense_0", nn.Linear(784, 64)), ("relu_0", nn.ReLU()),
+        ("dropout_1", nn.Dropout(0.2)),
+        ("dense_2", nn.Linear(64, 32)), ("tanh_2", nn.Tanh()),
+        ("batch_normalization_3", nn.BatchNorm1d(32, eps=1e-3, momentum=1 - 0.5)),
+        ("dense_4", nn.Linear(32, 16)), ("leaky_relu_4", nn.LeakyReLU(0.1)),
+        ("dense_5", nn.Linear(16, 10)),
+        ("softmax_6", nn.Softmax(dim=1)),
+    ]))
+
+
+def cnn():
+    """interop_fixture.cpp's buildCnn."""
+    return nn.Sequential(OrderedDict([
+        ("input", NhwcRowsToNchw(28, 28, 1)),
+        ("conv2d_0_pad", SamePad(3, 1)), ("conv2d_0", nn.Conv2d(1, 8, 3)), ("relu_0", nn.ReLU()),
+        ("batch_normalization_1", nn.BatchNorm2d(8, eps=1e-3, momentum=1 - 0.5)),
+        ("max_pool2d_2_pad", SamePad(3, 2, -math.inf)), ("max_pool2d_2", nn.MaxPool2d(3, 2)),
+        ("conv2d_3_pad", SamePad(3, 2)), ("conv2d_3", nn.Conv2d(8, 12, 3, stride=2)), ("tanh_3", nn.Tanh()),
+        ("average_pool2d_4", AvgPoolSame(2, 2)),
+        ("batch_normalization_5", nn.BatchNorm2d(12, eps=1e-3, momentum=1 - 0.5)),
+        ("conv2d_6", nn.Conv2d(12, 8, 3)), ("softplus_6", nn.Softplus()),
+        ("flatten_7", FlattenNhwc()),
+        ("dense_8", nn.Linear(32, 16)), ("sigmoid_8", nn.Sigmoid()),
+        ("dense_9", nn.Linear(16, 10)),
+    ]))
+
+
+def state_dict_from_gltrain(model, checkpoint):
+    """The torch state dict of `model` from a gltrain checkpoint, by module name = gltrain layer name."""
+    state = {}
+    for name, module in model.named_modules():
+        get = lambda variable: torch.from_numpy(checkpoint[f"{name}/{variable}"])
+        if isinstance(module, nn.Linear):
+            state[f"{name}.weight"] = get("kernel").t()                 # [in, out] -> [out, in]
+            state[f"{name}.bias"] = get("bias")
+        elif isinstance(module, nn.Conv2d):
+            state[f"{name}.weight"] = get("kernel").permute(3, 2, 0, 1)  # HWIO -> OIHW
+            state[f"{name}.bias"] = get("bias")
+        elif isinstance(module, (nn.BatchNorm1d, nn.BatchNorm2d)):
+            state[f"{name}.weight"] = get("gamma")
+            state[f"{name}.bias"] = get("beta")
+            state[f"{name}.running_mean"] = get("moving_mean")
+            state[f"{name}.running_var"] = get("moving_variance")
+            state[f"{name}.num_batches_tracked"] = torch.tensor(0)
+    return state
+
+
+def relative_error(got, want):
+    return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: python3 torch_check.py <dir>", file=sys.stderr)
+        return 2
+    directory = sys.argv[1]
+    expected, _ = read_safetensors(f"{directory}/expected.safetensors")
+    x = torch.from_numpy(expected["x"])
+    print(f"torch {torch.__version__}, numpy {np.__version__}")
+    failures = 0
+    for name, build in (("mlp", mlp), ("cnn", cnn)):
+        checkpoint, metadata = read_safetensors(f"{directory}/{name}.safetensors")
+        model = build()
+        model.load_state_dict(state_dict_from_gltrain(model, checkpoint), strict=True)
+        used = {k for k in checkpoint if "/slot" not in k}
+        loaded = {f"{m}/{v}" for m, mod in model.named_modules()
+                  for v in (("kernel", "bias") if isinstance(mod, (nn.Linear, nn.Conv2d)) else
+                            ("gamma", "beta", "moving_mean", "moving_variance")
+                            if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)) else ())}
+        if used != loaded:
+            print(f"FAIL {name}.safetensors: weights not mapped: {sorted(used ^ loaded)}")
+            failures += 1
+            continue
+        model.eval()
+        with torch.no_grad():
+            y = model(x).numpy()
+        error = relative_error(y, expected[name])
+        ok = error <= 1e-4
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}.safetensors (step {metadata.get('step')}) in torch.nn predicts what "
+              f"gltrain predicted: error {error:.3g} (limit 1e-4)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
