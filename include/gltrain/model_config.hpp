@@ -1,0 +1,499 @@
+// Model descriptions in JSON: the input shape, the layers, the compile options
+// and the fit options of a Sequential, in the vocabulary of the JavaScript API
+// (web/gltrain.d.ts), so one description serves `gltrain train model.json`
+// and `model.add(layer)` / `model.compile(options)` in the browser:
+//
+//   {
+//     "description": "Fashion-MNIST MLP",                  (optional, free text)
+//     "input": [28, 28, 1],                                (or a flat size: 784)
+//     "layers": [
+//       {"type": "flatten"},
+//       {"type": "dense", "units": 128, "activation": "relu"},
+//       {"type": "dense", "units": 10}
+//     ],
+//     "compile": {"optimizer": {"type": "adam", "lr": 0.001}, "loss": "softmax_cross_entropy",
+//                 "schedule": {"type": "cosine", "totalSteps": 1000}, "clipNorm": 1, "seed": 1},
+//     "fit": {"epochs": 2, "batchSize": 128, "validationSplit": 0.1, "lossEvery": 10}
+//   }
+//
+// Everything is checked while parsing, before a model exists: an error is a
+// FormatError whose message names the source and the JSON path of the bad
+// value, says what was expected and what was found
+// ("model.json: layers[2].units: expected a positive integer, got -3").
+// Unknown keys and duplicate keys are errors rather than ignored, so a typo
+// never silently trains a different model. Shapes are checked by
+// Sequential::compile (buildModel), whose errors name the layer.
+#pragma once
+#include <cctype>
+#include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gltrain/file_io.hpp"
+#include "gltrain/format_error.hpp"
+#include "gltrain/sequential.hpp"
+
+namespace gltrain {
+
+struct ModelConfig {
+    std::string source;     // where it came from (file name), for messages
+    std::string description;
+    Shape3 input;           // a flat input of n values is {1, 1, n}
+    std::vector<Layer> layers;
+    CompileOptions compile;
+    FitOptions fit;         // validationX / validationY stay null
+};
+
+namespace model_config_detail {
+
+inline std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// How a JSON value reads in a message: numbers and literals as written,
+// strings quoted, containers by kind.
+inline std::string show(const nlohmann::json& v) {
+    if (v.is_string()) return "the string " + v.dump();
+    if (v.is_object()) return "an object";
+    if (v.is_array()) return "an array";
+    return v.dump();
+}
+
+// A JSON object at `path` whose keys must all be in an allowed list; typed
+// reads that name the key's path in every error.
+class Object {
+public:
+    Object(const nlohmann::json& j, std::string source, std::string path, std::initializer_list<const char*> allowed)
+        : j_(j), source_(std::move(source)), path_(std::move(path)) {
+        if (!j_.is_object()) fail(path_, "expected an object, got " + show(j_));
+        for (auto it = j_.begin(); it != j_.end(); ++it) {
+            bool ok = false;
+            std::string valid;
+            for (const char* a : allowed) {
+                ok = ok || it.key() == a;
+                valid += (valid.empty() ? "" : ", ") + std::string(a);
+            }
+            if (!ok) fail(at(it.key()), "unknown key (valid: " + valid + ")");
+        }
+    }
+
+    bool has(const char* k) const { return j_.contains(k); }
+    const nlohmann::json& raw(const char* k) const { return j_.at(k); }
+    std::string at(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
+    const std::string& path() const { return path_; }
+    const std::string& source() const { return source_; }
+
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+        throw FormatError(source_ + ": " + (path.empty() ? "" : path + ": ") + what);
+    }
+
+    // An integer in [lo, hi]; 3.0 counts as 3 (JavaScript cannot tell them apart).
+    int integer(const char* k, int def, long long lo, long long hi = std::numeric_limits<int>::max()) const {
+        if (!has(k)) return def;
+        const nlohmann::json& v = j_.at(k);
+        std::string expect = lo == 1 && hi == std::numeric_limits<int>::max()   ? "a positive integer"
+                             : lo == 0 && hi == std::numeric_limits<int>::max() ? "an integer >= 0"
+                                                                                : "an integer in [" + std::to_string(lo) +
+                                                                                      ", " + std::to_string(hi) + "]";
+        if (!v.is_number()) fail(at(k), "expected " + expect + ", got " + show(v));
+        const double d = v.get<double>();
+        if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi))) fail(at(k), "expected " + expect + ", got " + show(v));
+        return int(d);
+    }
+    long long integer64(const char* k, long long def, long long lo, long long hi) const {
+        if (!has(k)) return def;
+        const nlohmann::json& v = j_.at(k);
+        const std::string expect = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+        if (!v.is_number()) fail(at(k), "expected " + expect + ", got " + show(v));
+        const double d = v.get<double>();
+        if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi))) fail(at(k), "expected " + expect + ", got " + show(v));
+        return (long long)d;
+    }
+    // A number that is finite as a 32-bit float and satisfies ok(); `expect`
+    // says what ok() accepts.
+    float real(const char* k, float def, const char* expect = "a finite number", bool (*ok)(double) = nullptr) const {
+        if (!has(k)) return def;
+        const nlohmann::json& v = j_.at(k);
+        if (!v.is_number()) fail(at(k), std::string("expected ") + expect + ", got " + show(v));
+        const double d = v.get<double>();
+        if (!std::isfinite(float(d)) || (ok && !ok(d))) fail(at(k), std::string("expected ") + expect + ", got " + show(v));
+        return float(d);
+    }
+    bool boolean(const char* k, bool def) const {
+        if (!has(k)) return def;
+        const nlohmann::json& v = j_.at(k);
+        if (!v.is_boolean()) fail(at(k), "expected true or false, got " + show(v));
+        return v.get<bool>();
+    }
+    std::string string(const char* k, const std::string& def) const {
+        if (!has(k)) return def;
+        const nlohmann::json& v = j_.at(k);
+        if (!v.is_string()) fail(at(k), "expected a string, got " + show(v));
+        return v.get<std::string>();
+    }
+    // One of `names` (case-insensitive), returned as its index in the list.
+    int choice(const char* k, int def, std::initializer_list<const char*> names) const {
+        if (!has(k)) return def;
+        const std::string s = lower(string(k, ""));
+        std::string valid;
+        int i = 0, found = -1;
+        for (const char* n : names) {
+            if (s == n) found = i;
+            valid += (valid.empty() ? "" : ", ") + std::string(n);
+            ++i;
+        }
+        if (found < 0) fail(at(k), "unknown value '" + string(k, "") + "' (valid: " + valid + ")");
+        return found;
+    }
+
+private:
+    const nlohmann::json& j_;
+    std::string source_, path_;
+};
+
+inline bool positive(double d) { return d > 0; }
+inline bool nonNegative(double d) { return d >= 0; }
+inline bool unitInterval(double d) { return d >= 0 && d < 1; }  // [0, 1)
+
+inline Activation activation(const Object& o, const char* k, Activation def) {
+    if (!o.has(k)) return def;
+    const std::string name = o.string(k, "");
+    for (Activation a : kAllActivations)
+        if (lower(name) == activationName(a)) return a;
+    std::string valid;
+    for (Activation a : kAllActivations) valid += (valid.empty() ? "" : ", ") + std::string(activationName(a));
+    o.fail(o.at(k), "unknown activation '" + name + "' (valid: " + valid + ")");
+}
+
+// "he_uniform", {"type": "he_uniform"} or {"type": "constant", "value": 0.1}.
+inline Initializer initializer(const Object& o, const char* k, Initializer def) {
+    if (!o.has(k)) return def;
+    const nlohmann::json& v = o.raw(k);
+    const char* const valid = "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, or {\"type\": \"constant\", \"value\": x}";
+    std::string type, path = o.at(k);
+    if (v.is_string()) {
+        type = v.get<std::string>();
+    } else {
+        Object io(v, o.source(), path, {"type", "value"});
+        if (!io.has("type")) io.fail(path, std::string("needs a type (") + valid + ")");
+        type = io.string("type", "");
+        path = io.at("type");
+        if (lower(type) == "constant") {
+            if (!io.has("value")) io.fail(path, "a constant initializer needs a value");
+            return Initializer::constant(io.real("value", 0.0f));
+        }
+        if (io.has("value")) io.fail(io.at("value"), "value is only for {\"type\": \"constant\"}");
+    }
+    try {
+        return Initializer::parse(lower(type));
+    } catch (const ArgumentError&) {
+        o.fail(path, "unknown initializer '" + type + "' (valid: " + valid + ")");
+    }
+}
+
+inline Padding padding(const Object& o) {
+    return o.choice("padding", 0, {"valid", "same"}) == 1 ? Padding::Same : Padding::Valid;
+}
+
+const char* const kLayerTypes =
+    "dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, "
+    "dropout, softmax";
+
+// One layer object; the type is matched as the JavaScript API does (case and
+// underscores ignored: "max_pool2d" is "maxpool2d").
+inline Layer layer(const nlohmann::json& j, const std::string& source, const std::string& path) {
+    if (!j.is_object())
+        throw FormatError(source + ": " + path + ": expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got " +
+                          show(j));
+    if (!j.contains("type") || !j.at("type").is_string())
+        throw FormatError(source + ": " + path + ".type: expected a layer type (" + kLayerTypes + "), got " +
+                          (j.contains("type") ? show(j.at("type")) : std::string("nothing")));
+    std::string type;
+    for (char c : lower(j.at("type").get<std::string>()))
+        if (c != '_') type += c;
+    auto required = [&](const Object& o, const char* k) {
+        if (!o.has(k)) o.fail(o.at(k), "required for type '" + type + "'");
+    };
+    if (type == "dense") {
+        Object o(j, source, path, {"type", "units", "activation", "alpha", "kernelInitializer", "biasInitializer", "inputDim", "name"});
+        required(o, "units");
+        Dense d;
+        d.units = o.integer("units", 0, 1);
+        d.activation = activation(o, "activation", d.activation);
+        d.alpha = o.real("alpha", d.alpha);
+        d.kernelInit = initializer(o, "kernelInitializer", d.kernelInit);
+        d.biasInit = initializer(o, "biasInitializer", d.biasInit);
+        d.inputDim = o.integer("inputDim", 0, 1);
+        d.name = o.string("name", "");
+        return d;
+    }
+    if (type == "conv2d") {
+        Object o(j, source, path,
+                 {"type", "filters", "kernelSize", "stride", "padding", "activation", "alpha", "kernelInitializer",
+                  "biasInitializer", "name"});
+        required(o, "filters");
+        Conv2D c;
+        c.filters = o.integer("filters", 0, 1);
+        c.kernelSize = o.integer("kernelSize", c.kernelSize, 1);
+        c.stride = o.integer("stride", c.stride, 1);
+        c.padding = padding(o);
+        c.activation = activation(o, "activation", c.activation);
+        c.alpha = o.real("alpha", c.alpha);
+        c.kernelInit = initializer(o, "kernelInitializer", c.kernelInit);
+        c.biasInit = initializer(o, "biasInitializer", c.biasInit);
+        c.name = o.string("name", "");
+        return c;
+    }
+    if (type == "maxpool2d" || type == "averagepool2d") {
+        Object o(j, source, path, {"type", "poolSize", "stride", "padding", "name"});
+        const int pool = o.integer("poolSize", 2, 1), stride = o.integer("stride", 0, 0);
+        if (type == "maxpool2d") return MaxPool2D{pool, stride, padding(o), o.string("name", "")};
+        return AveragePool2D{pool, stride, padding(o), o.string("name", "")};
+    }
+    if (type == "globalaveragepooling2d" || type == "flatten" || type == "softmax") {
+        Object o(j, source, path, {"type", "name"});
+        const std::string name = o.string("name", "");
+        if (type == "flatten") return Flatten{name};
+        if (type == "softmax") return Softmax{name};
+        return GlobalAveragePooling2D{name};
+    }
+    if (type == "batchnormalization") {
+        Object o(j, source, path, {"type", "momentum", "epsilon", "name"});
+        BatchNormalization b;
+        b.momentum = o.real("momentum", b.momentum, "a number in [0, 1)", unitInterval);
+        b.epsilon = o.real("epsilon", b.epsilon, "a positive number", positive);
+        b.name = o.string("name", "");
+        return b;
+    }
+    if (type == "activation") {
+        Object o(j, source, path, {"type", "activation", "alpha", "name"});
+        required(o, "activation");
+        ActivationLayer a;
+        a.activation = activation(o, "activation", a.activation);
+        a.alpha = o.real("alpha", a.alpha);
+        a.name = o.string("name", "");
+        return a;
+    }
+    if (type == "dropout") {
+        Object o(j, source, path, {"type", "rate", "name"});
+        Dropout d;
+        d.rate = o.real("rate", d.rate, "a number in [0, 1)", unitInterval);
+        d.name = o.string("name", "");
+        return d;
+    }
+    throw FormatError(source + ": " + path + ".type: unknown layer type '" + j.at("type").get<std::string>() +
+                      "' (valid: " + kLayerTypes + ")");
+}
+
+// "adam" or {"type": "adam", "lr": 0.001, ...}.
+inline OptimizerConfig optimizer(const Object& compile) {
+    OptimizerConfig c;
+    if (!compile.has("optimizer")) return c;
+    const nlohmann::json& v = compile.raw("optimizer");
+    const std::string path = compile.at("optimizer");
+    std::unique_ptr<Object> o;
+    std::string name;
+    if (v.is_string()) {
+        name = v.get<std::string>();
+    } else {
+        o = std::make_unique<Object>(v, compile.source(), path,
+                                     std::initializer_list<const char*>{"type", "lr", "learningRate", "weightDecay", "momentum",
+                                                                        "beta1", "beta2", "eps", "rho"});
+        if (!o->has("type")) o->fail(path, "needs a type ('adam', 'sgd', ...)");
+        name = o->string("type", "");
+    }
+    std::string valid;
+    bool found = false;
+    for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
+                            OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+        valid += (valid.empty() ? "" : ", ") + std::string(optimizerName(k));
+        if (lower(name) == optimizerName(k)) {
+            c.kind = k;
+            found = true;
+        }
+    }
+    if (!found) compile.fail(o ? o->at("type") : path, "unknown optimizer '" + name + "' (valid: " + valid + ")");
+    if (o) {
+        if (o->has("lr") && o->has("learningRate")) o->fail(path, "give lr or learningRate, not both");
+        c.lr = o->real("lr", o->real("learningRate", c.lr, "a positive number", positive), "a positive number", positive);
+        c.weightDecay = o->real("weightDecay", c.weightDecay, "a number >= 0", nonNegative);
+        c.momentum = o->real("momentum", c.momentum, "a number in [0, 1)", unitInterval);
+        c.beta1 = o->real("beta1", c.beta1, "a number in [0, 1)", unitInterval);
+        c.beta2 = o->real("beta2", c.beta2, "a number in [0, 1)", unitInterval);
+        c.eps = o->real("eps", c.eps, "a positive number", positive);
+        c.rho = o->real("rho", c.rho, "a number in [0, 1)", unitInterval);
+    }
+    return c;
+}
+
+// "cosine" or {"type": "cosine", "warmupSteps": 100, "totalSteps": 5000, ...}.
+inline Schedule schedule(const Object& compile) {
+    Schedule s;
+    if (!compile.has("schedule")) return s;
+    const nlohmann::json& v = compile.raw("schedule");
+    nlohmann::json asObject = v.is_string() ? nlohmann::json{{"type", v}} : v;
+    Object o(asObject, compile.source(), compile.at("schedule"),
+             {"type", "stepSize", "gamma", "warmupSteps", "totalSteps", "minLr"});
+    s.kind = Schedule::Kind(o.choice("type", 0, {"constant", "step", "exponential", "cosine"}));
+    s.stepSize = o.integer("stepSize", s.stepSize, 1);
+    s.gamma = o.real("gamma", s.gamma, "a positive number", positive);
+    s.warmupSteps = o.integer("warmupSteps", s.warmupSteps, 0);
+    s.totalSteps = o.integer("totalSteps", s.totalSteps, 1);
+    s.minLr = o.real("minLr", s.minLr, "a number >= 0", nonNegative);
+    return s;
+}
+
+inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source) {
+    Object o(j, source, "compile", {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
+    CompileOptions c;
+    const int loss = o.choice("loss", 0, {"softmax_cross_entropy", "mse", "mean_squared_error", "binary_cross_entropy"});
+    c.loss = loss == 0 ? LossKind::SoftmaxCrossEntropy : loss == 3 ? LossKind::BinaryCrossEntropy : LossKind::MeanSquaredError;
+    c.optimizer = optimizer(o);
+    c.optimizer.lr = o.real("learningRate", c.optimizer.lr, "a positive number", positive);
+    c.schedule = schedule(o);
+    c.clipNorm = o.real("clipNorm", c.clipNorm, "a number >= 0 (0: no clipping)", nonNegative);
+    c.seed = uint32_t(o.integer64("seed", c.seed, 0, 0xFFFFFFFFll));
+    c.onNaN = NanPolicy(o.choice("onNaN", 0, {"stop", "skip", "ignore"}));
+    return c;
+}
+
+inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source) {
+    Object o(j, source, "fit", {"epochs", "batchSize", "shuffle", "validationSplit", "lossEvery", "asyncLoss"});
+    FitOptions f;
+    f.epochs = o.integer("epochs", f.epochs, 1);
+    f.batchSize = o.integer("batchSize", f.batchSize, 1);
+    f.shuffle = o.boolean("shuffle", f.shuffle);
+    f.validationSplit = o.real("validationSplit", f.validationSplit, "a number in [0, 1)", unitInterval);
+    f.lossEvery = o.integer("lossEvery", f.lossEvery, 0);
+    f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
+    return f;
+}
+
+inline Shape3 inputShape(const Object& top) {
+    if (!top.has("input")) top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
+    const nlohmann::json& v = top.raw("input");
+    const char* expect = "a positive integer or [height, width, channels]";
+    const double maxInt = double(std::numeric_limits<int>::max());
+    auto dim = [&](const nlohmann::json& d, const std::string& path) {
+        if (!d.is_number() || !(d.get<double>() >= 1 && d.get<double>() == std::floor(d.get<double>()) && d.get<double>() <= maxInt))
+            top.fail(path, "expected a positive integer, got " + show(d));
+        return int(d.get<double>());
+    };
+    if (v.is_number()) return Shape3{1, 1, dim(v, "input")};
+    if (!v.is_array() || v.size() != 3) top.fail("input", std::string("expected ") + expect + ", got " + show(v) +
+                                                          (v.is_array() ? " of " + std::to_string(v.size()) + " values" : ""));
+    Shape3 s{dim(v[0], "input[0]"), dim(v[1], "input[1]"), dim(v[2], "input[2]")};
+    if (double(s.height) * s.width * s.channels > maxInt) top.fail("input", "the image shape has too many values");
+    return s;
+}
+
+// Duplicate keys are errors: nlohmann::json would keep the last one silently.
+// The parser's callback sees keys in order; a stack of open containers gives
+// the JSON path for the message.
+class DuplicateKeyCheck {
+public:
+    explicit DuplicateKeyCheck(std::string source) : source_(std::move(source)) {}
+    bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        switch (event) {
+            case E::object_start: open_.push_back({false, 0, {}, {}}); break;
+            case E::array_start: open_.push_back({true, 0, {}, {}}); break;
+            case E::key: {
+                Open& o = open_.back();
+                o.key = parsed.get<std::string>();
+                if (!o.keys.insert(o.key).second) {
+                    const std::string p = path();
+                    throw FormatError(source_ + ": " + (p.empty() ? "" : p + ": ") + "duplicate key '" + o.key + "'");
+                }
+                break;
+            }
+            case E::object_end:
+            case E::array_end:
+                open_.pop_back();
+                if (!open_.empty() && open_.back().array) ++open_.back().index;
+                break;
+            case E::value:
+                if (!open_.empty() && open_.back().array) ++open_.back().index;
+                break;
+        }
+        return true;
+    }
+
+private:
+    struct Open {
+        bool array;
+        size_t index;
+        std::string key;
+        std::set<std::string> keys;
+    };
+    // The path of the innermost open container.
+    std::string path() const {
+        std::string p;
+        for (size_t i = 0; i + 1 < open_.size(); ++i)
+            p += open_[i].array ? "[" + std::to_string(open_[i].index) + "]" : (p.empty() ? "" : ".") + open_[i].key;
+        return p;
+    }
+    std::string source_;
+    std::vector<Open> open_;
+};
+
+}  // namespace model_config_detail
+
+// A parsed JSON document (already free of duplicate keys) as a ModelConfig.
+inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::string& source = "<model config>") {
+    using namespace model_config_detail;
+    if (!j.is_object()) throw FormatError(source + ": expected a JSON object at the top level, got " + show(j));
+    Object top(j, source, "", {"description", "input", "layers", "compile", "fit"});
+    ModelConfig c;
+    c.source = source;
+    c.description = top.string("description", "");
+    c.input = inputShape(top);
+    if (!top.has("layers")) top.fail("layers", "required: an array of layer objects");
+    const nlohmann::json& layers = top.raw("layers");
+    if (!layers.is_array() || layers.empty())
+        top.fail("layers", "expected a non-empty array of layer objects, got " + (layers.is_array() ? std::string("[]") : show(layers)));
+    for (size_t i = 0; i < layers.size(); ++i) c.layers.push_back(layer(layers[i], source, "layers[" + std::to_string(i) + "]"));
+    if (top.has("compile")) c.compile = compileOptions(top.raw("compile"), source);
+    if (top.has("fit")) c.fit = fitOptions(top.raw("fit"), source);
+    return c;
+}
+
+// JSON text (e.g. a model.json file's contents) as a ModelConfig. Syntax
+// errors keep nlohmann's line and column.
+inline ModelConfig parseModelConfig(const std::string& text, const std::string& source = "<model config>") {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text, model_config_detail::DuplicateKeyCheck(source));
+    } catch (const nlohmann::json::exception& e) {
+        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 2, column 3: ..."
+        const size_t cut = what.find("] ");
+        throw FormatError(source + ": invalid JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+    }
+    return modelConfigFromJson(j, source);
+}
+
+inline ModelConfig loadModelConfig(const std::string& path) {
+    const std::vector<uint8_t> bytes = readFile(path, "model config");
+    return parseModelConfig(std::string(bytes.begin(), bytes.end()), path);
+}
+
+// A compiled Sequential with the configured layers and compile options.
+// Compile errors (shapes, names) come from Sequential, prefixed with the source.
+inline std::unique_ptr<Sequential> buildModel(Context& ctx, const ModelConfig& config) {
+    auto model = std::make_unique<Sequential>(ctx, config.input);
+    for (const Layer& l : config.layers) model->add(l);
+    try {
+        model->compile(config.compile);
+    } catch (const ArgumentError& e) {
+        throw ArgumentError(config.source + ": " + e.what());
+    }
+    return model;
+}
+
+}  // namespace gltrain

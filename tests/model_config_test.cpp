@@ -1,0 +1,287 @@
+// Model descriptions in JSON (gltrain/model_config.hpp): every key of the
+// JavaScript vocabulary is read into the C++ options, a built model equals
+// the same model built by hand, and each kind of bad input is an error naming
+// the source and the JSON path. Parses strings only (this suite also runs in
+// Chromium).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "gltrain/model_config.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+
+namespace {
+
+std::string errorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const FormatError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        return std::string("(not a FormatError) ") + e.what();
+    }
+    return "(no exception)";
+}
+
+// A config around `layers`, `compile` and `fit` snippets.
+std::string config(const std::string& layers, const std::string& compile = "", const std::string& fit = "") {
+    return "{\"input\": 4, \"layers\": [" + layers + "]" + (compile.empty() ? "" : ", \"compile\": " + compile) +
+           (fit.empty() ? "" : ", \"fit\": " + fit) + "}";
+}
+
+}  // namespace
+
+TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
+    const std::string text = R"({
+      "description": "every layer",
+      "input": [12, 10, 3],
+      "layers": [
+        {"type": "conv2d", "filters": 8, "kernelSize": 5, "stride": 2, "padding": "same", "activation": "leaky_relu",
+         "alpha": 0.2, "kernelInitializer": "he_normal", "biasInitializer": {"type": "constant", "value": 0.1}, "name": "c1"},
+        {"type": "batch_normalization", "momentum": 0.9, "epsilon": 0.01},
+        {"type": "activation", "activation": "GELU"},
+        {"type": "max_pool2d", "poolSize": 3, "stride": 1, "padding": "valid"},
+        {"type": "AveragePool2D", "poolSize": 2},
+        {"type": "global_average_pooling2d"},
+        {"type": "flatten", "name": "flat"},
+        {"type": "dense", "units": 7, "activation": "tanh", "kernelInitializer": {"type": "glorot_normal"},
+         "biasInitializer": "zeros", "inputDim": 8},
+        {"type": "dropout", "rate": 0.25},
+        {"type": "softmax"}
+      ],
+      "compile": {"loss": "softmax_cross_entropy", "optimizer": {"type": "rmsprop", "lr": 0.01, "weightDecay": 0.001,
+                  "momentum": 0.5, "beta1": 0.8, "beta2": 0.99, "eps": 1e-6, "rho": 0.95},
+                  "schedule": {"type": "cosine", "stepSize": 7, "gamma": 0.5, "warmupSteps": 10, "totalSteps": 100, "minLr": 0.0001},
+                  "clipNorm": 2.5, "seed": 4000000000, "onNaN": "skip"},
+      "fit": {"epochs": 3, "batchSize": 16, "shuffle": false, "validationSplit": 0.2, "lossEvery": 5, "asyncLoss": true}
+    })";
+    ModelConfig c = parseModelConfig(text, "all.json");
+    EXPECT_EQ(c.source, "all.json");
+    EXPECT_EQ(c.description, "every layer");
+    EXPECT_EQ(c.input, (Shape3{12, 10, 3}));
+    ASSERT_EQ(c.layers.size(), 10u);
+
+    const Conv2D& conv = std::get<Conv2D>(c.layers[0]);
+    EXPECT_EQ(conv.filters, 8);
+    EXPECT_EQ(conv.kernelSize, 5);
+    EXPECT_EQ(conv.stride, 2);
+    EXPECT_EQ(conv.padding, Padding::Same);
+    EXPECT_EQ(conv.activation, Activation::LeakyReLU);
+    EXPECT_FLOAT_EQ(conv.alpha, 0.2f);
+    EXPECT_EQ(conv.kernelInit.kind, Initializer::HeNormal);
+    EXPECT_EQ(conv.biasInit.kind, Initializer::Constant);
+    EXPECT_FLOAT_EQ(conv.biasInit.value, 0.1f);
+    EXPECT_EQ(conv.name, "c1");
+    const BatchNormalization& bn = std::get<BatchNormalization>(c.layers[1]);
+    EXPECT_FLOAT_EQ(bn.momentum, 0.9f);
+    EXPECT_FLOAT_EQ(bn.epsilon, 0.01f);
+    EXPECT_EQ(std::get<ActivationLayer>(c.layers[2]).activation, Activation::GELU);
+    const MaxPool2D& mp = std::get<MaxPool2D>(c.layers[3]);
+    EXPECT_EQ(mp.poolSize, 3);
+    EXPECT_EQ(mp.stride, 1);
+    EXPECT_EQ(mp.padding, Padding::Valid);
+    EXPECT_EQ(std::get<AveragePool2D>(c.layers[4]).poolSize, 2);
+    EXPECT_TRUE(std::holds_alternative<GlobalAveragePooling2D>(c.layers[5]));
+    EXPECT_EQ(std::get<Flatten>(c.layers[6]).name, "flat");
+    const Dense& d = std::get<Dense>(c.layers[7]);
+    EXPECT_EQ(d.units, 7);
+    EXPECT_EQ(d.activation, Activation::Tanh);
+    EXPECT_EQ(d.kernelInit.kind, Initializer::GlorotNormal);
+    EXPECT_EQ(d.biasInit.kind, Initializer::Zeros);
+    EXPECT_EQ(d.inputDim, 8);
+    EXPECT_FLOAT_EQ(std::get<Dropout>(c.layers[8]).rate, 0.25f);
+    EXPECT_TRUE(std::holds_alternative<Softmax>(c.layers[9]));
+
+    EXPECT_EQ(c.compile.loss, LossKind::SoftmaxCrossEntropy);
+    EXPECT_EQ(c.compile.optimizer.kind, OptimizerKind::RMSProp);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.lr, 0.01f);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.weightDecay, 0.001f);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.momentum, 0.5f);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.beta1, 0.8f);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.beta2, 0.99f);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.eps, 1e-6f);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.rho, 0.95f);
+    EXPECT_EQ(c.compile.schedule.kind, Schedule::Cosine);
+    EXPECT_EQ(c.compile.schedule.stepSize, 7);
+    EXPECT_FLOAT_EQ(c.compile.schedule.gamma, 0.5f);
+    EXPECT_EQ(c.compile.schedule.warmupSteps, 10);
+    EXPECT_EQ(c.compile.schedule.totalSteps, 100);
+    EXPECT_FLOAT_EQ(c.compile.schedule.minLr, 0.0001f);
+    EXPECT_FLOAT_EQ(c.compile.clipNorm, 2.5f);
+    EXPECT_EQ(c.compile.seed, 4000000000u);
+    EXPECT_EQ(c.compile.onNaN, NanPolicy::Skip);
+
+    EXPECT_EQ(c.fit.epochs, 3);
+    EXPECT_EQ(c.fit.batchSize, 16);
+    EXPECT_FALSE(c.fit.shuffle);
+    EXPECT_FLOAT_EQ(c.fit.validationSplit, 0.2f);
+    EXPECT_EQ(c.fit.lossEvery, 5);
+    EXPECT_TRUE(c.fit.asyncLoss);
+}
+
+TEST(ModelConfig, DefaultsAndShortForms) {
+    ModelConfig c = parseModelConfig(config(R"({"type": "dense", "units": 2})",
+                                            R"({"optimizer": "sgd", "learningRate": 0.5, "schedule": "exponential", "loss": "MSE"})"));
+    EXPECT_EQ(c.input, (Shape3{1, 1, 4}));
+    EXPECT_EQ(c.compile.optimizer.kind, OptimizerKind::SGD);
+    EXPECT_FLOAT_EQ(c.compile.optimizer.lr, 0.5f);  // compile.learningRate overrides the optimizer's
+    EXPECT_EQ(c.compile.schedule.kind, Schedule::Exponential);
+    EXPECT_EQ(c.compile.loss, LossKind::MeanSquaredError);
+    const Dense& d = std::get<Dense>(c.layers[0]);
+    EXPECT_EQ(d.activation, Activation::Linear);
+    EXPECT_EQ(d.kernelInit.kind, Initializer::GlorotUniform);
+
+    // Without compile and fit: the library's defaults (Adam 1e-3, one epoch of batches of 32, ...).
+    ModelConfig bare = parseModelConfig(config(R"({"type": "dense", "units": 2})"));
+    const CompileOptions defaults;
+    const FitOptions fitDefaults;
+    EXPECT_EQ(bare.compile.optimizer.kind, defaults.optimizer.kind);
+    EXPECT_EQ(bare.compile.optimizer.lr, defaults.optimizer.lr);
+    EXPECT_EQ(bare.compile.loss, defaults.loss);
+    EXPECT_EQ(bare.compile.seed, defaults.seed);
+    EXPECT_EQ(bare.fit.epochs, fitDefaults.epochs);
+    EXPECT_EQ(bare.fit.batchSize, fitDefaults.batchSize);
+    EXPECT_EQ(bare.fit.lossEvery, fitDefaults.lossEvery);
+    // 3.0 is 3: JavaScript numbers do not tell them apart.
+    EXPECT_EQ(std::get<Dense>(parseModelConfig(config(R"({"type": "dense", "units": 3.0})")).layers[0]).units, 3);
+}
+
+TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
+    const std::string dense = R"({"type": "dense", "units": 2})";
+    struct Row {
+        std::string text, expected;
+    };
+    const Row rows[] = {
+        {config(dense + "," + dense + R"(, {"type": "dense", "units": -3})"),
+         "model.json: layers[2].units: expected a positive integer, got -3"},
+        {config(R"({"type": "dense", "units": 2.5})"), "layers[0].units: expected a positive integer, got 2.5"},
+        {config(R"({"type": "dense", "units": "3"})"), "layers[0].units: expected a positive integer, got the string \"3\""},
+        {config(R"({"type": "dense", "units": 2, "unit": 3})"),
+         "layers[0].unit: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name)"},
+        {config(R"({"type": "dense"})"), "layers[0].units: required for type 'dense'"},
+        {config(R"({"type": "conv2d", "kernelSize": 3})"), "layers[0].filters: required for type 'conv2d'"},
+        {config(R"({"type": "activation"})"), "layers[0].activation: required for type 'activation'"},
+        {config(R"({"type": "dense2", "units": 2})"), "layers[0].type: unknown layer type 'dense2' (valid: dense, conv2d,"},
+        {config(R"({"units": 2})"), "layers[0].type: expected a layer type (dense, conv2d"},
+        {config(R"({"type": 5})"), "layers[0].type: expected a layer type (dense, conv2d, maxpool2d, averagepool2d, "
+                                   "globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax), got 5"},
+        {config("7"), "layers[0]: expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got 7"},
+        {config(R"({"type": "dense", "units": 2, "activation": "rellu"})"),
+         "layers[0].activation: unknown activation 'rellu' (valid: linear, relu, leaky_relu, sigmoid, tanh, gelu, softplus)"},
+        {config(R"({"type": "dense", "units": 2, "kernelInitializer": "foo"})"),
+         "layers[0].kernelInitializer: unknown initializer 'foo' (valid: glorot_uniform"},
+        {config(R"({"type": "dense", "units": 2, "kernelInitializer": {"type": "constant"}})"),
+         "layers[0].kernelInitializer.type: a constant initializer needs a value"},
+        {config(R"({"type": "dense", "units": 2, "kernelInitializer": {"type": "zeros", "value": 1}})"),
+         "layers[0].kernelInitializer.value: value is only for {\"type\": \"constant\"}"},
+        {config(R"({"type": "conv2d", "filters": 2, "padding": "full"})"),
+         "layers[0].padding: unknown value 'full' (valid: valid, same)"},
+        {config(R"({"type": "maxpool2d", "stride": -1})"), "layers[0].stride: expected an integer >= 0, got -1"},
+        {config(R"({"type": "dropout", "rate": 1})"), "layers[0].rate: expected a number in [0, 1), got 1"},
+        {config(R"({"type": "batchnormalization", "epsilon": 0})"), "layers[0].epsilon: expected a positive number, got 0"},
+        {config(R"({"type": "flatten", "units": 3})"), "layers[0].units: unknown key (valid: type, name)"},
+        {config(dense, R"({"optimizer": "adamm"})"),
+         "compile.optimizer: unknown optimizer 'adamm' (valid: sgd, momentum, nesterov, adam, adamw, rmsprop)"},
+        {config(dense, R"({"optimizer": {"type": "adam", "lr": -1}})"),
+         "compile.optimizer.lr: expected a positive number, got -1"},
+        {config(dense, R"({"optimizer": {"type": "adam", "lr": 1e39}})"),
+         "compile.optimizer.lr: expected a positive number, got 1e+39"},
+        {config(dense, R"({"optimizer": {"lr": 1}})"), "compile.optimizer: needs a type ('adam', 'sgd', ...)"},
+        {config(dense, R"({"optimizer": {"type": "adam", "lr": 1, "learningRate": 1}})"),
+         "compile.optimizer: give lr or learningRate, not both"},
+        {config(dense, R"({"optimizer": {"type": "sgd", "beta2": 1}})"),
+         "compile.optimizer.beta2: expected a number in [0, 1), got 1"},
+        {config(dense, R"({"loss": "hinge"})"),
+         "compile.loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy)"},
+        {config(dense, R"({"schedule": {"type": "cosine", "totalSteps": 0}})"),
+         "compile.schedule.totalSteps: expected a positive integer, got 0"},
+        {config(dense, R"({"schedule": "linear"})"),
+         "compile.schedule.type: unknown value 'linear' (valid: constant, step, exponential, cosine)"},
+        {config(dense, R"({"seed": -1})"), "compile.seed: expected an integer in [0, 4294967295], got -1"},
+        {config(dense, R"({"clipNorm": -1})"), "compile.clipNorm: expected a number >= 0 (0: no clipping), got -1"},
+        {config(dense, R"({"onNaN": "panic"})"), "compile.onNaN: unknown value 'panic' (valid: stop, skip, ignore)"},
+        {config(dense, R"({"epochs": 2})"), "compile.epochs: unknown key"},
+        {config(dense, "[]"), "compile: expected an object, got an array"},
+        {config(dense, "", R"({"epochs": 0})"), "fit.epochs: expected a positive integer, got 0"},
+        {config(dense, "", R"({"batchsize": 8})"), "fit.batchsize: unknown key (valid: epochs, batchSize, shuffle,"},
+        {config(dense, "", R"({"validationSplit": 1.5})"), "fit.validationSplit: expected a number in [0, 1), got 1.5"},
+        {config(dense, "", R"({"shuffle": 1})"), "fit.shuffle: expected true or false, got 1"},
+        {R"({"layers": [{"type": "dense", "units": 2}]})", "model.json: input: required"},
+        {R"({"input": [28, 28], "layers": [{"type": "flatten"}]})",
+         "input: expected a positive integer or [height, width, channels], got an array of 2 values"},
+        {R"({"input": [28, 0, 1], "layers": [{"type": "flatten"}]})", "input[1]: expected a positive integer, got 0"},
+        {R"({"input": "784", "layers": [{"type": "flatten"}]})", "input: expected a positive integer or [height, width, channels], got the string \"784\""},
+        {R"({"input": 4})", "model.json: layers: required"},
+        {R"({"input": 4, "layers": []})", "layers: expected a non-empty array of layer objects, got []"},
+        {R"({"input": 4, "layers": {}})", "layers: expected a non-empty array of layer objects, got an object"},
+        {R"({"input": 4, "layers": [], "layer": []})", "model.json: layer: unknown key (valid: description, input, layers, compile, fit)"},
+        {R"({"input": 4, "description": 3, "layers": []})", "description: expected a string, got 3"},
+        {R"([1, 2])", "model.json: expected a JSON object at the top level, got an array"},
+        {"{\"input\": 4,\n \"layers\": [", "model.json: invalid JSON: parse error at line 2, column 13"},
+        {"", "model.json: invalid JSON:"},
+        {config(dense + R"(, {"type": "dense", "units": 2, "units": 3})"), "model.json: layers[1]: duplicate key 'units'"},
+        {R"({"input": 4, "input": 5, "layers": []})", "model.json: duplicate key 'input'"},
+        {config(dense, R"({"optimizer": {"type": "adam", "lr": 0.1, "lr": 0.2}})"),
+         "model.json: compile.optimizer: duplicate key 'lr'"},
+        {R"({"input": [1, [2, {"a": 1, "a": 2}], 3]})", "model.json: input[1][1]: duplicate key 'a'"},
+    };
+    for (const Row& r : rows) {
+        const std::string got = errorOf([&] { parseModelConfig(r.text, "model.json"); });
+        EXPECT_NE(got.find(r.expected), std::string::npos) << "input: " << r.text << "\nexpected: " << r.expected
+                                                           << "\ngot: " << got;
+        EXPECT_EQ(got.rfind("model.json: ", 0), 0u) << got;
+    }
+}
+
+// The model a config builds equals the one built by hand with the same
+// options: same parameters at initialisation (the seed and initializers were
+// passed on) and the same predictions.
+TEST(ModelConfig, BuildsTheSameModelAsCode) {
+    Context& ctx = test::context();
+    ModelConfig c = parseModelConfig(R"({
+      "input": [6, 5, 2],
+      "layers": [
+        {"type": "conv2d", "filters": 3, "kernelSize": 3, "padding": "same", "activation": "relu", "kernelInitializer": "he_uniform"},
+        {"type": "maxpool2d", "poolSize": 2},
+        {"type": "flatten"},
+        {"type": "dense", "units": 4, "activation": "tanh", "biasInitializer": {"type": "constant", "value": 0.05}}
+      ],
+      "compile": {"seed": 7, "optimizer": {"type": "sgd", "lr": 0.1}}
+    })", "m.json");
+    std::unique_ptr<Sequential> fromJson = buildModel(ctx, c);
+
+    Sequential byHand(ctx, Shape3{6, 5, 2});
+    byHand.add(Conv2D{3, 3, 1, Padding::Same, Activation::ReLU, 0.01f, Initializer{Initializer::HeUniform, 0}})
+        .add(MaxPool2D{2})
+        .add(Flatten{})
+        .add(Dense{4, Activation::Tanh, 0.01f, Initializer{}, Initializer::constant(0.05f)});
+    CompileOptions o;
+    o.seed = 7;
+    o.optimizer.kind = OptimizerKind::SGD;
+    o.optimizer.lr = 0.1f;
+    byHand.compile(o);
+
+    ASSERT_EQ(fromJson->layerCount(), 4u);
+    for (const char* layer : {"conv2d_0", "dense_3"})
+        for (const char* which : {"kernel", "bias"})
+            EXPECT_EQ(fromJson->weight(layer, which).data, byHand.weight(layer, which).data) << layer << "/" << which;
+    HostMatrix x = test::randomMatrix(3, 60, 5);
+    EXPECT_EQ(fromJson->predict(x).data, byHand.predict(x).data);
+    EXPECT_EQ(fromJson->options().optimizer.kind, OptimizerKind::SGD);
+}
+
+TEST(ModelConfig, CompileErrorsNameTheSource) {
+    Context& ctx = test::context();
+    ModelConfig c = parseModelConfig(R"({"input": [4, 4, 1], "layers": [{"type": "dense", "units": 2}]})", "m.json");
+    try {
+        buildModel(ctx, c);
+        FAIL() << "a dense layer on an image input compiled";
+    } catch (const ArgumentError& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(m.rfind("m.json: compile: layer dense_0", 0), 0u) << m;
+        EXPECT_NE(m.find("Flatten"), std::string::npos) << m;
+    }
+}
