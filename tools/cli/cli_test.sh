@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# End-to-end test of the gltrain program (CTest: cli). Usage: cli_test.sh GLTRAIN WORKDIR
+#
+# Trains tiny models on CSV files generated here and on 256 Fashion-MNIST test
+# images, and checks: training converges, the non-terminal progress format,
+# the terminal bar, checkpoints (periodic and final), resuming continues the
+# step count and ends bit-identical to an uninterrupted run, evaluate and
+# predict, --info, inspect, SIGINT writing a checkpoint that evaluate loads,
+# and for bad arguments and bad files the message and the exit status
+# (2 usage, 1 runtime; never a crash).
+set -u
+G=$(realpath "$1")
+W=$2
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# expect STATUS TEXT COMMAND...: runs COMMAND (stdout to out, stderr to err),
+# checks its exit status and that stdout or stderr contains TEXT (fixed string).
+expect() {
+  local status=$1 text=$2
+  shift 2
+  "$@" >out 2>err
+  local got=$?
+  if [ "$got" != "$status" ]; then
+    fail "exit $got, expected $status: $*"; sed 's/^/  stdout: /' out >&2; sed 's/^/  stderr: /' err >&2
+  elif ! grep -qF -- "$text" out err; then
+    fail "no '$text' in the output of: $*"; sed 's/^/  stdout: /' out >&2; sed 's/^/  stderr: /' err >&2
+  fi
+}
+# The value of key=VALUE on the last line of file $1 that has it.
+value() { grep -o "$2=[^ ]*" "$1" | tail -1 | cut -d= -f2; }
+
+# ---- data and models --------------------------------------------------------------
+# XOR of the signs of two coordinates (points at least 0.1 from the axes), with a header.
+awk 'BEGIN { srand(7); print "x,y,label"; n = 0
+  while (n < 200) { x = 2 * rand() - 1; y = 2 * rand() - 1
+    if (x * x < 0.01 || y * y < 0.01) continue
+    printf "%.4f,%.4f,%d\n", x, y, (x > 0) != (y > 0); n++ } }' > xor.csv
+cat > xor.json <<'EOF'
+{"description": "XOR of signs", "input": 2,
+ "layers": [{"type": "dense", "units": 16, "activation": "tanh"}, {"type": "dense", "units": 2}],
+ "compile": {"optimizer": {"type": "adam", "lr": 0.05}, "seed": 3},
+ "fit": {"epochs": 20, "batchSize": 20}}
+EOF
+# A linear target without a header, the target first: t = 2a - b + 0.5.
+awk 'BEGIN { srand(3); for (i = 0; i < 128; i++) { a = rand(); b = rand(); printf "%.5f,%.5f,%.5f\n", 2 * a - b + 0.5, a, b } }' > line.csv
+cat > line.json <<'EOF'
+{"input": 2, "layers": [{"type": "dense", "units": 1}],
+ "compile": {"loss": "mse", "optimizer": {"type": "sgd", "lr": 0.3}}, "fit": {"epochs": 60, "batchSize": 16, "lossEvery": 0}}
+EOF
+cat > mlp.json <<'EOF'
+{"input": [28, 28, 1],
+ "layers": [{"type": "flatten"}, {"type": "dense", "units": 32, "activation": "relu"}, {"type": "dense", "units": 10}],
+ "compile": {"optimizer": {"type": "adam", "lr": 0.002}, "seed": 5},
+ "fit": {"epochs": 1, "batchSize": 32}}
+EOF
+FASHION=(--data fashion-mnist --split test --limit 256)
+
+# ---- version, help, --info ------------------------------------------------------------
+expect 0 "gltrain 0." "$G" --version
+expect 0 "usage:" "$G" --help
+expect 0 "--resume FILE" "$G" train --help
+expect 0 "renderer:" "$G" --info
+grep -q "fragment float mantissa: *[0-9]* bits (measured" out || fail "--info: no measured precision"
+grep -q "^platform: *egl-" out || fail "--info: no EGL platform"
+
+# ---- CSV: training converges; the progress lines' format ----------------------------
+expect 0 "checkpoint=xor.safetensors step=200" "$G" train xor.json --data xor.csv --log-every 7
+cp out xor.out
+[ "$(grep -c '^step=' xor.out)" = 29 ] || fail "expected 28 lines every 7 steps and the last, got $(grep -c '^step=' xor.out)"
+bad=$(grep '^step=' xor.out | grep -vE '^step=[0-9]+/200 epoch=[0-9]+/20 loss=[0-9]+\.[0-9]{4} samples/s=[0-9]+ eta=[0-9]+:[0-9]{2}$')
+[ -z "$bad" ] || fail "progress lines not in the documented format: $bad"
+bad=$(grep '^epoch=' xor.out | grep -vE '^epoch=[0-9]+/20 step=[0-9]+ loss=[0-9]+\.[0-9]{4} accuracy=[01]\.[0-9]{4} time=[0-9.]+s samples/s=[0-9]+$')
+[ -z "$bad" ] || fail "epoch lines not in the documented format: $bad"
+[ "$(grep -c '^epoch=' xor.out)" = 20 ] || fail "expected 20 epoch lines"
+if grep -q $'\r' xor.out; then fail "carriage returns in non-terminal output"; fi
+expect 0 "accuracy=" "$G" evaluate xor.json --checkpoint xor.safetensors --data xor.csv --label-column label
+awk -v a="$(value out accuracy)" 'BEGIN { exit !(a >= 0.98) }' || fail "XOR accuracy $(value out accuracy) < 0.98"
+grep -q "rows=200" out || fail "evaluate: rows=200 missing"
+# predict to stdout: nothing but CSV there (messages go to stderr); its classes agree with the labels.
+expect 0 "data: 200 rows" "$G" predict xor.json --checkpoint xor.safetensors --data xor.csv --label-column label
+[ "$(head -1 out)" = "class,y0,y1" ] && [ "$(wc -l < out)" = 201 ] || fail "predict: not 200 CSV rows on stdout: $(head -3 out)"
+right=$(paste -d, <(tail -n +2 out | cut -d, -f1) <(tail -n +2 xor.csv | cut -d, -f3) | awk -F, '$1 == $2' | wc -l)
+[ "$right" -ge 196 ] || fail "predict: $right of 200 classes right"
+# The bar, when asked for (stdout is a file here): redrawn with \r, ETA, samples/s.
+expect 0 "checkpoint=bar.safetensors" "$G" train xor.json --data xor.csv --epochs 2 --progress bar --checkpoint bar.safetensors
+grep -q $'\r''epoch 1/2 \[#*\.*\] [0-9]*/20 loss [0-9.]*  [0-9]* samples/s  ETA [0-9]*:[0-9][0-9]' out || fail "no progress bar"
+# Regression on a headerless CSV whose label is the first column: loss only, no accuracy.
+expect 0 "checkpoint=line.safetensors" "$G" train line.json --data line.csv --label-column 0
+expect 0 "loss=" "$G" evaluate line.json --checkpoint line.safetensors --data line.csv --label-column 0
+grep -q "accuracy=" out && fail "a regression model reported accuracy"
+awk -v l="$(value out loss)" 'BEGIN { exit !(l < 0.001) }' || fail "regression loss $(value out loss) >= 0.001"
+
+# ---- IDX: checkpoints, resume, evaluate, predict -------------------------------------
+expect 0 "checkpoint=a.safetensors step=8" "$G" train mlp.json "${FASHION[@]}" --checkpoint a.safetensors --every 3
+grep -q "^checkpoint=a.safetensors step=3$" out && grep -q "^checkpoint=a.safetensors step=6$" out || fail "--every 3: no checkpoints at steps 3 and 6"
+expect 0 "resumed: a.safetensors at step 8" "$G" train mlp.json "${FASHION[@]}" --resume a.safetensors --epochs 2 \
+  --checkpoint b.safetensors --log-every 1
+[ "$(grep -m1 '^step=' out | cut -d' ' -f1)" = "step=9/16" ] || fail "resume: the first step is not 9/16: $(grep -m1 '^step=' out)"
+grep -q "^checkpoint=b.safetensors step=16$" out || fail "resume: no final checkpoint at step 16"
+expect 0 "step=16" "$G" inspect b.safetensors
+grep -q "^tensor dense_1/kernel F32 \[784,32\]$" out || fail "inspect: no dense_1/kernel [784,32]"
+expect 0 "checkpoint=c.safetensors step=16" "$G" train mlp.json "${FASHION[@]}" --epochs 2 --checkpoint c.safetensors
+cmp -s b.safetensors c.safetensors || fail "1 epoch + resume for 1 more is not bit-identical to 2 epochs"
+expect 0 "nothing to do" "$G" train mlp.json "${FASHION[@]}" --resume c.safetensors --epochs 2
+expect 0 "rows=256" "$G" evaluate mlp.json --checkpoint c.safetensors "${FASHION[@]}"
+awk -v a="$(value out accuracy)" 'BEGIN { exit !(a > 0.5) }' || fail "Fashion-MNIST accuracy $(value out accuracy) <= 0.5 after 16 steps"
+expect 0 "predictions: 5 rows written to p.csv" "$G" predict mlp.json --checkpoint c.safetensors --data fashion-mnist --limit 5 --output p.csv
+[ "$(head -1 p.csv)" = "class,y0,y1,y2,y3,y4,y5,y6,y7,y8,y9" ] || fail "predict: header $(head -1 p.csv)"
+[ "$(wc -l < p.csv)" = 6 ] || fail "predict: $(wc -l < p.csv) lines, expected 6"
+grep -qvE '^[0-9],(-?[0-9.e+-]+,){9}-?[0-9.e+-]+$' <(tail -n +2 p.csv) && fail "predict: malformed rows: $(cat p.csv)"
+
+# ---- bad arguments: usage errors, exit 2 ---------------------------------------------
+expect 2 "usage:" "$G"
+expect 2 "gltrain: unknown command 'frobnicate'" "$G" frobnicate
+expect 2 "gltrain train: unknown option '--bogus'" "$G" train xor.json --data xor.csv --bogus
+expect 2 "gltrain train: --epochs: expected a positive integer, got '0'" "$G" train xor.json --data xor.csv --epochs 0
+expect 2 "gltrain train: --batch needs a value" "$G" train xor.json --data xor.csv --batch
+expect 2 "gltrain train: --epochs is given twice" "$G" train xor.json --data xor.csv --epochs 1 --epochs 2
+expect 2 "gltrain train: no model file" "$G" train --data xor.csv
+expect 2 "gltrain train: no data" "$G" train xor.json
+expect 2 "--progress: expected one of auto, bar, lines, got 'fancy'" "$G" train xor.json --data xor.csv --progress fancy
+expect 2 "--label-column are for CSV files" "$G" train mlp.json --data fashion-mnist --label-column 0
+expect 2 "not fashion-mnist, a directory of IDX files or a *.csv file" "$G" train xor.json --data xor.json
+expect 2 "gltrain evaluate: --checkpoint FILE is required" "$G" evaluate xor.json --data xor.csv
+
+# ---- bad files: runtime errors naming the file, exit 1 --------------------------------
+expect 1 "gltrain train: model config missing.json: cannot open" "$G" train missing.json --data xor.csv
+expect 1 "gltrain train: --data missing.csv: No such file or directory" "$G" train xor.json --data missing.csv
+printf '{"input": 2, "layers": [\n  {"type": "dense", "units": 2},\n' > truncated.json
+expect 1 "truncated.json: invalid JSON: parse error at line 3" "$G" train truncated.json --data xor.csv
+printf '{"input": 2, "layers": [{"type": "dense", "units": 4}, {"type": "dense", "units": -3}]}' > badlayer.json
+expect 1 "badlayer.json: layers[1].units: expected a positive integer, got -3" "$G" train badlayer.json --data xor.csv
+printf '{"input": 2, "layers": [{"type": "dense", "units": 2}], "fit": {"epoch": 3}}' > typo.json
+expect 1 "typo.json: fit.epoch: unknown key" "$G" train typo.json --data xor.csv
+printf 'x,y,label\n0.1,0.2,1\n0.3,x1,0\n' > broken.csv
+expect 1 "broken.csv:3:5: field 2 (y) 'x1' is not a number" "$G" train xor.json --data broken.csv
+printf 'x,y,label\n0.1,0.2,1\n0.3,0.4\n' > ragged.csv
+expect 1 "ragged.csv:3: 2 fields, expected 3 (as on line 1)" "$G" train xor.json --data ragged.csv
+printf 'x,y,label\n0.1,0.2,7\n' > badlabel.csv
+expect 1 "badlabel.csv:2:9: field 3 (label): label 7 is out of range 0..1" "$G" train xor.json --data badlabel.csv
+printf '1,2,3,0\n' > wide.csv
+expect 1 "has 3 values per row, the model (xor.json: input [2]) takes 2" "$G" train xor.json --data wide.csv
+printf 'x,y,label\n0.1,0.2,1\n' > onerow.csv
+expect 1 "batchSize 20 is larger than the 1 training rows" "$G" train xor.json --data onerow.csv
+expect 1 "tensor 'dense_0/kernel' has shape [2, 16], the model needs [2, 1]" "$G" evaluate line.json --checkpoint xor.safetensors --data line.csv --label-column 0
+head -c 100 xor.safetensors > cut.safetensors
+expect 1 "cut.safetensors" "$G" evaluate xor.json --checkpoint cut.safetensors --data xor.csv
+expect 1 "checkpoint gone.safetensors: cannot open" "$G" train xor.json --data xor.csv --resume gone.safetensors
+expect 1 "IDX" "$G" train mlp.json --images xor.csv --labels xor.csv
+
+# ---- SIGINT: the step finishes, a checkpoint is written atomically, exit 130 -----------
+"$G" train xor.json --data xor.csv --epochs 100000 --log-every 1 --checkpoint int.safetensors >int.out 2>int.err &
+pid=$!
+for _ in $(seq 1 600); do grep -q '^step=' int.out 2>/dev/null && break; sleep 0.1; done
+if grep -q '^step=' int.out; then
+  kill -INT "$pid"
+  wait "$pid"
+  status=$?
+  [ "$status" = 130 ] || fail "SIGINT: exit $status, expected 130"
+  grep -q "interrupted (SIGINT) after step [0-9]* of 1000000; checkpoint written to int.safetensors" int.err ||
+    fail "SIGINT: no message: $(cat int.err)"
+  step=$(grep -o 'after step [0-9]*' int.err | grep -o '[0-9]*')
+  grep -q "^checkpoint=int.safetensors step=$step$" int.out || fail "SIGINT: no checkpoint line for step $step"
+  [ -e int.safetensors.tmp ] && fail "SIGINT: a temporary file was left behind"
+  expect 0 "step=$step" "$G" inspect int.safetensors
+  expect 0 "checkpoint: int.safetensors (step $step)" "$G" evaluate xor.json --checkpoint int.safetensors --data xor.csv
+else
+  kill "$pid" 2>/dev/null
+  fail "SIGINT: training printed no step line within 60 s: $(cat int.err)"
+fi
+
+if [ "$failures" != 0 ]; then
+  echo "cli_test: $failures failure(s)" >&2
+  exit 1
+fi
+echo "cli_test: all checks passed"

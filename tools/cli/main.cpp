@@ -1,0 +1,473 @@
+// gltrain: train, evaluate and run models described in JSON (the JavaScript
+// API's vocabulary, gltrain/model_config.hpp) on IDX or CSV data, on whatever
+// EGL device is present. `gltrain --help` lists the commands.
+//
+// Exit status: 0 done, 1 a runtime error (bad file, training stopped on NaN,
+// no GPU context), 2 a usage error, 128 + signal when SIGINT/SIGTERM stopped
+// training (after the last step finished and a checkpoint was written).
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "data.hpp"
+#include "gltrain/gltrain.hpp"
+#include "gltrain/model_config.hpp"
+#include "progress.hpp"
+
+#ifndef GLTRAIN_VERSION
+#define GLTRAIN_VERSION "unknown"
+#endif
+
+namespace gltrain::cli {
+namespace {
+
+const char* const kUsage = R"(gltrain )" GLTRAIN_VERSION R"( - train neural networks on the GPU through OpenGL ES 3 (EGL)
+
+usage:
+  gltrain train MODEL.json --data SOURCE [options]    train; write a safetensors checkpoint
+  gltrain evaluate MODEL.json --checkpoint FILE --data SOURCE [options]
+                                                      print the loss (and accuracy) on SOURCE
+  gltrain predict MODEL.json --checkpoint FILE --data SOURCE [--output FILE]
+                                                      write the model's outputs as CSV
+  gltrain inspect CHECKPOINT                          list a checkpoint's tensors and metadata
+  gltrain --info                                      the GPU context's capabilities
+  gltrain --version | --help | COMMAND --help
+
+SOURCE is fashion-mnist (Debian's dataset-fashion-mnist), a directory of IDX
+files named as MNIST's (train-images-idx3-ubyte[.gz], t10k-...), a CSV file
+(*.csv), or --images FILE --labels FILE (IDX). MODEL.json describes the input,
+the layers, compile and fit options in the JavaScript API's vocabulary:
+  {"input": [28, 28, 1], "layers": [{"type": "flatten"}, {"type": "dense", "units": 10}],
+   "compile": {"optimizer": {"type": "adam", "lr": 0.001}}, "fit": {"epochs": 2, "batchSize": 128}}
+)";
+
+const char* const kDataHelp = R"(data:
+  --data SOURCE         fashion-mnist | DIR (IDX files as MNIST names them) | FILE.csv
+  --images FILE         an IDX file of images (unsigned bytes), instead of --data
+  --labels FILE         its IDX file of labels
+  --split train|test    which files of fashion-mnist or DIR (default: %s)
+  --label-column C      CSV: the label column, by header name or index (0-based, -1 the last;
+                        default: %s); none: no label column
+  --header, --no-header CSV: the first line is (not) a header (default: detected)
+  --scale S             multiply every input value by S (default 1/255 for IDX, 1 for CSV)
+  --limit N             only the first N rows
+)";
+
+const char* const kDeviceHelp = R"(device:
+  --egl-platform LIST   EGL platforms to try, comma-separated (default device,surfaceless,default)
+  --egl-device N        with the device platform: the device index (default: each in turn)
+)";
+
+const char* const kTrainHelp = R"(usage: gltrain train MODEL.json --data SOURCE [options]
+
+Trains the model of MODEL.json and writes a safetensors checkpoint (weights,
+optimizer state, step) atomically. Ctrl-C (SIGINT) or SIGTERM stops after the
+current step, writes the checkpoint and exits with 130 (143); --resume it later.
+
+training:
+  --epochs N            total epochs (overrides fit.epochs; a resumed run counts the epochs already done)
+  --batch N             batch size (overrides fit.batchSize)
+  --checkpoint FILE     where to write (default: the --resume file, else MODEL.safetensors here)
+  --resume FILE         continue from a checkpoint: weights, optimizer state and step
+  --every N             also write the checkpoint every N steps
+  --progress MODE       auto (a bar on a terminal, lines otherwise), bar or lines
+  --log-every N         lines: one every N steps (default: 10 per epoch)
+)";
+
+const char* const kEvaluateHelp = R"(usage: gltrain evaluate MODEL.json --checkpoint FILE --data SOURCE [options]
+
+Prints loss=, accuracy= (softmax cross-entropy models) and rows= for the data.
+
+  --checkpoint FILE     the weights to evaluate
+  --batch N             rows per pass (default 256)
+)";
+
+const char* const kPredictHelp = R"(usage: gltrain predict MODEL.json --checkpoint FILE --data SOURCE [options]
+
+Writes one CSV line per row: the predicted class (softmax cross-entropy models)
+and the model's outputs y0, y1, ... (probabilities after a softmax layer).
+
+  --checkpoint FILE     the weights to use
+  --output FILE         write the CSV there instead of stdout
+  --batch N             rows per pass (default 256)
+)";
+
+// ---- signals -----------------------------------------------------------------
+
+// The signal that asked training to stop (0: none). A handler can only reach
+// static storage, and only through a volatile sig_atomic_t, so this one flag
+// is global; the loop in train() reads it between steps.
+volatile std::sig_atomic_t g_stopSignal = 0;
+
+extern "C" void onStopSignal(int signal) { g_stopSignal = signal; }
+
+// SA_RESETHAND: a second Ctrl-C gets the default action and ends the process
+// at once (should a step hang, say); the checkpoint file is never half-written.
+void installStopHandlers() {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+// ---- shared pieces -----------------------------------------------------------
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    std::istringstream in(s);
+    while (std::getline(in, cur, sep)) out.push_back(cur);
+    return out;
+}
+
+ContextOptions contextOptions(const Args& a) {
+    ContextOptions o;
+    if (a.has("--egl-platform")) o.eglPlatforms = split(a.value("--egl-platform"), ',');
+    o.eglDevice = int(a.integer("--egl-device", -1, 0));
+    return o;
+}
+
+std::string modelPath(const Args& a, const char* command) {
+    if (a.positional().empty()) throw UsageError(std::string("no model file: gltrain ") + command + " MODEL.json ...");
+    if (a.positional().size() > 1) throw UsageError("unexpected argument '" + a.positional()[1] + "'");
+    return a.positional()[0];
+}
+
+std::string shapeText(Shape3 s) { return s.height == 1 && s.width == 1 ? "[" + std::to_string(s.channels) + "]" : s.str(); }
+
+// Trainable values of layer i, from its kind and shapes.
+long parameterCount(const Layer& layer, Shape3 in, Shape3 out) {
+    if (auto* d = std::get_if<Dense>(&layer)) return long(in.size()) * d->units + d->units;
+    if (auto* c = std::get_if<Conv2D>(&layer))
+        return long(c->kernelSize) * c->kernelSize * in.channels * c->filters + c->filters;
+    if (std::holds_alternative<BatchNormalization>(layer)) return 2L * out.channels;
+    return 0;
+}
+
+void printSummary(const ModelConfig& config, const Sequential& model) {
+    std::vector<std::string> lines;
+    long total = 0;
+    Shape3 in = model.inputShape();
+    for (size_t i = 0; i < model.layerCount(); ++i) {
+        const Shape3 out = model.outputShape(i);
+        const long n = parameterCount(config.layers[i], in, out);
+        total += n;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "  %-26s %-16s %ld", model.layerName(i).c_str(), shapeText(out).c_str(), n);
+        lines.push_back(buf);
+        in = out;
+    }
+    std::printf("model: %s%s%s, input %s, %zu layers, %ld parameters\n", config.source.c_str(),
+                config.description.empty() ? "" : " - ", config.description.c_str(), shapeText(model.inputShape()).c_str(),
+                model.layerCount(), total);
+    for (auto& l : lines) std::printf("%s\n", l.c_str());
+}
+
+// Messages go to `log`: stdout, or stderr when stdout carries the results (predict).
+Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& config, bool needTargets, std::FILE* log) {
+    Data d = loadData(o, model, needTargets);
+    if (d.x.cols != model.inputSize())
+        throw ArgumentError("data " + d.description + " has " + std::to_string(d.x.cols) + " values per row, the model (" +
+                            config.source + ": input " + shapeText(config.input) + ") takes " +
+                            std::to_string(model.inputSize()));
+    std::fprintf(log, "data: %d rows of %d values from %s\n", d.x.rows, d.x.cols, d.description.c_str());
+    return d;
+}
+
+// ---- commands ----------------------------------------------------------------
+
+int info(const std::vector<std::string>& argv) {
+    Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}});
+    if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional()[0] + "'");
+    Context ctx(contextOptions(a));
+    std::cout << "gltrain " << GLTRAIN_VERSION << "\n" << ctx.caps();
+    return 0;
+}
+
+int inspect(const std::vector<std::string>& argv) {
+    Args a(argv, {{"--help", false}});
+    if (a.has("--help")) {
+        std::printf("usage: gltrain inspect CHECKPOINT\n\nLists a safetensors file's metadata and tensors.\n");
+        return 0;
+    }
+    if (a.positional().size() != 1) throw UsageError("usage: gltrain inspect CHECKPOINT");
+    const SafetensorsFile f = loadSafetensorsFile(a.positional()[0]);
+    for (auto& [k, v] : f.metadata) std::printf("%s=%s\n", k.c_str(), v.c_str());
+    for (auto& name : f.names) {
+        const TensorData& t = f.at(name);
+        std::string shape;
+        for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(t.shape[i]);
+        std::printf("tensor %s %s [%s]\n", name.c_str(), dtypeName(t.dtype), shape.c_str());
+    }
+    return 0;
+}
+
+int train(const std::vector<std::string>& argv) {
+    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS,
+                  {"--epochs", true},
+                  {"--batch", true},
+                  {"--checkpoint", true},
+                  {"--resume", true},
+                  {"--every", true},
+                  {"--progress", true},
+                  {"--log-every", true},
+                  {"--egl-platform", true},
+                  {"--egl-device", true},
+                  {"--help", false}});
+    if (a.has("--help")) {
+        std::printf("%s\n", kTrainHelp);
+        std::printf(kDataHelp, "train", "-1");
+        std::printf("\n%s", kDeviceHelp);
+        return 0;
+    }
+    // Every argument is checked before the first file is read or the GPU is touched.
+    const std::string path = modelPath(a, "train");
+    const DataOptions dataOpts = dataOptions(a, "train");
+    const long epochs = a.integer("--epochs", 0, 1), batch = a.integer("--batch", 0, 1);
+    const long every = a.integer("--every", 0, 1), logEvery = a.integer("--log-every", 0, 1);
+    const std::string progressMode = a.choice("--progress", "auto", {"auto", "bar", "lines"});
+    const std::string resume = a.value("--resume");
+    if (a.has("--resume") && resume.empty()) throw UsageError("--resume: the path is empty");
+    if (a.has("--checkpoint") && a.value("--checkpoint").empty()) throw UsageError("--checkpoint: the path is empty");
+    const ContextOptions ctxOpts = contextOptions(a);
+    std::string checkpoint = a.value("--checkpoint");
+    if (checkpoint.empty()) {
+        if (!resume.empty()) {
+            checkpoint = resume;
+        } else {
+            std::string stem = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+            if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
+            checkpoint = stem + ".safetensors";
+        }
+    }
+
+    ModelConfig config = loadModelConfig(path);
+    if (epochs) config.fit.epochs = int(epochs);
+    if (batch) config.fit.batchSize = int(batch);
+    Context ctx(ctxOpts);
+    std::printf("device: %s (%s)%s\n", ctx.caps().renderer.c_str(), ctx.caps().platform.c_str(),
+                ctx.caps().softwareRenderer ? ", a software renderer" : "");
+    std::unique_ptr<Sequential> model = buildModel(ctx, config);
+    printSummary(config, *model);
+    const Data data = readData(dataOpts, *model, config, true, stdout);
+
+    if (!resume.empty()) {
+        const std::vector<uint8_t> bytes = readFile(resume, "checkpoint");
+        const SafetensorsFile file = parseSafetensors(bytes, resume);
+        model->loadCheckpoint(bytes, resume);
+        std::printf("resumed: %s at step %ld\n", resume.c_str(), model->step());
+        auto seed = file.metadata.find("seed");
+        if (seed != file.metadata.end() && seed->second != std::to_string(config.compile.seed))
+            std::fprintf(stderr, "gltrain train: warning: %s was trained with seed %s, %s says %u: batches are drawn in "
+                                 "another order than an uninterrupted run's\n",
+                         resume.c_str(), seed->second.c_str(), path.c_str(), config.compile.seed);
+        if (model->step() == 0 && file.metadata.count("step") && file.metadata.at("step") != "0")
+            std::fprintf(stderr, "gltrain train: warning: %s has no optimizer state: training restarts at step 0 from "
+                                 "its weights\n", resume.c_str());
+    }
+
+    // The step count fit() will reach: Sequential::beginFit holds out the
+    // validation split's rows and drops a ragged last batch each epoch.
+    const FitOptions& fit = config.fit;
+    const long trainRows = data.x.rows - (fit.validationSplit > 0 ? long(std::floor(double(data.x.rows) * fit.validationSplit)) : 0);
+    const long stepsPerEpoch = std::max(1L, trainRows / fit.batchSize);
+    const long endStep = long(fit.epochs) * stepsPerEpoch;
+    if (model->step() >= endStep) {
+        std::printf("nothing to do: %s is at step %ld, and %d epochs of %ld steps end at step %ld (raise --epochs)\n",
+                    resume.c_str(), model->step(), fit.epochs, stepsPerEpoch, endStep);
+        return 0;
+    }
+    const bool tty = ::isatty(STDOUT_FILENO) == 1;
+    const Progress::Style style =
+        progressMode == "bar" || (progressMode == "auto" && tty) ? Progress::Style::Bar : Progress::Style::Lines;
+    Progress progress(style, stdout, model->step(), endStep, fit.epochs,
+                      logEvery ? logEvery : std::max(1L, (stepsPerEpoch + 9) / 10));
+    std::printf("training: %d epochs of %ld steps (batch %d), steps %ld to %ld; checkpoint %s\n", fit.epochs, stepsPerEpoch,
+                fit.batchSize, model->step() + 1, endStep, checkpoint.c_str());
+    std::fflush(stdout);
+
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { progress.step(s); };
+    cb.onEpoch = [&](const EpochInfo& e) { progress.epoch(e); };
+    auto save = [&] {
+        model->save(checkpoint);
+        progress.print("checkpoint=" + checkpoint + " step=" + std::to_string(model->step()));
+    };
+    installStopHandlers();
+    const auto t0 = std::chrono::steady_clock::now();
+    const long firstStep = model->step();
+    try {
+        model->beginFit(data.x, data.y, fit, cb);
+        while (model->stepOnce()) {
+            if (g_stopSignal) break;
+            if (every && model->step() % every == 0) save();
+        }
+    } catch (const TrainingError& e) {
+        // The updates of the bad step were skipped: what is on the GPU are the last good weights.
+        std::fprintf(stderr, "gltrain train: %s\n", e.what());
+        save();
+        std::fprintf(stderr, "gltrain train: the last good weights are in %s\n", checkpoint.c_str());
+        return 1;
+    }
+    save();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (g_stopSignal && model->step() < endStep) {
+        const int sig = int(g_stopSignal);
+        std::fprintf(stderr,
+                     "gltrain train: interrupted (%s) after step %ld of %ld; checkpoint written to %s\n"
+                     "gltrain train: continue with: gltrain train %s --resume %s ...\n",
+                     sig == SIGINT ? "SIGINT" : "SIGTERM", model->step(), endStep, checkpoint.c_str(), path.c_str(),
+                     checkpoint.c_str());
+        return 128 + sig;
+    }
+    std::printf("done: %ld steps in %.1fs\n", model->step() - firstStep, secs);
+    return 0;
+}
+
+// Builds the model, loads --checkpoint and reads the data: what evaluate and predict share.
+struct Loaded {
+    ModelConfig config;
+    std::unique_ptr<Context> ctx;
+    std::unique_ptr<Sequential> model;
+    Data data;
+};
+Loaded loadForInference(const Args& a, const char* command, bool needTargets, std::FILE* log) {
+    const std::string path = modelPath(a, command);
+    const DataOptions dataOpts = dataOptions(a, "test");
+    if (!a.has("--checkpoint") || a.value("--checkpoint").empty())
+        throw UsageError(std::string("--checkpoint FILE is required (the weights to ") + command + ")");
+    const std::string checkpoint = a.value("--checkpoint");
+    const ContextOptions ctxOpts = contextOptions(a);
+    Loaded l;
+    l.config = loadModelConfig(path);
+    l.ctx = std::make_unique<Context>(ctxOpts);
+    l.model = buildModel(*l.ctx, l.config);
+    l.model->load(checkpoint);
+    std::fprintf(log, "checkpoint: %s (step %ld)\n", checkpoint.c_str(), l.model->step());
+    l.data = readData(dataOpts, *l.model, l.config, needTargets, log);
+    return l;
+}
+
+int evaluate(const std::vector<std::string>& argv) {
+    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--batch", true}, {"--egl-platform", true},
+                  {"--egl-device", true}, {"--help", false}});
+    if (a.has("--help")) {
+        std::printf("%s\n", kEvaluateHelp);
+        std::printf(kDataHelp, "test", "-1");
+        std::printf("\n%s", kDeviceHelp);
+        return 0;
+    }
+    const int batch = int(a.integer("--batch", 256, 1));
+    Loaded l = loadForInference(a, "evaluate", true, stdout);
+    const Evaluation e = l.model->evaluate(l.data.x, l.data.y, batch);
+    std::printf("loss=%.4f", double(e.loss));
+    if (!std::isnan(e.accuracy)) std::printf(" accuracy=%.4f", double(e.accuracy));
+    std::printf(" rows=%d\n", l.data.x.rows);
+    return 0;
+}
+
+int predict(const std::vector<std::string>& argv) {
+    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--output", true}, {"--batch", true},
+                  {"--egl-platform", true}, {"--egl-device", true}, {"--help", false}});
+    if (a.has("--help")) {
+        std::printf("%s\n", kPredictHelp);
+        std::printf(kDataHelp, "test", "none");
+        std::printf("\n%s", kDeviceHelp);
+        return 0;
+    }
+    const int batch = int(a.integer("--batch", 256, 1));
+    if (a.has("--output") && a.value("--output").empty()) throw UsageError("--output: the path is empty");
+    Loaded l = loadForInference(a, "predict", false, a.has("--output") ? stdout : stderr);
+    const HostMatrix y = l.model->predict(l.data.x, batch);
+    const bool classes = l.model->options().loss == LossKind::SoftmaxCrossEntropy;
+    std::string out = classes ? "class" : "";
+    for (int c = 0; c < y.cols; ++c) out += (c || classes ? "," : "") + std::string("y") + std::to_string(c);
+    out += "\n";
+    char buf[32];
+    for (int r = 0; r < y.rows; ++r) {
+        if (classes) {
+            int best = 0;
+            for (int c = 1; c < y.cols; ++c)
+                if (y(r, c) > y(r, best)) best = c;
+            out += std::to_string(best);
+        }
+        for (int c = 0; c < y.cols; ++c) {
+            std::snprintf(buf, sizeof buf, "%s%.7g", c || classes ? "," : "", double(y(r, c)));
+            out += buf;
+        }
+        out += "\n";
+    }
+    if (!a.has("--output")) {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        return 0;
+    }
+    const std::string file = a.value("--output");
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    if (!f) throw IoError("--output " + file + ": cannot create: " + std::strerror(errno));
+    const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    if (std::fclose(f) != 0 || !ok) throw IoError("--output " + file + ": write failed: " + std::strerror(errno));
+    std::printf("predictions: %d rows written to %s\n", y.rows, file.c_str());
+    return 0;
+}
+
+int run(const std::vector<std::string>& args) {
+    if (args.empty()) {
+        std::fputs(kUsage, stderr);
+        return 2;
+    }
+    const std::string& first = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    const std::string command = first == "--info" ? "info" : first;
+    const bool known = command == "info" || command == "train" || command == "evaluate" || command == "predict" ||
+                       command == "inspect";
+    try {
+        if (first == "--help" || first == "-h" || first == "help") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (first == "--version") {
+            std::printf("gltrain %s\n", GLTRAIN_VERSION);
+            return 0;
+        }
+        if (command == "info") return info(rest);
+        if (command == "train") return train(rest);
+        if (command == "evaluate") return evaluate(rest);
+        if (command == "predict") return predict(rest);
+        if (command == "inspect") return inspect(rest);
+        throw UsageError("unknown command '" + first + "' (commands: train, evaluate, predict, inspect, --info)");
+    } catch (const UsageError& e) {
+        std::fflush(stdout);
+        if (known) std::fprintf(stderr, "gltrain %s: %s\n(see gltrain %s --help)\n", command.c_str(), e.what(), command.c_str());
+        else std::fprintf(stderr, "gltrain: %s\n(see gltrain --help)\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "gltrain %s: out of memory\n", command.c_str());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "gltrain %s: %s\n", command.c_str(), e.what());
+        return 1;
+    }
+}
+
+}  // namespace
+}  // namespace gltrain::cli
+
+int main(int argc, char** argv) { return gltrain::cli::run(std::vector<std::string>(argv + 1, argv + argc)); }
