@@ -86,6 +86,11 @@ right=$(paste -d, <(tail -n +2 out | cut -d, -f1) <(tail -n +2 xor.csv | cut -d,
 # The bar, when asked for (stdout is a file here): redrawn with \r, ETA, samples/s.
 expect 0 "checkpoint=bar.safetensors" "$G" train xor.json --data xor.csv --epochs 2 --progress bar --checkpoint bar.safetensors
 grep -q $'\r''epoch 1/2 \[#*\.*\] [0-9]*/20 loss [0-9.]*  [0-9]* samples/s  ETA [0-9]*:[0-9][0-9]' out || fail "no progress bar"
+# On a terminal (script(1) gives it one) the bar is the default.
+script -qefc "$G train xor.json --data xor.csv --epochs 1 --checkpoint tty.safetensors" /dev/null >tty.out 2>&1 ||
+  fail "train on a terminal failed: $(cat tty.out)"
+grep -q $'\r''epoch 1/1 \[#*\.*\] 10/10 loss' tty.out || fail "no progress bar on a terminal: $(cat -A tty.out)"
+if grep -q '^step=' tty.out; then fail "plain progress lines on a terminal"; fi
 # Regression on a headerless CSV whose label is the first column: loss only, no accuracy.
 expect 0 "checkpoint=line.safetensors" "$G" train line.json --data line.csv --label-column 0
 expect 0 "loss=" "$G" evaluate line.json --checkpoint line.safetensors --data line.csv --label-column 0
