@@ -153,6 +153,7 @@ expect 1 "tensor 'dense_0/kernel' has shape [2, 16], the model needs [2, 1]" "$G
 head -c 100 xor.safetensors > cut.safetensors
 expect 1 "cut.safetensors" "$G" evaluate xor.json --checkpoint cut.safetensors --data xor.csv
 expect 1 "checkpoint gone.safetensors: cannot open" "$G" train xor.json --data xor.csv --resume gone.safetensors
+expect 1 "--checkpoint nodir/x.safetensors: cannot write in nodir/: No such file or directory" "$G" train xor.json --data xor.csv --checkpoint nodir/x.safetensors
 expect 1 "IDX" "$G" train mlp.json --images xor.csv --labels xor.csv
 
 # ---- SIGINT: the step finishes, a checkpoint is written atomically, exit 130 -----------

@@ -257,6 +257,11 @@ int train(const std::vector<std::string>& argv) {
         }
     }
 
+    // A checkpoint that cannot be written would be found out after training: look now.
+    const std::string dir = checkpoint.find('/') == std::string::npos ? "." : checkpoint.substr(0, checkpoint.rfind('/') + 1);
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw IoError("--checkpoint " + checkpoint + ": cannot write in " + dir + ": " + std::strerror(errno));
+
     ModelConfig config = loadModelConfig(path);
     if (epochs) config.fit.epochs = int(epochs);
     if (batch) config.fit.batchSize = int(batch);
