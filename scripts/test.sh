@@ -32,6 +32,11 @@ echo "== web build (em++)"
 gltrain_build_web
 echo "== web tests (the same suite in headless Chromium)"
 node scripts/browser_run.mjs build-web/tests index.html -- --gtest_color=no
+echo "== the native interop run's checkpoints in Chromium (interop_fixture check-checkpoint on the same files)"
+mkdir -p build-web/tests/interop/files
+cp build/tests/interop/files/{mlp,cnn,expected}.safetensors build-web/tests/interop/files/
+node scripts/browser_run.mjs build-web/tests/interop interop_fixture.html --file files/mlp.safetensors \
+     --file files/cnn.safetensors --file files/expected.safetensors -- check-checkpoint /files
 echo "== installed package under emcmake"
 cmake -DSOURCE_DIR="$GLTRAIN_ROOT" -DBUILD_DIR="$GLTRAIN_ROOT/build-web" -DWORK_DIR="$GLTRAIN_ROOT/build-web/consumer_check" \
       -DWEB=1 -P tests/consumer/check.cmake

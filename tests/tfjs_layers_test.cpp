@@ -46,7 +46,7 @@ void trainALittle(Sequential& m, int rows, unsigned seed) {
     std::vector<int> labels(size_t(rows), 0);
     for (int i = 0; i < rows; ++i) labels[size_t(i)] = i % m.outputSize();
     FitOptions f;
-    f.epochs = 2;
+    f.epochs = 1;
     f.batchSize = 8;
     m.fit(x, labels, f);
 }
