@@ -303,8 +303,8 @@ int train(const std::vector<std::string>& argv) {
         progressMode == "bar" || (progressMode == "auto" && tty) ? Progress::Style::Bar : Progress::Style::Lines;
     Progress progress(style, stdout, model->step(), endStep, fit.epochs,
                       logEvery ? logEvery : std::max(1L, (stepsPerEpoch + 9) / 10));
-    std::printf("training: %d epochs of %ld steps (batch %d), steps %ld to %ld; checkpoint %s\n", fit.epochs, stepsPerEpoch,
-                fit.batchSize, model->step() + 1, endStep, checkpoint.c_str());
+    std::printf("training: %d epoch%s of %ld steps (batch %d), steps %ld to %ld; checkpoint %s\n", fit.epochs,
+                fit.epochs == 1 ? "" : "s", stepsPerEpoch, fit.batchSize, model->step() + 1, endStep, checkpoint.c_str());
     std::fflush(stdout);
 
     Callbacks cb;
