@@ -8,12 +8,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$GLTRAIN_ROOT"
 bash scripts/setup.sh
+# Each stage prints the time since the start, so a slow CI run shows where the time went.
+stage() { echo "== $* (at ${SECONDS} s)"; }
 
-echo "== native build"
+stage "native build"
 gltrain_build_native
-echo "== native tests (CTest on EGL)"
+stage "native tests (CTest on EGL)"
 (cd build && ctest --output-on-failure)
-echo "== native tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
+stage "native tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
 gltrain_build_asan
 # Leaks are errors, except allocations the GL driver stack keeps for the
 # process's life (tests/lsan.supp lists only Mesa/LLVM/EGL libraries).
@@ -25,23 +27,23 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 # (The deeper-vs-small CNN comparison trains two models on real data for about a
 # minute; the optimised native run above covers it, and its code paths are the
 # ones the small ModelConv tests run here under the sanitizers.)
-echo "== fuzz smoke: libFuzzer + ASan/UBSan on the IDX and safetensors parsers (scripts/fuzz.sh)"
+stage "fuzz smoke: libFuzzer + ASan/UBSan on the IDX and safetensors parsers (scripts/fuzz.sh)"
 bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-60}"
 
-echo "== web build (em++)"
+stage "web build (em++)"
 gltrain_build_web
-echo "== web tests (the same suite in headless Chromium)"
+stage "web tests (the same suite in headless Chromium)"
 node scripts/browser_run.mjs build-web/tests index.html -- --gtest_color=no
-echo "== the native interop run's checkpoints in Chromium (interop_fixture check-checkpoint on the same files)"
+stage "the native interop run's checkpoints in Chromium (interop_fixture check-checkpoint on the same files)"
 mkdir -p build-web/tests/interop/files
 cp build/tests/interop/files/{mlp,cnn,expected}.safetensors build-web/tests/interop/files/
 node scripts/browser_run.mjs build-web/tests/interop interop_fixture.html --file files/mlp.safetensors \
      --file files/cnn.safetensors --file files/expected.safetensors -- check-checkpoint /files
-echo "== installed package under emcmake"
+stage "installed package under emcmake"
 cmake -DSOURCE_DIR="$GLTRAIN_ROOT" -DBUILD_DIR="$GLTRAIN_ROOT/build-web" -DWORK_DIR="$GLTRAIN_ROOT/build-web/consumer_check" \
       -DWEB=1 -P tests/consumer/check.cmake
-echo "== JavaScript module and pages (types, npm package, API and page tests in headless Chromium)"
+stage "JavaScript module and pages (types, npm package, API and page tests in headless Chromium)"
 gltrain_build_js
 GLTRAIN_ARTIFACTS="$GLTRAIN_ROOT/build-js/artifacts" node --test --test-reporter=spec tests/web/
 echo "   screenshots of the pages: build-js/artifacts/*.png"
-echo "test.sh: all tests passed"
+echo "test.sh: all tests passed in ${SECONDS} s"

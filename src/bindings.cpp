@@ -819,6 +819,7 @@ public:
         });
     }
     bool fitting() const { return model->fitting(); }
+    void endFit() { model->endFit(); }
 
     static val epochObject(const EpochInfo& e) {
         val o = val::object();
@@ -1039,6 +1040,7 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .function("stepOnce", &SequentialImpl::stepOnce)
         .function("trainFor", &SequentialImpl::trainFor)
         .function("fitting", &SequentialImpl::fitting)
+        .function("endFit", &SequentialImpl::endFit)
         .function("takeEvents", &SequentialImpl::takeEvents)
         .function("history", &SequentialImpl::history)
         .function("evaluate", &SequentialImpl::evaluate)

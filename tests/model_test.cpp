@@ -394,3 +394,32 @@ TEST(Model, ValidationSplitAsyncLossTrainForAndBce) {
     for (int i = 0; i < 200; ++i) correct += (p(i, 0) > 0) == (y(i, 0) > 0.5f);
     EXPECT_GE(correct, 185);
 }
+
+TEST(Model, EndFitStopsEarlyAndKeepsTheLastStep) {
+    // An aborted training loop (a JS AbortSignal, a Ctrl-C) ends the fit: the
+    // model keeps the weights and step of the last completed step, and can be
+    // recompiled or fitted again; a compile() during a fit is refused.
+    Context& ctx = test::context();
+    Sequential m(ctx, 2);
+    m.add(Dense{8, Activation::Tanh}).add(Dense{2});
+    m.compile({});
+    FitOptions f;
+    f.epochs = 100;
+    f.batchSize = 4;
+    m.beginFit(xorX(), xorY(), f);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(m.stepOnce());
+    EXPECT_NE(message([&] { m.compile({}); }).find("a fit is in progress"), std::string::npos);
+    EXPECT_TRUE(m.fitting()) << "the refused compile() leaves the fit running";
+    ASSERT_TRUE(m.stepOnce());
+    const HostMatrix before = m.predict(xorX());
+    m.endFit();
+    EXPECT_FALSE(m.fitting());
+    EXPECT_FALSE(m.stepOnce());
+    EXPECT_EQ(m.step(), 4);
+    EXPECT_EQ(m.predict(xorX()).data, before.data);
+    f.epochs = 5;  // counted from step 0, as Keras's initialEpoch: one more step (an epoch is 4/4 = 1 step)
+    m.fit(xorX(), xorY(), f);
+    EXPECT_EQ(m.step(), 5);
+    m.compile({});
+    EXPECT_EQ(m.step(), 0);
+}

@@ -286,6 +286,8 @@ export interface Sequential extends Deletable {
   beginFit(data: Dataset, options?: BeginFitOptions): void;
   /** One step; false when the fit is done. */
   stepOnce(): boolean;
+  /** Ends a fit begun with beginFit() early; the model keeps its last completed step. */
+  endFit(): void;
   /** Steps for about ms milliseconds (at least one); returns how many ran. */
   trainFor(ms: number): number;
   /** Step and epoch reports since the last call (beginFit / stepOnce / trainFor). */

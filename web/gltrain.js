@@ -304,6 +304,11 @@ function makeApi(M) {
       return call(() => this._raw.trainFor(ms));
     }
     takeEvents() { return this._raw.takeEvents(); }
+    // Ends a fit begun with beginFit() early; the model keeps its last completed step.
+    endFit() {
+      this.#idle('endFit');
+      this._raw.endFit();
+    }
 
     // Trains until the epochs are done (counted from step 0, as Keras's
     // initialEpoch: a model at step s continues from there), yielding to the
@@ -329,6 +334,8 @@ function makeApi(M) {
         }
       } finally {
         this.#fitActive = false;
+        // Aborted or failed: drop the fit's uploaded data and plan now, not at the next fit.
+        if (!this.isDeleted() && this._raw.fitting()) this._raw.endFit();
       }
       return { history: this._raw.history(), steps, stopped };
     }

@@ -132,10 +132,17 @@ public:
     // Infers and checks every shape, then creates and initialises the
     // parameters and optimizer state. Errors name the layer and the shapes.
     void compile(const CompileOptions& options = {}) {
+        // A running fit holds pointers into plans_ and the parameters: end it first.
+        if (fit_) throw ArgumentError("compile: a fit is in progress (let it finish, or call endFit() first)");
         options.optimizer.validate();
         options.schedule.validate();
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
         if (specs_.empty()) throw ArgumentError("compile: the model has no layers");
+        if (options.loss != LossKind::SoftmaxCrossEntropy && options.loss != LossKind::MeanSquaredError &&
+            options.loss != LossKind::BinaryCrossEntropy)
+            throw ArgumentError("compile: loss " + std::to_string(int(options.loss)) + " is not a LossKind");
+        if (options.onNaN != NanPolicy::Stop && options.onNaN != NanPolicy::Skip && options.onNaN != NanPolicy::Ignore)
+            throw ArgumentError("compile: onNaN " + std::to_string(int(options.onNaN)) + " is not a NanPolicy");
         std::vector<LayerState> layers;
         Shape3 shape = inputShape_;
         for (size_t i = 0; i < specs_.size(); ++i) {
@@ -191,6 +198,12 @@ public:
         if (!(o.validationSplit >= 0.0f && o.validationSplit < 1.0f))
             throw ArgumentError("fit: validationSplit must be in [0, 1), got " + std::to_string(o.validationSplit));
         checkData("fit", x, y);
+        if (bool(o.validationX) != bool(o.validationY))
+            throw ArgumentError(std::string("fit: ") + (o.validationX ? "validationX is given without validationY"
+                                                                      : "validationY is given without validationX"));
+        if (o.validationX && o.validationSplit > 0.0f)
+            throw ArgumentError("fit: give validationSplit or validationX/validationY, not both");
+        if (o.validationX) checkData("fit (validation data)", *o.validationX, *o.validationY);
         int n = x.rows, nVal = 0;
         if (o.validationSplit > 0.0f) {
             nVal = int(std::floor(double(n) * o.validationSplit));
@@ -205,10 +218,7 @@ public:
         fit_->callbacks = std::move(cb);
         fit_->train = upload(x, y, 0, n);
         if (nVal > 0) fit_->val = upload(x, y, n, nVal);
-        else if (o.validationX && o.validationY) {
-            checkData("fit (validation data)", *o.validationX, *o.validationY);
-            fit_->val = upload(*o.validationX, *o.validationY, 0, o.validationX->rows);
-        }
+        else if (o.validationX) fit_->val = upload(*o.validationX, *o.validationY, 0, o.validationX->rows);
         fit_->stepsPerEpoch = n / o.batchSize;  // a ragged last batch is dropped; the shuffle changes each epoch
         fit_->plan = &plan(o.batchSize, true);
         fit_->plan->bind(*fit_->train);
@@ -288,6 +298,9 @@ public:
         return n;
     }
     bool fitting() const { return bool(fit_); }
+    // Ends a fit early (an aborted training loop): the model keeps the
+    // weights, optimizer state and step of the last completed step.
+    void endFit() { fit_.reset(); }
 
     // Where a training step's time goes: the step's passes at this batch size
     // on the first rows of (x, y), each run `reps` times and waited for
@@ -327,6 +340,7 @@ public:
             throw ArgumentError("predict: x has " + std::to_string(x.cols) + " columns, the model expects " +
                                 std::to_string(inputSize_));
         if (x.rows <= 0) throw ArgumentError("predict: x has no rows");
+        requireConsistent("predict", "x", x);
         requireFinite("predict", x);
         HostMatrix out(x.rows, outputSize_);
         auto d = upload(x, Targets(), 0, x.rows);
@@ -422,11 +436,15 @@ public:
             throw ArgumentError("loadCheckpoint " + source + ": optimizer state is present for some parameters only");
         long step = 0;
         if (f.metadata.count("step")) {
+            const std::string& text = f.metadata.at("step");
+            size_t used = 0;
             try {
-                step = std::stol(f.metadata.at("step"));
+                step = std::stol(text, &used);
             } catch (...) {
-                throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is not a number");
+                used = 0;
             }
+            if (used == 0 || used != text.size())
+                throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is not a number: '" + text + "'");
             if (step < 0) throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is negative");
         }
         // Validated: now change the model.
@@ -563,6 +581,22 @@ private:
                                                                   : "[batch, " + in.str().substr(1)) +
                    " from " + from;
         };
+        auto checkActivation = [&](Activation a, float alpha) {
+            if (!isActivation(a)) fail("activation " + std::to_string(int(a)) + " is not an Activation");
+            if (a == Activation::LeakyReLU && !std::isfinite(alpha))
+                fail("LeakyReLU alpha must be finite, got " + std::to_string(alpha));
+        };
+        auto checkInitializer = [&](const Initializer& init, const char* which) {
+            try {
+                init.validate();
+            } catch (const ArgumentError& e) {
+                fail(std::string(which) + ": " + e.what());
+            }
+        };
+        auto checkPadding = [&](Padding p) {
+            if (p != Padding::Valid && p != Padding::Same)
+                fail("padding " + std::to_string(int(p)) + " is not a Padding (valid or same)");
+        };
         auto needImage = [&] {
             if (in.height == 1 && in.width == 1 && i == 0 && inputShape_.height == 1)
                 fail("needs image input [height, width, channels] but " + received() +
@@ -571,6 +605,9 @@ private:
         if (auto* d = std::get_if<Dense>(&spec)) {
             named(d->name, "dense");
             if (d->units <= 0) fail("units must be positive, got " + std::to_string(d->units));
+            checkActivation(d->activation, d->alpha);
+            checkInitializer(d->kernelInit, "kernelInit");
+            checkInitializer(d->biasInit, "biasInit");
             if (in.height != 1 || in.width != 1) fail("needs a flat input but " + received() + "; add a Flatten layer");
             if (d->inputDim > 0 && d->inputDim != in.channels)
                 fail("expects input of size " + std::to_string(d->inputDim) + " but " + received());
@@ -579,6 +616,10 @@ private:
             named(c->name, "conv2d");
             needImage();
             if (c->filters <= 0) fail("filters must be positive, got " + std::to_string(c->filters));
+            checkActivation(c->activation, c->alpha);
+            checkInitializer(c->kernelInit, "kernelInit");
+            checkInitializer(c->biasInit, "biasInit");
+            checkPadding(c->padding);
             L.window = Window::make("compile: layer " + L.name, in, c->kernelSize, c->kernelSize, c->stride, c->stride,
                                     c->padding, c->filters);
             L.out = L.window.out;
@@ -595,6 +636,11 @@ private:
                 named(std::get<GlobalAveragePooling2D>(spec).name, "global_average_pooling2d");
             }
             needImage();
+            if (!std::holds_alternative<GlobalAveragePooling2D>(spec)) {
+                // 0 would read as "the whole image" below: a global pool is its own layer.
+                if (size <= 0) fail("poolSize must be positive, got " + std::to_string(size));
+                checkPadding(padding);
+            }
             L.window = size ? Window::make("compile: layer " + L.name, in, size, size, stride, stride, padding, in.channels)
                             : Window::make("compile: layer " + L.name, in, in.height, in.width, 1, 1, Padding::Valid,
                                            in.channels);
@@ -609,6 +655,7 @@ private:
             if (!(bn->epsilon > 0.0f)) fail("epsilon must be positive, got " + std::to_string(bn->epsilon));
         } else if (auto* a = std::get_if<ActivationLayer>(&spec)) {
             named(a->name, "activation");
+            checkActivation(a->activation, a->alpha);
         } else if (auto* dr = std::get_if<Dropout>(&spec)) {
             named(dr->name, "dropout");
             if (!(dr->rate >= 0.0f && dr->rate < 1.0f)) fail("rate must be in [0, 1), got " + std::to_string(dr->rate));
@@ -712,8 +759,18 @@ private:
                                     ", column " + std::to_string(i % size_t(m.cols)) + " is NaN or Inf");
     }
 
+    // HostMatrix's fields are public: a hand-built one may hold fewer values
+    // than rows x cols, and reading it would run past its end.
+    static void requireConsistent(const char* what, const char* name, const HostMatrix& m) {
+        if (m.rows < 0 || m.cols < 0 || m.data.size() != size_t(m.rows) * size_t(m.cols))
+            throw ArgumentError(std::string(what) + ": " + name + " has " + std::to_string(m.data.size()) +
+                                " values, expected " + std::to_string(m.rows) + "x" + std::to_string(m.cols));
+    }
+
     void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
         if (x.rows <= 0) throw ArgumentError(std::string(what) + ": x has no rows");
+        requireConsistent(what, "x", x);
+        if (!y.isLabels()) requireConsistent(what, "y", y.values);
         if (x.cols != inputSize_)
             throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.cols) + " columns, the model expects " +
                                 std::to_string(inputSize_));
@@ -727,9 +784,11 @@ private:
                     if (y.labels[i] < 0 || y.labels[i] >= outputSize_)
                         throw ArgumentError(std::string(what) + ": label " + std::to_string(y.labels[i]) + " at row " +
                                             std::to_string(i) + " is outside [0, " + std::to_string(outputSize_) + ")");
-            } else if (y.values.cols != outputSize_) {
-                throw ArgumentError(std::string(what) + ": one-hot targets have " + std::to_string(y.values.cols) +
-                                    " columns, the model outputs " + std::to_string(outputSize_));
+            } else {
+                if (y.values.cols != outputSize_)
+                    throw ArgumentError(std::string(what) + ": one-hot targets have " + std::to_string(y.values.cols) +
+                                        " columns, the model outputs " + std::to_string(outputSize_));
+                requireFinite(what, y.values);
             }
         } else {
             if (y.isLabels())

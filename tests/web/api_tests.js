@@ -260,6 +260,14 @@ const tests = {
     const r = await running;
     assert(r.stopped, 'stopped');
     assert(r.steps >= 5 && r.steps < 4000, `stopped early after ${r.steps} steps`);
+    assert(!m.fitting, 'an aborted fit is ended (its data and plan released)');
+    const stepAfterAbort = m.step;
+    m.compile();  // allowed again once the fit has ended
+    assert(m.step === 0 && stepAfterAbort >= 5, `recompiled from step ${stepAfterAbort}`);
+    m.beginFit(x, y, { epochs: 2, batchSize: 16 });
+    assert(m.fitting && m.stepOnce(), 'beginFit + stepOnce');
+    m.endFit();
+    assert(!m.fitting && m.step === 1, 'endFit keeps the completed step');
     const again = await m.fit(x, y, { epochs: Math.ceil(m.step / 4) + 1, batchSize: 16 });
     assert(again.steps >= 1, 'a new fit after an abort trains');
     ctx.delete();
