@@ -151,7 +151,7 @@ std::string modelPath(const Args& a, const char* command) {
 
 std::string shapeText(Shape3 s) { return s.height == 1 && s.width == 1 ? "[" + std::to_string(s.channels) + "]" : s.str(); }
 
-// Trainable values of layer i, from its kind and shapes.
+// A layer's trainable values, from its kind and shapes.
 long parameterCount(const Layer& layer, Shape3 in, Shape3 out) {
     if (auto* d = std::get_if<Dense>(&layer)) return long(in.size()) * d->units + d->units;
     if (auto* c = std::get_if<Conv2D>(&layer))
