@@ -1,16 +1,20 @@
 // gltrain's side of the interop tests (tests/interop/CMakeLists.txt runs them
-// in order; tfjs_check.mjs and torch_check.py are the other sides):
+// in order; tfjs_check.mjs, torch_check.py and cli_check.sh are the other sides):
 //
 //   interop_fixture export <dir>
-//     trains the MLP and the CNN below for a few steps on 256 real Fashion-MNIST
-//     rows, then writes, for each model M in {mlp, cnn}: <dir>/M.safetensors (the
-//     checkpoint), <dir>/M_tfjs/ (the TF.js Layers export) and, in
-//     <dir>/expected.safetensors, "x" (16 held-out rows, 16 x 784) and "M" (gltrain's
-//     predictions for them).
+//     trains the MLP and the CNN described below for a few steps on 256 real
+//     Fashion-MNIST rows, then writes, for each model M in {mlp, cnn}:
+//     <dir>/M.safetensors (the checkpoint), <dir>/M.model.json (its description, for
+//     `gltrain predict`), <dir>/M_tfjs/ (the TF.js Layers export) and, in
+//     <dir>/expected.safetensors, "x" (the first 16 rows of the test split, 16 x 784;
+//     trained on rows 16..271) and "M" (gltrain's predictions for them).
 //   interop_fixture check-checkpoint <dir>
 //     builds the same models from scratch, loads <dir>/M.safetensors and checks that
 //     they predict "M" for "x" to 1e-5. Natively and, built with em++, in Chromium on
 //     the very files the native run wrote (scripts/test.sh).
+//   interop_fixture check-cli <dir>
+//     checks <dir>/M_cli.csv, written by `gltrain predict` from the same checkpoints
+//     and rows (cli_check.sh), against "M" to 1e-5.
 //   interop_fixture import <dir>
 //     loads the models TensorFlow.js built and saved (<dir>/tfjs_M/model.json for M in
 //     {cnn, gap}), checks their predictions against TF.js's own in
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "gltrain/gltrain.hpp"
+#include "gltrain/model_config.hpp"
 #include "gltrain/safetensors.hpp"
 #include "gltrain/sequential.hpp"
 #include "gltrain/tfjs_layers.hpp"
@@ -41,47 +46,67 @@ using namespace gltrain;
 
 namespace {
 
-constexpr int kTrainRows = 256;  // rows 0..255 of the Fashion-MNIST test split
-constexpr int kHeldOut = 16;     // rows 9000..9015
-constexpr int kHeldOutFrom = 9000;
+constexpr int kHeldOut = 16;     // rows 0..15 of the Fashion-MNIST test split (`gltrain predict --limit 16`)
+constexpr int kTrainRows = 256;  // rows 16..271
 
-// The two models every world rebuilds (torch_check.py spells them in torch.nn).
-// Batch-norm momentum 0.5 so that a few steps move the moving averages well
-// away from their initial 0 and 1.
-std::unique_ptr<Sequential> buildMlp(Context& ctx) {
-    auto m = std::make_unique<Sequential>(ctx, 784);
-    m->add(Dense{64, Activation::ReLU})
-        .add(Dropout{0.2f})
-        .add(Dense{32, Activation::Tanh})
-        .add(BatchNormalization{0.5f, 1e-3f})
-        .add(Dense{16, Activation::LeakyReLU, 0.1f})
-        .add(Dense{10})
-        .add(Softmax{});
-    m->compile({});
-    return m;
+// The two models every world rebuilds, as model descriptions (gltrain/model_config.hpp):
+// this program and `gltrain predict` read them; torch_check.py spells them in torch.nn.
+// Batch-norm momentum 0.5 so that a few steps move the moving averages well away
+// from their initial 0 and 1.
+const char* const kMlpJson = R"({
+  "description": "interop MLP",
+  "input": 784,
+  "layers": [
+    {"type": "dense", "units": 64, "activation": "relu"},
+    {"type": "dropout", "rate": 0.2},
+    {"type": "dense", "units": 32, "activation": "tanh"},
+    {"type": "batchnormalization", "momentum": 0.5, "epsilon": 0.001},
+    {"type": "dense", "units": 16, "activation": "leaky_relu", "alpha": 0.1},
+    {"type": "dense", "units": 10},
+    {"type": "softmax"}
+  ],
+  "compile": {"optimizer": {"type": "adam", "lr": 0.001}},
+  "fit": {"epochs": 1, "batchSize": 32}
 }
+)";
+const char* const kCnnJson = R"({
+  "description": "interop CNN: odd 'same' paddings (the extra pixel after), batch norm, NHWC flatten",
+  "input": [28, 28, 1],
+  "layers": [
+    {"type": "conv2d", "filters": 8, "kernelSize": 3, "padding": "same", "activation": "relu"},
+    {"type": "batchnormalization", "momentum": 0.5, "epsilon": 0.001},
+    {"type": "maxpool2d", "poolSize": 3, "stride": 2, "padding": "same"},
+    {"type": "conv2d", "filters": 12, "kernelSize": 3, "stride": 2, "padding": "same", "activation": "tanh"},
+    {"type": "averagepool2d", "poolSize": 2, "stride": 2, "padding": "same"},
+    {"type": "batchnormalization", "momentum": 0.5, "epsilon": 0.001},
+    {"type": "conv2d", "filters": 8, "kernelSize": 3, "padding": "valid", "activation": "softplus"},
+    {"type": "flatten"},
+    {"type": "dense", "units": 16, "activation": "sigmoid"},
+    {"type": "dense", "units": 10}
+  ],
+  "compile": {"optimizer": {"type": "adam", "lr": 0.001}},
+  "fit": {"epochs": 1, "batchSize": 32}
+}
+)";
+// Shapes of the CNN: 28x28x8, 14x14x8 (max pool padding 0 before, 1 after), 7x7x12 (0 / 1),
+// 4x4x12 (0 / 1, not counted in the average), 2x2x8, 32 in NHWC order, 16, 10.
 
-std::unique_ptr<Sequential> buildCnn(Context& ctx) {
-    auto m = std::make_unique<Sequential>(ctx, Shape3{28, 28, 1});
-    m->add(Conv2D{8, 3, 1, Padding::Same, Activation::ReLU})      // 28x28x8
-        .add(BatchNormalization{0.5f, 1e-3f})
-        .add(MaxPool2D{3, 2, Padding::Same})                      // 14x14x8, padding 0 before, 1 after
-        .add(Conv2D{12, 3, 2, Padding::Same, Activation::Tanh})   // 7x7x12, padding 0 / 1
-        .add(AveragePool2D{2, 2, Padding::Same})                  // 4x4x12, padding 0 / 1 (not counted)
-        .add(BatchNormalization{0.5f, 1e-3f})
-        .add(Conv2D{8, 3, 1, Padding::Valid, Activation::Softplus})  // 2x2x8
-        .add(Flatten{})                                           // 32, NHWC order
-        .add(Dense{16, Activation::Sigmoid})
-        .add(Dense{10});
-    m->compile({});
-    return m;
+struct Described {
+    const char* name;
+    const char* json;
+};
+const Described kModels[] = {{"mlp", kMlpJson}, {"cnn", kCnnJson}};
+
+std::unique_ptr<Sequential> build(Context& ctx, const Described& m) {
+    return buildModel(ctx, parseModelConfig(m.json, std::string(m.name) + ".model.json"));
 }
 
 double relativeError(const HostMatrix& got, const HostMatrix& want) {
+    if (got.rows != want.rows || got.cols != want.cols) return INFINITY;
     double scale = 1.0, err = 0.0;
     for (float v : want.data) scale = std::max(scale, double(std::fabs(v)));
     for (size_t i = 0; i < want.data.size(); ++i) err = std::max(err, double(std::fabs(got.data[i] - want.data[i])));
-    return got.data.size() == want.data.size() ? err / scale : INFINITY;
+    return err / scale;
 }
 
 // One line per check; false when it fails.
@@ -91,6 +116,20 @@ bool report(const std::string& what, double error, double limit) {
     return ok;
 }
 
+bool checkCheckpoints(Context& ctx, const std::string& dir) {
+    const SafetensorsFile expected = loadSafetensorsFile(dir + "/expected.safetensors");
+    const HostMatrix x = expected.at("x").toMatrix();
+    bool ok = true;
+    for (const Described& m : kModels) {
+        auto model = build(ctx, m);
+        model->load(dir + "/" + m.name + ".safetensors");
+        ok &= report(std::string(m.name) + ".safetensors loaded into a fresh model predicts what the writer predicted",
+                     relativeError(model->predict(x), expected.at(m.name).toMatrix()), 1e-5);
+    }
+    return ok;
+}
+
+#ifndef __EMSCRIPTEN__
 HostMatrix rows(const HostMatrix& m, int from, int count) {
     return HostMatrix(count, m.cols,
                       std::vector<float>(m.data.begin() + std::ptrdiff_t(size_t(from) * size_t(m.cols)),
@@ -99,40 +138,70 @@ HostMatrix rows(const HostMatrix& m, int from, int count) {
 
 TensorData tensorOf(const HostMatrix& m) { return TensorData::fromMatrix(m); }
 
-bool checkCheckpoints(Context& ctx, const std::string& dir) {
+void writeText(const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) throw IoError("cannot create " + path);
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) throw IoError("cannot write " + path);
+}
+
+// `gltrain predict --output` CSV: a header, then per row the class and the outputs y0, y1, ...
+HostMatrix readPredictionsCsv(const std::string& path, int cols) {
+    const std::vector<uint8_t> bytes = readFile(path, "predictions CSV");
+    const std::string text(bytes.begin(), bytes.end());
+    std::vector<float> values;
+    size_t line = 0, rowsRead = 0;
+    for (size_t at = 0; at < text.size(); ++line) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string l = text.substr(at, end - at);
+        at = end + 1;
+        if (line == 0 || l.empty()) continue;  // the header
+        const char* p = l.c_str();
+        char* next = nullptr;
+        std::strtol(p, &next, 10);  // the class
+        for (int c = 0; c < cols; ++c) {
+            if (*next != ',') throw FormatError(path + ":" + std::to_string(line + 1) + ": expected " + std::to_string(cols) + " outputs");
+            values.push_back(std::strtof(next + 1, &next));
+        }
+        ++rowsRead;
+    }
+    return HostMatrix(int(rowsRead), cols, std::move(values));
+}
+
+// The predictions `gltrain predict` wrote (tests/interop/cli_check.sh) for the same rows and checkpoints.
+bool checkCli(const std::string& dir) {
     const SafetensorsFile expected = loadSafetensorsFile(dir + "/expected.safetensors");
-    const HostMatrix x = expected.at("x").toMatrix();
     bool ok = true;
-    for (const char* name : {"mlp", "cnn"}) {
-        auto model = std::string(name) == "mlp" ? buildMlp(ctx) : buildCnn(ctx);
-        model->load(dir + "/" + name + ".safetensors");
-        ok &= report(std::string(name) + ".safetensors loaded into a fresh model predicts what the writer predicted",
-                     relativeError(model->predict(x), expected.at(name).toMatrix()), 1e-5);
+    for (const Described& m : kModels) {
+        const HostMatrix want = expected.at(m.name).toMatrix();
+        ok &= report(std::string("gltrain predict ") + m.name + ".model.json --checkpoint " + m.name +
+                         ".safetensors predicts what the writer predicted",
+                     relativeError(readPredictionsCsv(dir + "/" + m.name + "_cli.csv", want.cols), want), 1e-5);
     }
     return ok;
 }
 
-#ifndef __EMSCRIPTEN__
 bool exportModels(Context& ctx, const std::string& dir) {
     std::filesystem::create_directories(dir);
     const Dataset data = loadFashionMnist(Split::Test);
-    const HostMatrix train = rows(data.images, 0, kTrainRows);
-    const std::vector<int> labels(data.labels.begin(), data.labels.begin() + kTrainRows);
-    const HostMatrix x = rows(data.images, kHeldOutFrom, kHeldOut);
+    const HostMatrix x = rows(data.images, 0, kHeldOut);
+    const HostMatrix train = rows(data.images, kHeldOut, kTrainRows);
+    const std::vector<int> labels(data.labels.begin() + kHeldOut, data.labels.begin() + kHeldOut + kTrainRows);
     std::vector<std::pair<std::string, TensorData>> expected = {{"x", tensorOf(x)}};
-    for (const char* name : {"mlp", "cnn"}) {
-        auto model = std::string(name) == "mlp" ? buildMlp(ctx) : buildCnn(ctx);
-        FitOptions f;
-        f.epochs = 1;
-        f.batchSize = 32;
-        const auto history = model->fit(train, labels, f);
-        std::printf("%s: trained %ld steps, loss %.4f\n", name, model->step(), double(history.back().loss));
-        model->save(dir + "/" + name + ".safetensors");
-        saveTfjs(*model, dir + "/" + name + "_tfjs");
-        expected.emplace_back(name, tensorOf(model->predict(x)));
+    for (const Described& m : kModels) {
+        auto model = build(ctx, m);
+        const ModelConfig config = parseModelConfig(m.json);
+        const auto history = model->fit(train, labels, config.fit);
+        std::printf("%s: trained %ld steps, loss %.4f\n", m.name, model->step(), double(history.back().loss));
+        const std::string base = dir + "/" + m.name;
+        model->save(base + ".safetensors");
+        saveTfjs(*model, base + "_tfjs");
+        writeText(base + ".model.json", m.json);
+        expected.emplace_back(m.name, tensorOf(model->predict(x)));
     }
     saveSafetensorsFile(dir + "/expected.safetensors", expected);
-    std::printf("wrote %s/{mlp,cnn}.safetensors, {mlp,cnn}_tfjs/, expected.safetensors\n", dir.c_str());
+    std::printf("wrote %s/{mlp,cnn}.safetensors, {mlp,cnn}.model.json, {mlp,cnn}_tfjs/, expected.safetensors\n", dir.c_str());
     return true;
 }
 
@@ -140,8 +209,8 @@ bool importModels(Context& ctx, const std::string& dir) {
     const SafetensorsFile expected = loadSafetensorsFile(dir + "/tfjs_expected.safetensors");
     const HostMatrix x = expected.at("x").toMatrix();
     const Dataset data = loadFashionMnist(Split::Test);
-    const HostMatrix train = rows(data.images, 0, kTrainRows);
-    const std::vector<int> labels(data.labels.begin(), data.labels.begin() + kTrainRows);
+    const HostMatrix train = rows(data.images, kHeldOut, kTrainRows);
+    const std::vector<int> labels(data.labels.begin() + kHeldOut, data.labels.begin() + kHeldOut + kTrainRows);
     bool ok = true;
     for (const char* name : {"cnn", "gap"}) {
         const std::string path = dir + "/tfjs_" + name + "/model.json";
@@ -166,7 +235,7 @@ bool importModels(Context& ctx, const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string usage = "usage: interop_fixture export|check-checkpoint|import <dir>";
+    const std::string usage = "usage: interop_fixture export|check-checkpoint|import|check-cli <dir>";
     if (argc != 3) {
         std::fprintf(stderr, "%s\n", usage.c_str());
         return 2;
@@ -179,6 +248,7 @@ int main(int argc, char** argv) {
 #ifndef __EMSCRIPTEN__
         else if (mode == "export") ok = exportModels(ctx, dir);
         else if (mode == "import") ok = importModels(ctx, dir);
+        else if (mode == "check-cli") ok = checkCli(dir);
 #endif
         else {
             std::fprintf(stderr, "interop_fixture: unknown mode '%s' here\n%s\n", mode.c_str(), usage.c_str());

@@ -4,8 +4,8 @@
     python3 torch_check.py <dir>      (after `interop_fixture export <dir>`)
 
 Reads <dir>/{mlp,cnn}.safetensors with the standard library and numpy only (no
-safetensors package), builds the same two models as tests/interop/interop_fixture.cpp
-in torch.nn, fills them with load_state_dict(strict=True) and checks that they
+safetensors package), builds the same two models as tests/interop/interop_fixture.cpp (kMlpJson,
+kCnnJson) in torch.nn, fills them with load_state_dict(strict=True) and checks that they
 predict gltrain's predictions ("mlp", "cnn") for the rows "x" of
 <dir>/expected.safetensors to 1e-4 (max |torch - gltrain| / max(1, max |gltrain|)).
 
@@ -101,7 +101,7 @@ class AvgPoolSame(nn.Module):
 
 
 def mlp():
-    """interop_fixture.cpp's buildMlp; module names are gltrain's layer names."""
+    """interop_fixture.cpp's kMlpJson; module names are gltrain's layer names."""
     return nn.Sequential(OrderedDict([
         ("dense_0", nn.Linear(784, 64)), ("relu_0", nn.ReLU()),
         ("dropout_1", nn.Dropout(0.2)),
@@ -114,7 +114,7 @@ def mlp():
 
 
 def cnn():
-    """interop_fixture.cpp's buildCnn."""
+    """interop_fixture.cpp's kCnnJson."""
     return nn.Sequential(OrderedDict([
         ("input", NhwcRowsToNchw(28, 28, 1)),
         ("conv2d_0_pad", SamePad(3, 1)), ("conv2d_0", nn.Conv2d(1, 8, 3)), ("relu_0", nn.ReLU()),
