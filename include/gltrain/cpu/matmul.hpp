@@ -64,11 +64,23 @@ namespace gemm_detail {
 constexpr int kKc = 256;  // k per block: an MR x kKc sliver of A stays in L1
 constexpr int kNc = 256;  // columns of B packed at once: kKc x kNc floats = 256 KiB (L2)
 
-// One MR x (NV*W) tile: C_tile (+)= sum_k a[k*MR + r] * b[k*NR + c].
-// rows/cols < MR/NR: only that corner of C is written.
+// The epilogue of one tile, applied in registers as the tile is stored —
+// the piecewise-linear cases a step uses (bias, Z kept, ReLU and its
+// derivative); anything else goes through finish(). Pointers are at the
+// tile's origin, with C's row stride.
+struct TileEpilogue {
+    const float* bias = nullptr;     // the tile's columns of the bias
+    float* z = nullptr;              // where Z goes
+    bool relu = false;               // C = max(Z, 0) (NaN stays NaN, as ref::scalar::activate)
+    const float* reluAt = nullptr;   // C *= (reluAt > 0 ? 1 : 0), the ReLU derivative
+};
+
+// One MR x (NV*W) tile: C_tile = (add ? C_tile : 0) + sum_k a[k*MR + r] * b[k*NR + c],
+// then the epilogue `te` if given. rows/cols < MR/NR: only that corner is
+// read and written (through zero-padded local copies).
 template <int W, int MR, int NV>
 GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols,
-                                       bool add) {
+                                       bool add, const TileEpilogue* te) {
     constexpr int NR = W * NV;
     Vec<W> acc[MR][NV];
     GLTRAIN_UNROLL
@@ -87,43 +99,109 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
             for (int j = 0; j < NV; ++j) acc[r][j] += av * bv[j];
         }
     }
-    if (rows == MR && cols == NR) {
+    const bool full = rows == MR && cols == NR;
+    // A tile-shaped view of an MR x NR block at p (stride ld): p itself when
+    // the tile is full, else a zero-padded copy.
+    float pad[3][MR * NR];
+    auto view = [&](const float* p, int ld, int slot, int& stride) -> const float* {
+        if (full) return stride = ld, p;
+        std::fill(pad[slot], pad[slot] + MR * NR, 0.0f);
+        for (int r = 0; r < rows; ++r)
+            for (int j = 0; j < cols; ++j) pad[slot][r * NR + j] = p[r * ld + j];
+        return stride = NR, pad[slot];
+    };
+    if (add) {
+        int ld;
+        const float* old = view(c, ldc, 0, ld);
         GLTRAIN_UNROLL
         for (int r = 0; r < MR; ++r)
             GLTRAIN_UNROLL
             for (int j = 0; j < NV; ++j) {
-                float* p = c + r * ldc + j * W;
-                if (add) {
-                    Vec<W> old;
-                    load<W>(old, p);
-                    acc[r][j] += old;
-                }
-                store<W>(p, acc[r][j]);
+                Vec<W> v;
+                load<W>(v, old + r * ld + j * W);
+                acc[r][j] += v;
             }
-        return;
     }
-    float tile[MR * NR];
+    float* out = c;  // where the tile is stored (a local copy when partial)
+    int outLd = ldc;
+    if (te) {
+        if (te->bias) {
+            float bias[NR] = {};
+            for (int j = 0; j < cols; ++j) bias[j] = te->bias[j];
+            GLTRAIN_UNROLL
+            for (int j = 0; j < NV; ++j) {
+                Vec<W> v;
+                load<W>(v, bias + j * W);
+                GLTRAIN_UNROLL
+                for (int r = 0; r < MR; ++r) acc[r][j] += v;
+            }
+        }
+        if (te->z) {
+            float* z = full ? te->z : pad[1];
+            const int ld = full ? ldc : NR;
+            GLTRAIN_UNROLL
+            for (int r = 0; r < MR; ++r)
+                GLTRAIN_UNROLL
+                for (int j = 0; j < NV; ++j) store<W>(z + r * ld + j * W, acc[r][j]);
+            if (!full)
+                for (int r = 0; r < rows; ++r)
+                    for (int j = 0; j < cols; ++j) te->z[r * ldc + j] = pad[1][r * NR + j];
+        }
+        Vec<W> zero, one;
+        splat<W>(zero, 0.0f);
+        splat<W>(one, 1.0f);
+        if (te->relu)
+            GLTRAIN_UNROLL
+            for (int r = 0; r < MR; ++r)
+                GLTRAIN_UNROLL
+                for (int j = 0; j < NV; ++j) select<W>(acc[r][j], acc[r][j] < zero, zero, acc[r][j]);
+        if (te->reluAt) {
+            int ld;
+            const float* zs = view(te->reluAt, ldc, 2, ld);
+            GLTRAIN_UNROLL
+            for (int r = 0; r < MR; ++r)
+                GLTRAIN_UNROLL
+                for (int j = 0; j < NV; ++j) {
+                    Vec<W> v, d;
+                    load<W>(v, zs + r * ld + j * W);
+                    select<W>(d, v > zero, one, zero);
+                    acc[r][j] *= d;
+                }
+        }
+    }
+    if (!full) out = pad[0], outLd = NR;
     GLTRAIN_UNROLL
     for (int r = 0; r < MR; ++r)
         GLTRAIN_UNROLL
-        for (int j = 0; j < NV; ++j) store<W>(tile + r * NR + j * W, acc[r][j]);
-    for (int r = 0; r < rows; ++r)
-        for (int j = 0; j < cols; ++j) c[r * ldc + j] = (add ? c[r * ldc + j] : 0.0f) + tile[r * NR + j];
+        for (int j = 0; j < NV; ++j) store<W>(out + r * outLd + j * W, acc[r][j]);
+    if (!full)
+        for (int r = 0; r < rows; ++r)
+            for (int j = 0; j < cols; ++j) c[r * ldc + j] = pad[0][r * NR + j];
 }
 
-// The portable kernel (4-wide) and, natively, the AVX2 one (8-wide, FMA).
+// The portable kernel (4-wide) and, natively, the AVX2 ones (8-wide, FMA;
+// a one-vector-wide form for products of at most 8 columns, such as small
+// convolutions, which the two-vector form would half waste).
 struct Kernel4 {
     static constexpr int MR = 4, NR = 8;
-    static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols, bool add) {
-        microKernel<4, 4, 2>(kc, a, b, c, ldc, rows, cols, add);
+    static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols, bool add,
+                    const TileEpilogue* te) {
+        microKernel<4, 4, 2>(kc, a, b, c, ldc, rows, cols, add, te);
     }
 };
 #if GLTRAIN_HAVE_AVX2_PATH
 struct Kernel8 {
     static constexpr int MR = 6, NR = 16;
     GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows,
-                                        int cols, bool add) {
-        microKernel<8, 6, 2>(kc, a, b, c, ldc, rows, cols, add);
+                                        int cols, bool add, const TileEpilogue* te) {
+        microKernel<8, 6, 2>(kc, a, b, c, ldc, rows, cols, add, te);
+    }
+};
+struct Kernel8Narrow {
+    static constexpr int MR = 8, NR = 8;
+    GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows,
+                                        int cols, bool add, const TileEpilogue* te) {
+        microKernel<8, 8, 1>(kc, a, b, c, ldc, rows, cols, add, te);
     }
 };
 #endif
@@ -151,6 +229,9 @@ void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float
         finish(C, ldc, 0, M, 0, N, e);
         return;
     }
+    // Bias, Z, ReLU and ReLU' happen in registers; other activations after.
+    const bool fused = (e.activation == Activation::Linear || e.activation == Activation::ReLU) &&
+                       (!e.derivativeAt || e.derivative == Activation::Linear || e.derivative == Activation::ReLU);
     ws.a.resize(size_t(MR) * kKc);
     ws.b.resize(size_t(kKc) * size_t((std::min(N, kNc) + NR - 1) / NR * NR));
     for (int k0 = 0; k0 < Kdim; k0 += kKc) {
@@ -163,10 +244,22 @@ void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float
             for (int i0 = 0; i0 < M; i0 += MR) {
                 const int rows = std::min(MR, M - i0);
                 packA(ws.a.data(), i0, rows, k0, kc, MR);
-                for (int s = 0; s < strips; ++s)
+                for (int s = 0; s < strips; ++s) {
+                    const int jt = j0 + s * NR;
+                    TileEpilogue te;
+                    if (last && fused) {
+                        te.bias = e.bias ? e.bias + jt : nullptr;
+                        te.z = e.preactivation ? e.preactivation + size_t(i0) * size_t(ldc) + jt : nullptr;
+                        te.relu = e.activation == Activation::ReLU;
+                        te.reluAt = e.derivativeAt && e.derivative == Activation::ReLU
+                                        ? e.derivativeAt + size_t(i0) * size_t(ldc) + jt
+                                        : nullptr;
+                    }
                     K::run(kc, ws.a.data(), ws.b.data() + size_t(s) * NR * size_t(kc),
-                           C + size_t(i0) * size_t(ldc) + j0 + s * NR, ldc, rows, std::min(NR, nc - s * NR), add);
-                if (last) finish(C, ldc, i0, rows, j0, nc, e);
+                           C + size_t(i0) * size_t(ldc) + jt, ldc, rows, std::min(NR, nc - s * NR), add,
+                           last && fused ? &te : nullptr);
+                }
+                if (last && !fused) finish(C, ldc, i0, rows, j0, nc, e);
             }
         }
     }
@@ -223,6 +316,7 @@ void gemm(int M, int N, int K, const PackA& packA, const PackB& packB, float* C,
           Workspace& ws) {
     if (M <= 0 || N <= 0) return;
 #if GLTRAIN_HAVE_AVX2_PATH
+    if (ws.wide && N <= 8) return gemm_detail::drive<gemm_detail::Kernel8Narrow>(M, N, K, packA, packB, C, ldc, e, ws);
     if (ws.wide) return gemm_detail::drive<gemm_detail::Kernel8>(M, N, K, packA, packB, C, ldc, e, ws);
 #endif
     gemm_detail::drive<gemm_detail::Kernel4>(M, N, K, packA, packB, C, ldc, e, ws);

@@ -11,18 +11,19 @@
 
 namespace gltrain::cpu {
 
-// Y (n x OH*OW*C) = pool(X); for PoolKind::Max, argmax (n x OH*OW*C) gets the
-// column of X within its image that each output came from.
+// Y (n x OH*OW*C) = pool(X); for PoolKind::Max, argmax (n x OH*OW*C, required)
+// gets the column of X within its image that each output came from.
+// The channel loops are written as selects, so they vectorise.
 inline void pool2d(const float* X, int n, const Window& w, PoolKind kind, float* Y, int32_t* argmax) {
     const int C = w.in.channels, inSize = w.in.size(), outSize = w.out.size();
+    const bool max = kind == PoolKind::Max;
     for (int b = 0; b < n; ++b) {
         const float* x = X + size_t(b) * size_t(inSize);
-        float* y = Y + size_t(b) * size_t(outSize);
-        int32_t* arg = argmax ? argmax + size_t(b) * size_t(outSize) : nullptr;
         for (int oy = 0; oy < w.out.height; ++oy)
             for (int ox = 0; ox < w.out.width; ++ox) {
-                float* yo = y + (oy * w.out.width + ox) * C;
-                int32_t* ao = arg ? arg + (oy * w.out.width + ox) * C : nullptr;
+                const size_t o = size_t(b) * size_t(outSize) + size_t((oy * w.out.width + ox) * C);
+                float* yo = Y + o;
+                int32_t* ao = max ? argmax + o : nullptr;
                 int count = 0;
                 for (int ky = 0; ky < w.kh; ++ky)
                     for (int kx = 0; kx < w.kw; ++kx) {
@@ -30,22 +31,21 @@ inline void pool2d(const float* X, int n, const Window& w, PoolKind kind, float*
                         if (!w.inside(iy, ix)) continue;
                         const int base = (iy * w.in.width + ix) * C;
                         const float* xi = x + base;
-                        if (count == 0) {
+                        if (count++ == 0) {
                             for (int c = 0; c < C; ++c) yo[c] = xi[c];
-                            if (ao)
+                            if (max)
                                 for (int c = 0; c < C; ++c) ao[c] = base + c;
-                        } else if (kind == PoolKind::Max) {
-                            for (int c = 0; c < C; ++c)
-                                if (xi[c] > yo[c]) {
-                                    yo[c] = xi[c];
-                                    if (ao) ao[c] = base + c;
-                                }
+                        } else if (max) {
+                            for (int c = 0; c < C; ++c) {
+                                const bool gt = xi[c] > yo[c];  // strict: the first maximum stays
+                                yo[c] = gt ? xi[c] : yo[c];
+                                ao[c] = gt ? base + c : ao[c];
+                            }
                         } else {
                             for (int c = 0; c < C; ++c) yo[c] += xi[c];
                         }
-                        ++count;
                     }
-                if (kind == PoolKind::Average)
+                if (!max)
                     for (int c = 0; c < C; ++c) yo[c] /= float(count);
             }
     }

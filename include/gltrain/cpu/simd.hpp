@@ -50,6 +50,14 @@ template <int W>
 GLTRAIN_ALWAYS_INLINE void store(float* p, const Vec<W>& v) {
     std::memcpy(p, &v, sizeof v);
 }
+// out = mask ? a : b, lane by lane, for a mask from a comparison of two vectors
+// (all bits set where true): bit operations, as every target has them.
+template <int W>
+using Mask = decltype(Vec<W>{} < Vec<W>{});
+template <int W>
+GLTRAIN_ALWAYS_INLINE void select(Vec<W>& out, const Mask<W>& m, const Vec<W>& a, const Vec<W>& b) {
+    out = (Vec<W>)(((Mask<W>)a & m) | ((Mask<W>)b & ~m));
+}
 // Spelled out: a loop over the lanes is not always unrolled (Clang left one
 // storing lane by lane through memory, 100x slower in WebAssembly).
 template <int W>
