@@ -25,7 +25,7 @@
 //   Dropout, Softmax (last layer), Activation, LeakyReLU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus; softmax on the last layer only (imported as
 //   the layer plus a Softmax). A Dense or Conv2D with a fused LeakyReLU exports as the layer plus a
-//   LeakyReLU layer (Keras has no LeakyReLU activation name).
+//   LeakyReLU layer (TF.js has no LeakyReLU activation name).
 //   GELU: gltrain's is the tanh approximation, which TF.js calls "gelu_new" (its "gelu" is the erf
 //   form, a different function, rejected). TF.js 4.22 writes "gelu_new" but cannot read it back (it
 //   turns the name into "geluNew", which it does not know), so "gelu_new" imports but a GELU model
@@ -41,10 +41,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
