@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "gltrain/backend.hpp"
 #include "gltrain/pass.hpp"
 #include "gltrain/tensor.hpp"
 #include "platform.hpp"
@@ -41,23 +42,20 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
 #endif
     platform_ = createPlatform(options_);
     queryCapabilities();
-    if (!caps_.float32Renderable)
-        throw UnsupportedError("Context: the device cannot render to RGBA32F textures (EXT_color_buffer_float is " +
-                               std::string(caps_.colorBufferFloat ? "advertised but the framebuffer is incomplete"
-                                                                  : "missing") +
-                               "); renderer: " + caps_.renderer);
+    BackendChoice choice = chooseBackend(caps_, options_);
+    caps_.backend = choice.backend;
+    caps_.backendReason = choice.reason;
     maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
                                                   : caps_.maxTextureSize;
-    fbo_ = FramebufferHandle::create();
-    vao_ = VertexArrayHandle::create();
     pool_ = std::make_unique<TexturePool>();
     shaders_ = std::make_unique<ShaderRegistry>();
-    checkGl("Context: creating the framebuffer and vertex array");
+    createObjects();
     measurePrecision();
 }
 
 Context::~Context() {
-    if (platform_) platform_->makeCurrent();
+    if (platform_ && !platform_->lost()) platform_->makeCurrent();
+    else abandonObjects();  // nothing to delete: the objects went with the context
     shaders_.reset();
     pool_.reset();
     vao_.reset();
@@ -65,6 +63,52 @@ Context::~Context() {
 }
 
 void Context::makeCurrent() { platform_->makeCurrent(); }
+
+void Context::createObjects() {
+    fbo_ = FramebufferHandle::create();
+    vao_ = VertexArrayHandle::create();
+    checkGl("Context: creating the framebuffer and vertex array");
+    objectsAbandoned_ = false;
+}
+
+// The GL objects are gone with the context: forget their names (they may
+// already stand for new objects) and start a new generation.
+void Context::abandonObjects() {
+    shaders_->abandon();
+    pool_->abandon();
+    fbo_.release();
+    vao_.release();
+    objectsAbandoned_ = true;
+    ++generation_;
+}
+
+bool Context::lost() { return platform_->lost(); }
+
+void Context::requireUsable(const char* where) {
+    if (platform_->lost()) {
+        if (!objectsAbandoned_) abandonObjects();
+        throw ContextLostError(std::string(where) + ": the GL context is lost; " + platform_->lostHint());
+    }
+    if (platform_->restorations() != restorations_) {
+        // Back from a loss: whatever the old context held is gone, even if we never saw it lost.
+        restorations_ = platform_->restorations();
+        if (!objectsAbandoned_) abandonObjects();
+        platform_->makeCurrent();
+        createObjects();
+    }
+}
+
+void Context::loseContext() {
+    if (platform_->lost()) throw ArgumentError("Context::loseContext: the context is already lost");
+    platform_->lose();
+    abandonObjects();
+}
+
+void Context::restoreContext() {
+    if (!platform_->lost()) throw ArgumentError("Context::restoreContext: the context is not lost");
+    platform_->restore();
+    if (!platform_->lost()) requireUsable("Context::restoreContext");  // native: back at once
+}
 
 void Context::queryCapabilities() {
     caps_.platform = platform_->name;
@@ -103,6 +147,12 @@ void Context::queryCapabilities() {
     glBindFramebuffer(GL_FRAMEBUFFER, f.get());
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, t.get(), 0);
     caps_.float32Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    // And an RGBA16F one (the half-float fallback).
+    TextureHandle h = TextureHandle::create();
+    glBindTexture(GL_TEXTURE_2D, h.get());
+    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA16F, 1, 1);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, h.get(), 0);
+    caps_.float16Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glGetError();  // a refused float texture leaves an error flag that is reported above, not later
 }

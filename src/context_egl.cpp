@@ -31,15 +31,74 @@ std::string eglErrorName(EGLint e) {
 
 struct EglPlatform : Context::Platform {
     EGLDisplay display = EGL_NO_DISPLAY;
+    EGLConfig config = nullptr;
     EGLContext context = EGL_NO_CONTEXT;
-    ~EglPlatform() override {
-        if (context != EGL_NO_CONTEXT) {
-            eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-            eglDestroyContext(display, context);
-        }
+    bool robustness = false;  // EGL_EXT_create_context_robustness: a GPU reset is reported, not hidden
+    GLenum (*resetStatus)() = nullptr;  // glGetGraphicsResetStatusEXT (GL_EXT_robustness)
+    bool lostNow = false;     // loseContext() destroyed the context, or a reset was reported
+    long restoredCount = 0;
+
+    ~EglPlatform() override { destroyContext(); }
+    void destroyContext() {
+        if (context == EGL_NO_CONTEXT) return;
+        eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        eglDestroyContext(display, context);
+        context = EGL_NO_CONTEXT;
         // No eglTerminate: a display is shared by every context on it in this process.
     }
     void makeCurrent() override { eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context); }
+
+    // An ES 3.0 context on the display, current; "" on success, else why not.
+    // With EGL_EXT_create_context_robustness it asks to lose the context on a
+    // GPU reset (so glGetGraphicsResetStatusEXT reports it) and falls back to
+    // a plain context if the driver refuses.
+    std::string createContext() {
+        const EGLint robust[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0,
+                                 EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY_EXT, EGL_LOSE_CONTEXT_ON_RESET_EXT,
+                                 EGL_NONE};
+        const EGLint plain[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0, EGL_NONE};
+        EGLContext ctx = EGL_NO_CONTEXT;
+        if (robustness) ctx = eglCreateContext(display, config, EGL_NO_CONTEXT, robust);
+        if (ctx == EGL_NO_CONTEXT) {
+            robustness = false;
+            ctx = eglCreateContext(display, config, EGL_NO_CONTEXT, plain);
+        }
+        if (ctx == EGL_NO_CONTEXT) return "eglCreateContext(ES 3.0) failed (" + eglErrorName(eglGetError()) + ")";
+        if (!eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
+            std::string why = "eglMakeCurrent failed (" + eglErrorName(eglGetError()) + ")";
+            eglDestroyContext(display, ctx);
+            return why;
+        }
+        context = ctx;
+        resetStatus = nullptr;
+        if (robustness) {
+            const GLubyte* e = glGetString(GL_EXTENSIONS);
+            if (e && std::string(reinterpret_cast<const char*>(e)).find("GL_EXT_robustness") != std::string::npos)
+                resetStatus = reinterpret_cast<GLenum (*)()>(
+                    eglGetProcAddress("glGetGraphicsResetStatusEXT"));
+        }
+        return "";
+    }
+
+    bool lost() override {
+        if (!lostNow && resetStatus && resetStatus() != GL_NO_ERROR) lostNow = true;
+        return lostNow;
+    }
+    long restorations() override { return restoredCount; }
+    void lose() override {
+        destroyContext();
+        lostNow = true;
+    }
+    void restore() override {
+        destroyContext();  // after a reset the old context is unusable: a new one replaces it
+        std::string why = createContext();
+        if (!why.empty()) throw UnsupportedError("Context::restoreContext: " + why);
+        lostNow = false;
+        ++restoredCount;
+    }
+    const char* lostHint() const override {
+        return "call Context::restoreContext() for a new one (models then continue from their last snapshot)";
+    }
 };
 
 // Initialises `dpy` and makes a surfaceless ES 3 context current on it; "" on success, else why not.
@@ -58,17 +117,10 @@ std::string tryDisplay(EGLDisplay dpy, EglPlatform& out) {
         if (exts.find("EGL_KHR_no_config_context") == std::string::npos) return "no EGL config for OpenGL ES 3";
         config = nullptr;  // EGL_NO_CONFIG_KHR
     }
-    const EGLint ctxAttribs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0, EGL_NONE};
-    EGLContext ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, ctxAttribs);
-    if (ctx == EGL_NO_CONTEXT) return "eglCreateContext(ES 3.0) failed (" + eglErrorName(eglGetError()) + ")";
-    if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx)) {
-        std::string why = "eglMakeCurrent failed (" + eglErrorName(eglGetError()) + ")";
-        eglDestroyContext(dpy, ctx);
-        return why;
-    }
     out.display = dpy;
-    out.context = ctx;
-    return "";
+    out.config = config;
+    out.robustness = exts.find("EGL_EXT_create_context_robustness") != std::string::npos;
+    return out.createContext();
 }
 
 }  // namespace

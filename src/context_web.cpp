@@ -40,6 +40,35 @@ EM_JS(char*, gltrain_unmasked_string, (int vendor), {
     return p;
 });
 
+// Watches a context for loss: preventDefault() on webglcontextlost (without
+// it the browser never restores the context), and on webglcontextrestored
+// re-enables the extensions (a restored context starts with none, and
+// EXT_color_buffer_float decides whether float targets render) and counts
+// the restoration. WEBGL_lose_context is fetched now: getExtension() returns
+// null while the context is lost.
+EM_JS(void, gltrain_watch_context, (int handle), {
+    var context = GL.contexts[handle];
+    var gl = context.GLctx;
+    var watch = {restorations: 0, loseExt: gl.getExtension("WEBGL_lose_context")};
+    context.gltrainWatch = watch;
+    gl.canvas.addEventListener("webglcontextlost", function(e) { e.preventDefault(); }, false);
+    gl.canvas.addEventListener("webglcontextrestored", function() {
+        (gl.getSupportedExtensions() || []).forEach(function(ext) {
+            if (!ext.includes("lose_context") && !ext.includes("debug")) gl.getExtension(ext);
+        });
+        watch.restorations++;
+    }, false);
+});
+EM_JS(int, gltrain_context_lost, (int handle), { return GL.contexts[handle].GLctx.isContextLost() ? 1 : 0; });
+EM_JS(int, gltrain_context_restorations, (int handle), { return GL.contexts[handle].gltrainWatch.restorations; });
+// WEBGL_lose_context.loseContext() (restore = 0) or .restoreContext() (1); 0 if the extension is missing.
+EM_JS(int, gltrain_lose_context, (int handle, int restore), {
+    var ext = GL.contexts[handle].gltrainWatch.loseExt;
+    if (!ext) return 0;
+    if (restore) ext.restoreContext(); else ext.loseContext();
+    return 1;
+});
+
 std::string takeString(char* p) {
     std::string s = p ? p : "";
     free(p);
@@ -54,6 +83,20 @@ struct WebPlatform : Context::Platform {
     void makeCurrent() override { emscripten_webgl_make_context_current(handle); }
     std::string unmaskedRenderer() override { return takeString(gltrain_unmasked_string(0)); }
     std::string unmaskedVendor() override { return takeString(gltrain_unmasked_string(1)); }
+
+    bool lost() override { return gltrain_context_lost(handle) != 0; }
+    long restorations() override { return gltrain_context_restorations(handle); }
+    void lose() override {
+        if (!gltrain_lose_context(handle, 0))
+            throw UnsupportedError("Context::loseContext: the browser does not offer WEBGL_lose_context");
+    }
+    void restore() override {
+        if (!gltrain_lose_context(handle, 1))
+            throw UnsupportedError("Context::restoreContext: the browser does not offer WEBGL_lose_context");
+    }
+    const char* lostHint() const override {
+        return "training resumes from the model's last snapshot when the browser restores it (webglcontextrestored)";
+    }
 };
 
 }  // namespace
@@ -85,6 +128,7 @@ std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options)
     }
     if (emscripten_webgl_make_context_current(p->handle) != EMSCRIPTEN_RESULT_SUCCESS)
         throw UnsupportedError("Context: could not make the WebGL2 context current");
+    gltrain_watch_context(p->handle);
     return p;
 }
 

@@ -14,6 +14,15 @@ struct Context::Platform {
     virtual std::string unmaskedRenderer() { return ""; }
     virtual std::string unmaskedVendor() { return ""; }
     std::string name;  // "egl-device", "egl-surfaceless", "egl-default", "webgl2"
+
+    // Lost contexts (see context.hpp).
+    virtual bool lost() = 0;
+    // How many times the context came back after a loss; a change means every GL object is gone.
+    virtual long restorations() = 0;
+    virtual void lose() = 0;
+    virtual void restore() = 0;
+    // How the context comes back, for the ContextLostError message.
+    virtual const char* lostHint() const = 0;
 };
 
 // Creates and makes current a GL ES 3 / WebGL2 context; throws UnsupportedError

@@ -144,6 +144,28 @@ void onFreshModel(World& w, const std::function<void(Sequential&)>& bad) {
     }
 }
 
+// A trained copy of the shared model on a context of its own, which is then
+// lost (natively the EGL context is destroyed, as WEBGL_lose_context does to a
+// WebGL one); `bad` runs on it. Natively the context is restored afterwards
+// and the model must come back predicting exactly as before (std::logic_error
+// otherwise); then the error goes on. The shared world's context is never lost.
+void duringLostContext(World& w, const std::function<void(Sequential&, Context&)>& bad) {
+    Context ctx;
+    auto m = makeModel(ctx, w.x, w.y);
+    const std::vector<float> before = m->predict(w.probe).data;
+    ctx.loseContext();
+    try {
+        bad(*m, ctx);
+    } catch (const Error&) {
+#ifndef __EMSCRIPTEN__
+        ctx.restoreContext();
+        if (m->predict(w.probe).data != before) throw std::logic_error("after the restore the model predicts otherwise");
+#endif
+        test::context();
+        throw;
+    }
+}
+
 // An uncompiled model with the shared model's layers (or `layers`).
 std::unique_ptr<Sequential> uncompiled(std::vector<Layer> layers = {}) {
     auto m = std::make_unique<Sequential>(test::context(), 6);
@@ -201,7 +223,7 @@ TensorData& named(std::vector<std::pair<std::string, TensorData>>& ts, const std
 
 // ---- the table
 
-enum class Kind { Argument, Format, Io, Unsupported, Shader };
+enum class Kind { Argument, Format, Io, Unsupported, Shader, ContextLost };
 const char* kindName(Kind k) {
     switch (k) {
         case Kind::Argument: return "ArgumentError";
@@ -209,6 +231,7 @@ const char* kindName(Kind k) {
         case Kind::Io: return "IoError";
         case Kind::Unsupported: return "UnsupportedError";
         case Kind::Shader: return "ShaderError";
+        case Kind::ContextLost: return "ContextLostError";
     }
     return "?";
 }
@@ -219,6 +242,7 @@ bool isKind(const Error& e, Kind k) {
         case Kind::Io: return dynamic_cast<const IoError*>(&e) != nullptr;
         case Kind::Unsupported: return dynamic_cast<const UnsupportedError*>(&e) != nullptr;
         case Kind::Shader: return dynamic_cast<const ShaderError*>(&e) != nullptr;
+        case Kind::ContextLost: return dynamic_cast<const ContextLostError*>(&e) != nullptr;
     }
     return false;
 }
@@ -298,6 +322,19 @@ std::vector<Row> rows() {
         },
         A::Argument, {"Context", "eglDevice", "-2"});
 #endif
+
+    // -- calls during a lost context
+    put("predict_during_lost_context",
+        [](World& w) { duringLostContext(w, [&](Sequential& m, Context&) { m.predict(w.probe); }); }, A::ContextLost,
+        {"predict", "the GL context is lost"});
+    put("fit_during_lost_context",
+        [](World& w) {
+            duringLostContext(w, [&](Sequential& m, Context&) { m.fit(w.x, w.y, fitWith([](FitOptions&) {})); });
+        },
+        A::ContextLost, {"fit", "the GL context is lost"});
+    put("Tensor_during_lost_context",
+        [](World& w) { duringLostContext(w, [](Sequential&, Context& ctx) { Tensor t(ctx, 2, 2); }); }, A::ContextLost,
+        {"Tensor", "the GL context is lost"});
 
     // -- Sequential: construction, add, compile
     put("Sequential_zero_input", [](World&) { Sequential m(test::context(), 0); }, A::Argument,

@@ -1,10 +1,25 @@
 // What the device can do, as queried and as measured.
 #pragma once
+#include <cmath>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace gltrain {
+
+// Which engine runs a Context's work (backend.hpp decides and explains).
+enum class Backend {
+    GpuFloat32,  // RGBA32F render targets
+    GpuFloat16   // RGBA16F render targets (RGBA32F not renderable)
+};
+inline const char* backendName(Backend b) {
+    switch (b) {
+        case Backend::GpuFloat32: return "gpu-float32";
+        case Backend::GpuFloat16: return "gpu-float16";
+    }
+    return "unknown";
+}
 
 struct Capabilities {
     std::string platform;   // "egl-device", "egl-surfaceless", "egl-default" or "webgl2"
@@ -17,8 +32,12 @@ struct Capabilities {
     bool colorBufferHalfFloat = false;  // EXT_color_buffer_half_float advertised
     bool floatBlend = false;            // EXT_float_blend advertised
     bool float32Renderable = false;     // measured: an RGBA32F framebuffer is complete
+    bool float16Renderable = false;     // measured: an RGBA16F framebuffer is complete
     bool softwareRenderer = false;      // SwiftShader, llvmpipe, softpipe, ...
-    int measuredMantissaBits = 0;       // measured by the precision probe kernel (fp32: 23)
+    int measuredMantissaBits = 0;       // measured by the precision probe kernel through the render
+                                        // format (fp32 storage: 23; half-float storage: 10)
+    Backend backend = Backend::GpuFloat32;
+    std::string backendReason;          // why this backend (what was missing or disabled)
     std::vector<std::string> extensions;
 
     bool hasExtension(const std::string& name) const {
@@ -27,6 +46,20 @@ struct Capabilities {
         return false;
     }
 };
+
+// The precision consequences of the backend's storage, with the measured mantissa.
+inline std::string storageDescription(const Capabilities& c) {
+    const double rel = std::ldexp(1.0, -(c.measuredMantissaBits + 1));  // round to nearest: half an ulp
+    char err[32];
+    std::snprintf(err, sizeof err, "%.1e", rel);
+    if (c.backend == Backend::GpuFloat16)
+        return "RGBA16F half floats: values keep " + std::to_string(c.measuredMantissaBits) +
+               " mantissa bits (measured), relative rounding error up to " + err +
+               " per stored value, largest finite value 65504; uploaded inputs stay RGBA32F; training scales the "
+               "loss dynamically and keeps Adam/RMSProp eps >= 1e-4";
+    return "RGBA32F floats: " + std::to_string(c.measuredMantissaBits) +
+           " mantissa bits (measured), relative rounding error up to " + err + " per stored value";
+}
 
 inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
     auto yn = [](bool b) { return b ? "yes" : "no"; };
@@ -42,7 +75,10 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "EXT_color_buffer_half_float: " << yn(c.colorBufferHalfFloat) << "\n"
        << "EXT_float_blend:             " << yn(c.floatBlend) << "\n"
        << "RGBA32F renderable:          " << yn(c.float32Renderable) << " (measured)\n"
-       << "fragment float mantissa:     " << c.measuredMantissaBits << " bits (measured)\n";
+       << "RGBA16F renderable:          " << yn(c.float16Renderable) << " (measured)\n"
+       << "fragment float mantissa:     " << c.measuredMantissaBits << " bits (measured, through the storage)\n"
+       << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
+       << "storage:                     " << storageDescription(c) << "\n";
     return os;
 }
 

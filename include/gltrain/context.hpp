@@ -8,29 +8,35 @@
 // EGL_PLATFORM_DEVICE_EXT (NVIDIA and other GPUs), EGL_PLATFORM_SURFACELESS_MESA
 // (Mesa llvmpipe) and then the default display. Web: a WebGL2 context on the
 // canvas a CSS selector names, or on a fresh OffscreenCanvas (works in workers).
+//
+// Backend (backend.hpp): RGBA32F render targets, else RGBA16F ones, decided
+// at creation from measured support and ContextOptions; caps() reports the
+// choice and why.
+//
+// Lost contexts: a browser may take a WebGL context away at any time (GPU
+// reset, too many contexts, WEBGL_lose_context), and a native GPU reset does
+// the same where EGL_EXT_create_context_robustness lets us ask for reset
+// notification. Every texture and program is gone then. The Context notices
+// (lost()), every entry that would issue GL work throws ContextLostError
+// while it lasts, and once the context is back (the browser's
+// webglcontextrestored, or restoreContext() natively) the Context makes its
+// own objects again under a new generation(); objects of an older generation
+// are dropped without GL deletes, and models rebuild themselves from their
+// snapshots (Sequential).
 #pragma once
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gltrain/capabilities.hpp"
+#include "gltrain/context_options.hpp"
 #include "gltrain/handle.hpp"
 #include "gltrain/shader_registry.hpp"
 #include "gltrain/texture_pool.hpp"
 
 namespace gltrain {
-
-struct ContextOptions {
-    // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
-    std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
-    int eglDevice = -1;  // with "device": the EGL device index to use; -1 tries each in turn
-    // Web: CSS selector of a <canvas>; empty creates an OffscreenCanvas.
-    std::string canvas;
-    // Pretend MAX_TEXTURE_SIZE is this (0 = the device's). Tests force it low to exercise paging.
-    int maxTextureSize = 0;
-    // Check glGetError after every pass (slow in browsers: a GPU-process round trip).
-    bool debugChecks = false;
-};
 
 class Context {
 public:
@@ -43,6 +49,30 @@ public:
     const ContextOptions& options() const { return options_; }
     // The texture size limit in force (the device's, or the forced one).
     int maxTextureSize() const { return maxTextureSize_; }
+
+    Backend backend() const { return caps_.backend; }
+    // The format of every texture the GPU renders to: RGBA32F, or RGBA16F on the half-float backend.
+    GLenum renderFormat() const { return caps_.backend == Backend::GpuFloat16 ? GL_RGBA16F : GL_RGBA32F; }
+    // Every integer up to this is exact in rendered storage (2^24 for fp32, 2^11 for
+    // half floats): GPU sums of counts are read out before they could pass it.
+    double exactIntegerLimit() const { return std::ldexp(1.0, caps_.measuredMantissaBits + 1); }
+
+    // ---- lost contexts ----
+    // Whether the GL context is lost now. Web: one call to isContextLost();
+    // native: loseContext() was called, or the driver reported a reset.
+    bool lost();
+    // Counts the times the context's own objects were dropped (a loss): a GL
+    // object made under an older generation is gone.
+    uint64_t generation() const { return generation_; }
+    // Throws ContextLostError naming `where` while the context is lost; when it
+    // has come back, first makes the context's objects again (a new generation).
+    void requireUsable(const char* where);
+    // As WEBGL_lose_context: loseContext() takes the context away now (native:
+    // destroys the EGL context; web: WEBGL_lose_context.loseContext()), and
+    // restoreContext() brings a fresh one (native: at once; web: the browser
+    // restores it asynchronously and fires webglcontextrestored).
+    void loseContext();
+    void restoreContext();
 
     TexturePool& pool() { return *pool_; }
     ShaderRegistry& shaders() { return *shaders_; }
@@ -58,6 +88,8 @@ public:
 private:
     void queryCapabilities();
     void measurePrecision();
+    void createObjects();
+    void abandonObjects();
 
     ContextOptions options_;
     std::unique_ptr<Platform> platform_;  // declared first: destroyed last
@@ -67,6 +99,9 @@ private:
     VertexArrayHandle vao_;
     std::unique_ptr<TexturePool> pool_;
     std::unique_ptr<ShaderRegistry> shaders_;
+    uint64_t generation_ = 0;
+    long restorations_ = 0;      // the platform's restorations that this generation has seen
+    bool objectsAbandoned_ = false;  // dropped for a loss and not made again yet
 };
 
 }  // namespace gltrain

@@ -25,5 +25,12 @@ struct UnsupportedError : Error {
 struct ArgumentError : Error {
     using Error::Error;
 };
+// The GL context is lost (the browser's webglcontextlost, a GPU reset, or
+// Context::loseContext()), or a tensor's texture went with an earlier one.
+// Nothing was changed; after the context is restored, models continue from
+// their last snapshot (Sequential) and tensors must be made again.
+struct ContextLostError : Error {
+    using Error::Error;
+};
 
 }  // namespace gltrain

@@ -11,6 +11,11 @@
 
 namespace gltrain {
 
+// What glGetError says once the context is gone: GL_CONTEXT_LOST (ES 3.2,
+// KHR_robustness) natively, CONTEXT_LOST_WEBGL in a browser.
+constexpr GLenum kGlContextLost = 0x0507;
+constexpr GLenum kWebGlContextLost = 0x9242;
+
 inline const char* glErrorName(GLenum e) {
     switch (e) {
         case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
@@ -18,6 +23,8 @@ inline const char* glErrorName(GLenum e) {
         case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
         case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
         case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
+        case kGlContextLost: return "GL_CONTEXT_LOST";
+        case kWebGlContextLost: return "CONTEXT_LOST_WEBGL";
         default: return "unknown GL error";
     }
 }
@@ -30,6 +37,8 @@ inline void checkGl(const char* site) {
     if (e == GL_NO_ERROR) return;
     char code[16];
     std::snprintf(code, sizeof code, "0x%04x", unsigned(e));
+    if (e == kGlContextLost || e == kWebGlContextLost)
+        throw ContextLostError(std::string(site) + ": the GL context is lost (" + glErrorName(e) + ", " + code + ")");
     throw GlError(std::string(glErrorName(e)) + " (" + code + ") at " + site);
 }
 

@@ -87,6 +87,8 @@ public:
     GLsync get() const { return s_; }
     explicit operator bool() const { return s_ != nullptr; }
     void reset() { if (s_) glDeleteSync(s_); s_ = nullptr; }
+    // Gives up ownership without deleting (the GL context is already gone).
+    GLsync release() { return std::exchange(s_, nullptr); }
 
 private:
     GLsync s_ = nullptr;

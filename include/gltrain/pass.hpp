@@ -84,11 +84,16 @@ public:
 
     void run() {
         if (!ctx_) throw ArgumentError("Pass::run: the pass was default-made");
+        ctx_->requireUsable("Pass::run");
         for (size_t o = 0; o < outputs_.size(); ++o) {
             if (!outputs_[o] || !*outputs_[o])
                 throw ArgumentError("Pass '" + kernel_ + "': output " +
                                     (outputNames_.empty() ? std::string("tensor") : "'" + outputNames_[o] + "'") +
                                     " is not bound");
+            if (!outputs_[o]->alive()) lostTensor("output", *outputs_[o]);
+            if (!outputs_[o]->renderable())
+                throw ArgumentError("Pass '" + kernel_ + "': output " + outputs_[o]->shapeString() +
+                                    " is a sampled-only tensor (TensorUse::Sampled), which this context cannot render to");
             if (o > 0 && (outputs_[o]->rows() != output_()->rows() || outputs_[o]->cols() != output_()->cols() ||
                           outputs_[o]->layout() != output_()->layout()))
                 throw ArgumentError("Pass '" + kernel_ + "': outputs '" + outputNames_[0] + "' and '" +
@@ -101,6 +106,7 @@ public:
             if (optional_[i] && !inputs_[i]) continue;
             if (!inputs_[i] || !*inputs_[i])
                 throw ArgumentError("Pass '" + kernel_ + "': input '" + inputNames_[i] + "' is not bound");
+            if (!inputs_[i]->alive()) lostTensor("input '" + inputNames_[i] + "'", *inputs_[i]);
             for (auto* out : outputs_)
                 if (inputs_[i]->texture() == out->texture())
                     throw ArgumentError("Pass '" + kernel_ + "': an output is also input '" + inputNames_[i] +
@@ -108,7 +114,8 @@ public:
         }
 
         unsigned key = layoutKey();
-        if (!program_ || key != programKey_) resolve(key);
+        // A program of an older generation went with a lost context (and its registry entry with it).
+        if (!program_ || key != programKey_ || programGeneration_ != ctx_->generation()) resolve(key);
 
         glUseProgram(program_->handle.get());
         glBindVertexArray(ctx_->vertexArray());
@@ -180,6 +187,12 @@ public:
     }
 
 private:
+    // A tensor whose texture went with a lost context: its name means nothing now.
+    [[noreturn]] void lostTensor(const std::string& what, const Tensor& t) const {
+        throw ContextLostError("Pass '" + kernel_ + "': " + what + " (" + t.shapeString() +
+                               ") was lost with the GL context; make it again");
+    }
+
     // A tensor of another context: its texture name would mean nothing (or
     // another texture) in this pass's context.
     void requireContext(const std::string& what, const Tensor& t) const {
@@ -213,7 +226,8 @@ private:
                 return *this;
             }
         if (!mentions(name)) throw ArgumentError("Pass '" + kernel_ + "': the kernel has no uniform '" + name + "'");
-        uniforms_.push_back({name, kind, n, {x, y, z, w}, {0, 0, 0, 0}, program_ ? program_->uniformLocation(name) : -1});
+        const bool current = program_ && programGeneration_ == ctx_->generation();
+        uniforms_.push_back({name, kind, n, {x, y, z, w}, {0, 0, 0, 0}, current ? program_->uniformLocation(name) : -1});
         return *this;
     }
 
@@ -254,6 +268,7 @@ private:
         d += "#define OUT_PHASES " + std::to_string(output_()->geometry().phases) + "\n";
         program_ = &ctx_->shaders().get(kernel_, d);
         programKey_ = key;
+        programGeneration_ = ctx_->generation();
         for (auto& u : uniforms_) u.location = program_->uniformLocation(u.name);
     }
 
@@ -270,6 +285,7 @@ private:
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;
     unsigned programKey_ = 0;
+    uint64_t programGeneration_ = 0;
 };
 
 }  // namespace gltrain

@@ -20,6 +20,10 @@ class AsyncReadback {
 public:
     explicit AsyncReadback(const Tensor& t) : tensor_(&t), geom_(t.geometry()) {
         if (!t) throw ArgumentError("AsyncReadback: the tensor is empty");
+        t.requireLive("AsyncReadback");
+        if (!t.renderable()) throw ArgumentError("AsyncReadback: the tensor is sampled-only and cannot be read back");
+        ctx_ = &t.context();
+        generation_ = ctx_->generation();
         for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
             bytes_ += size_t(pr.width) * size_t(pr.height) * 16;
@@ -31,9 +35,24 @@ public:
         issue();
     }
 
+    // A reader of a lost context lets go of its buffer and fence without
+    // deleting them (the names went with the context).
+    ~AsyncReadback() {
+        if (!current()) {
+            pbo_.release();
+            fence_.release();
+        }
+    }
+    AsyncReadback(const AsyncReadback&) = delete;
+    AsyncReadback& operator=(const AsyncReadback&) = delete;
+
+    // Whether the buffer still exists: the context has not been lost since the reader was made.
+    bool current() const { return ctx_->generation() == generation_; }
+
     // Queues another read of the tensor's current values into the same
     // buffer (a training loop reuses one reader: no allocation per read).
     void issue() {
+        requireCurrent("AsyncReadback::issue");
         glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
         glBindFramebuffer(GL_FRAMEBUFFER, tensor_->context().framebuffer());
         size_t offset = 0;
@@ -52,6 +71,7 @@ public:
 
     // True once the GPU has written the buffer; never blocks.
     bool ready() {
+        requireCurrent("AsyncReadback::ready");
         if (!fence_) return true;
         GLint status = GL_UNSIGNALED;
         glGetSynciv(fence_.get(), GL_SYNC_STATUS, sizeof status, nullptr, &status);
@@ -60,6 +80,7 @@ public:
 
     // The tensor's values; waits for the GPU if it is not ready yet.
     HostMatrix get() {
+        requireCurrent("AsyncReadback::get");
 #ifndef __EMSCRIPTEN__
         if (fence_) {
             while (glClientWaitSync(fence_.get(), GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull) == GL_TIMEOUT_EXPIRED) {
@@ -89,7 +110,14 @@ public:
     }
 
 private:
+    void requireCurrent(const char* where) {
+        ctx_->requireUsable(where);
+        if (!current()) throw ContextLostError(std::string(where) + ": the read was lost with the GL context");
+    }
+
     const Tensor* tensor_;  // must outlive the reader
+    Context* ctx_ = nullptr;
+    uint64_t generation_ = 0;
     TexelGeometry geom_;
     size_t bytes_ = 0;
     BufferHandle pbo_;

@@ -29,12 +29,14 @@
 #include <vector>
 
 #include "gltrain/activation.hpp"
+#include "gltrain/backend.hpp"
 #include "gltrain/initializer.hpp"
 #include "gltrain/layers.hpp"
 #include "gltrain/ops/batchnorm.hpp"
 #include "gltrain/ops/conv.hpp"
 #include "gltrain/ops/elementwise.hpp"
 #include "gltrain/ops/loss.hpp"
+#include "gltrain/ops/loss_scale.hpp"
 #include "gltrain/ops/matmul.hpp"
 #include "gltrain/ops/optimizer.hpp"
 #include "gltrain/ops/random.hpp"
@@ -63,6 +65,7 @@ struct CompileOptions {
     float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm
     uint32_t seed = 1;            // initialisers, shuffling, dropout
     NanPolicy onNaN = NanPolicy::Stop;
+    LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
 };
 
 // Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
@@ -86,6 +89,10 @@ struct FitOptions {
     const Targets* validationY = nullptr;
     int lossEvery = 1;       // read the loss every N steps (0: only at epoch ends)
     bool asyncLoss = false;  // read it through a fence instead of stalling
+    // Every N steps the weights, optimizer state and step are read back through
+    // a fence (no stall) into a host-side snapshot; if the GL context is lost,
+    // training resumes from it (0: only the snapshots at the fit's start and end).
+    int snapshotEvery = 100;
 };
 
 struct StepInfo {
@@ -136,6 +143,7 @@ public:
         if (fit_) throw ArgumentError("compile: a fit is in progress (let it finish, or call endFit() first)");
         options.optimizer.validate();
         options.schedule.validate();
+        options.lossScaling.validate();
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
         if (specs_.empty()) throw ArgumentError("compile: the model has no layers");
         if (options.loss != LossKind::SoftmaxCrossEntropy && options.loss != LossKind::MeanSquaredError &&
@@ -164,6 +172,7 @@ public:
         plans_.clear();
         step_ = 0;
         compiled_ = true;
+        forgetSnapshot();  // the compiled initial state is what a lost context restores
     }
 
     int inputSize() const { return inputSize_; }
@@ -190,11 +199,16 @@ public:
 
     // The non-blocking form: beginFit() uploads and plans; stepOnce() runs one
     // step (false when fit is done); trainFor(ms) runs steps for about ms.
+    // x (and FitOptions' validation data) must stay alive until the fit ends:
+    // after a lost context they are uploaded again.
     void beginFit(const HostMatrix& x, const Targets& y, const FitOptions& o, Callbacks cb = {}) {
         requireCompiled("fit");
         if (o.epochs <= 0) throw ArgumentError("fit: epochs must be positive, got " + std::to_string(o.epochs));
         if (o.batchSize <= 0) throw ArgumentError("fit: batchSize must be positive, got " + std::to_string(o.batchSize));
         if (o.lossEvery < 0) throw ArgumentError("fit: lossEvery must be >= 0");
+        if (o.snapshotEvery < 0)
+            throw ArgumentError("fit: snapshotEvery must be >= 0 (0: snapshots only at the fit's start and end), got " +
+                                std::to_string(o.snapshotEvery));
         if (!(o.validationSplit >= 0.0f && o.validationSplit < 1.0f))
             throw ArgumentError("fit: validationSplit must be in [0, 1), got " + std::to_string(o.validationSplit));
         checkData("fit", x, y);
@@ -216,6 +230,8 @@ public:
         fit_ = std::make_unique<FitState>();
         fit_->options = o;
         fit_->callbacks = std::move(cb);
+        fit_->x = &x;  // uploaded again if the context is lost
+        fit_->y = y;
         fit_->train = upload(x, y, 0, n);
         if (nVal > 0) fit_->val = upload(x, y, n, nVal);
         else if (o.validationX) fit_->val = upload(*o.validationX, *o.validationY, 0, o.validationX->rows);
@@ -228,20 +244,47 @@ public:
         if (step_ >= fit_->endStep) fit_.reset();
     }
 
+    // After a lost context (ContextLostError while it lasts), the first call
+    // rebuilds the model from its snapshot and replays the steps since then
+    // without reporting them again: onStep sees every step once, in order.
     bool stepOnce() {
         if (!fit_) return false;
+        requireGpu("fit");
         FitState& f = *fit_;
+        if (!f.snapshotted) {  // the state this fit starts from, for a lost context
+            if (!snapshotCurrent_ || snapshot_.step != step_) takeSnapshot();
+            f.snapshotted = true;
+        }
+        pollSnapshot();
         Plan& p = *f.plan;
         const int epoch = int(step_ / f.stepsPerEpoch);
         const int batch = int(step_ % f.stepsPerEpoch);
-        if (batch == 0 || f.shuffledEpoch != epoch) {
-            shuffleInto(*f.train, epoch, f.options.shuffle);
-            f.shuffledEpoch = epoch;
+        // A replayed step ran before the context was lost and was reported then.
+        const bool replay = step_ + 1 <= f.reportedStep;
+        if (f.startedEpoch != epoch) {
+            f.startedEpoch = epoch;
             f.epochStart = Clock::now();
             f.epochLossSum = 0;
             f.epochLossCount = 0;
             f.epochSteps = 0;
+            f.correctHost = 0;
+            f.countedRows = f.rowsInSums = 0;
             p.resetSums();
+        }
+        if (f.shuffledEpoch != epoch) {
+            shuffleInto(*f.train, epoch, f.options.shuffle);
+            f.shuffledEpoch = epoch;
+        }
+        if (f.replaying && !replay) {  // the replay's counts were counted before the loss
+            p.resetSums();
+            f.rowsInSums = 0;
+        }
+        f.replaying = replay;
+        if (!replay && f.rowsInSums + p.batch > ctx_->exactIntegerLimit()) {
+            // The next count could pass what the storage holds exactly (2048 for half floats).
+            f.correctHost += p.correctSum.front().download().data[0];
+            p.correctSum.front().clear();
+            f.rowsInSums = 0;
         }
         p.gatherOffset(batch * p.batch);
         p.setStepUniforms(step_, options_);
@@ -249,11 +292,14 @@ public:
         p.swapAll();
         ++step_;
         ++f.epochSteps;
+        if (!replay) f.countedRows += p.batch, f.rowsInSums += p.batch;
+        snapshotCurrent_ = false;
+        if (f.options.snapshotEvery > 0 && step_ % f.options.snapshotEvery == 0) issueSnapshot();
 
         StepInfo info;
         info.step = step_;
         info.epoch = epoch;
-        const bool read = f.options.lossEvery > 0 && step_ % f.options.lossEvery == 0;
+        const bool read = !replay && f.options.lossEvery > 0 && step_ % f.options.lossEvery == 0;
         // A read in flight is taken when its fence has signalled — or at an epoch's
         // end, where waiting is fine. (Browsers update fences only between event-loop
         // turns, so a synchronous fit there sees its async losses at epoch ends.)
@@ -276,11 +322,14 @@ public:
         }
         info.elapsedSeconds = seconds(f.start);
         info.samplesPerSecond = double(f.epochSteps) * p.batch / std::max(1e-9, seconds(f.epochStart));
-        if (f.callbacks.onStep) f.callbacks.onStep(info);
-
-        if (epochEnd) endEpoch(f, epoch);
+        if (!replay) {
+            f.reportedStep = step_;
+            if (f.callbacks.onStep) f.callbacks.onStep(info);
+        }
+        // An epoch end the replay passes again was reported before the loss.
+        if (epochEnd && (history_.empty() || history_.back().epoch < epoch)) endEpoch(f, epoch);
         if (step_ >= f.endStep) {
-            fit_.reset();
+            finishFit();
             return false;
         }
         return true;
@@ -300,7 +349,9 @@ public:
     bool fitting() const { return bool(fit_); }
     // Ends a fit early (an aborted training loop): the model keeps the
     // weights, optimizer state and step of the last completed step.
-    void endFit() { fit_.reset(); }
+    void endFit() {
+        if (fit_) finishFit();
+    }
 
     // Where a training step's time goes: the step's passes at this batch size
     // on the first rows of (x, y), each run `reps` times and waited for
@@ -371,6 +422,7 @@ public:
                                 std::to_string(value.rows) + "x" + std::to_string(value.cols));
         requireFinite("setWeight", value);
         t.upload(value);
+        takeSnapshot();  // a changed weight could not be replayed after a lost context
     }
 
     // safetensors: "<layer>/<variable>" in TensorFlow's shapes — Dense kernel
@@ -455,11 +507,35 @@ public:
                     for (auto& s : v.slots) s->front().clear();
         step_ = anyState ? step : 0;
         fit_.reset();
+        snapshot_ = {bytes, step_};  // what was loaded is the state to restore after a lost context
+        snapshotPending_ = false;
+        snapshotCurrent_ = true;
     }
     void load(const std::string& path) { loadCheckpoint(readFile(path, "checkpoint"), path); }
 
     // Texture pool counters: constant across steps in the steady state.
     const PoolStats& poolStats() const { return ctx_->pool().stats(); }
+
+    // ---- lost contexts ----------------------------------------------------
+
+    // Rebuilds the model on a restored context from its last snapshot, unless
+    // that is done already (every entry that uses the GPU does it first);
+    // returns the step the model is at then. ContextLostError while the context
+    // is lost. In a fit, stepOnce() then replays the steps since the snapshot.
+    long restore() {
+        requireCompiled("restore");
+        return step_;
+    }
+    // The step of the last snapshot (compile: step 0, the initial state).
+    long snapshotStep() const { return snapshot_.bytes.empty() ? 0 : snapshot_.step; }
+    // How many times the model was rebuilt after a lost context.
+    int restorations() const { return restorations_; }
+    // The dynamic loss scale (a synchronous read); 0 when loss scaling is off.
+    float lossScale() {
+        requireCompiled("lossScale");
+        if (!lossScalingOn()) return 0.0f;
+        return lossScale_ ? lossScale_->front().download()(0, 0) : options_.lossScaling.initialScale;
+    }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -547,12 +623,24 @@ private:
         Callbacks callbacks;
         std::unique_ptr<DeviceData> train, val;
         Plan* plan = nullptr;
+        // Uploaded again after a lost context: the caller's x (which must outlive
+        // the fit), and a copy of the targets (often a temporary made from labels).
+        const HostMatrix* x = nullptr;
+        Targets y;
+        int trainRows = 0;              // x's first rows train; the rest (validationSplit) validate
         int stepsPerEpoch = 1;
         long endStep = 0;
-        int shuffledEpoch = -1;
+        int shuffledEpoch = -1, startedEpoch = -1;
         Clock::time_point start, epochStart;
         double epochLossSum = 0;
         int epochLossCount = 0, epochSteps = 0;
+        // Epoch accuracy: correct counts in the GPU sum (rowsInSums rows) plus
+        // those read out before the storage could lose an integer.
+        double correctHost = 0;
+        long countedRows = 0, rowsInSums = 0;
+        bool snapshotted = false;  // the fit's starting state is in the snapshot
+        long reportedStep = 0;     // onStep has seen every step up to here
+        bool replaying = false;    // re-running steps after a lost context
         std::unique_ptr<AsyncReadback> reader;  // the loss, read through a fence (asyncLoss)
         bool pending = false;
         long pendingStep = 0;
@@ -670,6 +758,7 @@ private:
     // Creates layer i's parameters (initialised from the seed, stream 2i and
     // 2i + 1 as before), their optimizer slots, and its statistics.
     void createParameters(size_t i) {
+        generation_ = ctx_->generation();
         LayerState& L = layers_[i];
         const uint32_t seed = options_.seed;
         auto add = [&](std::vector<Variable>& list, const char* name, std::vector<int64_t> shape, const HostMatrix& init,
@@ -710,22 +799,157 @@ private:
     Checkpoint checkpoint() const {
         requireCompiled("saveCheckpoint");
         Checkpoint c;
-        auto& tensors = c.first;
-        auto save = [&](const std::string& name, const Variable& v, const Tensor& t) {
-            tensors.emplace_back(name, TensorData::f32(v.shape, t.download().data));
-        };
+        forEachSaved([&](const std::string& name, const Variable& v, const Tensor& t) {
+            c.first.emplace_back(name, TensorData::f32(v.shape, t.download().data));
+        });
+        c.second = checkpointMetadata(step_);
+        return c;
+    }
+    // What a checkpoint holds, in its order: f(name, variable, tensor) for every
+    // parameter, its optimizer slots and every statistic.
+    template <class F>
+    void forEachSaved(F&& f) const {
         for (auto& L : layers_) {
             for (auto& v : L.params) {
-                save(L.name + "/" + v.name, v, v.value->front());
+                f(L.name + "/" + v.name, v, v.value->front());
                 for (size_t s = 0; s < v.slots.size(); ++s)
-                    save(L.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]->front());
+                    f(L.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]->front());
             }
-            for (auto& v : L.buffers) save(L.name + "/" + v.name, v, v.value->front());
+            for (auto& v : L.buffers) f(L.name + "/" + v.name, v, v.value->front());
         }
-        c.second = {{"format", "gltrain-1"},
-                    {"step", std::to_string(step_)},
-                    {"seed", std::to_string(options_.seed)},
-                    {"optimizer", optimizerName(options_.optimizer.kind)}};
+    }
+    std::map<std::string, std::string> checkpointMetadata(long step) const {
+        return {{"format", "gltrain-1"},
+                {"step", std::to_string(step)},
+                {"seed", std::to_string(options_.seed)},
+                {"optimizer", optimizerName(options_.optimizer.kind)}};
+    }
+
+    // ---- snapshots and lost contexts ----
+
+    // A state the model had, as safetensors bytes (saveCheckpoint's format:
+    // weights, optimizer slots, statistics, step). Empty: the compiled initial
+    // state, which createParameters() makes again from the seed.
+    struct Snapshot {
+        std::vector<uint8_t> bytes;
+        long step = 0;
+    };
+
+    // Every entry that uses the GPU comes through here: ContextLostError while
+    // the context is lost; after it came back, the model rebuilds itself first.
+    void requireGpu(const char* what) {
+        ctx_->requireUsable(what);
+        if (compiled_ && generation_ != ctx_->generation()) rebuild();
+    }
+
+    // The snapshot, now (a synchronous read: at a fit's start and end, and
+    // after setWeight; between, issueSnapshot() reads through fences).
+    void takeSnapshot() {
+        snapshot_ = {saveCheckpoint(), step_};
+        snapshotPending_ = false;
+        snapshotCurrent_ = true;
+    }
+    // Queues a read of every saved tensor (one pixel-pack buffer each, reused);
+    // pollSnapshot() takes it once the GPU is done. One in flight at a time.
+    void issueSnapshot() {
+        if (snapshotPending_) return;
+        if (snapshotReaders_.empty())
+            forEachSaved([&](const std::string&, const Variable&, const Tensor& t) {
+                snapshotReaders_.push_back(std::make_unique<AsyncReadback>(t));
+            });
+        else
+            for (auto& r : snapshotReaders_) r->issue();
+        snapshotPending_ = true;
+        snapshotPendingStep_ = step_;
+    }
+    void pollSnapshot() {
+        // The fences signal in order: the last one covers them all.
+        if (!snapshotPending_ || !snapshotReaders_.back()->ready()) return;
+        std::vector<std::pair<std::string, TensorData>> tensors;
+        size_t i = 0;
+        forEachSaved([&](const std::string& name, const Variable& v, const Tensor&) {
+            tensors.emplace_back(name, TensorData::f32(v.shape, snapshotReaders_[i++]->get().data));
+        });
+        snapshotPending_ = false;
+        if (ctx_->lost()) return;  // read as the context went away: not to be trusted
+        snapshot_ = {serializeSafetensors(tensors, checkpointMetadata(snapshotPendingStep_)), snapshotPendingStep_};
+    }
+
+    // Everything this model had on the GPU went with a lost context. The
+    // variables are made again from the snapshot (weights, optimizer state,
+    // step), and a fit in progress uploads its data again (beginFit's x and y
+    // are still the caller's) and replays the steps since the snapshot: the
+    // shuffle comes from (seed, epoch) and dropout from (seed, step), so the
+    // replay retraces them.
+    void rebuild() {
+        generation_ = ctx_->generation();
+        plans_.clear();  // tensors and passes of the old context: dropped without GL calls
+        snapshotReaders_.clear();
+        snapshotPending_ = false;
+        lossScale_.reset();
+        std::unique_ptr<FitState> fit = std::move(fit_);
+        if (fit) {
+            if (fit->train) fit->trainRows = fit->train->n;
+            fit->train.reset();
+            fit->val.reset();
+            fit->reader.reset();
+            fit->pending = false;
+            fit->plan = nullptr;
+        }
+        try {
+            rebuildFrom(fit);
+        } catch (...) {
+            // Lost again while rebuilding: keep the fit, and rebuild at the next call.
+            generation_ = std::numeric_limits<uint64_t>::max();
+            if (fit) fit_ = std::move(fit);
+            throw;
+        }
+    }
+    void rebuildFrom(std::unique_ptr<FitState>& fit) {
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            layers_[i].params.clear();
+            layers_[i].buffers.clear();
+            createParameters(i);
+        }
+        const Snapshot snap = snapshot_;
+        if (!snap.bytes.empty()) loadCheckpoint(snap.bytes, "(the snapshot of step " + std::to_string(snap.step) + ")");
+        step_ = snap.step;  // loadCheckpoint takes the step only with optimizer state (SGD has none)
+        snapshot_ = snap;
+        snapshotCurrent_ = true;
+        ++restorations_;
+        if (!fit) return;
+        FitState& f = *fit;
+        f.train = upload(*f.x, f.y, 0, f.trainRows);
+        if (f.options.validationSplit > 0.0f) f.val = upload(*f.x, f.y, f.trainRows, f.x->rows - f.trainRows);
+        else if (f.options.validationX) f.val = upload(*f.options.validationX, *f.options.validationY, 0, f.options.validationX->rows);
+        f.plan = &plan(f.options.batchSize, true);
+        f.plan->bind(*f.train);
+        f.shuffledEpoch = -1;
+        f.countedRows -= f.rowsInSums;  // those counts were on the GPU
+        f.rowsInSums = 0;
+        f.replaying = false;
+        fit_ = std::move(fit);
+    }
+    // The fit's last state becomes the snapshot (a lost context has no data to
+    // replay from once the fit is over); while the context is lost, the last
+    // snapshot stays.
+    void finishFit() {
+        fit_.reset();
+        if (!ctx_->lost()) takeSnapshot();
+    }
+    void forgetSnapshot() {
+        snapshot_ = Snapshot{};
+        snapshotReaders_.clear();
+        snapshotPending_ = false;
+        snapshotCurrent_ = true;
+        lossScale_.reset();
+    }
+
+    bool lossScalingOn() const { return options_.lossScaling.enabled(ctx_->backend() == Backend::GpuFloat16); }
+    // The optimizer as the update passes run it: on half-float storage eps is at least kHalfFloatMinEps.
+    OptimizerConfig updateConfig() const {
+        OptimizerConfig c = options_.optimizer;
+        if (ctx_->backend() == Backend::GpuFloat16) c.eps = std::max(c.eps, kHalfFloatMinEps);
         return c;
     }
 
@@ -751,6 +975,8 @@ private:
     }
     void requireCompiled(const char* what) const {
         if (!compiled_) throw ArgumentError(std::string(what) + ": the model is not compiled (call compile first)");
+        // A rebuild from the snapshot restores the model's observable state, so const entries may do it too.
+        const_cast<Sequential*>(this)->requireGpu(what);
     }
     static void requireFinite(const char* what, const HostMatrix& m) {
         for (size_t i = 0; i < m.data.size(); ++i)
@@ -802,9 +1028,11 @@ private:
 
     // Uploads rows [r0, r0 + n) of x and y.
     std::unique_ptr<DeviceData> upload(const HostMatrix& x, const Targets& y, int r0, int n) {
+        // The GPU only samples these (TensorUse::Sampled): they stay fp32 on the half-float
+        // backend too, so data keeps its precision and row indices above 2048 stay exact.
         auto d = std::make_unique<DeviceData>();
         d->n = n;
-        d->x = Tensor(*ctx_, n, x.cols);
+        d->x = Tensor(*ctx_, n, x.cols, Layout::Packed, TensorUse::Sampled);
         d->x.upload(x.data.data() + size_t(r0) * size_t(x.cols), size_t(n) * size_t(x.cols));  // no host copy
         if (y.rows() == 0) {
             // predict: no targets
@@ -820,16 +1048,16 @@ private:
                     labels[size_t(i)] = float(best);
                 }
             }
-            d->y = Tensor(*ctx_, HostMatrix(n, 1, std::move(labels)), Layout::Unpacked);
+            d->y = Tensor(*ctx_, HostMatrix(n, 1, std::move(labels)), Layout::Unpacked, TensorUse::Sampled);
         } else {
             HostMatrix ys(n, y.values.cols,
                           std::vector<float>(y.values.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(y.values.cols)),
                                              y.values.data.begin() + std::ptrdiff_t(size_t(r0 + n) * size_t(y.values.cols))));
-            d->y = Tensor(*ctx_, ys);
+            d->y = Tensor(*ctx_, ys, Layout::Packed, TensorUse::Sampled);
         }
         std::vector<float> order(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i) order[size_t(i)] = float(i);
-        d->order = Tensor(*ctx_, HostMatrix(n, 1, std::move(order)), Layout::Unpacked);
+        d->order = Tensor(*ctx_, HostMatrix(n, 1, std::move(order)), Layout::Unpacked, TensorUse::Sampled);
         return d;
     }
 
@@ -848,7 +1076,7 @@ private:
     void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
         if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
             long from = std::max(1L, atStep - std::max(1, f.options.lossEvery) + 1);
-            fit_.reset();
+            finishFit();
             throw TrainingError("fit: the loss is " + std::string(std::isnan(loss) ? "NaN" : "Inf") +
                                 (from == atStep ? " at step " + std::to_string(atStep)
                                                 : " by step " + std::to_string(atStep) + " (first bad step in " +
@@ -877,7 +1105,7 @@ private:
         }
         e.loss = float(f.epochLossSum / std::max(1, f.epochLossCount));
         if (options_.loss == LossKind::SoftmaxCrossEntropy)
-            e.accuracy = p.correctSum.front().download().data[0] / float(f.epochSteps * p.batch);
+            e.accuracy = float((f.correctHost + p.correctSum.front().download().data[0]) / std::max(1L, f.countedRows));
         else
             e.accuracy = std::numeric_limits<float>::quiet_NaN();
         e.seconds = seconds(f.epochStart);
@@ -901,20 +1129,29 @@ private:
         Plan* pr = rem ? &plan(rem, false) : nullptr;
         for (Plan* p : {pf, pr})
             if (p) p->resetSums();
+        double lossSum = 0, correct = 0;
+        // Takes a plan's sums into the host's; before a count could pass what the
+        // storage holds exactly (2^24 rows, 2048 for half floats) and at the end.
+        auto take = [&](Plan& p) {
+            lossSum += p.lossSum.front().download().data[0];
+            if (options_.loss == LossKind::SoftmaxCrossEntropy) correct += p.correctSum.front().download().data[0];
+            p.resetSums();
+        };
+        long fullRows = 0;
         for (int r0 = 0; r0 < d.n; r0 += batchSize) {
             Plan& p = d.n - r0 >= batchSize ? *pf : *pr;
+            if (&p == pf && (fullRows += batchSize) > ctx_->exactIntegerLimit()) {
+                take(p);
+                fullRows = batchSize;
+            }
             p.bind(d);
             p.gatherOffset(r0);
             p.forward.run();
             p.evalTail.run();
             p.swapAll();
         }
-        double lossSum = 0, correct = 0;
-        for (Plan* p : {pf, pr}) {
-            if (!p) continue;
-            lossSum += p->lossSum.front().download().data[0];
-            if (options_.loss == LossKind::SoftmaxCrossEntropy) correct += p->correctSum.front().download().data[0];
-        }
+        for (Plan* p : {pf, pr})
+            if (p) take(*p);
         Evaluation e;
         e.loss = float(lossSum / d.n);
         if (options_.loss == LossKind::SoftmaxCrossEntropy) e.accuracy = float(correct / d.n);
@@ -1047,13 +1284,20 @@ private:
         PassList& lossList = training ? p.train : p.evalTail;
         Tensor* grad = training ? &p.temp(ctx, B, outputSize_) : nullptr;
         Tensor& scratchGrad = training ? *grad : p.temp(ctx, B, outputSize_);
+        // Dynamic loss scaling (half floats): the loss gradient is multiplied by the scale.
+        if (training && lossScalingOn() && !lossScale_)
+            lossScale_ = std::make_unique<PingPong>(makeLossScaleState(ctx, options_.lossScaling));
+        const Tensor* gradScale = training && lossScale_ ? &lossScale_->front() : nullptr;
         switch (options_.loss) {
             case LossKind::SoftmaxCrossEntropy:
-                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, &p.lossRows);
+                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, &p.lossRows, nullptr, gradScale);
                 break;
-            case LossKind::MeanSquaredError: recordMse(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows); break;
+            case LossKind::MeanSquaredError:
+                recordMse(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows, nullptr, gradScale);
+                break;
             case LossKind::BinaryCrossEntropy:
-                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows);
+                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows, nullptr,
+                                                   gradScale);
                 break;
         }
         recordReduce(lossList, p.lossRows, ReduceOp::Mean, ReduceAxis::All, p.lossMean);
@@ -1171,18 +1415,33 @@ private:
 
         // Clip by global norm: a 1x1 factor every update samples.
         const Tensor* gscale = nullptr;
+        const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
+        Tensor* norm = nullptr;
         if (options_.clipNorm > 0.0f) {
-            Tensor& norm = p.temp(ctx, 1, 1);
+            norm = &p.temp(ctx, 1, 1);
+            recordGlobalL2Norm(p.train, grads, *norm);
+        }
+        if (lossScale_) {
+            // Loss scaling: the updates unscale (and clip) through FACTOR and skip
+            // a step whose gradients overflowed through GUARD; the scale adapts (ops/loss_scale.hpp).
+            Tensor& gmax = p.temp(ctx, 1, 1);
+            Tensor& factor = p.temp(ctx, 1, 2);
+            Tensor& stepGuard = p.temp(ctx, 1, 2);
+            recordGlobalMaxAbs(p.train, grads, gmax);
+            recordLossScaleStep(p.train, options_.lossScaling, *lossScale_, gmax, guard, norm, options_.clipNorm, factor,
+                                stepGuard);
+            p.swaps.push_back(lossScale_.get());
+            gscale = &factor;
+            guard = &stepGuard;
+        } else if (norm) {
             Tensor& factor = p.temp(ctx, 1, 1);
-            recordGlobalL2Norm(p.train, grads, norm);
-            p.train.add(Pass(ctx, "reduce/clip_factor")).input("NORM", norm).output(factor).uniform("maxNorm", options_.clipNorm);
+            p.train.add(Pass(ctx, "reduce/clip_factor")).input("NORM", *norm).output(factor).uniform("maxNorm", options_.clipNorm);
             gscale = &factor;
         }
-        const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
         for (auto& [v, g] : paramGrads) {
             std::vector<PingPong*> slots;
             for (auto& s : v->slots) slots.push_back(s.get());
-            Pass& u = recordOptimizerUpdate(p.train, options_.optimizer, *v->value, *g, slots, gscale, guard);
+            Pass& u = recordOptimizerUpdate(p.train, updateConfig(), *v->value, *g, slots, gscale, guard);
             p.updates.push_back(&u);
             p.swaps.push_back(v->value.get());
             for (auto* s : slots) p.swaps.push_back(s);
@@ -1201,6 +1460,17 @@ private:
     std::map<std::pair<int, bool>, std::unique_ptr<Plan>> plans_;
     std::unique_ptr<FitState> fit_;
     std::vector<EpochInfo> history_;
+    // Lost contexts: the generation of the context the variables live in, the
+    // last snapshot, the reads of the next one, and how often the model was rebuilt.
+    uint64_t generation_ = 0;
+    Snapshot snapshot_;
+    bool snapshotCurrent_ = true;  // the snapshot is the model's current state
+    std::vector<std::unique_ptr<AsyncReadback>> snapshotReaders_;
+    bool snapshotPending_ = false;
+    long snapshotPendingStep_ = 0;
+    int restorations_ = 0;
+    // Dynamic loss scaling's state (scale, good steps), shared by the training plans.
+    std::unique_ptr<PingPong> lossScale_;
 };
 
 }  // namespace gltrain

@@ -88,6 +88,15 @@ public:
     }
     size_t compiledCount() const { return cache_.size(); }
 
+    // The GL context is gone with its programs: forget them without deleting
+    // (the names may already stand for new objects). The kernel sources stay,
+    // added ones included, and compile again on first use.
+    void abandon() {
+        for (auto& kv : cache_) kv.second->handle.release();
+        cache_.clear();
+        vs_.release();
+    }
+
     // The inputs a kernel declares in its header ("// inputs: A, B, BIAS?");
     // a trailing '?' marks an optional input (the kernel tests X_BOUND).
     struct DeclaredInput {

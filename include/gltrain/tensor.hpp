@@ -1,7 +1,9 @@
-// Tensor: an fp32 matrix (rows x cols; higher ranks as a 2-D view) living in
-// an RGBA32F texture array on loan from the context's pool. Move-only; the
+// Tensor: a float matrix (rows x cols; higher ranks as a 2-D view) living in
+// a texture array on loan from the context's pool: RGBA32F, or RGBA16F for
+// render targets on the half-float backend (see TensorUse). Move-only; the
 // texture returns to the pool when the tensor dies. See layout.hpp for how
-// values map to texels and pages.
+// values map to texels and pages. A tensor made before its context was lost
+// has lost its values: every use throws ContextLostError.
 #pragma once
 #include <cmath>
 #include <cstring>
@@ -14,14 +16,22 @@
 
 namespace gltrain {
 
+// What a tensor's texture is for. A render target (what passes write) takes
+// the context's render format; a tensor the GPU only samples (uploaded data:
+// inputs, labels, row indices) stays RGBA32F, which every ES 3 / WebGL2
+// device samples, so data keeps full precision on the half-float backend too
+// (half floats hold integers only up to 2048: row indices would not survive).
+enum class TensorUse { RenderTarget, Sampled };
+
 class Tensor {
 public:
     Tensor() = default;
-    Tensor(Context& ctx, int rows, int cols, Layout layout = Layout::Packed)
+    Tensor(Context& ctx, int rows, int cols, Layout layout = Layout::Packed, TensorUse use = TensorUse::RenderTarget)
         : ctx_(&ctx),
           geom_(TexelGeometry::make(rows, cols, layout, ctx.maxTextureSize(), ctx.caps().maxArrayTextureLayers)),
-          tex_(ctx.pool().acquire({geom_.pageWidth, geom_.pageHeight, geom_.layers()})) {}
-    Tensor(Context& ctx, const HostMatrix& m, Layout layout = Layout::Packed) : Tensor(ctx, m.rows, m.cols, layout) {
+          tex_(acquire(ctx, geom_, use)) {}
+    Tensor(Context& ctx, const HostMatrix& m, Layout layout = Layout::Packed, TensorUse use = TensorUse::RenderTarget)
+        : Tensor(ctx, m.rows, m.cols, layout, use) {
         upload(m);
     }
     Tensor(Tensor&&) noexcept = default;
@@ -40,6 +50,19 @@ public:
     // Whether both tensors live in one context: a texture name means nothing
     // in another context, so ops refuse to mix them (ArgumentError).
     bool sameContext(const Tensor& o) const { return ctx_ == o.ctx_; }
+    // False once the texture went with a lost context (or the context was destroyed).
+    bool alive() const { return tex_.alive(); }
+    // Whether passes can write it (its format is the context's render format).
+    bool renderable() const { return tex_ && tex_.key().format == ctx_->renderFormat(); }
+    // Throws ContextLostError naming `where` if the context is lost or the
+    // texture went with an earlier one; ArgumentError for an empty tensor.
+    void requireLive(const char* where) const {
+        if (!tex_) throw ArgumentError(std::string(where) + ": the tensor is empty (moved from or default-made)");
+        ctx_->requireUsable(where);
+        if (!tex_.alive())
+            throw ContextLostError(std::string(where) + ": the " + shapeString() +
+                                   " tensor's values were lost with the GL context; make it again");
+    }
     std::string shapeString() const { return std::to_string(rows()) + "x" + std::to_string(cols()); }
 
     // Uploads rows*cols row-major values; any other count is an ArgumentError.
@@ -86,6 +109,10 @@ public:
     // Sets every value (padding included) to zero.
     void clear() {
         requireLive("Tensor::clear");
+        if (!renderable()) {  // a sampled-only RGBA32F texture on the half-float backend
+            upload(std::vector<float>(size(), 0.0f));
+            return;
+        }
         const float zero[4] = {0, 0, 0, 0};
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
         for (int i = 0; i < geom_.layers(); ++i) {
@@ -98,6 +125,9 @@ public:
     // Reads the whole tensor back (a synchronous GPU round trip).
     HostMatrix download() const {
         requireLive("Tensor::download");
+        if (!renderable())
+            throw ArgumentError("Tensor::download: the " + shapeString() +
+                                " tensor is sampled-only RGBA32F data, which this half-float context cannot read back");
         HostMatrix m(rows(), cols());
         std::vector<float> staging;
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
@@ -121,8 +151,10 @@ public:
     }
 
 private:
-    void requireLive(const char* where) const {
-        if (!tex_) throw ArgumentError(std::string(where) + ": the tensor is empty (moved from or default-made)");
+    static PooledTexture acquire(Context& ctx, const TexelGeometry& g, TensorUse use) {
+        ctx.requireUsable("Tensor");
+        return ctx.pool().acquire(
+            {g.pageWidth, g.pageHeight, g.layers(), use == TensorUse::Sampled ? GLenum(GL_RGBA32F) : ctx.renderFormat()});
     }
 
     Context* ctx_ = nullptr;

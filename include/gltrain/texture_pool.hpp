@@ -1,7 +1,12 @@
-// TexturePool: RGBA32F texture arrays keyed by (width, height, layers).
-// A released texture goes back to a free list and the next acquire of the
-// same key reuses it, so a training loop that creates and drops temporaries
-// of the same shapes stops allocating after its first step.
+// TexturePool: float texture arrays keyed by (width, height, layers, format:
+// RGBA32F, or RGBA16F on the half-float backend). A released texture goes
+// back to a free list and the next acquire of the same key reuses it, so a
+// training loop that creates and drops temporaries of the same shapes stops
+// allocating after its first step.
+//
+// When the GL context is lost, abandon() forgets every texture name without
+// deleting it (the names died with the context, and may already stand for
+// new objects); textures still on loan notice and are dropped the same way.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -13,10 +18,13 @@ namespace gltrain {
 
 struct TextureKey {
     int width = 0, height = 0, layers = 1;
+    GLenum format = GL_RGBA32F;  // or GL_RGBA16F
     bool operator==(const TextureKey& o) const {
-        return width == o.width && height == o.height && layers == o.layers;
+        return width == o.width && height == o.height && layers == o.layers && format == o.format;
     }
-    size_t bytes() const { return size_t(width) * size_t(height) * size_t(layers) * 16; }  // RGBA32F
+    size_t bytes() const {
+        return size_t(width) * size_t(height) * size_t(layers) * (format == GL_RGBA16F ? 8 : 16);
+    }
 };
 
 struct PoolStats {
@@ -30,7 +38,8 @@ struct PoolStats {
 class TexturePool;
 
 // The pool's state, shared with every PooledTexture so that a texture
-// released after its Context died is dropped instead of touching freed memory.
+// released after its Context died (or its GL context was lost) is dropped
+// instead of touching freed memory or another context's names.
 struct TexturePoolState {
     bool alive = true;
     PoolStats stats;
@@ -57,6 +66,8 @@ public:
     GLuint get() const { return tex_.get(); }
     const TextureKey& key() const { return key_; }
     explicit operator bool() const { return bool(tex_); }
+    // False once the pool's GL context is lost or destroyed: the name means nothing now.
+    bool alive() const { return state_ && state_->alive; }
 
     void release() {
         if (!tex_) return;
@@ -82,7 +93,7 @@ class TexturePool {
 public:
     TexturePool() : state_(std::make_shared<TexturePoolState>()) {}
     ~TexturePool() {
-        state_->freeList.clear();  // deletes the free GL textures (context still current)
+        if (state_->alive) state_->freeList.clear();  // deletes the free GL textures (context still current)
         state_->alive = false;
     }
     TexturePool(const TexturePool&) = delete;
@@ -101,13 +112,14 @@ public:
         }
         TextureHandle t = TextureHandle::create();
         glBindTexture(GL_TEXTURE_2D_ARRAY, t.get());
-        glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, GL_RGBA32F, key.width, key.height, key.layers);
+        glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, key.format, key.width, key.height, key.layers);
         // Kernels use texelFetch only; NEAREST keeps the texture complete without mipmaps.
         glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
         glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        checkGl("TexturePool::acquire (glTexStorage3D RGBA32F)");
+        checkGl(key.format == GL_RGBA16F ? "TexturePool::acquire (glTexStorage3D RGBA16F)"
+                                         : "TexturePool::acquire (glTexStorage3D RGBA32F)");
         state_->stats.created++;
         return lend(key, std::move(t));
     }
@@ -120,6 +132,15 @@ public:
     }
 
     const PoolStats& stats() const { return state_->stats; }
+
+    // The GL context and its textures are gone: forget the names without
+    // deleting them, and start a fresh generation with empty counters.
+    void abandon() {
+        for (auto& e : state_->freeList) e.second.release();
+        state_->freeList.clear();
+        state_->alive = false;
+        state_ = std::make_shared<TexturePoolState>();
+    }
 
 private:
     PooledTexture lend(TextureKey key, TextureHandle t) {

@@ -4,7 +4,8 @@
 // inputs: X, ACC?
 // uses: reduce/common
 // defines: OP        0 sum, 1 max (NaN-propagating, see reduce/common)
-//          PRE       0 none, 1 square every input value first (sum of squares; OP 0 only)
+//          PRE       0 none, 1 square every input value first (sum of squares; OP 0 only),
+//                    2 absolute value first (max |x|: OP 1)
 //          KEEP_LANES 1: column reduction — output texel (x, y) = OP over the input
 //                    texels (x, y*block.x ...) lane by lane, so the lanes (columns
 //                    when packed) stay apart and the output has X's columns;
@@ -16,7 +17,8 @@
 //           not defines, to keep the number of compiled variants down (a compile
 //           costs 100+ ms on llvmpipe; the branch is uniform and runs once per fragment)
 // output: KEEP_LANES: ceil(N / block.x) x C; else ceil(N / block.x) x ceil(T / block.y),
-//         T = texels per row of X; any layout; ACC (same shape) is added before `post`.
+//         T = texels per row of X; any layout; ACC (same shape) is combined by OP (sum: added,
+//         max: NaN-propagating max) before `post`.
 // formula: sum: Y = sum of the block (tree order), max: NaN if any NaN else the max.
 uniform ivec2 block;
 uniform int post;
@@ -35,6 +37,8 @@ float fold(vec4 a) { return red_max(red_max(a.x, a.y), red_max(a.z, a.w)); }
 vec4 pre(vec4 v) {
 #if PRE == 1
     return v * v;
+#elif PRE == 2
+    return abs(v);
 #else
     return v;
 #endif
@@ -86,14 +90,14 @@ float reduceElement(int r, int c) {
 #endif
     for (int y = r0; y < r1; ++y)
         for (int x = x0; x < x1; ++x) {
-            vec4 v = X_texel(x, y);
+            // pre() first, then the lanes outside the matrix become the identity
+            // (|-inf| would be +inf). Sum: padding is zero and 0*0 = 0, so whole texels add safely.
+            vec4 v = pre(X_texel(x, y));
 #if !X_PACKED
             v = vec4(v.x, IDENTITY, IDENTITY, IDENTITY);
 #elif OP != 0
             if (x == lastX) v = mix(v, vec4(IDENTITY), pad);
 #endif
-            // Sum: padding is zero and 0*0 = 0, so whole texels add safely.
-            v = pre(v);
             acc = combine(acc, v);
         }
     return fold(acc);
@@ -114,7 +118,7 @@ vec4 reduceTexel() {
 void main() {
     vec4 v = reduceTexel();
 #if ACC_BOUND
-    v += ACC_aligned();
+    v = combine(v, ACC_aligned());
 #endif
     if (post == 1) v = v / count;
     else if (post == 2) v = sqrt(v);

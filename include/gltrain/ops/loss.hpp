@@ -64,44 +64,54 @@ inline Tensor& recordSoftmaxStats(PassList& list, const Tensor& x) {
 inline void requireMean(const char* op, const Tensor* meanLoss, const Tensor& ref, const char* refName) {
     if (meanLoss) requireShape(op, "meanLoss", *meanLoss, 1, 1, ref, refName);
 }
+inline void requireScale(const char* op, const Tensor* gradScale, const Tensor& ref) {
+    if (!gradScale) return;
+    if (!*gradScale || gradScale->rows() != 1)
+        throw ArgumentError(std::string(op) + ": gradScale is " + shapeOf(*gradScale) + ", expected 1 x n");
+    detail::requireSameContext(op, "gradScale", *gradScale, "the prediction", ref);
+}
 inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const Tensor& logits, const Tensor& y,
-                              Tensor& grad, Tensor* lossPerRow, Tensor* meanLoss) {
+                              Tensor& grad, Tensor* lossPerRow, Tensor* meanLoss, const Tensor* gradScale = nullptr) {
     requireLogits(op, logits);
     const int n = logits.rows(), c = logits.cols();
     requireShape(op, onehot ? "targets" : "labels", y, n, onehot ? c : 1, logits, "logits");
     requireShape(op, "grad", grad, n, c, logits, "logits");
     if (lossPerRow) requireShape(op, "lossPerRow", *lossPerRow, n, 1, logits, "logits");
     requireMean(op, meanLoss, logits, "logits");
+    requireScale(op, gradScale, logits);
     Context& ctx = logits.context();
     if (meanLoss && !lossPerRow) lossPerRow = &list.temp(ctx, n, 1, Layout::Unpacked);
     const Defines d = {{"ONEHOT", onehot ? "1" : "0"}};
     Tensor& stats = recordSoftmaxStats(list, logits);
-    list.add(Pass(ctx, "loss/softmax_xent_grad", d))
-        .input("X", logits)
-        .input("STATS", stats)
-        .input("Y", y)
-        .output(grad)
-        .uniform("invN", 1.0f / float(n));
+    Pass& g = list.add(Pass(ctx, "loss/softmax_xent_grad", d))
+                  .input("X", logits)
+                  .input("STATS", stats)
+                  .input("Y", y)
+                  .output(grad)
+                  .uniform("invN", 1.0f / float(n));
+    if (gradScale) g.input("SCALE", *gradScale);
     if (lossPerRow)
         list.add(Pass(ctx, "loss/softmax_xent_loss", d)).input("X", logits).input("STATS", stats).input("Y", y).output(*lossPerRow);
     if (meanLoss) recordMeanAll(list, *lossPerRow, *meanLoss);
 }
 // LOSS: 0 MSE, 1 BCE with logits.
 inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const Tensor& pred, const Tensor& target,
-                                Tensor* grad, Tensor* lossOut, Tensor* meanLoss) {
+                                Tensor* grad, Tensor* lossOut, Tensor* meanLoss, const Tensor* gradScale = nullptr) {
     if (!pred) throw ArgumentError(std::string(op) + ": prediction is an empty tensor");
     const int n = pred.rows(), c = pred.cols();
     requireShape(op, "target", target, n, c, pred, "prediction");
     requireMean(op, meanLoss, pred, "prediction");
+    requireScale(op, gradScale, pred);
     Context& ctx = pred.context();
     if (meanLoss && !lossOut) lossOut = &list.temp(ctx, n, 1, Layout::Unpacked);
     if (grad) {
         requireShape(op, "grad", *grad, n, c, pred, "prediction");
-        list.add(Pass(ctx, "loss/pointwise_grad", {{"LOSS", std::to_string(loss)}}))
-            .input("P", pred)
-            .input("T", target)
-            .output(*grad)
-            .uniform("invCount", 1.0f / float(size_t(n) * size_t(c)));  // as the reference: 1 / float(count)
+        Pass& g = list.add(Pass(ctx, "loss/pointwise_grad", {{"LOSS", std::to_string(loss)}}))
+                      .input("P", pred)
+                      .input("T", target)
+                      .output(*grad)
+                      .uniform("invCount", 1.0f / float(size_t(n) * size_t(c)));  // as the reference: 1 / float(count)
+        if (gradScale) g.input("SCALE", *gradScale);
     }
     if (lossOut) {
         const bool rows = lossOut->cols() == 1 && c != 1;
@@ -145,9 +155,12 @@ inline void recordSoftmax(PassList& list, const Tensor& x, Tensor& out) {
 // Softmax cross-entropy with class labels (N x 1, floats holding 0 .. C-1):
 // grad (N x C) = (softmax(logits) - onehot) / N; lossPerRow (N x 1), if not null,
 // = logsumexp(logits[r]) - logits[r, label[r]]; meanLoss (1 x 1), if not null, = mean of those.
+// gradScale (optional, 1 x n): the gradient is multiplied by gradScale[0, 0] (dynamic loss scaling).
 inline void recordSoftmaxCrossEntropy(PassList& list, const Tensor& logits, const Tensor& labels, Tensor& grad,
-                                      Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr) {
-    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropy", false, logits, labels, grad, lossPerRow, meanLoss);
+                                      Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr,
+                                      const Tensor* gradScale = nullptr) {
+    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropy", false, logits, labels, grad, lossPerRow, meanLoss,
+                                   gradScale);
 }
 // Softmax cross-entropy with target distributions (N x C, one-hot or smoothed):
 // grad = (softmax(logits) - targets) / N; lossPerRow[r] = sum_c t (lse - x), zero-target terms skipped.
@@ -160,14 +173,16 @@ inline void recordSoftmaxCrossEntropyOneHot(PassList& list, const Tensor& logits
 // N x C per element (pred - target)^2, or N x 1 per row (the row's mean). mean(loss) = MSE,
 // written to meanLoss (1 x 1) if not null.
 inline void recordMse(PassList& list, const Tensor& pred, const Tensor& target, Tensor* grad, Tensor* loss = nullptr,
-                      Tensor* meanLoss = nullptr) {
-    loss_detail::recordPointwiseLoss(list, "mse", 0, pred, target, grad, loss, meanLoss);
+                      Tensor* meanLoss = nullptr, const Tensor* gradScale = nullptr) {
+    loss_detail::recordPointwiseLoss(list, "mse", 0, pred, target, grad, loss, meanLoss, gradScale);
 }
 // Binary cross-entropy on logits, targets in [0, 1]: grad = (sigmoid(x) - t) / (N C);
 // loss N x C or N x 1 (row mean) of max(x, 0) - x t + log1p(exp(-|x|)); meanLoss (1 x 1) its mean.
 inline void recordBinaryCrossEntropyWithLogits(PassList& list, const Tensor& logits, const Tensor& targets,
-                                               Tensor* grad, Tensor* loss = nullptr, Tensor* meanLoss = nullptr) {
-    loss_detail::recordPointwiseLoss(list, "binaryCrossEntropyWithLogits", 1, logits, targets, grad, loss, meanLoss);
+                                               Tensor* grad, Tensor* loss = nullptr, Tensor* meanLoss = nullptr,
+                                               const Tensor* gradScale = nullptr) {
+    loss_detail::recordPointwiseLoss(list, "binaryCrossEntropyWithLogits", 1, logits, targets, grad, loss, meanLoss,
+                                     gradScale);
 }
 
 GLTRAIN_IMMEDIATE(softmax, recordSoftmax, (const Tensor& x, Tensor& out), (l, x, out))

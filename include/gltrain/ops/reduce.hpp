@@ -82,10 +82,10 @@ inline std::string shapeOf(const Tensor& t) { return t ? t.shapeString() : std::
 
 struct ReduceSpec {
     int op = 0;    // 0 sum, 1 max
-    int pre = 0;   // 1: square first
+    int pre = 0;   // 1: square first, 2: absolute value first
     int post = 0;  // 1: divide by count, 2: sqrt
     float count = 1.0f;
-    const Tensor* acc = nullptr;  // added in the last pass (same shape as out)
+    const Tensor* acc = nullptr;  // combined (sum: added, max: max) in the last pass (same shape as out)
 };
 
 inline Pass& addReducePass(PassList& list, Context& ctx, const Tensor& in, Tensor& out, bool keepLanes, int br,
@@ -227,6 +227,40 @@ inline void recordGlobalL2Norm(PassList& list, const std::vector<const Tensor*>&
     }
 }
 GLTRAIN_IMMEDIATE(globalL2Norm, recordGlobalL2Norm,
+                  (const std::vector<const Tensor*>& tensors, Tensor& out, const ReduceOptions& o = {}),
+                  (l, tensors, out, o))
+
+// out (1 x 1) = max |x| over every element of every tensor, NaN if any is NaN
+// (ref::globalMaxAbs): finite exactly when every element is. Dynamic loss
+// scaling reads it to tell an overflowed step; unlike the L2 norm it cannot
+// overflow itself, so half-float storage gives no false alarms.
+inline void recordGlobalMaxAbs(PassList& list, const std::vector<const Tensor*>& tensors, Tensor& out,
+                               const ReduceOptions& o = {}) {
+    if (tensors.empty()) throw ArgumentError("globalMaxAbs: the list of tensors is empty");
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (!tensors[i] || !*tensors[i])
+            throw ArgumentError("globalMaxAbs: tensor " + std::to_string(i) + " of the list is empty");
+        if (out && tensors[i]->texture() == out.texture())
+            throw ArgumentError("globalMaxAbs: out is tensor " + std::to_string(i) + " of the list");
+    }
+    if (!out || out.rows() != 1 || out.cols() != 1)
+        throw ArgumentError("globalMaxAbs: out is " + detail::shapeOf(out) + ", expected 1x1");
+    for (size_t i = 0; i < tensors.size(); ++i)
+        detail::requireSameContext("globalMaxAbs", ("tensor " + std::to_string(i)).c_str(), *tensors[i], "out", out);
+    detail::requireBlockFactor("globalMaxAbs", o);
+    Context& ctx = out.context();
+    const Tensor* acc = nullptr;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        detail::ReduceSpec s;
+        s.op = 1;
+        s.pre = 2;
+        s.acc = acc;
+        Tensor& dst = i + 1 == tensors.size() ? out : list.temp(ctx, 1, 1, Layout::Unpacked);
+        detail::recordReduceTree(list, *tensors[i], ReduceAxis::All, dst, s, o.blockFactor);
+        acc = &dst;
+    }
+}
+GLTRAIN_IMMEDIATE(globalMaxAbs, recordGlobalMaxAbs,
                   (const std::vector<const Tensor*>& tensors, Tensor& out, const ReduceOptions& o = {}),
                   (l, tensors, out, o))
 

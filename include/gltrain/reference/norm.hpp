@@ -4,6 +4,7 @@
 // The list is given as a std::vector of matrices, a std::vector of pointers,
 // or a braced list of pointers: clipByGlobalNorm({&dW1, &db1}, 5.0).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <string>
@@ -65,6 +66,20 @@ template <class T>
 T globalL2Norm(const std::vector<HostMatrixT<T>>& list) {
     const auto ptrs = detail::pointersTo(list);
     return detail::l2NormOf<T>(ptrs.begin(), ptrs.end());
+}
+
+// max |x| over every element of every matrix; NaN if any element is NaN
+// (so the result is finite exactly when every element is): the overflow test
+// of dynamic loss scaling.
+template <class T>
+T globalMaxAbs(const std::vector<const HostMatrixT<T>*>& list) {
+    T m = T(0);
+    for (const auto* x : list)
+        for (T v : x->data) {
+            if (std::isnan(v)) return v;
+            m = std::max(m, std::abs(v));
+        }
+    return m;
 }
 
 // Scales every matrix by maxNorm / norm when the global norm exceeds maxNorm

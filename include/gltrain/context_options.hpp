@@ -1,0 +1,26 @@
+// ContextOptions: how a Context is created, and switches that force a device
+// capability off so every fallback can be exercised on any machine.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace gltrain {
+
+struct ContextOptions {
+    // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
+    std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
+    int eglDevice = -1;  // with "device": the EGL device index to use; -1 tries each in turn
+    // Web: CSS selector of a <canvas>; empty creates an OffscreenCanvas.
+    std::string canvas;
+    // Pretend MAX_TEXTURE_SIZE is this (0 = the device's). Tests force it low to exercise paging.
+    int maxTextureSize = 0;
+    // Check glGetError after every pass (slow in browsers: a GPU-process round trip).
+    bool debugChecks = false;
+    // Treat RGBA32F render targets as missing: the context falls back to
+    // RGBA16F (half-float storage, see backend.hpp).
+    bool disableFloat32Render = false;
+    // Treat RGBA16F render targets as missing too.
+    bool disableHalfFloatRender = false;
+};
+
+}  // namespace gltrain

@@ -1,0 +1,161 @@
+// Lost GL contexts: every entry throws ContextLostError while the context is
+// lost and changes nothing; after Context::restoreContext() (natively a new
+// EGL context: every texture and program really is gone) tensors of the old
+// context say so, and a model rebuilds itself from its host-side snapshot —
+// mid-fit it replays the steps since the snapshot, so training finishes with
+// the weights an uninterrupted run reaches (bit for bit: the replay runs the
+// same passes on the same values) and onStep sees every step once, in order.
+//
+// In a browser restoring is asynchronous (the webglcontextrestored event comes
+// in a later task), so there only the lost half runs here;
+// tests/web/api_tests.js covers the restore with WEBGL_lose_context.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gltrain/ops/elementwise.hpp"
+#include "gltrain/sequential.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::randomMatrix;
+
+namespace {
+
+template <class F>
+std::string lostMessage(F&& f) {
+    try {
+        f();
+    } catch (const ContextLostError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        return std::string("(not a ContextLostError) ") + e.what();
+    }
+    return "(no exception)";
+}
+
+// 240 rows of 12 features in 3 classes, a little noisy.
+void data(HostMatrix& x, std::vector<int>& y) {
+    x = randomMatrix(240, 12, 61, -0.5f, 0.5f);
+    y.resize(240);
+    for (int r = 0; r < 240; ++r) {
+        y[size_t(r)] = r % 3;
+        x(r, r % 3) += 1.0f;
+    }
+}
+
+void build(Sequential& m) {
+    m.add(Dense{16, Activation::ReLU}).add(Dropout{0.1f}).add(Dense{3});
+    CompileOptions c;
+    c.optimizer.lr = 0.01f;
+    c.seed = 7;
+    m.compile(c);
+}
+
+}  // namespace
+
+TEST(ContextLost, CallsWhileLostThrowAndChangeNothing) {
+    Context ctx;
+    Tensor t(ctx, randomMatrix(5, 7, 1)), sum(ctx, 5, 7);
+    PassList l;
+    recordAdd(l, t, t, sum);  // recorded before the loss, run after it
+    Sequential m(ctx, 12);
+    build(m);
+    HostMatrix x;
+    std::vector<int> y;
+    data(x, y);
+    const HostMatrix before = m.predict(x);
+    ctx.loseContext();
+    EXPECT_TRUE(ctx.lost());
+    for (const std::string& msg :
+         {lostMessage([&] { t.download(); }), lostMessage([&] { t.upload(randomMatrix(5, 7, 2)); }),
+          lostMessage([&] { Tensor u(ctx, 2, 2); }), lostMessage([&] { l.run(); }), lostMessage([&] { m.predict(x); }),
+          lostMessage([&] { m.evaluate(x, y); }), lostMessage([&] { m.fit(x, y); }),
+          lostMessage([&] { m.saveCheckpoint(); }), lostMessage([&] { m.weight("dense_0", "kernel"); })}) {
+        EXPECT_NE(msg.find("the GL context is lost"), std::string::npos) << msg;
+    }
+    EXPECT_NE(lostMessage([&] { ctx.loseContext(); }).find("already lost"), std::string::npos);
+#ifndef __EMSCRIPTEN__
+    ctx.restoreContext();
+    EXPECT_FALSE(ctx.lost());
+    EXPECT_NE(lostMessage([&] { t.download(); }).find("lost with the GL context"), std::string::npos);
+    EXPECT_NE(lostMessage([&] { l.run(); }).find("lost with the GL context"), std::string::npos);
+    // The model comes back from its snapshot (here: the compiled state) unchanged.
+    EXPECT_EQ(m.predict(x).data, before.data);
+    EXPECT_EQ(m.restorations(), 1);
+    Tensor fresh(ctx, randomMatrix(5, 7, 3));
+    EXPECT_EQ(fresh.download().data, randomMatrix(5, 7, 3).data);
+    EXPECT_THROW(ctx.restoreContext(), ArgumentError);
+#endif
+}
+
+TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
+#ifdef __EMSCRIPTEN__
+    GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
+#else
+    HostMatrix x;
+    std::vector<int> y;
+    data(x, y);
+    FitOptions f;
+    f.epochs = 4;  // 30 steps an epoch
+    f.batchSize = 8;
+    f.snapshotEvery = 25;
+    f.validationSplit = 0.0f;
+
+    Context ctx;
+    Sequential a(ctx, 12);
+    build(a);
+    a.fit(x, y, f);
+    const std::vector<uint8_t> uninterrupted = a.saveCheckpoint();
+    const HostMatrix aPredicts = a.predict(x);
+
+    Sequential b(ctx, 12);
+    build(b);
+    std::vector<long> reported;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { reported.push_back(s.step); };
+    b.beginFit(x, y, f, cb);
+    // Lost at step 32 (the replay from the snapshot of step 25 passes the end of
+    // epoch 0 again) and at step 57 (7 steps past the snapshot of step 50).
+    std::vector<std::pair<long, long>> losses = {{32, 25}, {57, 50}};
+    size_t next = 0;
+    for (;;) {
+        if (next < losses.size() && b.step() == losses[next].first) {
+            ctx.loseContext();
+            EXPECT_THROW(b.stepOnce(), ContextLostError);
+            EXPECT_THROW(b.trainFor(5), ContextLostError);
+            EXPECT_TRUE(b.fitting()) << "the fit waits for the context";
+            ctx.restoreContext();
+            EXPECT_EQ(b.restore(), losses[next].second) << "the last snapshot before step " << losses[next].first;
+            ++next;
+            continue;
+        }
+        if (!b.stepOnce()) break;
+    }
+    EXPECT_EQ(next, losses.size());
+    EXPECT_EQ(b.restorations(), 2);
+    EXPECT_EQ(b.step(), 120);
+    ASSERT_EQ(reported.size(), 120u);
+    for (size_t i = 0; i < reported.size(); ++i) ASSERT_EQ(reported[i], long(i + 1)) << "steps continuous";
+    EXPECT_EQ(b.history().size(), 4u);
+    EXPECT_EQ(b.saveCheckpoint(), uninterrupted) << "weights, optimizer state and step as without the loss";
+    // The model that was not training comes back from its snapshot at the end of
+    // its fit, once, on its first call after the losses.
+    EXPECT_EQ(a.restorations(), 0);
+    EXPECT_EQ(a.predict(x).data, aPredicts.data);
+    EXPECT_EQ(a.restorations(), 1);
+
+    // Natively the same path restores a model from a checkpoint file.
+    const std::string path = ::testing::TempDir() + "gltrain_context_lost.safetensors";
+    b.save(path);
+    ctx.loseContext();
+    ctx.restoreContext();
+    Sequential c(ctx, 12);
+    build(c);
+    c.load(path);
+    EXPECT_EQ(c.saveCheckpoint(), uninterrupted);
+    std::remove(path.c_str());
+#endif
+}
