@@ -74,6 +74,8 @@ auto guard(F&& f) -> decltype(f()) {
         setError("UnsupportedError", e.what());
     } catch (const ShaderError& e) {
         setError("ShaderError", e.what());
+    } catch (const ContextLostError& e) {
+        setError("ContextLostError", e.what());
     } catch (const GlError& e) {
         setError("GlError", e.what());
     } catch (const std::bad_alloc&) {
@@ -233,11 +235,14 @@ public:
 
     static ContextImpl* create(val options) {
         return guard([&]() -> ContextImpl* {
-            Options o(options, "Context", {"canvas", "maxTextureSize", "debugChecks"});
+            Options o(options, "Context",
+                      {"canvas", "maxTextureSize", "debugChecks", "disableFloat32Render", "disableHalfFloatRender"});
             ContextOptions co;
             co.canvas = o.string("canvas", "");
             co.maxTextureSize = int(o.integer("maxTextureSize", 0, 0));
             co.debugChecks = o.boolean("debugChecks", false);
+            co.disableFloat32Render = o.boolean("disableFloat32Render", false);
+            co.disableHalfFloatRender = o.boolean("disableHalfFloatRender", false);
             if (o.has("canvas") && co.canvas.empty())
                 throw ArgumentError("Context: canvas must be a CSS selector such as '#canvas' (omit it for an OffscreenCanvas)");
             if (!co.canvas.empty()) {
@@ -254,6 +259,7 @@ public:
         });
     }
     void makeCurrent() { ctx->makeCurrent(); }
+    bool lost() { return ctx->lost(); }
 
     val capabilities() {
         return guard([&] {
@@ -274,6 +280,9 @@ public:
             o.set("float32Renderable", c.float32Renderable);
             o.set("softwareRenderer", c.softwareRenderer);
             o.set("measuredMantissaBits", c.measuredMantissaBits);
+            o.set("float16Renderable", c.float16Renderable);
+            o.set("backend", std::string(backendName(c.backend)));
+            o.set("backendReason", c.backendReason);
             val ext = val::array();
             for (auto& e : c.extensions) ext.call<void>("push", e);
             o.set("extensions", ext);
@@ -782,7 +791,8 @@ public:
 
     void beginFit(DatasetImpl& train, DatasetImpl* validation, val options) {
         guard([&] {
-            Options o(options, "fit", {"epochs", "batchSize", "shuffle", "validationSplit", "lossEvery", "asyncLoss"});
+            Options o(options, "fit",
+                      {"epochs", "batchSize", "shuffle", "validationSplit", "lossEvery", "asyncLoss", "snapshotEvery"});
             FitOptions f;
             f.epochs = int(o.integer("epochs", f.epochs));
             f.batchSize = int(o.integer("batchSize", f.batchSize));
@@ -790,6 +800,7 @@ public:
             f.validationSplit = o.real("validationSplit", f.validationSplit);
             f.lossEvery = int(o.integer("lossEvery", f.lossEvery));
             f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
+            f.snapshotEvery = int(o.integer("snapshotEvery", f.snapshotEvery, 0));
             if (validation) {
                 if (f.validationSplit > 0.0f) throw ArgumentError("fit: give validationSplit or validationData, not both");
                 f.validationX = &validation->x;
@@ -819,6 +830,13 @@ public:
         });
     }
     bool fitting() const { return model->fitting(); }
+    // After a lost context: rebuilds the model from its snapshot; the step it resumes from.
+    double restore() {
+        return guard([&] {
+            owner->makeCurrent();
+            return double(model->restore());
+        });
+    }
     void endFit() { model->endFit(); }
 
     static val epochObject(const EpochInfo& e) {
@@ -1008,7 +1026,8 @@ EMSCRIPTEN_BINDINGS(gltrain) {
     class_<ContextImpl>("ContextImpl")
         .class_function("create", &ContextImpl::create, allow_raw_pointers())
         .function("capabilities", &ContextImpl::capabilities)
-        .function("poolStats", &ContextImpl::poolStats);
+        .function("poolStats", &ContextImpl::poolStats)
+        .function("lost", &ContextImpl::lost);
 
     class_<TensorImpl>("TensorImpl")
         .class_function("create", &TensorImpl::create, allow_raw_pointers())
@@ -1040,6 +1059,7 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .function("stepOnce", &SequentialImpl::stepOnce)
         .function("trainFor", &SequentialImpl::trainFor)
         .function("fitting", &SequentialImpl::fitting)
+        .function("restore", &SequentialImpl::restore)
         .function("endFit", &SequentialImpl::endFit)
         .function("takeEvents", &SequentialImpl::takeEvents)
         .function("history", &SequentialImpl::history)

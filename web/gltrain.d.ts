@@ -4,7 +4,7 @@
 /** The kinds of error gltrain throws; C++ errors keep their C++ kind. */
 export type ErrorKind =
   | 'ArgumentError' | 'TrainingError' | 'FormatError' | 'UnsupportedError' | 'ShaderError' | 'GlError'
-  | 'RangeError' | 'IoError' | 'DeletedError' | 'WorkerError' | 'Error';
+  | 'ContextLostError' | 'RangeError' | 'IoError' | 'DeletedError' | 'WorkerError' | 'Error';
 
 /** Every gltrain error: `name` and `kind` are the kind, `message` the C++ message. */
 export declare class GltrainError extends Error {
@@ -148,10 +148,23 @@ export interface BeginFitOptions {
   lossEvery?: number;
   /** Read the loss through a fence instead of stalling. */
   asyncLoss?: boolean;
+  /**
+   * Every N steps (default 100; 0: only at the fit's start and end) the weights, optimizer
+   * state and step are read back through a fence into a snapshot that training resumes
+   * from after a lost WebGL context.
+   */
+  snapshotEvery?: number;
 }
 export interface FitOptions extends BeginFitOptions {
   onStep?: (event: StepEvent) => void;
   onEpoch?: (event: EpochEvent) => void;
+  /** The WebGL context was lost at this step: training waits for the browser to restore it. */
+  onContextLost?: (event: { step: number }) => void;
+  /**
+   * The context is back: the model was rebuilt from its snapshot of `step` and replays the
+   * steps up to lostAtStep without reporting them again (onStep stays continuous).
+   */
+  onContextRestored?: (event: { step: number; lostAtStep: number }) => void;
   /** Stops training between slices; fit then resolves with stopped: true. */
   signal?: AbortSignal;
   /** Milliseconds of training between yields to the event loop (default 16). */
@@ -194,9 +207,15 @@ export interface Capabilities {
   floatBlend: boolean;
   /** Measured: an RGBA32F framebuffer is complete. */
   float32Renderable: boolean;
+  /** Measured: an RGBA16F framebuffer is complete. */
+  float16Renderable: boolean;
+  /** 'gpu-float32', or 'gpu-float16' (half-float storage) when RGBA32F is not renderable. */
+  backend: string;
+  /** Why this backend: what was missing or disabled. */
+  backendReason: string;
   /** SwiftShader, llvmpipe, ... */
   softwareRenderer: boolean;
-  /** Measured by a probe kernel (fp32: 23). */
+  /** Measured by a probe kernel through the storage (fp32: 23, half floats: 10). */
   measuredMantissaBits: number;
   extensions: string[];
   /** The printable report of all of the above. */
@@ -217,9 +236,15 @@ export interface ContextOptions {
   maxTextureSize?: number;
   /** glGetError after every pass (slow). */
   debugChecks?: boolean;
+  /** Treat RGBA32F render targets as missing: half-float storage (tests run the fallback this way). */
+  disableFloat32Render?: boolean;
+  /** Treat RGBA16F render targets as missing too. */
+  disableHalfFloatRender?: boolean;
 }
 export interface Context extends Deletable {
   readonly capabilities: Readonly<Capabilities>;
+  /** The WebGL context is lost now: calls that need the GPU throw ContextLostError. */
+  readonly lost: boolean;
   poolStats(): PoolStats;
 }
 export interface ContextConstructor {
@@ -288,6 +313,11 @@ export interface Sequential extends Deletable {
   stepOnce(): boolean;
   /** Ends a fit begun with beginFit() early; the model keeps its last completed step. */
   endFit(): void;
+  /**
+   * After a lost WebGL context came back: rebuilds the model from its last snapshot (every
+   * call that needs the GPU does this itself) and returns the step it resumed from.
+   */
+  restore(): number;
   /** Steps for about ms milliseconds (at least one); returns how many ran. */
   trainFor(ms: number): number;
   /** Step and epoch reports since the last call (beginFit / stepOnce / trainFor). */

@@ -25,6 +25,7 @@ export class GltrainError extends Error {
 }
 
 const argError = (message) => new GltrainError('ArgumentError', message);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Lets the browser run other tasks (input, rendering, messages) between training slices.
 // (A MessageChannel task: no 4 ms timer clamp, and unlike scheduler.yield() it does not
@@ -148,6 +149,9 @@ function makeApi(M) {
       if (!this.#caps) this.#caps = Object.freeze(call(() => this._raw.capabilities()));
       return this.#caps;
     }
+    // Whether the WebGL context is lost now (calls that need the GPU throw ContextLostError
+    // until the browser restores it; fit() waits and resumes from the model's snapshot).
+    get lost() { return this._raw.lost(); }
     poolStats() {
       return call(() => this._raw.poolStats());
     }
@@ -185,6 +189,18 @@ function makeApi(M) {
   }
 
   class Dataset extends Handle {
+    // A fit keeps its datasets pinned: after a lost WebGL context the model uploads them
+    // again, so delete() during a fit takes effect when the fit ends.
+    #pins = 0;
+    #deleteWhenUnpinned = false;
+    _pin() { this.#pins++; }
+    _unpin() {
+      if (--this.#pins === 0 && this.#deleteWhenUnpinned) super.delete();
+    }
+    delete() {
+      if (this.#pins > 0) this.#deleteWhenUnpinned = true;
+      else super.delete();
+    }
     // x: Float32Array (rows * features); y: integer typed array of labels or Float32Array of values.
     static fromArrays(x, y, features) {
       return new Dataset(call(() => M.DatasetImpl.fromArrays(x, y, features, 'Dataset.fromArrays')));
@@ -296,18 +312,27 @@ function makeApi(M) {
     // plans the step; stepOnce() runs one step; trainFor(ms) runs steps for about ms.
     beginFit(a, b, c) {
       this.#idle('beginFit');
-      this.#begin('beginFit', a, b, c, ['onStep', 'onEpoch', 'signal', 'sliceMs']);
+      this.#begin('beginFit', a, b, c, ['onStep', 'onEpoch', 'onContextLost', 'onContextRestored', 'signal', 'sliceMs']);
     }
-    stepOnce() { return call(() => this._raw.stepOnce()); }
+    stepOnce() { return this.#afterStep(call(() => this._raw.stepOnce())); }
     trainFor(ms) {
       if (typeof ms !== 'number') throw argError(`trainFor: ms must be a number, got ${describe(ms)}`);
-      return call(() => this._raw.trainFor(ms));
+      return this.#afterStep(call(() => this._raw.trainFor(ms)));
+    }
+    // After the WebGL context was lost and restored: rebuilds the model from its last
+    // snapshot (weights, optimizer state, step; every call that needs the GPU does this
+    // itself) and returns the step it resumed from. A fit then replays the steps since.
+    restore() { return call(() => this._raw.restore()); }
+    #afterStep(result) {
+      if (!this._raw.fitting()) this.#unpin();
+      return result;
     }
     takeEvents() { return this._raw.takeEvents(); }
     // Ends a fit begun with beginFit() early; the model keeps its last completed step.
     endFit() {
       this.#idle('endFit');
       this._raw.endFit();
+      this.#unpin();
     }
 
     // Trains until the epochs are done (counted from step 0, as Keras's
@@ -316,19 +341,38 @@ function makeApi(M) {
     async fit(a, b, c) {
       this.#idle('fit');
       const options = this.#begin('fit', a, b, c, []);
-      const { onStep, onEpoch, signal } = options;
+      const { onStep, onEpoch, onContextLost, onContextRestored, signal } = options;
       const sliceMs = options.sliceMs ?? 16;
       this.#fitActive = true;
       let steps = 0;
       let stopped = false;
+      const report = () => {
+        for (const ev of this._raw.takeEvents()) {
+          if (ev.type === 'step') onStep?.(ev);
+          else onEpoch?.(ev);
+        }
+      };
       try {
         while (this._raw.fitting()) {
           if (signal?.aborted) { stopped = true; break; }
-          steps += call(() => this._raw.trainFor(sliceMs));
-          for (const ev of this._raw.takeEvents()) {
-            if (ev.type === 'step') onStep?.(ev);
-            else onEpoch?.(ev);
+          if (this.#ctx.lost) {
+            // Lost WebGL context: no GPU work until the browser restores it; then the model
+            // rebuilds from its snapshot and replays the steps since (not reported again).
+            const lostAtStep = this.step;
+            onContextLost?.({ step: lostAtStep });
+            while (this.#ctx.lost && !signal?.aborted && !this.isDeleted()) await sleep(50);
+            if (this.isDeleted()) throw new GltrainError('DeletedError', 'fit: the model was deleted while training');
+            if (signal?.aborted) { stopped = true; break; }
+            const resumedFrom = call(() => this._raw.restore());
+            onContextRestored?.({ step: resumedFrom, lostAtStep });
+            continue;
           }
+          try {
+            steps += call(() => this._raw.trainFor(sliceMs));
+          } catch (e) {
+            if (!(e instanceof GltrainError && e.kind === 'ContextLostError' && this.#ctx.lost)) throw e;
+          }
+          report();
           await yieldToEventLoop();
           if (this.isDeleted()) throw new GltrainError('DeletedError', 'fit: the model was deleted while training');
         }
@@ -336,10 +380,17 @@ function makeApi(M) {
         this.#fitActive = false;
         // Aborted or failed: drop the fit's uploaded data and plan now, not at the next fit.
         if (!this.isDeleted() && this._raw.fitting()) this._raw.endFit();
+        if (!this.isDeleted()) this.#unpin();
       }
       return { history: this._raw.history(), steps, stopped };
     }
 
+    // The datasets the fit in progress reads (see Dataset._pin).
+    #pinned = [];
+    #unpin() {
+      for (const d of this.#pinned) d._unpin();
+      this.#pinned = [];
+    }
     #idle(where) {
       this._raw;
       if (this.#fitActive) throw argError(`${where}: the model is training (await fit() or abort it first)`);
@@ -354,11 +405,12 @@ function makeApi(M) {
     }
     #beginWith(where, data, options, rejected) {
       plainOptions(where, options);
-      const { onStep, onEpoch, signal, sliceMs, validationData, ...rest } = options;
+      const { onStep, onEpoch, onContextLost, onContextRestored, signal, sliceMs, validationData, ...rest } = options;
       for (const k of rejected) {
         if (options[k] !== undefined) throw argError(`${where}: ${k} is an option of fit() (beginFit reports through takeEvents)`);
       }
-      for (const [k, f] of [['onStep', onStep], ['onEpoch', onEpoch]]) {
+      for (const [k, f] of [['onStep', onStep], ['onEpoch', onEpoch], ['onContextLost', onContextLost],
+                            ['onContextRestored', onContextRestored]]) {
         if (f !== undefined && typeof f !== 'function') throw argError(`${where}: ${k} must be a function, got ${describe(f)}`);
       }
       if (signal !== undefined && !(signal instanceof AbortSignal)) throw argError(`${where}: signal must be an AbortSignal`);
@@ -381,10 +433,14 @@ function makeApi(M) {
           }
         }
         call(() => this._raw.beginFit(data._raw, validation ? validation._raw : null, rest));
+        this.#unpin();
+        this.#pinned = [data, validation].filter(Boolean);
+        for (const d of this.#pinned) d._pin();
+        if (!this._raw.fitting()) this.#unpin();  // nothing to train
       } finally {
-        validationTemp?.delete();
+        validationTemp?.delete();  // pinned: freed when the fit ends
       }
-      return { onStep, onEpoch, signal, sliceMs };
+      return { onStep, onEpoch, onContextLost, onContextRestored, signal, sliceMs };
     }
 
     evaluate(a, b, c) {
@@ -428,7 +484,10 @@ function makeApi(M) {
       call(() => this._raw.setWeight(layer, which, data));
       return this;
     }
-    _beforeDelete() { this.#ctx._forget(this); }
+    _beforeDelete() {
+      this.#unpin();
+      this.#ctx._forget(this);
+    }
   }
 
   return Object.freeze({

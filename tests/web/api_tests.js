@@ -106,7 +106,7 @@ const tests = {
     canvas.remove();
 
     expectError(() => new gl.Context({ canvas: '#no-such-canvas' }), 'UnsupportedError', "no element matches the canvas selector '#no-such-canvas'");
-    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks)");
+    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender)");
     expectError(() => new gl.Context({ maxTextureSize: 'big' }), 'ArgumentError', "maxTextureSize must be a number, got 'big'");
     expectError(() => new gl.Context(42), 'ArgumentError', 'options must be an object, got a number');
   },
@@ -291,7 +291,7 @@ const tests = {
     await expectReject(m.fit(nan, y, { epochs: 9 }), 'ArgumentError', 'fit: value at row 1, column 1 is NaN or Inf');
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64 }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows');
     await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs must be positive, got 0');
-    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', "fit: unknown option 'epoch' (valid: epochs, batchSize, shuffle, validationSplit, lossEvery, asyncLoss)");
+    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', "fit: unknown option 'epoch' (valid: epochs, batchSize, shuffle, validationSplit, lossEvery, asyncLoss, snapshotEvery)");
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', "fit: batchSize must be a number, got '8'");
     await expectReject(m.fit(x, Array.from(y), {}), 'ArgumentError', 'fit: y must be an Int32Array (or another integer typed array) of labels or a Float32Array of target values, got an array');
     await expectReject(m.fit(Array.from(x), y, {}), 'ArgumentError', 'fit: x must be a Float32Array or a Dataset, got an array');
@@ -396,6 +396,92 @@ const tests = {
     assert(sameArray(m.getWeight('dense_0', 'kernel'), k0), 'weights of the last good step kept');
     assert(!m.fitting, 'training stopped');
     ctx.delete();
+  },
+
+  async 'lost WebGL context (WEBGL_lose_context) mid-fit: training pauses, resumes from the snapshot, steps stay continuous, accuracy as uninterrupted; calls while lost throw ContextLostError'() {
+    const images = await fetchBytes('/data/train-images-idx3-ubyte');
+    const labels = await fetchBytes('/data/train-labels-idx1-ubyte');
+    const all = gl.Dataset.fromIdx(images, labels);
+    const train = all.slice(0, 6400);  // 2 epochs of batch 64: 200 steps
+    const test = all.slice(58000, 2000);
+    all.delete();
+    const build = (ctx) => new gl.Sequential(ctx, 784)
+      .add({ type: 'dense', units: 64, activation: 'relu' })
+      .add({ type: 'dense', units: 10 })
+      .compile({ optimizer: { type: 'adam', lr: 2e-3 }, seed: 11 });
+    const options = { epochs: 2, batchSize: 64, snapshotEvery: 50, sliceMs: 8 };
+
+    const ctxA = new gl.Context();
+    const a = build(ctxA);
+    await a.fit(train, options);
+    const accA = a.evaluate(test).accuracy;
+
+    const canvas = document.createElement('canvas');
+    canvas.id = 'lost-canvas';
+    document.body.append(canvas);
+    const ctx = new gl.Context({ canvas: '#lost-canvas' });
+    const lose = canvas.getContext('webgl2').getExtension('WEBGL_lose_context');  // the context gltrain made
+    assert(lose, 'WEBGL_lose_context');
+    const b = build(ctx);
+    const probe = test.x(0, 3);
+    const steps = [];
+    const events = [];
+    let lostAt = 0;
+    const r = await b.fit(train, {
+      ...options,
+      onStep: (s) => {
+        steps.push(s.step);
+        if (s.step === 130 && !lostAt) {
+          lostAt = s.step;
+          lose.loseContext();
+          setTimeout(() => lose.restoreContext(), 100);
+        }
+      },
+      onContextLost: (e) => {
+        events.push(['lost', e.step]);
+        // Every call that needs the GPU says why it cannot run, and changes nothing.
+        assert(ctx.lost, 'ctx.lost');
+        expectError(() => b.predict(probe), 'ContextLostError', 'the GL context is lost');
+        expectError(() => new gl.Tensor(ctx, 2, 2), 'ContextLostError', 'the GL context is lost');
+        expectError(() => b.saveCheckpoint(), 'ContextLostError', 'the GL context is lost');
+        expectError(() => b.compile(), 'ArgumentError', 'the model is training');
+      },
+      onContextRestored: (e) => events.push(['restored', e.step, e.lostAtStep]),
+    });
+    assert(!r.stopped, 'the fit finished');
+    assertEq(JSON.stringify(events.map((e) => e[0])), JSON.stringify(['lost', 'restored']), 'one loss, one restore');
+    const [, resumedFrom, lostAtStep] = events[1];
+    assert(lostAtStep >= lostAt && resumedFrom <= lostAtStep && resumedFrom >= 100, `resumed from ${resumedFrom}, lost at ${lostAtStep}`);
+    assertEq(steps.length, 200, 'every step reported once');
+    assert(steps.every((s, i) => s === i + 1), 'the reported steps are continuous');
+    assertEq(b.step, 200, 'step');
+    const accB = b.evaluate(test).accuracy;
+    console.log(`lost context at step ${lostAtStep}, resumed from ${resumedFrom}: test accuracy ${accB} (uninterrupted ${accA})`);
+    assert(accB > 0.7 && Math.abs(accB - accA) <= 0.02, `accuracy ${accB} vs uninterrupted ${accA}`);
+    ctx.delete();
+    ctxA.delete();
+    canvas.remove();
+    train.delete();
+    test.delete();
+  },
+
+  async 'half-float backend: disableFloat32Render trains XOR to 100 %; the capability report names the backend and why; both off is a clear error'() {
+    const ctx = new gl.Context({ disableFloat32Render: true });
+    const c = ctx.capabilities;
+    assertEq(c.backend, 'gpu-float16', 'backend');
+    assert(c.backendReason.includes('disableFloat32Render'), c.backendReason);
+    assertEq(c.measuredMantissaBits, 10, 'half floats keep 10 mantissa bits');
+    assert(c.report.includes('RGBA16F half floats') && c.report.includes('65504'), c.report);
+    const { x, y } = xorData();
+    const m = mlp(ctx, 2, 16, 2);
+    await m.fit(x, y, { epochs: 150, batchSize: 8, lossEvery: 0 });
+    assertEq(m.evaluate(x, y).accuracy, 1, 'XOR at 100 %');
+    ctx.delete();
+    expectError(() => new gl.Context({ disableFloat32Render: true, disableHalfFloatRender: true }), 'UnsupportedError', 'EXT_color_buffer_half_float');
+    expectError(() => new gl.Context({ disableFloat32Render: 1 }), 'ArgumentError', 'disableFloat32Render must be a boolean');
+    const plain = new gl.Context();
+    assertEq(plain.capabilities.backend, 'gpu-float32', 'default backend');
+    plain.delete();
   },
 
   async 'CNN: Conv2D, pooling, batch normalization and flatten train on Fashion-MNIST images; shape errors name the layer'() {

@@ -26,8 +26,15 @@ export async function main(): Promise<number> {
     epochs: 2, batchSize: 4,
     onStep: (s: StepEvent) => { if (s.loss !== null) steps.push(s.loss); },
     onEpoch: (e: EpochEvent) => { void e.accuracy; },
+    onContextLost: (e) => { void e.step; },
+    onContextRestored: (e) => { void (e.lostAtStep - e.step); },
+    snapshotEvery: 50,
     signal: new AbortController().signal,
   });
+  const half = new gl.Context({ disableFloat32Render: true });
+  const backend: string = half.capabilities.backend + half.capabilities.backendReason;
+  const resumedFrom: number = half.lost ? 0 : model.restore();
+  void backend, resumedFrom;
   const data = gl.Dataset.fromArrays(x, y, 4);
   const ev = model.evaluate(data, { batchSize: 4 });
   const probs: Float32Array = model.predict(x);
