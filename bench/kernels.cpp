@@ -4,7 +4,9 @@
 // Each figure is the median of repeated timed runs; every run is forced to
 // complete by reading one texel back (glReadPixels waits for the GPU, in
 // browsers too). Prints a table; there is no pass/fail on time.
-//   bench_kernels [--quick]
+//   bench_kernels [--quick] [--sizes N,N,...]
+// --sizes replaces the square matmul sizes (default 256, 512, 1024, and 2048,
+// 4096 on a hardware renderer).
 #include <gltrain/gltrain.hpp>
 #include <gltrain/ops/elementwise.hpp>
 #include <gltrain/ops/loss.hpp>
@@ -19,6 +21,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -76,8 +79,19 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    bool quick = false;
+    std::vector<int> sizes;
     try {
+        for (int i = 1; i < argc; ++i) {
+            if (std::strcmp(argv[i], "--quick") == 0) {
+                quick = true;
+            } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+                std::stringstream in(argv[++i]);
+                for (std::string v; std::getline(in, v, ',');) sizes.push_back(std::stoi(v));
+            } else {
+                throw ArgumentError(std::string("unknown argument '") + argv[i] + "' (valid: --quick, --sizes N,N,...)");
+            }
+        }
         Context ctx;
         const Capabilities& caps = ctx.caps();
         std::printf("gltrain kernel benchmark\nrenderer: %s\nversion:  %s\n\n", caps.renderer.c_str(),
@@ -86,12 +100,15 @@ int main(int argc, char** argv) {
 
         std::printf("| matmul                     |      M x     K x     N | layout       | K/pass |   ms/call |   GFLOP/s |\n");
         std::printf("|----------------------------|-------------------------|--------------|-------|-----------|-----------|\n");
-        std::vector<int> sizes = {256, 512, 1024};
-        if (!quick && !caps.softwareRenderer) sizes.push_back(2048);
-        if (!quick && !caps.softwareRenderer) sizes.push_back(4096);
+        if (sizes.empty()) {
+            sizes = {256, 512, 1024};
+            if (!quick && !caps.softwareRenderer) sizes.insert(sizes.end(), {2048, 4096});
+        }
+        // PackedRows4 / PackedRows8 outputs: the 4x4 / 8x4 register-blocked kernel (8 render targets).
+        std::vector<Layout> layouts = {Layout::Packed, Layout::PackedRows4};
+        if (caps.maxDrawBuffers >= 8) layouts.push_back(Layout::PackedRows8);
         for (int n : sizes)
-            for (Layout l : {Layout::Packed, Layout::PackedRows4})
-                matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps);
+            for (Layout l : layouts) matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps);
         matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
         // The K-split threshold: the same product in 1, 2, 4 and 8 passes.
         for (int maxK : {4096, 2048, 1024, 512})
@@ -101,7 +118,7 @@ int main(int argc, char** argv) {
             int m, k, n;
         } mlp[] = {{"MLP fwd 784->256", 128, 784, 256}, {"MLP fwd 256->128", 128, 256, 128}, {"MLP fwd 128->10", 128, 128, 10}};
         for (auto& s : mlp)
-            for (Layout l : {Layout::Packed, Layout::PackedRows4}) {
+            for (Layout l : layouts) {
                 matmulRow(ctx, s.label, s.m, s.k, s.n, false, false, l, reps);
                 matmulRow(ctx, "  dW = Xᵀ·dZ", s.k, s.m, s.n, true, false, l, reps);
                 matmulRow(ctx, "  dX = dZ·Wᵀ", s.m, s.n, s.k, false, true, l, reps);

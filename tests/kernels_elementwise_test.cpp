@@ -25,7 +25,8 @@ const Case kCases[] = {{1, 1, Layout::Packed, false},    {1, 1, Layout::Unpacked
                        {1000, 10, Layout::Packed, false}, {1, 1025, Layout::Packed, true},
                        {129, 130, Layout::Packed, true},  {70, 129, Layout::Unpacked, true},
                        {7, 5, Layout::PackedRows4, false}, {257, 63, Layout::PackedRows4, false},
-                       {301, 130, Layout::PackedRows4, true}};
+                       {301, 130, Layout::PackedRows4, true}, {13, 9, Layout::PackedRows8, false},
+                       {301, 130, Layout::PackedRows8, true}};
 
 }  // namespace
 

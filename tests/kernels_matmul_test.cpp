@@ -67,14 +67,20 @@ TEST_P(KernelsMatmul, UnpackedMatchesReference) {
 }
 
 TEST_P(KernelsMatmul, RegisterBlockedMatchesReference) {
-    // PackedRows4 output: the 4x4 blocked kernel, from packed and from PackedRows4 operands.
-    for (MN s : kShapes)
-        for (int k : {1, 3, 64, 1000}) {
-            check(test::context(), GetParam(), s.m, k, s.n, Layout::PackedRows4);
-            check(test::context(), GetParam(), s.m, k, s.n, Layout::Packed, 4096, Layout::PackedRows4);
-        }
-    check(test::context(), GetParam(), 33, 8192, 17, Layout::PackedRows4, 2800);  // K-split through blocked partials
-    check(test::smallContext(), GetParam(), 301, 300, 129, Layout::PackedRows4);  // paged
+    // PackedRows4 / PackedRows8 output: the 4x4 / 8x4 blocked kernel, from packed operands, from
+    // operands of the output's layout and from the other row-interleaved layout.
+    for (Layout out : {Layout::PackedRows4, Layout::PackedRows8}) {
+        const Layout other = out == Layout::PackedRows4 ? Layout::PackedRows8 : Layout::PackedRows4;
+        for (MN s : kShapes)
+            for (int k : {1, 3, 64, 1000}) {
+                check(test::context(), GetParam(), s.m, k, s.n, out);
+                check(test::context(), GetParam(), s.m, k, s.n, Layout::Packed, 4096, out);
+                check(test::context(), GetParam(), s.m, k, s.n, other, 4096, out);
+            }
+        check(test::context(), GetParam(), 33, 8192, 17, out, 2800);  // K-split through blocked partials
+        check(test::smallContext(), GetParam(), 301, 300, 129, out);  // paged
+        check(test::context(), GetParam(), 13, 9, 6, out);            // rows past the last block of 8
+    }
 }
 
 TEST_P(KernelsMatmul, PagedMatchesReference) {
@@ -141,20 +147,22 @@ TEST(KernelsDense, BlockedFusedForwardAndBackwardEpilogue) {
     Context& ctx = test::context();
     HostMatrix x = randomMatrix(130, 97, 11), w = randomMatrix(97, 33, 12), b = randomMatrix(1, 33, 13),
                zprev = randomMatrix(130, 97, 14, -3, 3);
-    Tensor tx(ctx, x, Layout::PackedRows4), tw(ctx, w, Layout::PackedRows4), tb(ctx, b), ty(ctx, 130, 33, Layout::PackedRows4);
-    for (Activation act : {Activation::ReLU, Activation::GELU}) {
-        dense(tx, tw, tb, act, ty);
-        auto want = ref::dense(x.cast<double>(), w.cast<double>(), b.cast<double>(), act, 0.01).cast<float>();
-        EXPECT_LE(relativeError(ty.download(), want), 1e-5) << activationName(act);
-        // dX of the previous layer: (Y · Wᵀ) ⊙ f'(Zprev), blocked.
-        Tensor tz(ctx, zprev, Layout::PackedRows4), dx(ctx, 130, 97, Layout::PackedRows4);
-        MatmulOptions o;
-        o.transB = true;
-        o.act = act;
-        o.dactZ = &tz;
-        matmul(ty, tw, dx, o);
-        auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.01);
-        EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act);
+    for (Layout l : {Layout::PackedRows4, Layout::PackedRows8}) {
+        Tensor tx(ctx, x, l), tw(ctx, w, l), tb(ctx, b), ty(ctx, 130, 33, l);
+        for (Activation act : {Activation::ReLU, Activation::GELU}) {
+            dense(tx, tw, tb, act, ty);
+            auto want = ref::dense(x.cast<double>(), w.cast<double>(), b.cast<double>(), act, 0.01).cast<float>();
+            EXPECT_LE(relativeError(ty.download(), want), 1e-5) << activationName(act) << " " << layoutName(l);
+            // dX of the previous layer: (Y · Wᵀ) ⊙ f'(Zprev), blocked.
+            Tensor tz(ctx, zprev, l), dx(ctx, 130, 97, l);
+            MatmulOptions o;
+            o.transB = true;
+            o.act = act;
+            o.dactZ = &tz;
+            matmul(ty, tw, dx, o);
+            auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.01);
+            EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act) << " " << layoutName(l);
+        }
     }
 }
 

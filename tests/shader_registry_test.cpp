@@ -88,3 +88,17 @@ TEST(Pass, BadBindingsAreRejected) {
     }
     EXPECT_THROW(Pass(ctx, "util/precision_probe").uniform("nope", 1.0f), ArgumentError);
 }
+
+TEST(Pass, RowBlockKernelsNeedARowInterleavedOutput) {
+    // A row-block kernel ("blocks: rows") writes one render target per row phase of its
+    // output: 4 for PackedRows4, 8 for PackedRows8; a packed output has none to spread over.
+    Context& ctx = context();
+    Tensor a(ctx, randomMatrix(9, 8, 1)), b(ctx, randomMatrix(8, 4, 2)), c(ctx, 9, 4);
+    try {
+        Pass(ctx, "forward/matmul_block").input("A", a).input("B", b).output(c).uniformInt("k0", 0).uniformInt("k1", 8).run();
+        FAIL();
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("needs a packed_rows4 or packed_rows8 output, got packed"), std::string::npos)
+            << e.what();
+    }
+}

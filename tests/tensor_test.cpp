@@ -64,7 +64,8 @@ TEST_P(TensorRoundTrip, AsyncReadbackEqualsSyncReadback) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TensorRoundTrip,
                          ::testing::Combine(::testing::ValuesIn(kShapes),
-                                            ::testing::Values(Layout::Packed, Layout::Unpacked, Layout::PackedRows4),
+                                            ::testing::Values(Layout::Packed, Layout::Unpacked, Layout::PackedRows4,
+                                                              Layout::PackedRows8),
                                             ::testing::Bool()),
                          roundTripName);
 

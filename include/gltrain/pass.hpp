@@ -28,8 +28,9 @@ public:
         inputs_.assign(inputNames_.size(), nullptr);
         outputNames_ = ShaderRegistry::declaredOutputs(src);
         auto blocks = ShaderRegistry::headerList(src, "blocks");
-        rows4_ = !blocks.empty() && blocks[0] == "rows4";
-        if (rows4_) outputNames_.clear();  // R0..R3 are the layers of the one output
+        const std::string block = blocks.empty() ? "" : blocks[0];
+        rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
+        if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
@@ -99,9 +100,12 @@ public:
                 throw ArgumentError("Pass '" + kernel_ + "': outputs '" + outputNames_[0] + "' and '" +
                                     outputNames_[o] + "' differ in shape or layout");
         }
-        if (rows4_ && output_()->layout() != Layout::PackedRows4)
+        if (rowBlock_ == 4 && output_()->layout() != Layout::PackedRows4)
             throw ArgumentError("Pass '" + kernel_ + "': the kernel writes 4-row blocks and needs a packed_rows4 output, got " +
                                 layoutName(output_()->layout()));
+        if (rowBlock_ < 0 && rowPhases(output_()->layout()) < 4)
+            throw ArgumentError("Pass '" + kernel_ + "': the kernel writes row blocks and needs a packed_rows4 or " +
+                                "packed_rows8 output, got " + layoutName(output_()->layout()));
         for (size_t i = 0; i < inputs_.size(); ++i) {
             if (optional_[i] && !inputs_[i]) continue;
             if (!inputs_[i] || !*inputs_[i])
@@ -147,17 +151,21 @@ public:
         static const GLenum kDrawBuffers[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
                                               GL_COLOR_ATTACHMENT3, GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
                                               GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
-        // Render targets: the named outputs, or the 4 row layers of a block kernel's output.
-        const GLsizei n = rows4_ ? 4 : GLsizei(outputs_.size());
+        // Render targets: the named outputs, or the P row layers of a block kernel's output.
+        const int phases = og.phases;
+        const GLsizei n = rowBlock_ ? GLsizei(phases) : GLsizei(outputs_.size());
+        if (n > ctx_->caps().maxDrawBuffers)
+            throw UnsupportedError("Pass '" + kernel_ + "': writes " + std::to_string(n) + " render targets, more than " +
+                                   "this device's MAX_DRAW_BUFFERS (" + std::to_string(ctx_->caps().maxDrawBuffers) + ")");
         if (n > 1) glDrawBuffers(n, kDrawBuffers);
-        if (rows4_) {
-            // One draw per page: each fragment writes rows 4g..4g+3 to layers page*4 + 0..3.
-            glUniform2i(program_->outRowmap, 4, 0);
+        if (rowBlock_) {
+            // One draw per page: each fragment writes rows Pg..Pg+P-1 to layers page*P + 0..P-1.
+            glUniform2i(program_->outRowmap, phases, 0);
             for (int p = 0; p < og.pages(); ++p) {
-                auto pr = og.pageRect(p * 4);
-                for (GLsizei o = 0; o < 4; ++o)
+                auto pr = og.pageRect(p * phases);
+                for (GLsizei o = 0; o < n; ++o)
                     glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o), output_()->texture(), 0,
-                                              p * 4 + o);
+                                              p * phases + o);
                 glViewport(0, 0, pr.width, pr.height);
                 glUniform2i(program_->outOrigin, pr.x0, pr.y0);
                 glDrawArrays(GL_TRIANGLES, 0, 3);
@@ -280,7 +288,9 @@ private:
     std::vector<const Tensor*> inputs_;
     std::vector<std::string> outputNames_;
     std::vector<Tensor*> outputs_;  // one (unnamed) or the declared named outputs
-    bool rows4_ = false;            // "// blocks: rows4": 4 rows per fragment into one PackedRows4 output
+    // "// blocks: rows4": 4 rows per fragment into one PackedRows4 output (4); "// blocks: rows":
+    // one row per row phase of a PackedRows4 or PackedRows8 output (-1); else 0.
+    int rowBlock_ = 0;
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;

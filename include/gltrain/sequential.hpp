@@ -592,8 +592,8 @@ private:
         std::vector<Pass*> updates;  // one per parameter; per-step lr and bias corrections
         std::vector<PingPong*> swaps;
 
-        Tensor& temp(Context& ctx, int r, int c) {
-            tensors.emplace_back(ctx, r, c, layoutFor(r));
+        Tensor& temp(Context& ctx, int r, int c, Layout layout = Layout::Packed) {
+            tensors.emplace_back(ctx, r, c, layout);
             return tensors.back();
         }
         // Points the row gathers at a dataset (y only when it has targets).
@@ -766,10 +766,10 @@ private:
             Variable v;
             v.name = name;
             v.shape = std::move(shape);
-            v.value = std::make_unique<PingPong>(*ctx_, init, layoutFor(init.rows));
+            v.value = std::make_unique<PingPong>(*ctx_, init);  // written by the update: packed
             if (trainable)
                 for (int s = 0; s < options_.optimizer.stateSlots(); ++s)
-                    v.slots.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(init.rows, init.cols), layoutFor(init.rows)));
+                    v.slots.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(init.rows, init.cols)));
             list.push_back(std::move(v));
         };
         const int in = L.in.size(), out = L.out.size();
@@ -790,10 +790,24 @@ private:
         }
     }
 
-    // Matrices of 4 rows or more interleave their rows over 4 layers, so every
-    // matmul of a step runs the 4x4 register-blocked kernel (bench/kernels:
-    // 2-4x the one-texel kernel on llvmpipe); a 1-row bias stays packed.
+    // Linear's, ReLU's and LeakyReLU's (slope >= 0) derivative at Z equals their
+    // derivative at Y = f(Z) (Y > 0 exactly where Z > 0; NaN stays NaN), so such
+    // layers keep no Z: their forward is the fused single-output kernel (for
+    // Dense the 4x4-blocked matmul) and the backward reads f'(Y).
+    static bool derivativeFromOutput(Activation a, float alpha) {
+        return a == Activation::Linear || a == Activation::ReLU || (a == Activation::LeakyReLU && alpha >= 0.0f);
+    }
+
+    // Layouts by writer. A block kernel writes a block of rows per fragment into
+    // a row-interleaved tensor in one draw: the convolutions 4 rows (PackedRows4),
+    // the dense layers' matmuls 8 where the device has 8 draw buffers
+    // (PackedRows8, the 8x4 kernel) — bench/kernels: 2-4x the one-texel kernel.
+    // Every other kernel writes a row-interleaved tensor in one draw per layer,
+    // so what they write (gathers, activations, losses, parameters) is Packed.
     static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
+    Layout denseLayout(int rows) const {
+        return rows >= 8 && ctx_->caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : layoutFor(rows);
+    }
 
     using Checkpoint = std::pair<std::vector<std::pair<std::string, TensorData>>, std::map<std::string, std::string>>;
     Checkpoint checkpoint() const {
@@ -1175,9 +1189,9 @@ private:
         Context& ctx = *ctx_;
         p.batch = B;
         p.training = training;
-        p.xb = Tensor(ctx, B, inputSize_, layoutFor(B));
+        p.xb = Tensor(ctx, B, inputSize_);
         const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
-        p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_, layoutFor(B));
+        p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_);
         p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);
         p.lossMean = Tensor(ctx, 1, 1);
         p.batchCorrect = Tensor(ctx, 1, 1);
@@ -1203,22 +1217,24 @@ private:
             const int outCols = S.out.size();
             in[i] = cur;
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, outCols);
                 const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
-                if (training && d->activation != Activation::Linear) {
+                if (training && !derivativeFromOutput(d->activation, d->alpha)) {
+                    Tensor& y = p.temp(ctx, B, outCols);
                     z[i] = &p.temp(ctx, B, outCols);
                     recordDenseTrain(fw, *cur, W, b, d->activation, *z[i], y, d->alpha);
+                    cur = &y;
                 } else {
+                    Tensor& y = p.temp(ctx, B, outCols, denseLayout(B));
                     recordDense(fw, *cur, W, b, d->activation, y, d->alpha);
-                    if (training) z[i] = &y;  // linear: Z is Y
+                    if (training) z[i] = &y;  // f'(Y) is f'(Z)
+                    cur = &y;
                 }
-                cur = &y;
             } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, outCols);
+                Tensor& y = p.temp(ctx, B, outCols, layoutFor(B));
                 const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
-                if (training && c->activation != Activation::Linear) {
+                if (training && !derivativeFromOutput(c->activation, c->alpha)) {
                     // Z is kept for the backward pass's f'(Z).
-                    z[i] = &p.temp(ctx, B, outCols);
+                    z[i] = &p.temp(ctx, B, outCols, layoutFor(B));
                     recordConv2D(fw, *cur, W, &b, S.window, Activation::Linear, *z[i]);
                     recordActivation(fw, *z[i], c->activation, y, c->alpha);
                 } else {
@@ -1337,7 +1353,7 @@ private:
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
                 const Tensor* dz = preactivationGrad(d->activation, d->alpha);
                 Variable &W = S.param("kernel"), &b = S.param("bias");
-                Tensor& dW = p.temp(ctx, inCols, outCols);
+                Tensor& dW = p.temp(ctx, inCols, outCols, denseLayout(inCols));
                 Tensor& db = p.temp(ctx, 1, outCols);
                 MatmulOptions tn;
                 tn.transA = true;
@@ -1347,7 +1363,7 @@ private:
                 gradOf(b, db);
                 dcurHasDerivative = false;
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols);
+                    Tensor& dx = p.temp(ctx, B, inCols, denseLayout(B));
                     MatmulOptions nt;
                     nt.transB = true;
                     // Fuse the previous dense layer's f'(Z) into this pass (its incoming gradient).
@@ -1364,7 +1380,7 @@ private:
             } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
                 const Tensor* dz = preactivationGrad(c->activation, c->alpha);
                 Variable &W = S.param("kernel"), &b = S.param("bias");
-                Tensor& dW = p.temp(ctx, W.value->front().rows(), S.out.channels);
+                Tensor& dW = p.temp(ctx, W.value->front().rows(), S.out.channels, layoutFor(W.value->front().rows()));
                 Tensor& db = p.temp(ctx, 1, S.out.channels);
                 recordConv2DBackwardFilter(p.train, *in[i], *dz, S.window, dW);
                 recordChannelSum(p.train, *dz, S.out.channels, db);
@@ -1372,7 +1388,7 @@ private:
                 gradOf(b, db);
                 dcurHasDerivative = false;
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols);
+                    Tensor& dx = p.temp(ctx, B, inCols, layoutFor(B));
                     recordConv2DBackwardInput(p.train, *dz, W.value->front(), S.window, dx);
                     dcur = &dx;
                 }

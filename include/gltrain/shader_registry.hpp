@@ -18,10 +18,12 @@
 //   vec4  X_aligned()            X's values at the output texel's elements (same shape as
 //                                the output; one fetch when the layouts agree)
 //   X_PACKED, X_PAGED, OUT_PACKED  0/1 defines describing the bound tensors;
-//   X_PHASES, OUT_PHASES           1, or 4 for PackedRows4 (rows interleaved over 4 layers)
+//   X_PHASES, OUT_PHASES           1, or 4 / 8 for PackedRows4 / 8 (rows interleaved over layers)
 //   "// blocks: rows4" in the header: the kernel writes 4 consecutive rows per
 //   fragment (outTexel() is the first, a multiple of 4) through outputs
-//   R0..R3, bound to the 4 row layers of one PackedRows4 output tensor
+//   R0..R3, bound to the 4 row layers of one PackedRows4 output tensor;
+//   "// blocks: rows": the same for any row-interleaved output — P = OUT_PHASES
+//   (4 or 8) rows through R0..R{P-1}, declared by the registry
 //
 // Layout and paging are compile-time defines, so each kernel is specialised
 // for the tensors it runs on: the common unpaged case samples with one
@@ -171,6 +173,8 @@ private:
         s += "vec4 " + x + "_texel(int tx, int ty) {\n";
         s += "#if " + x + "_PHASES == 4\n";
         s += "  int gy = ty >> 2, ph = ty & 3;\n";
+        s += "#elif " + x + "_PHASES == 8\n";
+        s += "  int gy = ty >> 3, ph = ty & 7;\n";
         s += "#else\n";
         s += "  int gy = ty, ph = 0;\n";
         s += "#endif\n";
@@ -201,6 +205,19 @@ private:
         s += "  return vec4(" + x + "_at(t.y, t.x), 0.0, 0.0, 0.0);\n";
         s += "#endif\n}\n";
         return s;
+    }
+
+    // The outputs a kernel writes: the declared ones, or for a row-block kernel
+    // ("// blocks: rows") R0..R{P-1}, one per row phase P of its output.
+    static std::vector<std::string> renderTargets(const std::string& body, const std::string& defines) {
+        auto blocks = headerList(body, "blocks");
+        if (blocks.empty() || blocks[0] != "rows") return declaredOutputs(body);
+        static const std::regex re("#define OUT_PHASES (\\d+)\n");
+        std::smatch m;
+        const int phases = std::regex_search(defines, m, re) ? std::stoi(m[1].str()) : 1;
+        std::vector<std::string> out;
+        for (int i = 0; i < phases; ++i) out.push_back("R" + std::to_string(i));
+        return out;
     }
 
     static std::string prelude(const std::string& defines, const std::vector<std::string>& inputs,
@@ -311,7 +328,7 @@ private:
         for (auto& in : declaredInputSpecs(body))
             if (!in.optional || defines.find("#define " + in.name + "_BOUND 1\n") != std::string::npos)
                 p->inputs.push_back(in.name);
-        std::string pre = prelude(defines, p->inputs, declaredOutputs(body));
+        std::string pre = prelude(defines, p->inputs, renderTargets(body, defines));
         for (auto& lib : declaredUses(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();

@@ -92,20 +92,21 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 }
 }  // namespace detail
 
-// Kernels, specialised first: the 4x4 register-blocked kernel when C is
-// PackedRows4 and every operand is packed (and not both transposed); the
-// one-texel-per-fragment kernel, which handles any layouts, otherwise.
+// Kernels, specialised first: the register-blocked kernel (4x4 or 8x4 blocks)
+// when C is PackedRows4 or PackedRows8 and every operand is packed (and not
+// both transposed); the one-texel-per-fragment kernel, which handles any
+// layouts, otherwise.
 inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
     detail::validateMatmul(a, b, c, o);
-    const bool blocked = c.layout() == Layout::PackedRows4 && isPacked(a.layout()) && isPacked(b.layout()) &&
+    const bool blocked = rowPhases(c.layout()) > 1 && isPacked(a.layout()) && isPacked(b.layout()) &&
                          !(o.transA && o.transB) && (!o.bias || isPacked(o.bias->layout())) &&
                          (!o.dactZ || isPacked(o.dactZ->layout()));
     if (blocked) {
-        detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul_rows4", [&](Pass& p) {
+        detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul_block", [&](Pass& p) {
             if (o.bias) p.input("BIAS", *o.bias);
             if (o.dactZ) p.input("Z", *o.dactZ);
             p.output(c);
-        }, "forward/matmul_rows4");
+        }, "forward/matmul_block");
         return;
     }
     detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul", [&](Pass& p) {

@@ -1,18 +1,18 @@
-// forward/matmul_rows4: the register-blocked matmul — each fragment computes a
-// 4 x 4 block of C (rows 4g..4g+3, columns 4x..4x+3) and writes its four rows
-// at once to the four row layers of a PackedRows4 output.
+// forward/matmul_block: the register-blocked matmul — each fragment computes a
+// P x 4 block of C (rows Pg..Pg+P-1, columns 4x..4x+3; P = OUT_PHASES, 4 for a
+// PackedRows4 output, 8 for PackedRows8) and writes its P rows at once to the
+// P row layers of the output, one render target each.
 // inputs: A, B, CPREV?, BIAS?, Z?
-// outputs: R0, R1, R2, R3
-// blocks: rows4
+// blocks: rows
 // uses: lib/activation
 // defines: TRANS_A (C = Aᵀ·B, A stored K x M), TRANS_B (C = A·Bᵀ, B stored N x K) — not both;
 //          ACT, DACT as in forward/matmul. All inputs packed (any row layout).
 // uniforms: k0, k1 (the K slice; multiples of 4 except at K)
-// output: M x N, PackedRows4
+// output: M x N, PackedRows4 or PackedRows8
 // formula: as forward/matmul: C = CPREV + op(A)·op(B) (+ BIAS, f, * f'(Z))
-// Fetches per 64 multiply-adds: NN 8 (4 texels of A's rows, 4 of B's), NT 8,
-// TN 8 (one texel of A holds the 4 rows' coefficients of one k) — against 20
-// for four one-texel fragments (forward/matmul).
+// Fetches per 4 k: NN and NT 4 of B + P of A for 16P multiply-adds (8 per 64
+// at P = 4, 12 per 128 at P = 8); TN 1 of B + P/4 of A per k (one texel of A
+// holds 4 rows' coefficients) — against 20 per 64 for four one-texel fragments.
 uniform int k0;
 uniform int k1;
 
@@ -22,13 +22,24 @@ void main() {
     // The block's rows; rows past the end repeat the last one (their results are never read).
     ivec4 r = min(ivec4(t.y) + ivec4(0, 1, 2, 3), ivec4(lastRow));
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
+#if OUT_PHASES == 8
+    ivec4 s = min(ivec4(t.y) + ivec4(4, 5, 6, 7), ivec4(lastRow));
+    vec4 c4 = vec4(0.0), c5 = vec4(0.0), c6 = vec4(0.0), c7 = vec4(0.0);
+#endif
 #if TRANS_A
     // C[m, :] = sum_k A[k, m] B[k, :]: A's texel (m/4, k) holds A[k, 4g..4g+3].
     int g = t.y >> 2;
+#if OUT_PHASES == 8
+    int g2 = min(g + 1, lastRow >> 2);  // rows 4..7 of the block (past the end: clamped, discarded)
+#endif
     for (int k = k0; k < k1; ++k) {
-        vec4 a = A_texel(g, k);
         vec4 b = B_texel(x, k);
+        vec4 a = A_texel(g, k);
         c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b;
+#if OUT_PHASES == 8
+        a = A_texel(g2, k);
+        c4 += a.x * b; c5 += a.y * b; c6 += a.z * b; c7 += a.w * b;
+#endif
     }
 #elif TRANS_B
     // C[r, c] = dot(A[r, :], B[c, :]) four k at a time; padding lanes are zero.
@@ -45,6 +56,16 @@ void main() {
         c2 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
         a = A_texel(k4, r.w);
         c3 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
+#if OUT_PHASES == 8
+        a = A_texel(k4, s.x);
+        c4 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
+        a = A_texel(k4, s.y);
+        c5 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
+        a = A_texel(k4, s.z);
+        c6 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
+        a = A_texel(k4, s.w);
+        c7 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
+#endif
     }
 #else
     // C[r, :] = sum_k A[r, k] B[k, :]: four k per step, A's padding lanes are zero.
@@ -60,27 +81,59 @@ void main() {
         c2 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
         a = A_texel(k4, r.w);
         c3 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+#if OUT_PHASES == 8
+        a = A_texel(k4, s.x);
+        c4 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+        a = A_texel(k4, s.y);
+        c5 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+        a = A_texel(k4, s.z);
+        c6 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+        a = A_texel(k4, s.w);
+        c7 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+#endif
     }
     for (int k = kEnd4; k < k1; ++k) {
         vec4 b = B_texel(x, k);
         c0 += A_at(r.x, k) * b; c1 += A_at(r.y, k) * b; c2 += A_at(r.z, k) * b; c3 += A_at(r.w, k) * b;
+#if OUT_PHASES == 8
+        c4 += A_at(s.x, k) * b; c5 += A_at(s.y, k) * b; c6 += A_at(s.z, k) * b; c7 += A_at(s.w, k) * b;
+#endif
     }
 #endif
 #if CPREV_BOUND
     c0 += CPREV_texel(x, r.x); c1 += CPREV_texel(x, r.y); c2 += CPREV_texel(x, r.z); c3 += CPREV_texel(x, r.w);
+#if OUT_PHASES == 8
+    c4 += CPREV_texel(x, s.x); c5 += CPREV_texel(x, s.y); c6 += CPREV_texel(x, s.z); c7 += CPREV_texel(x, s.w);
+#endif
 #endif
 #if BIAS_BOUND
-    vec4 b = BIAS_texel(x, 0);
-    c0 += b; c1 += b; c2 += b; c3 += b;
+    vec4 bias = BIAS_texel(x, 0);
+    c0 += bias; c1 += bias; c2 += bias; c3 += bias;
+#if OUT_PHASES == 8
+    c4 += bias; c5 += bias; c6 += bias; c7 += bias;
+#endif
 #endif
 #if DACT
     c0 *= act_df(Z_texel(x, r.x)); c1 *= act_df(Z_texel(x, r.y));
     c2 *= act_df(Z_texel(x, r.z)); c3 *= act_df(Z_texel(x, r.w));
+#if OUT_PHASES == 8
+    c4 *= act_df(Z_texel(x, s.x)); c5 *= act_df(Z_texel(x, s.y));
+    c6 *= act_df(Z_texel(x, s.z)); c7 *= act_df(Z_texel(x, s.w));
+#endif
 #else
     c0 = act_f(c0); c1 = act_f(c1); c2 = act_f(c2); c3 = act_f(c3);
+#if OUT_PHASES == 8
+    c4 = act_f(c4); c5 = act_f(c5); c6 = act_f(c6); c7 = act_f(c7);
+#endif
 #endif
     setR0(c0);
     setR1(c1);
     setR2(c2);
     setR3(c3);
+#if OUT_PHASES == 8
+    setR4(c4);
+    setR5(c5);
+    setR6(c6);
+    setR7(c7);
+#endif
 }
