@@ -554,6 +554,12 @@ public:
     };
     std::vector<Event> events;
 
+    // The model's GL objects (snapshot readers: pixel-pack buffers and fences) are
+    // deleted in its own context, whichever context the page used last.
+    ~SequentialImpl() {
+        if (owner) owner->makeCurrent();
+    }
+
     static SequentialImpl* create(ContextImpl& c, val input) {
         return guard([&]() -> SequentialImpl* {
             Shape3 shape{1, 1, 0};
