@@ -89,8 +89,12 @@ TEST(KernelsConv, PoolingMatchesReference) {
     for (const ConvCase& c : kCases) {
         if (c.padding == Padding::Valid && (c.k > c.in.height || c.k > c.in.width)) continue;
         Context& ctx = ctxFor(c);
-        for (int size : {2, 3}) {
-            Window w = Window::make("test", c.in, size, size, c.stride, c.stride, c.padding, c.in.channels);
+        // (size, stride): overlapping and disjoint windows (backward/pool2d's DISJOINT path), and
+        // 2x2 windows 3 apart, which leave pixels in no window.
+        const int windows[][2] = {{2, c.stride}, {3, c.stride}, {2, 3}};
+        for (const auto& sw : windows) {
+            const int size = sw[0], stride = sw[1];
+            Window w = Window::make("test", c.in, size, size, stride, stride, c.padding, c.in.channels);
             HostMatrix x = randomMatrix(c.batch, c.in.size(), 5), dy = randomMatrix(c.batch, w.out.size(), 6);
             Tensor tx(ctx, x, c.layout), tdy(ctx, dy, c.layout);
             Tensor ty(ctx, c.batch, w.out.size(), c.layout), tdx(ctx, c.batch, c.in.size(), c.layout);

@@ -194,8 +194,10 @@ inline Pass& recordPool2DBackward(PassList& list, const Tensor& x, const Tensor&
     detail::requireImages("pool2dBackward", "dY", dy, x.rows(), win.out);
     detail::requireImages("pool2dBackward", "dX", dx, x.rows(), win.in);
     const bool vec = win.in.channels % 4 == 0 && detail::allPacked({&x, &dy, &dx});
+    const bool disjoint = win.sh >= win.kh && win.sw >= win.kw;  // each pixel in at most one window
     Pass& p = list.add(Pass(x.context(), "backward/pool2d",
-                            {{"MAX", detail::flag(kind == PoolKind::Max)}, {"VEC_C", detail::flag(vec)}}));
+                            {{"MAX", detail::flag(kind == PoolKind::Max)}, {"VEC_C", detail::flag(vec)},
+                             {"DISJOINT", detail::flag(disjoint)}}));
     p.input("X", x).input("DY", dy).output(dx);
     return detail::windowUniforms(p, win);
 }
