@@ -28,7 +28,7 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 # minute; the optimised native run above covers it, and its code paths are the
 # ones the small ModelConv tests run here under the sanitizers.)
 stage "fuzz smoke: libFuzzer + ASan/UBSan on the IDX and safetensors parsers (scripts/fuzz.sh)"
-bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-60}"
+bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-30}"
 
 stage "web build (em++)"
 gltrain_build_web
