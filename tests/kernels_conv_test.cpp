@@ -34,6 +34,7 @@ const ConvCase kCases[] = {
     {2, {5, 5, 4}, 7, 2, Padding::Same, 4, Layout::Packed},
     {3, {4, 6, 4}, 1, 1, Padding::Valid, 3, Layout::Unpacked},
     {5, {9, 9, 4}, 3, 2, Padding::Valid, 8, Layout::PackedRows4, true},  // 81 texels a row: 2 pages of 64
+    {9, {9, 7, 8}, 3, 1, Padding::Same, 12, Layout::PackedRows8},  // rows over 8 layers: the one-row kernels
 };
 std::string name(const ConvCase& c) {
     return "N=" + std::to_string(c.batch) + " " + c.in.str() + " k" + std::to_string(c.k) + " s" +

@@ -799,13 +799,15 @@ private:
     }
 
     // Layouts by writer. A block kernel writes a block of rows per fragment into
-    // a row-interleaved tensor in one draw: the convolutions 4 rows (PackedRows4),
-    // the dense layers' matmuls 8 where the device has 8 draw buffers
-    // (PackedRows8, the 8x4 kernel) — bench/kernels: 2-4x the one-texel kernel.
+    // a row-interleaved tensor in one draw: the dense layers' matmuls 8 rows
+    // where the device has 8 draw buffers (blockLayout: PackedRows8, 8x4 blocks),
+    // the convolutions 4 (layoutFor: PackedRows4; 8-sample convolution blocks
+    // measured no faster, on llvmpipe or SwiftShader) — bench/kernels: 2-4x the
+    // one-texel kernels.
     // Every other kernel writes a row-interleaved tensor in one draw per layer,
     // so what they write (gathers, activations, losses, parameters) is Packed.
     static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
-    Layout denseLayout(int rows) const {
+    Layout blockLayout(int rows) const {
         return rows >= 8 && ctx_->caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : layoutFor(rows);
     }
 
@@ -1224,15 +1226,16 @@ private:
                     recordDenseTrain(fw, *cur, W, b, d->activation, *z[i], y, d->alpha);
                     cur = &y;
                 } else {
-                    Tensor& y = p.temp(ctx, B, outCols, denseLayout(B));
+                    Tensor& y = p.temp(ctx, B, outCols, blockLayout(B));
                     recordDense(fw, *cur, W, b, d->activation, y, d->alpha);
                     if (training) z[i] = &y;  // f'(Y) is f'(Z)
                     cur = &y;
                 }
             } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, outCols, layoutFor(B));
                 const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
-                if (training && !derivativeFromOutput(c->activation, c->alpha)) {
+                const bool keepZ = training && !derivativeFromOutput(c->activation, c->alpha);
+                Tensor& y = p.temp(ctx, B, outCols, keepZ ? Layout::Packed : layoutFor(B));
+                if (keepZ) {
                     // Z is kept for the backward pass's f'(Z).
                     z[i] = &p.temp(ctx, B, outCols, layoutFor(B));
                     recordConv2D(fw, *cur, W, &b, S.window, Activation::Linear, *z[i]);
@@ -1353,7 +1356,7 @@ private:
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
                 const Tensor* dz = preactivationGrad(d->activation, d->alpha);
                 Variable &W = S.param("kernel"), &b = S.param("bias");
-                Tensor& dW = p.temp(ctx, inCols, outCols, denseLayout(inCols));
+                Tensor& dW = p.temp(ctx, inCols, outCols, blockLayout(inCols));
                 Tensor& db = p.temp(ctx, 1, outCols);
                 MatmulOptions tn;
                 tn.transA = true;
@@ -1363,7 +1366,7 @@ private:
                 gradOf(b, db);
                 dcurHasDerivative = false;
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols, denseLayout(B));
+                    Tensor& dx = p.temp(ctx, B, inCols, blockLayout(B));
                     MatmulOptions nt;
                     nt.transB = true;
                     // Fuse the previous dense layer's f'(Z) into this pass (its incoming gradient).
