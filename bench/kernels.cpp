@@ -4,9 +4,10 @@
 // Each figure is the median of repeated timed runs; every run is forced to
 // complete by reading one texel back (glReadPixels waits for the GPU, in
 // browsers too). Prints a table; there is no pass/fail on time.
-//   bench_kernels [--quick] [--sizes N,N,...]
+//   bench_kernels [--quick] [--sizes N,N,...] [--max-k K]
 // --sizes replaces the square matmul sizes (default 256, 512, 1024, and 2048,
-// 4096 on a hardware renderer).
+// 4096 on a hardware renderer); --max-k sets their K-split threshold
+// (MatmulOptions::maxKPerPass; default: the renderer's).
 #include <gltrain/gltrain.hpp>
 #include <gltrain/ops/elementwise.hpp>
 #include <gltrain/ops/loss.hpp>
@@ -60,10 +61,12 @@ double medianSeconds(const std::function<void()>& run, const Tensor& out, int re
     return times[times.size() / 2];
 }
 
+// C in `layout`; A and B in `operands` (default: the same).
 void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bool tb, Layout layout, int reps,
-               int maxK = MatmulOptions{}.maxKPerPass) {
-    Tensor a(ctx, ta ? random(k, m, 1) : random(m, k, 1), layout);
-    Tensor b(ctx, tb ? random(n, k, 2) : random(k, n, 2), layout);
+               int maxK = MatmulOptions{}.maxKPerPass, Layout operands = Layout(-1)) {
+    if (int(operands) < 0) operands = layout;
+    Tensor a(ctx, ta ? random(k, m, 1) : random(m, k, 1), operands);
+    Tensor b(ctx, tb ? random(n, k, 2) : random(k, n, 2), operands);
     Tensor c(ctx, m, n, layout);
     MatmulOptions o;
     o.transA = ta;
@@ -72,7 +75,9 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
     PassList list;
     recordMatmul(list, a, b, c, o);
     double s = medianSeconds([&] { list.run(); }, c, reps);
-    std::printf("| %-26s | %5d x %5d x %5d | %-12s | %5d | %9.3f | %9.2f |\n", label, m, k, n, layoutName(layout), maxK,
+    const std::string lay = operands == layout ? layoutName(layout) : std::string(layoutName(operands)) + " -> " +
+                                                                          layoutName(layout);
+    std::printf("| %-26s | %5d x %5d x %5d | %-24s | %5d | %9.3f | %9.2f |\n", label, m, k, n, lay.c_str(), maxK,
                 s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
@@ -81,15 +86,18 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
 int main(int argc, char** argv) {
     bool quick = false;
     std::vector<int> sizes;
+    int squareMaxK = MatmulOptions{}.maxKPerPass;
     try {
         for (int i = 1; i < argc; ++i) {
             if (std::strcmp(argv[i], "--quick") == 0) {
                 quick = true;
+            } else if (std::strcmp(argv[i], "--max-k") == 0 && i + 1 < argc) {
+                squareMaxK = std::stoi(argv[++i]);
             } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
                 std::stringstream in(argv[++i]);
                 for (std::string v; std::getline(in, v, ',');) sizes.push_back(std::stoi(v));
             } else {
-                throw ArgumentError(std::string("unknown argument '") + argv[i] + "' (valid: --quick, --sizes N,N,...)");
+                throw ArgumentError(std::string("unknown argument '") + argv[i] + "' (valid: --quick, --sizes N,N,..., --max-k K)");
             }
         }
         Context ctx;
@@ -98,8 +106,8 @@ int main(int argc, char** argv) {
                     caps.version.c_str());
         int reps = quick ? 3 : 7;
 
-        std::printf("| matmul                     |      M x     K x     N | layout       | K/pass |   ms/call |   GFLOP/s |\n");
-        std::printf("|----------------------------|-------------------------|--------------|-------|-----------|-----------|\n");
+        std::printf("| matmul                     |      M x     K x     N | layout (A, B -> C)       | K/pass |   ms/call |   GFLOP/s |\n");
+        std::printf("|----------------------------|-------------------------|--------------------------|-------|-----------|-----------|\n");
         if (sizes.empty()) {
             sizes = {256, 512, 1024};
             if (!quick && !caps.softwareRenderer) sizes.insert(sizes.end(), {2048, 4096});
@@ -108,7 +116,11 @@ int main(int argc, char** argv) {
         std::vector<Layout> layouts = {Layout::Packed, Layout::PackedRows4};
         if (caps.maxDrawBuffers >= 8) layouts.push_back(Layout::PackedRows8);
         for (int n : sizes)
-            for (Layout l : layouts) matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps);
+            for (Layout l : layouts) {
+                matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK);
+                // Operands packed (rows contiguous in one layer), the blocked output row-interleaved.
+                if (rowPhases(l) > 1) matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK, Layout::Packed);
+            }
         matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
         // The K-split threshold: the same product in 1, 2, 4 and 8 passes.
         for (int maxK : {4096, 2048, 1024, 512})
