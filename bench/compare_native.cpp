@@ -183,7 +183,9 @@ int main(int argc, char** argv) {
             else throw ArgumentError("bench_compare_native: unknown argument '" + a +
                                      "' (valid: --quick, --profile, --data DIR, --sizes N,N,...)");
         }
-        Context ctx;
+        ContextOptions options;
+        if (profile) options.backend = BackendPreference::Gpu;  // the profile times GPU passes
+        Context ctx(options);
         const Capabilities& caps = ctx.caps();
 
         if (profile) {

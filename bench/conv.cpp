@@ -128,7 +128,9 @@ void stepRow(Context& ctx, const char* label, void (*build)(Sequential&), int st
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     try {
-        Context ctx;
+        ContextOptions gpu;
+        gpu.backend = BackendPreference::Gpu;  // GPU figures (Auto may train on the CPU on a software renderer)
+        Context ctx(gpu);
         std::printf("renderer: %s\n\n", ctx.caps().renderer.c_str());
         const int reps = quick ? 3 : 7;
         std::printf("| %-30s | %-22s | %9s | %8s |\n", "Conv2D layer (batch 64)", "pass", "ms", "GFLOP/s");

@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
         }
     }
     try {
-        Context ctx;
+        ContextOptions gpu;
+        gpu.backend = BackendPreference::Gpu;  // the GPU's textures and memory (Auto may train on the CPU on a software renderer)
+        Context ctx(gpu);
         std::string layers;
         for (int l : o.layers) layers += (layers.empty() ? "" : "-") + std::to_string(l);
         std::printf("soak: MLP %s, batch %d, %ld steps after warm-up, synthetic data (%d rows, %d validation)\n",

@@ -2,8 +2,10 @@
 // files) on the GPU and prints the loss per epoch, samples/s and, as the
 // last line, test_accuracy=<value>.
 //   fashion_mnist [--model mlp|cnn|cnn-bn] [--epochs N] [--batch B] [--data DIR] [--lr X]
-//                 [--limit N] [--min-accuracy A] [--info]
+//                 [--limit N] [--min-accuracy A] [--backend auto|gpu|cpu] [--info]
 // --min-accuracy makes the exit status non-zero below A (used by the tests).
+// --backend: the engine (ContextOptions::backend; default auto, which may take
+// the CPU on a software renderer); the line "backend: ..." says which and why.
 // Models: mlp 784-256-128-10 (batch 128 by default); cnn, the TensorFlow.js
 // MNIST example (conv 8@5x5 ReLU, max pool 2, conv 16@5x5 ReLU, max pool 2,
 // dense 10; batch 64); cnn-bn, two 3x3 conv blocks (32, 64) with batch
@@ -19,7 +21,7 @@
 #include <string>
 
 int main(int argc, char** argv) {
-    std::string model = "mlp", dir = gltrain::kFashionMnistDir;
+    std::string model = "mlp", dir = gltrain::kFashionMnistDir, backend = "auto";
     int epochs = 2, batch = 0, limit = 0;
     float lr = 1e-3f, minAccuracy = -1.0f;
     bool info = false;
@@ -40,10 +42,12 @@ int main(int argc, char** argv) {
             else if (a == "--lr") lr = std::stof(value());
             else if (a == "--limit") limit = std::stoi(value());
             else if (a == "--min-accuracy") minAccuracy = std::stof(value());
+            else if (a == "--backend") backend = value();
             else if (a == "--info") info = true;
             else {
                 std::cerr << "fashion_mnist: unknown argument '" << a
-                          << "' (--model mlp|cnn|cnn-bn, --epochs N, --batch B, --data DIR, --lr X, --limit N, --min-accuracy A, --info)\n";
+                          << "' (--model mlp|cnn|cnn-bn, --epochs N, --batch B, --data DIR, --lr X, --limit N, --min-accuracy A, "
+                             "--backend auto|gpu|cpu, --info)\n";
                 return 2;
             }
         } catch (const std::exception&) {
@@ -56,10 +60,19 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (batch == 0) batch = model == "mlp" ? 128 : 64;
+    if (backend != "auto" && backend != "gpu" && backend != "cpu") {
+        std::cerr << "fashion_mnist: unknown backend '" << backend << "' (auto, gpu, cpu)\n";
+        return 2;
+    }
     try {
-        gltrain::Context ctx;
+        gltrain::ContextOptions options;
+        options.backend = backend == "cpu"   ? gltrain::BackendPreference::Cpu
+                          : backend == "gpu" ? gltrain::BackendPreference::Gpu
+                                             : gltrain::BackendPreference::Auto;
+        gltrain::Context ctx(options);
         if (info) std::cout << ctx.caps();
         std::printf("renderer: %s\n", ctx.caps().renderer.c_str());
+        std::printf("backend: %s (%s)\n", gltrain::backendName(ctx.backend()), ctx.caps().backendReason.c_str());
         gltrain::Dataset train = gltrain::loadFashionMnist(dir, gltrain::Split::Train);
         gltrain::Dataset test = gltrain::loadFashionMnist(dir, gltrain::Split::Test);
         if (limit > 0 && limit < train.size()) {

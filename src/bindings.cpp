@@ -236,8 +236,14 @@ public:
     static ContextImpl* create(val options) {
         return guard([&]() -> ContextImpl* {
             Options o(options, "Context",
-                      {"canvas", "maxTextureSize", "debugChecks", "disableFloat32Render", "disableHalfFloatRender"});
+                      {"canvas", "maxTextureSize", "debugChecks", "disableFloat32Render", "disableHalfFloatRender",
+                       "backend"});
             ContextOptions co;
+            const std::string backend = o.string("backend", "auto");
+            if (backend == "auto") co.backend = BackendPreference::Auto;
+            else if (backend == "webgl") co.backend = BackendPreference::Gpu;
+            else if (backend == "cpu") co.backend = BackendPreference::Cpu;
+            else throw ArgumentError("Context: backend must be 'auto', 'webgl' or 'cpu', got '" + backend + "'");
             co.canvas = o.string("canvas", "");
             co.maxTextureSize = int(o.integer("maxTextureSize", 0, 0));
             co.debugChecks = o.boolean("debugChecks", false);

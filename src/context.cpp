@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gltrain/backend.hpp"
+#include "backend_speed.hpp"
 #include "gltrain/pass.hpp"
 #include "gltrain/tensor.hpp"
 #include "platform.hpp"
@@ -40,9 +41,30 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         throw ArgumentError("Context: eglDevice must be -1 (try each device) or a device index >= 0, got " +
                             std::to_string(options_.eglDevice));
 #endif
-    platform_ = createPlatform(options_);
+    if (options_.backend != BackendPreference::Auto && options_.backend != BackendPreference::Gpu &&
+        options_.backend != BackendPreference::Cpu)
+        throw ArgumentError("Context: backend " + std::to_string(int(options_.backend)) +
+                            " is not a BackendPreference (auto, gpu or cpu)");
+    if (options_.backend == BackendPreference::Cpu) {
+        startWithoutGl("asked for (ContextOptions::backend = cpu): models train on the CPU; no GL context");
+        return;
+    }
+    try {
+        platform_ = createPlatform(options_);
+    } catch (const UnsupportedError& e) {
+        // No WebGL2 / EGL here: Auto trains on the CPU — unless a particular canvas or
+        // EGL device was named, whose absence is the caller's mistake to hear about.
+        if (options_.backend != BackendPreference::Auto || !options_.canvas.empty() || options_.eglDevice >= 0) throw;
+        startWithoutGl(std::string("no GL context (") + e.what() + "): models train on the CPU");
+        return;
+    }
     queryCapabilities();
     BackendChoice choice = chooseBackend(caps_, options_);
+    if (choice.backend == Backend::Cpu) {  // nothing to render to: the GL context is of no use
+        platform_.reset();
+        startWithoutGl(choice.reason);
+        return;
+    }
     caps_.backend = choice.backend;
     caps_.backendReason = choice.reason;
     maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
@@ -51,6 +73,41 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     shaders_ = std::make_unique<ShaderRegistry>();
     createObjects();
     measurePrecision();
+    if (options_.backend == BackendPreference::Auto && caps_.softwareRenderer) preferCpuIfFaster();
+}
+
+// The CPU backend without GL: the pool and the registry exist (empty), so
+// counters and reports work; anything that would draw throws (requireGl).
+void Context::startWithoutGl(const std::string& reason) {
+    if (caps_.platform.empty()) caps_.platform = "none";
+    caps_.backend = Backend::Cpu;
+    caps_.backendReason = reason;
+    caps_.measuredMantissaBits = 23;  // IEEE fp32 in host memory
+    pool_ = std::make_unique<TexturePool>();
+    shaders_ = std::make_unique<ShaderRegistry>();
+}
+
+// On a software renderer the "GPU" is the CPU running shaders, and the CPU
+// backend's kernels may beat it: one matmul is timed both ways (a few ms each)
+// and the faster engine trains models. Reported either way, never silent.
+// The GL context stays: tensors and passes keep working.
+void Context::preferCpuIfFaster() {
+    const BackendSpeed s = measureBackendSpeed(*this);
+    const std::string measured = "a " + s.shape + " matmul took " + formatMs(s.gpuMs) + " on the GPU (" +
+                                 caps_.renderer + ", a software renderer) and " + formatMs(s.cpuMs) +
+                                 " on the CPU backend";
+    if (s.cpuMs < s.gpuMs) {
+        caps_.backend = Backend::Cpu;
+        caps_.backendReason = measured + ": models train on the CPU (ContextOptions::backend = gpu keeps the GPU)";
+    } else {
+        caps_.backendReason += "; " + measured + ": the GPU stays";
+    }
+}
+
+void Context::requireGl(const char* where) const {
+    if (!platform_)
+        throw UnsupportedError(std::string(where) + ": this Context has no GL context (backend cpu: " +
+                               caps_.backendReason + ")");
 }
 
 Context::~Context() {
@@ -62,7 +119,9 @@ Context::~Context() {
     fbo_.reset();
 }
 
-void Context::makeCurrent() { platform_->makeCurrent(); }
+void Context::makeCurrent() {
+    if (platform_) platform_->makeCurrent();
+}
 
 void Context::createObjects() {
     fbo_ = FramebufferHandle::create();
@@ -82,9 +141,10 @@ void Context::abandonObjects() {
     ++generation_;
 }
 
-bool Context::lost() { return platform_->lost(); }
+bool Context::lost() { return platform_ && platform_->lost(); }
 
 void Context::requireUsable(const char* where) {
+    requireGl(where);
     if (platform_->lost()) {
         if (!objectsAbandoned_) abandonObjects();
         throw ContextLostError(std::string(where) + ": the GL context is lost; " + platform_->lostHint());
@@ -99,12 +159,14 @@ void Context::requireUsable(const char* where) {
 }
 
 void Context::loseContext() {
+    requireGl("Context::loseContext");
     if (platform_->lost()) throw ArgumentError("Context::loseContext: the context is already lost");
     platform_->lose();
     abandonObjects();
 }
 
 void Context::restoreContext() {
+    requireGl("Context::restoreContext");
     if (!platform_->lost()) throw ArgumentError("Context::restoreContext: the context is not lost");
     platform_->restore();
     if (!platform_->lost()) requireUsable("Context::restoreContext");  // native: back at once

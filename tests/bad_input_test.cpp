@@ -150,7 +150,9 @@ void onFreshModel(World& w, const std::function<void(Sequential&)>& bad) {
 // and the model must come back predicting exactly as before (std::logic_error
 // otherwise); then the error goes on. The shared world's context is never lost.
 void duringLostContext(World& w, const std::function<void(Sequential&, Context&)>& bad) {
-    Context ctx;
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;  // a CPU-backend model (Auto on a software renderer) needs no GL
+    Context ctx(gpu);
     auto m = makeModel(ctx, w.x, w.y);
     const std::vector<float> before = m->predict(w.probe).data;
     ctx.loseContext();

@@ -57,7 +57,9 @@ void build(Sequential& m) {
 }  // namespace
 
 TEST(ContextLost, CallsWhileLostThrowAndChangeNothing) {
-    Context ctx;
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;  // a CPU-backend model (Auto on a software renderer) needs no GL
+    Context ctx(gpu);
     Tensor t(ctx, randomMatrix(5, 7, 1)), sum(ctx, 5, 7);
     PassList l;
     recordAdd(l, t, t, sum);  // recorded before the loss, run after it
@@ -104,7 +106,9 @@ TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
     f.snapshotEvery = 25;
     f.validationSplit = 0.0f;
 
-    Context ctx;
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;  // Auto could train on the CPU backend on a software renderer
+    Context ctx(gpu);
     Sequential a(ctx, 12);
     build(a);
     a.fit(x, y, f);

@@ -68,7 +68,8 @@ TEST(CpuConv, ForwardAndBothGradientsMatchReference) {
 
             HostMatrix db(1, c.filters);
             std::vector<double> acc;
-            cpu::channelSum(dY.data.data(), c.n, w.out.size(), c.filters, db.data.data(), acc);
+            std::vector<float> rowSum;
+            cpu::channelSum(dY.data.data(), c.n, w.out.size(), c.filters, db.data.data(), acc, rowSum);
             EXPECT_LE(relError(db, ref::channelSum(d(dY), c.filters)), 1e-6) << name(c);
         }
 }

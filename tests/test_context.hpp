@@ -15,8 +15,14 @@
 
 namespace gltrain::test {
 
+// The GPU engine's contexts: BackendPreference::Gpu, so a software renderer
+// that measures slower than the CPU backend still tests the GPU.
 inline Context& context() {
-    static Context ctx;
+    static Context ctx([] {
+        ContextOptions o;
+        o.backend = BackendPreference::Gpu;
+        return o;
+    }());
     ctx.makeCurrent();
     return ctx;
 }
@@ -25,10 +31,21 @@ inline Context& context() {
 inline Context& smallContext() {
     static Context ctx([] {
         ContextOptions o;
+        o.backend = BackendPreference::Gpu;
         o.maxTextureSize = 64;
         return o;
     }());
     ctx.makeCurrent();
+    return ctx;
+}
+
+// The CPU backend, without any GL context.
+inline Context& cpuContext() {
+    static Context ctx([] {
+        ContextOptions o;
+        o.backend = BackendPreference::Cpu;
+        return o;
+    }());
     return ctx;
 }
 

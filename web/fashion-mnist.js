@@ -88,6 +88,8 @@ const ready = (async () => {
   const caps = worker.capabilities;
   status.capabilities = caps;
   const cells = [
+    ['training on', caps.backend === 'cpu' ? 'the CPU (WebAssembly SIMD)' : `the GPU (${caps.backend})`],
+    ['why', caps.backendReason],
     ['renderer', caps.renderer], ['vendor', caps.vendor],
     ['float32 render targets', caps.float32Renderable ? 'yes (measured)' : 'no'],
     ['EXT_color_buffer_float', caps.colorBufferFloat ? 'yes' : 'no'],
@@ -103,7 +105,7 @@ const ready = (async () => {
     return d;
   }));
   $('report').textContent = caps.report;
-  if (caps.softwareRenderer) {
+  if (caps.softwareRenderer && caps.backend !== 'cpu') {  // on the CPU backend the renderer does not matter
     $('sw-name').textContent = caps.renderer;
     $('sw-warning').hidden = false;
   }

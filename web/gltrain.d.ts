@@ -209,8 +209,10 @@ export interface Capabilities {
   float32Renderable: boolean;
   /** Measured: an RGBA16F framebuffer is complete. */
   float16Renderable: boolean;
-  /** 'gpu-float32', or 'gpu-float16' (half-float storage) when RGBA32F is not renderable. */
-  backend: string;
+  /** The engine models train on: 'gpu-float32'; 'gpu-float16' (half-float storage) when RGBA32F
+   *  is not renderable; 'cpu' when asked for, without float render targets, or on a software
+   *  renderer where a startup matmul ran faster on the CPU (backendReason gives the timings). */
+  backend: 'gpu-float32' | 'gpu-float16' | 'cpu';
   /** Why this backend: what was missing or disabled. */
   backendReason: string;
   /** SwiftShader, llvmpipe, ... */
@@ -230,6 +232,10 @@ export interface Deletable {
 }
 
 export interface ContextOptions {
+  /** Which engine trains models. 'auto' (default): WebGL2 when it renders float textures, else the
+   *  CPU backend (WebAssembly SIMD); on a software renderer (SwiftShader) the faster of the two by a
+   *  startup matmul. 'webgl': WebGL2 or an error. 'cpu': no WebGL context at all (tensors throw). */
+  backend?: 'auto' | 'webgl' | 'cpu';
   /** CSS selector of a <canvas>; omitted: a fresh OffscreenCanvas (works in workers). */
   canvas?: string;
   /** Pretend MAX_TEXTURE_SIZE is this (tests use it to exercise paging). */

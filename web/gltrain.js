@@ -519,7 +519,7 @@ export class TrainingWorker {
   #layerTypes = [];
   #version = '';
 
-  // options: {workerUrl?, context?: ContextOptions-like {maxTextureSize, debugChecks}}
+  // options: {workerUrl?, context?: ContextOptions without canvas (backend, maxTextureSize, debugChecks, ...)}
   static async create(options = {}) {
     const url = options.workerUrl ?? new URL('./gltrain-worker.js', import.meta.url);
     const w = new TrainingWorker(new Worker(url, { type: 'module' }));

@@ -76,7 +76,9 @@ for (const [id, def] of [['dataset', 'xor'], ['layers', '8, 8'], ['activation', 
   $(id).value = params.get(id) ?? def;
 }
 const caps = ctx.capabilities;
-$('device').textContent = `WebGL2 on ${caps.renderer}` + (caps.softwareRenderer ? ' (software renderer: slow)' : '');
+$('device').textContent = caps.backend === 'cpu'
+  ? `Training on the CPU (WebAssembly SIMD): ${caps.backendReason}`
+  : `WebGL2 on ${caps.renderer}` + (caps.softwareRenderer ? ' (software renderer: slow)' : '');
 
 let model = null;
 let data = null;

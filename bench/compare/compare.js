@@ -92,8 +92,11 @@ const stepsFor = (lossEvery, scale = 1) => (lossEvery === 1 ? P.steps : P.blocks
 
 // ---- gltrain -------------------------------------------------------------------
 
-function gltrainContestant(gl) {
-  const ctx = new gl.Context();
+// name 'gltrain': the WebGL2 backend, forced; 'gltrain-auto': the backend gltrain
+// picks by itself (on a software renderer, the CPU backend where a startup
+// benchmark says it is faster — the choice and its reason are reported).
+function gltrainContestant(gl, name, options) {
+  const ctx = new gl.Context(options);
   const caps = ctx.capabilities;
   const mlp = () => new gl.Sequential(ctx, 784)
     .add({ type: 'dense', units: 256, activation: 'relu' })
@@ -128,8 +131,8 @@ function gltrainContestant(gl) {
     return ms;
   }
   return {
-    name: 'gltrain',
-    renderer: `${caps.renderer} (${caps.version})`,
+    name,
+    renderer: `${caps.backend} backend: ${caps.renderer} (${caps.version})` + (caps.backendReason ? `; ${caps.backendReason}` : ''),
     async w1Steps(d) {
       const m = mlp();
       const ds = gl.Dataset.fromArrays(d.train.x, d.train.labels, 784);
@@ -313,7 +316,8 @@ async function main() {
   const rows = P.epochRows || train.n;
   const gl = await createGltrain();
   tf.wasm.setWasmPaths('/tfjs-wasm/');
-  let contestants = [gltrainContestant(gl), tfjsContestant('webgl'), tfjsContestant('wasm')];
+  let contestants = [gltrainContestant(gl, 'gltrain', { backend: 'webgl' }), tfjsContestant('webgl'), tfjsContestant('wasm'),
+                     gltrainContestant(gl, 'gltrain-auto', {})];
   if (only) contestants = contestants.filter((c) => only.includes(c.name));
   const workloads = [
     ['W1 steps', (c) => c.w1Steps(d)],

@@ -104,7 +104,10 @@ const speedup = (g, t, kind) => {
 };
 
 const names = Object.keys(state.results[0] ?? {});
-const extra = names.filter((n) => !['gltrain', 'tfjs-webgl', 'tfjs-wasm'].includes(n));
+// gltrain's contestants (the WebGL2 backend, and the automatic choice when present) against TensorFlow.js's.
+const ours = names.filter((n) => n.startsWith('gltrain'));
+const theirs = names.filter((n) => !n.startsWith('gltrain'));
+const label = (n) => (n === 'gltrain' ? 'gltrain WebGL2' : n === 'gltrain-auto' ? 'gltrain auto' : n);
 const out = [];
 const date = new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 out.push('# gltrain vs TensorFlow.js, side by side', '');
@@ -122,19 +125,22 @@ out.push('Workloads (bench/compare/compare.js, bench/compare_native.cpp): W1 MLP
          `Medians over ${state.protocol.steps} single steps (loss every step) or ${state.protocol.blocks} blocks of 10 steps ` +
          `(loss every 10) after ${state.protocol.warmup} warm-up steps (W4: 4x as many). The epoch is each library's own fit() ` +
          '(default loss reads; TensorFlow.js keeps the ragged last batch, gltrain drops it). ' +
+         '"gltrain WebGL2" is the WebGL2 backend (forced); "gltrain auto" is what gltrain picks by itself (renderers above: ' +
+         'on a software renderer, the CPU backend where a startup benchmark says it is faster). ' +
          '"×" columns: how many times faster gltrain in Chromium is than the other (time ratio other/gltrain; GFLOP/s gltrain/other; > 1: gltrain ahead).');
 if (state.info['tfjs-webgl']?.kernelsPerMlpStep) out.push(`TensorFlow.js webgl runs ${state.info['tfjs-webgl'].kernelsPerMlpStep} kernels per W1 step (tf.profile).`);
 out.push('');
 state.results.forEach((res, i) => {
   const nat = natives[i] ?? natives[natives.length - 1];
   out.push(`## Run ${i + 1} of ${state.results.length}`, '');
-  const head = ['workload', 'gltrain (Chromium)', 'tfjs-webgl', 'tfjs-wasm', 'gltrain × tfjs-webgl', 'gltrain × tfjs-wasm', ...extra,
-                ...(nat ? ['gltrain native (EGL)'] : [])];
+  const head = ['workload', ...ours.map(label), ...theirs,
+                ...ours.flatMap((g) => theirs.map((t) => `${label(g)} × ${t}`)), ...(nat ? ['gltrain native (EGL)'] : [])];
   out.push(`| ${head.join(' | ')} |`, `|${head.map((_, j) => (j ? '---:' : '---')).join('|')}|`);
-  for (const [key, label, kind] of rows(res)) {
-    const g = res.gltrain?.[key], w = res['tfjs-webgl']?.[key], a = res['tfjs-wasm']?.[key];
-    out.push(`| ${[label, fmt(g, kind), fmt(w, kind), fmt(a, kind), speedup(g, w, kind), speedup(g, a, kind),
-                   ...extra.map((n) => fmt(res[n]?.[key], kind)), ...(nat ? [fmt(nat.results[key], kind)] : [])].join(' | ')} |`);
+  for (const [key, text, kind] of rows(res)) {
+    const v = (n) => res[n]?.[key];
+    out.push(`| ${[text, ...ours.map((g) => fmt(v(g), kind)), ...theirs.map((t) => fmt(v(t), kind)),
+                   ...ours.flatMap((g) => theirs.map((t) => speedup(v(g), v(t), kind))),
+                   ...(nat ? [fmt(nat.results[key], kind)] : [])].join(' | ')} |`);
   }
   const errors = names.filter((n) => res[n].error).map((n) => `${n}: ${res[n].error}`);
   if (errors.length) out.push('', 'Errors: ' + errors.join('; '));

@@ -9,6 +9,10 @@
 //                (10-bit mantissa, largest value 65504); uploaded data the GPU
 //                only samples stays RGBA32F; training uses dynamic loss scaling
 //                and an Adam/RMSProp eps of at least kHalfFloatMinEps
+//   cpu          models train on the CPU backend (gltrain/cpu/): asked for
+//                (BackendPreference::Cpu, no GL context at all), no float render
+//                targets or no GL context (Auto), or a software renderer on which
+//                the CPU measured faster (Auto: Context compares one matmul both ways)
 #pragma once
 #include <string>
 
@@ -30,8 +34,10 @@ struct BackendChoice {
     std::string reason;
 };
 
-// The first backend the device and the options allow; UnsupportedError naming
-// both float render extensions when there is none.
+// The first backend the device and the options allow: with no float render
+// targets, the CPU backend (BackendPreference::Auto) or an UnsupportedError
+// naming both float render extensions (Gpu).
+// (BackendPreference::Cpu never gets here: that Context makes no GL context.)
 inline BackendChoice chooseBackend(const Capabilities& c, const ContextOptions& o) {
     if (c.float32Renderable && !o.disableFloat32Render)
         return {Backend::GpuFloat32, "RGBA32F render targets are complete (EXT_color_buffer_float)"};
@@ -49,6 +55,9 @@ inline BackendChoice chooseBackend(const Capabilities& c, const ContextOptions& 
         o.disableHalfFloatRender ? "RGBA16F rendering (EXT_color_buffer_half_float) is disabled by ContextOptions::disableHalfFloatRender"
         : c.colorBufferHalfFloat ? "EXT_color_buffer_half_float is advertised but an RGBA16F framebuffer is incomplete"
                                  : "EXT_color_buffer_half_float is missing (no RGBA16F render targets)";
+    if (o.backend == BackendPreference::Auto)
+        return {Backend::Cpu, "no float render targets (" + no32 + "; " + no16 + "; renderer: " + c.renderer +
+                                  "): models train on the CPU"};
     throw UnsupportedError("Context: no float render targets, so gltrain cannot run on this device: " + no32 + "; " +
                            no16 + "; renderer: " + c.renderer);
 }

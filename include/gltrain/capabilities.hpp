@@ -11,12 +11,14 @@ namespace gltrain {
 // Which engine runs a Context's work (backend.hpp decides and explains).
 enum class Backend {
     GpuFloat32,  // RGBA32F render targets
-    GpuFloat16   // RGBA16F render targets (RGBA32F not renderable)
+    GpuFloat16,  // RGBA16F render targets (RGBA32F not renderable)
+    Cpu          // models train on the CPU (gltrain/cpu/); GL, if any, serves tensors only
 };
 inline const char* backendName(Backend b) {
     switch (b) {
         case Backend::GpuFloat32: return "gpu-float32";
         case Backend::GpuFloat16: return "gpu-float16";
+        case Backend::Cpu: return "cpu";
     }
     return "unknown";
 }
@@ -52,6 +54,7 @@ inline std::string storageDescription(const Capabilities& c) {
     const double rel = std::ldexp(1.0, -(c.measuredMantissaBits + 1));  // round to nearest: half an ulp
     char err[32];
     std::snprintf(err, sizeof err, "%.1e", rel);
+    if (c.backend == Backend::Cpu) return "host memory: IEEE fp32 (23 mantissa bits)";
     if (c.backend == Backend::GpuFloat16)
         return "RGBA16F half floats: values keep " + std::to_string(c.measuredMantissaBits) +
                " mantissa bits (measured), relative rounding error up to " + err +

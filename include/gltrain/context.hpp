@@ -9,9 +9,12 @@
 // (Mesa llvmpipe) and then the default display. Web: a WebGL2 context on the
 // canvas a CSS selector names, or on a fresh OffscreenCanvas (works in workers).
 //
-// Backend (backend.hpp): RGBA32F render targets, else RGBA16F ones, decided
-// at creation from measured support and ContextOptions; caps() reports the
-// choice and why.
+// Backend (backend.hpp): RGBA32F render targets, else RGBA16F ones, else
+// (or by choice, or on a software renderer that measured slower than the CPU)
+// the CPU backend, decided at creation from measured support and
+// ContextOptions; caps() reports the choice and why. A Context asked for the
+// CPU backend has no GL context at all: its tensors and passes throw
+// UnsupportedError, while a Sequential on it trains on the CPU.
 //
 // Lost contexts: a browser may take a WebGL context away at any time (GPU
 // reset, too many contexts, WEBGL_lose_context), and a native GPU reset does
@@ -48,7 +51,12 @@ public:
     const Capabilities& caps() const { return caps_; }
     const ContextOptions& options() const { return options_; }
     // The texture size limit in force (the device's, or the forced one).
-    int maxTextureSize() const { return maxTextureSize_; }
+    int maxTextureSize() const {
+        requireGl("Tensor");
+        return maxTextureSize_;
+    }
+    // Whether this Context has a GL context (a CPU-backend Context may have none).
+    bool hasGl() const { return bool(platform_); }
 
     Backend backend() const { return caps_.backend; }
     // The format of every texture the GPU renders to: RGBA32F, or RGBA16F on the half-float backend.
@@ -81,7 +89,9 @@ public:
 
     // Makes this context current on the calling thread (native) / for the GL calls (web).
     void makeCurrent();
-    void finish() { glFinish(); }
+    void finish() {
+        if (platform_) glFinish();
+    }
 
     struct Platform;  // EGL or WebGL handles; defined per platform in src/
 
@@ -90,6 +100,9 @@ private:
     void measurePrecision();
     void createObjects();
     void abandonObjects();
+    void startWithoutGl(const std::string& reason);
+    void preferCpuIfFaster();
+    void requireGl(const char* where) const;
 
     ContextOptions options_;
     std::unique_ptr<Platform> platform_;  // declared first: destroyed last

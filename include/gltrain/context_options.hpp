@@ -6,7 +6,16 @@
 
 namespace gltrain {
 
+// Which engine trains models (backend.hpp has the rules):
+//   Auto  the GPU when it renders float textures; the CPU backend when it does
+//         not (or there is no GL at all), and on a software renderer
+//         (llvmpipe, SwiftShader) when a startup matmul runs faster on the CPU
+//   Gpu   the GPU or an UnsupportedError
+//   Cpu   the CPU backend, without creating any GL context
+enum class BackendPreference { Auto, Gpu, Cpu };
+
 struct ContextOptions {
+    BackendPreference backend = BackendPreference::Auto;
     // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
     std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
     int eglDevice = -1;  // with "device": the EGL device index to use; -1 tries each in turn

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gltrain/activation.hpp"
+#include "gltrain/cpu/trainer.hpp"
 #include "gltrain/backend.hpp"
 #include "gltrain/initializer.hpp"
 #include "gltrain/layers.hpp"
@@ -44,79 +45,9 @@
 #include "gltrain/readback.hpp"
 #include "gltrain/safetensors.hpp"
 #include "gltrain/schedule.hpp"
+#include "gltrain/training_types.hpp"
 
 namespace gltrain {
-
-enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
-enum class NanPolicy {
-    Stop,   // throw TrainingError naming the step; the last good weights are kept
-    Skip,   // skip the updates of bad steps and go on
-    Ignore  // apply them anyway
-};
-
-struct TrainingError : Error {
-    using Error::Error;
-};
-
-struct CompileOptions {
-    LossKind loss = LossKind::SoftmaxCrossEntropy;
-    OptimizerConfig optimizer{};  // Adam 1e-3
-    Schedule schedule{};          // constant
-    float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm
-    uint32_t seed = 1;            // initialisers, shuffling, dropout
-    NanPolicy onNaN = NanPolicy::Stop;
-    LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
-};
-
-// Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
-// one-hot rows for softmax cross-entropy, turned into labels).
-struct Targets {
-    std::vector<int> labels;
-    HostMatrix values;
-    Targets() = default;
-    Targets(std::vector<int> l) : labels(std::move(l)) {}
-    Targets(HostMatrix v) : values(std::move(v)) {}
-    size_t rows() const { return labels.empty() ? size_t(values.rows) : labels.size(); }
-    bool isLabels() const { return !labels.empty(); }
-};
-
-struct FitOptions {
-    int epochs = 1;
-    int batchSize = 32;
-    bool shuffle = true;           // reshuffled every epoch from (seed, epoch)
-    float validationSplit = 0.0f;  // the last fraction of x held out (as Keras does)
-    const HostMatrix* validationX = nullptr;
-    const Targets* validationY = nullptr;
-    int lossEvery = 1;       // read the loss every N steps (0: only at epoch ends)
-    bool asyncLoss = false;  // read it through a fence instead of stalling
-    // Every N steps the weights, optimizer state and step are read back through
-    // a fence (no stall) into a host-side snapshot; if the GL context is lost,
-    // training resumes from it (0: only the snapshots at the fit's start and end).
-    int snapshotEvery = 100;
-};
-
-struct StepInfo {
-    long step = 0;  // global step (1-based after the step ran)
-    int epoch = 0;  // 0-based
-    float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless a loss arrived this step
-    bool lossRead = false;
-    long lossStep = 0;  // the step that loss belongs to (earlier than `step` with asyncLoss)
-    double samplesPerSecond = 0, elapsedSeconds = 0;
-};
-struct EpochInfo {
-    int epoch = 0;
-    float loss = 0, accuracy = 0;  // mean over the epoch's steps (accuracy: classification only)
-    float valLoss = std::numeric_limits<float>::quiet_NaN(), valAccuracy = std::numeric_limits<float>::quiet_NaN();
-    double seconds = 0, samplesPerSecond = 0;
-    long step = 0;
-};
-struct Callbacks {
-    std::function<void(const StepInfo&)> onStep;
-    std::function<void(const EpochInfo&)> onEpoch;
-};
-struct Evaluation {
-    float loss = 0, accuracy = std::numeric_limits<float>::quiet_NaN();
-};
 
 class Sequential {
 public:
@@ -168,7 +99,14 @@ public:
         options_ = options;
         layers_ = std::move(layers);
         outputSize_ = width;
-        for (size_t i = 0; i < layers_.size(); ++i) createParameters(i);
+        cpu_.reset();
+        if (ctx_->backend() == Backend::Cpu) {  // the CPU backend (cpu/trainer.hpp) holds the numbers
+            std::vector<cpu::Model::Layer> onCpu(layers_.size());
+            for (size_t i = 0; i < layers_.size(); ++i) createParameters(i, &onCpu[i]);
+            cpu_ = std::make_unique<cpu::Trainer>(std::move(onCpu), inputSize_, options_, &step_);
+        } else {
+            for (size_t i = 0; i < layers_.size(); ++i) createParameters(i);
+        }
         plans_.clear();
         step_ = 0;
         compiled_ = true;
@@ -194,7 +132,7 @@ public:
         beginFit(x, y, o, std::move(cb));
         while (stepOnce()) {
         }
-        return history_;
+        return history();
     }
 
     // The non-blocking form: beginFit() uploads and plans; stepOnce() runs one
@@ -227,6 +165,7 @@ public:
         if (o.batchSize > n)
             throw ArgumentError("fit: batchSize " + std::to_string(o.batchSize) + " is larger than the " +
                                 std::to_string(n) + " training rows");
+        if (cpu_) return cpu_->beginFit(x, y, n, nVal, o, std::move(cb));
         fit_ = std::make_unique<FitState>();
         fit_->options = o;
         fit_->callbacks = std::move(cb);
@@ -248,6 +187,7 @@ public:
     // rebuilds the model from its snapshot and replays the steps since then
     // without reporting them again: onStep sees every step once, in order.
     bool stepOnce() {
+        if (cpu_) return cpu_->stepOnce();
         if (!fit_) return false;
         requireGpu("fit");
         FitState& f = *fit_;
@@ -340,16 +280,17 @@ public:
     int trainFor(double ms) {
         auto t0 = Clock::now();
         int n = 0;
-        while (fit_ && (n == 0 || seconds(t0) * 1000.0 < ms)) {
+        while (fitting() && (n == 0 || seconds(t0) * 1000.0 < ms)) {
             stepOnce();
             ++n;
         }
         return n;
     }
-    bool fitting() const { return bool(fit_); }
+    bool fitting() const { return cpu_ ? cpu_->fitting() : bool(fit_); }
     // Ends a fit early (an aborted training loop): the model keeps the
     // weights, optimizer state and step of the last completed step.
     void endFit() {
+        if (cpu_) cpu_->endFit();
         if (fit_) finishFit();
     }
 
@@ -358,6 +299,7 @@ public:
     // (PassList::profile). Nothing is swapped, so the model does not change.
     std::vector<PassTiming> profileStep(const HostMatrix& x, const Targets& y, int batchSize, int reps = 5) {
         requireCompiled("profileStep");
+        if (cpu_) throw UnsupportedError("profileStep: this model trains on the CPU backend; the profile times GPU passes");
         checkData("profileStep", x, y);
         if (batchSize <= 0 || batchSize > x.rows)
             throw ArgumentError("profileStep: batchSize must be in [1, " + std::to_string(x.rows) + "], got " +
@@ -371,7 +313,7 @@ public:
         if (fit_ && fit_->plan == &p) p.bind(*fit_->train);
         return times;
     }
-    const std::vector<EpochInfo>& history() const { return history_; }
+    const std::vector<EpochInfo>& history() const { return cpu_ ? cpu_->history() : history_; }
 
     // ---- evaluation -----------------------------------------------------
 
@@ -379,6 +321,7 @@ public:
         requireCompiled("evaluate");
         if (batchSize <= 0) throw ArgumentError("evaluate: batchSize must be positive");
         checkData("evaluate", x, y);
+        if (cpu_) return cpu_->evaluate(x, y, batchSize);
         auto data = upload(x, y, 0, x.rows);
         return evaluateDevice(*data, batchSize);
     }
@@ -393,6 +336,7 @@ public:
         if (x.rows <= 0) throw ArgumentError("predict: x has no rows");
         requireConsistent("predict", "x", x);
         requireFinite("predict", x);
+        if (cpu_) return cpu_->predict(x, batchSize);
         HostMatrix out(x.rows, outputSize_);
         auto d = upload(x, Targets(), 0, x.rows);
         for (int r0 = 0; r0 < x.rows; r0 += batchSize) {
@@ -413,10 +357,23 @@ public:
     // "kernel" (Dense in x out; Conv2D (kh*kw*C) x filters), "bias" (1 x out),
     // "gamma", "beta", "moving_mean", "moving_variance" (1 x C).
     HostMatrix weight(const std::string& layer, const std::string& which) const {
-        return variable(layer, which, "weight").value->front().download();
+        const Variable& v = variable(layer, which, "weight");
+        return cpu_ ? onCpu(layer, which).value : v.value->front().download();
     }
     void setWeight(const std::string& layer, const std::string& which, const HostMatrix& value) {
-        Tensor& t = variable(layer, which, "setWeight").value->front();
+        const Variable& v = variable(layer, which, "setWeight");
+        if (cpu_) {
+            HostMatrix& h = onCpu(layer, which).value;
+            if (value.rows != h.rows || value.cols != h.cols)
+                throw ArgumentError("setWeight: " + layer + "/" + which + " is " + std::to_string(h.rows) + "x" +
+                                    std::to_string(h.cols) + ", got " + std::to_string(value.rows) + "x" +
+                                    std::to_string(value.cols));
+            requireConsistent("setWeight", "value", value);
+            requireFinite("setWeight", value);
+            h = value;
+            return;
+        }
+        Tensor& t = v.value->front();
         if (value.rows != t.rows() || value.cols != t.cols())
             throw ArgumentError("setWeight: " + layer + "/" + which + " is " + t.shapeString() + ", got " +
                                 std::to_string(value.rows) + "x" + std::to_string(value.cols));
@@ -444,45 +401,41 @@ public:
     void loadCheckpoint(const std::vector<uint8_t>& bytes, const std::string& source = "<checkpoint>") {
         requireCompiled("loadCheckpoint");
         SafetensorsFile f = parseSafetensors(bytes, source);
-        struct Staged {
-            Tensor* target;
-            HostMatrix value;
-        };
-        std::vector<Staged> staged;
+        std::vector<std::pair<Stored, HostMatrix>> staged;
         bool anyState = false, allState = true;
-        auto take = [&](const std::string& name, Tensor& target, const std::vector<int64_t>& shape, bool optional) {
+        auto take = [&](const std::string& name, Stored target, const std::vector<int64_t>& shape, bool optional) {
             if (!f.contains(name)) {
                 if (optional) return false;
                 throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is missing");
             }
             const TensorData& t = f.at(name);
-            int64_t n = int64_t(target.rows()) * target.cols();
+            int64_t n = int64_t(target.rows) * target.cols;
             // The saved shape, or the stored matrix's [rows, cols].
-            bool shapeOk = t.shape == shape || (t.shape.size() == 2 && t.shape[0] == target.rows() &&
-                                                t.shape[1] == target.cols());
+            bool shapeOk = t.shape == shape || (t.shape.size() == 2 && t.shape[0] == target.rows &&
+                                                t.shape[1] == target.cols);
             if (!shapeOk || int64_t(t.numel()) != n)
                 throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' has shape " +
                                     shapeString(t.shape) + ", the model needs " + shapeString(shape));
             if (t.dtype != Dtype::F32)
                 throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is " + dtypeName(t.dtype) +
                                     ", expected F32");
-            HostMatrix m(target.rows(), target.cols(), t.floats());
+            HostMatrix m(target.rows, target.cols, t.floats());
             for (float v : m.data)
                 if (!std::isfinite(v))
                     throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' holds NaN or Inf");
-            staged.push_back({&target, std::move(m)});
+            staged.push_back({target, std::move(m)});
             return true;
         };
         for (auto& L : layers_) {
             for (auto& v : L.params) {
-                take(L.name + "/" + v.name, v.value->front(), v.shape, false);
-                for (size_t s = 0; s < v.slots.size(); ++s) {
-                    bool a = take(L.name + "/" + v.name + "/slot" + std::to_string(s), v.slots[s]->front(), v.shape, true);
+                take(L.name + "/" + v.name, stored(L, v, -1), v.shape, false);
+                for (int s = 0; s < options_.optimizer.stateSlots(); ++s) {
+                    bool a = take(L.name + "/" + v.name + "/slot" + std::to_string(s), stored(L, v, s), v.shape, true);
                     anyState = anyState || a;
                     allState = allState && a;
                 }
             }
-            for (auto& v : L.buffers) take(L.name + "/" + v.name, v.value->front(), v.shape, false);
+            for (auto& v : L.buffers) take(L.name + "/" + v.name, stored(L, v, -1), v.shape, false);
         }
         if (anyState && !allState)
             throw ArgumentError("loadCheckpoint " + source + ": optimizer state is present for some parameters only");
@@ -500,13 +453,17 @@ public:
             if (step < 0) throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is negative");
         }
         // Validated: now change the model.
-        for (auto& s : staged) s.target->upload(s.value);
+        for (auto& [target, value] : staged) target.write(value);
         if (!anyState)
             for (auto& L : layers_)
                 for (auto& v : L.params)
-                    for (auto& s : v.slots) s->front().clear();
+                    for (int s = 0; s < options_.optimizer.stateSlots(); ++s) {
+                        Stored slot = stored(L, v, s);
+                        slot.write(HostMatrix(slot.rows, slot.cols));
+                    }
         step_ = anyState ? step : 0;
         fit_.reset();
+        if (cpu_) cpu_->endFit();
         snapshot_ = {bytes, step_};  // what was loaded is the state to restore after a lost context
         snapshotPending_ = false;
         snapshotCurrent_ = true;
@@ -756,16 +713,35 @@ private:
     }
 
     // Creates layer i's parameters (initialised from the seed, stream 2i and
-    // 2i + 1 as before), their optimizer slots, and its statistics.
-    void createParameters(size_t i) {
+    // 2i + 1 as before), their optimizer slots, and its statistics — on the
+    // GPU, or with `onCpu` as that CPU-backend layer's host matrices (the
+    // Variables here then keep names and shapes only).
+    void createParameters(size_t i, cpu::Model::Layer* onCpu = nullptr) {
         generation_ = ctx_->generation();
         LayerState& L = layers_[i];
+        if (onCpu) {
+            onCpu->name = L.name;
+            onCpu->spec = specs_[i];
+            onCpu->in = L.in;
+            onCpu->out = L.out;
+            onCpu->window = L.window;
+        }
         const uint32_t seed = options_.seed;
         auto add = [&](std::vector<Variable>& list, const char* name, std::vector<int64_t> shape, const HostMatrix& init,
                        bool trainable) {
             Variable v;
             v.name = name;
             v.shape = std::move(shape);
+            if (onCpu) {
+                cpu::Model::Variable h;
+                h.name = name;
+                h.shape = v.shape;
+                h.value = init;
+                if (trainable) h.slots.assign(size_t(options_.optimizer.stateSlots()), HostMatrix(init.rows, init.cols));
+                (&list == &L.params ? onCpu->params : onCpu->buffers).push_back(std::move(h));
+                list.push_back(std::move(v));
+                return;
+            }
             v.value = std::make_unique<PingPong>(*ctx_, init);  // written by the update: packed
             if (trainable)
                 for (int s = 0; s < options_.optimizer.stateSlots(); ++s)
@@ -815,9 +791,14 @@ private:
     Checkpoint checkpoint() const {
         requireCompiled("saveCheckpoint");
         Checkpoint c;
-        forEachSaved([&](const std::string& name, const Variable& v, const Tensor& t) {
-            c.first.emplace_back(name, TensorData::f32(v.shape, t.download().data));
-        });
+        if (cpu_)  // the same names, shapes and order from the CPU backend's host matrices
+            cpu_->model().forEachSaved([&](const std::string& name, const cpu::Model::Variable& v, const HostMatrix& m) {
+                c.first.emplace_back(name, TensorData::f32(v.shape, m.data));
+            });
+        else
+            forEachSaved([&](const std::string& name, const Variable& v, const Tensor& t) {
+                c.first.emplace_back(name, TensorData::f32(v.shape, t.download().data));
+            });
         c.second = checkpointMetadata(step_);
         return c;
     }
@@ -854,6 +835,7 @@ private:
     // Every entry that uses the GPU comes through here: ContextLostError while
     // the context is lost; after it came back, the model rebuilds itself first.
     void requireGpu(const char* what) {
+        if (cpu_) return;  // the CPU backend: nothing on the GPU
         ctx_->requireUsable(what);
         if (compiled_ && generation_ != ctx_->generation()) rebuild();
     }
@@ -969,6 +951,28 @@ private:
         return c;
     }
 
+    // Where a variable's value (slot -1) or optimizer slot lives — a GPU tensor
+    // or the CPU backend's host matrix — as its stored shape and a writer.
+    struct Stored {
+        int rows = 0, cols = 0;
+        std::function<void(const HostMatrix&)> write;
+    };
+    Stored stored(const LayerState& L, const Variable& v, int slot) {
+        if (cpu_) {
+            cpu::Model::Variable& h = onCpu(L.name, v.name);
+            HostMatrix& m = slot < 0 ? h.value : h.slots.at(size_t(slot));
+            return {m.rows, m.cols, [&m](const HostMatrix& x) { m = x; }};
+        }
+        Tensor& t = slot < 0 ? v.value->front() : v.slots.at(size_t(slot))->front();
+        return {t.rows(), t.cols(), [&t](const HostMatrix& x) { t.upload(x); }};
+    }
+    // A variable of the CPU backend, by layer and variable name (both known to exist).
+    cpu::Model::Variable& onCpu(const std::string& layer, const std::string& name) const {
+        for (size_t i = 0; i < layers_.size(); ++i)
+            if (layers_[i].name == layer) return cpu_->model().variable(i, name);
+        throw Error("Sequential: no layer named " + layer);
+    }
+
     static std::string shapeString(const std::vector<int64_t>& shape) {
         std::string s = "[";
         for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -1079,14 +1083,8 @@ private:
 
     // Fisher–Yates from the counter hash: the same order natively and in the browser.
     void shuffleInto(DeviceData& d, int epoch, bool shuffle) {
-        std::vector<float> order(static_cast<size_t>(d.n));
-        for (int i = 0; i < d.n; ++i) order[size_t(i)] = float(i);
-        if (shuffle)
-            for (int i = d.n - 1; i > 0; --i) {
-                uint32_t j = ref::hash3(options_.seed ^ 0x5eed5eedu, uint32_t(epoch), uint32_t(i)) % uint32_t(i + 1);
-                std::swap(order[size_t(i)], order[j]);
-            }
-        d.order.upload(order);
+        const std::vector<int> order = epochOrder(d.n, options_.seed, epoch, shuffle);
+        d.order.upload(std::vector<float>(order.begin(), order.end()));
     }
 
     void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
@@ -1478,6 +1476,7 @@ private:
     long step_ = 0;
     std::map<std::pair<int, bool>, std::unique_ptr<Plan>> plans_;
     std::unique_ptr<FitState> fit_;
+    std::unique_ptr<cpu::Trainer> cpu_;  // set when the model trains on the CPU backend
     std::vector<EpochInfo> history_;
     // Lost contexts: the generation of the context the variables live in, the
     // last snapshot, the reads of the next one, and how often the model was rebuilt.

@@ -4,6 +4,9 @@
 import createGltrain, { GltrainError, TrainingWorker, yieldToEventLoop } from '/gltrain.js';
 
 const gl = await createGltrain();
+// The GPU engine's tests ask for WebGL: on a software renderer (SwiftShader) the
+// default backend 'auto' may train on the CPU ('cpu backend' below tests that).
+const WEBGL = { backend: 'webgl' };
 
 function assert(cond, message) {
   if (!cond) throw new Error('assertion failed: ' + message);
@@ -82,7 +85,7 @@ const tests = {
   },
 
   'context: OffscreenCanvas, capabilities, canvas selector, errors'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const c = ctx.capabilities;
     assertEq(c.platform, 'webgl2', 'platform');
     assert(c.float32Renderable, 'RGBA32F renderable');
@@ -97,7 +100,7 @@ const tests = {
     const canvas = document.createElement('canvas');
     canvas.id = 'api-canvas';
     document.body.append(canvas);
-    const onCanvas = new gl.Context({ canvas: '#api-canvas' });
+    const onCanvas = new gl.Context({ backend: 'webgl', canvas: '#api-canvas' });
     assertEq(onCanvas.capabilities.platform, 'webgl2', 'canvas context');
     const m = mlp(onCanvas);
     assertEq(m.predict(new Float32Array([0, 1])).length, 2, 'predict on a canvas context');
@@ -105,14 +108,14 @@ const tests = {
     assert(m.isDeleted(), 'deleting a context deletes its models');
     canvas.remove();
 
-    expectError(() => new gl.Context({ canvas: '#no-such-canvas' }), 'UnsupportedError', "no element matches the canvas selector '#no-such-canvas'");
-    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender)");
-    expectError(() => new gl.Context({ maxTextureSize: 'big' }), 'ArgumentError', "maxTextureSize must be a number, got 'big'");
+    expectError(() => new gl.Context({ backend: 'webgl', canvas: '#no-such-canvas' }), 'UnsupportedError', "no element matches the canvas selector '#no-such-canvas'");
+    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender, backend)");
+    expectError(() => new gl.Context({ backend: 'webgl', maxTextureSize: 'big' }), 'ArgumentError', "maxTextureSize must be a number, got 'big'");
     expectError(() => new gl.Context(42), 'ArgumentError', 'options must be an object, got a number');
   },
 
   'tensor: Float32Array round trip, paging, length errors, delete releases the texture'() {
-    const ctx = new gl.Context({ maxTextureSize: 64 });
+    const ctx = new gl.Context({ backend: 'webgl', maxTextureSize: 64 });
     const before = ctx.poolStats().live;
     const data = Float32Array.from({ length: 300 * 7 }, (_, i) => Math.sin(i) * 1000);
     const t = new gl.Tensor(ctx, 300, 7, data);  // 300 rows > 64: paged
@@ -137,7 +140,7 @@ const tests = {
   },
 
   'matmul: products (plain and transposed) against a host reference on odd shapes; shape, alias and option errors'() {
-    const ctx = new gl.Context({ maxTextureSize: 64 });
+    const ctx = new gl.Context({ backend: 'webgl', maxTextureSize: 64 });
     const rand = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 2);
     // C = op(A)·op(B) in double; A stored ar x ac, B stored br x bc.
     const ref = (a, ar, ac, b, br, bc, ta, tb) => {
@@ -172,14 +175,14 @@ const tests = {
     expectError(() => gl.matmul(sq, sq, c), 'ArgumentError', 'matmul: C is 4x2, expected 4x4');
     expectError(() => gl.matmul(sq, sq, new gl.Tensor(ctx, 4, 4), { transpose: true }), 'ArgumentError', "matmul: unknown option 'transpose' (valid: transA, transB)");
     expectError(() => gl.matmul(sq, new Float32Array(16), c), 'ArgumentError', 'matmul: b must be a Tensor, got a Float32Array');
-    const other = new gl.Context();
+    const other = new gl.Context(WEBGL);
     expectError(() => gl.matmul(sq, sq, new gl.Tensor(other, 4, 4)), 'ArgumentError', 'belong to different gltrain::Contexts');
     other.delete();
     ctx.delete();
   },
 
   'layers and compile: every bad option is a clear error, the model stays usable'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 4);
     expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: unknown layer type 'dens' (valid: dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax)");
     expectError(() => m.add({ type: 'dense' }), 'ArgumentError', 'add (dense): units is required');
@@ -216,7 +219,7 @@ const tests = {
   },
 
   async 'fit: Promise with progress per step and epoch, yields to the event loop'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = mlp(ctx, 8, 16, 4);
     const { x, y } = randomData(64, 8, 4);
     const steps = [];
@@ -249,7 +252,7 @@ const tests = {
   },
 
   async 'fit: AbortSignal stops between slices; a second fit while one runs is refused'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = mlp(ctx, 8, 16, 4);
     const { x, y } = randomData(64, 8, 4);
     const ac = new AbortController();
@@ -274,7 +277,7 @@ const tests = {
   },
 
   async 'fit and predict: invalid input is rejected with the C++ message and the model is unchanged'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = mlp(ctx, 4, 8, 3);
     const { x, y } = randomData(32, 4, 3);
     await m.fit(x, y, { epochs: 2, batchSize: 8 });
@@ -324,7 +327,7 @@ const tests = {
   },
 
   async 'XOR: fit reaches 100 % and predict/evaluate/predictClasses agree'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 2)
       .add({ type: 'dense', units: 8, activation: 'tanh' })
       .add({ type: 'dense', units: 2 })
@@ -343,7 +346,7 @@ const tests = {
   },
 
   async 'losses, validation data and split, beginFit / stepOnce / trainFor / takeEvents'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     // Regression with MSE on Float32Array targets.
     const reg = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 1 }).compile({ loss: 'mse', optimizer: { type: 'sgd', lr: 0.1 } });
     const n = 64;
@@ -382,7 +385,7 @@ const tests = {
   },
 
   async 'a NaN loss stops training with a TrainingError and keeps the last good weights'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 4)
       .add({ type: 'dense', units: 8, activation: 'relu' })
       .add({ type: 'dense', units: 3 })
@@ -411,7 +414,7 @@ const tests = {
       .compile({ optimizer: { type: 'adam', lr: 2e-3 }, seed: 11 });
     const options = { epochs: 2, batchSize: 64, snapshotEvery: 50, sliceMs: 8 };
 
-    const ctxA = new gl.Context();
+    const ctxA = new gl.Context(WEBGL);
     const a = build(ctxA);
     await a.fit(train, options);
     const accA = a.evaluate(test).accuracy;
@@ -419,7 +422,7 @@ const tests = {
     const canvas = document.createElement('canvas');
     canvas.id = 'lost-canvas';
     document.body.append(canvas);
-    const ctx = new gl.Context({ canvas: '#lost-canvas' });
+    const ctx = new gl.Context({ backend: 'webgl', canvas: '#lost-canvas' });
     const lose = canvas.getContext('webgl2').getExtension('WEBGL_lose_context');  // the context gltrain made
     assert(lose, 'WEBGL_lose_context');
     const b = build(ctx);
@@ -466,7 +469,7 @@ const tests = {
   },
 
   async 'half-float backend: disableFloat32Render trains XOR to 100 %; the capability report names the backend and why; both off is a clear error'() {
-    const ctx = new gl.Context({ disableFloat32Render: true });
+    const ctx = new gl.Context({ backend: 'webgl', disableFloat32Render: true });
     const c = ctx.capabilities;
     assertEq(c.backend, 'gpu-float16', 'backend');
     assert(c.backendReason.includes('disableFloat32Render'), c.backendReason);
@@ -477,11 +480,45 @@ const tests = {
     await m.fit(x, y, { epochs: 150, batchSize: 8, lossEvery: 0 });
     assertEq(m.evaluate(x, y).accuracy, 1, 'XOR at 100 %');
     ctx.delete();
-    expectError(() => new gl.Context({ disableFloat32Render: true, disableHalfFloatRender: true }), 'UnsupportedError', 'EXT_color_buffer_half_float');
-    expectError(() => new gl.Context({ disableFloat32Render: 1 }), 'ArgumentError', 'disableFloat32Render must be a boolean');
-    const plain = new gl.Context();
+    expectError(() => new gl.Context({ backend: 'webgl', disableFloat32Render: true, disableHalfFloatRender: true }), 'UnsupportedError', 'EXT_color_buffer_half_float');
+    expectError(() => new gl.Context({ backend: 'webgl', disableFloat32Render: 1 }), 'ArgumentError', 'disableFloat32Render must be a boolean');
+    const plain = new gl.Context(WEBGL);
     assertEq(plain.capabilities.backend, 'gpu-float32', 'default backend');
     plain.delete();
+  },
+
+  async 'cpu backend: asked for or as the fallback, reported, the same API, checkpoints load across backends'() {
+    const cpu = new gl.Context({ backend: 'cpu' });
+    const c = cpu.capabilities;
+    assertEq(c.backend, 'cpu', 'backend');
+    assert(c.backendReason.includes('asked for'), c.backendReason);
+    assert(c.report.includes('backend:') && c.report.includes('cpu: asked for'), c.report);
+    expectError(() => new gl.Tensor(cpu, 1, 1), 'UnsupportedError', 'this Context has no GL context (backend cpu');
+    const { x, y } = xorData();
+    const m = mlp(cpu, 2, 16, 2);
+    let steps = 0;
+    await m.fit(x, y, { epochs: 150, batchSize: 8, lossEvery: 10, onStep: () => { steps++; } });
+    assertEq(steps, 150, 'one onStep per step');
+    assertEq(m.evaluate(x, y).accuracy, 1, 'XOR at 100 % on the CPU');
+    const bytes = m.saveCheckpoint();
+    const onGpu = new gl.Context(WEBGL);
+    const g = mlp(onGpu, 2, 16, 2);
+    g.loadCheckpoint(bytes);
+    const pc = m.predict(x), pg = g.predict(x);
+    for (let i = 0; i < pc.length; i++) assert(Math.abs(pc[i] - pg[i]) <= 1e-5, `prediction ${i}: ${pc[i]} vs ${pg[i]}`);
+    onGpu.delete();
+    cpu.delete();
+    // Without float render targets, 'auto' trains on the CPU and says why.
+    const fallback = new gl.Context({ disableFloat32Render: true, disableHalfFloatRender: true });
+    assertEq(fallback.capabilities.backend, 'cpu', 'fallback backend');
+    assert(fallback.capabilities.backendReason.includes('no float render targets'), fallback.capabilities.backendReason);
+    fallback.delete();
+    // The default on a software renderer: whichever a startup matmul measured faster, with the timings.
+    const auto = new gl.Context();
+    if (auto.capabilities.softwareRenderer)
+      assert(auto.capabilities.backendReason.includes('matmul took'), auto.capabilities.backendReason);
+    auto.delete();
+    expectError(() => new gl.Context({ backend: 'gpu' }), 'ArgumentError', "Context: backend must be 'auto', 'webgl' or 'cpu', got 'gpu'");
   },
 
   async 'CNN: Conv2D, pooling, batch normalization and flatten train on Fashion-MNIST images; shape errors name the layer'() {
@@ -491,7 +528,7 @@ const tests = {
     const train = all.slice(0, 1024);
     const held = all.slice(59000, 500);
     all.delete();
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     expectError(() => new gl.Sequential(ctx, { inputShape: [28, 28] }), 'ArgumentError', 'Sequential: inputShape must be [height, width, channels], got an array');
     expectError(() => new gl.Sequential(ctx, { inputShape: [28, 0, 1] }), 'ArgumentError', 'Sequential: inputShape[1] must be a positive integer, got 0');
     expectError(() => new gl.Sequential(ctx, { inputSize: 4, inputShape: [2, 2, 1] }), 'ArgumentError', 'Sequential: give inputSize (a positive integer) or inputShape');
@@ -539,7 +576,7 @@ const tests = {
   },
 
   async 'checkpoint: save -> load into a fresh model gives identical predictions and step'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const { x, y } = randomData(64, 8, 4);
     const a = mlp(ctx, 8, 16, 4);
     await a.fit(x, y, { epochs: 2, batchSize: 16 });
@@ -559,7 +596,7 @@ const tests = {
   },
 
   async 'delete() releases textures (pool counters); scopes delete what they made'() {
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const base = ctx.poolStats().live;
     const m = mlp(ctx, 8, 16, 4);
     const { x, y } = randomData(64, 8, 4);
@@ -630,7 +667,7 @@ const tests = {
     expectError(() => gl.Dataset.fromIdx(images, fewer), 'FormatError', 'IDX images has 10000 images but labels has 5000 labels');
     expectError(() => gl.Dataset.fromIdx('x', labels), 'ArgumentError', 'loadIdx: images must be an ArrayBuffer or a Uint8Array, got a string');
     // fit and evaluate straight from the Dataset (no copies through JS).
-    const ctx = new gl.Context();
+    const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 784).add({ type: 'dense', units: 10 }).compile({ optimizer: { type: 'adam', lr: 0.003 } });
     const train = d.slice(0, 2000);
     await m.fit(train, { epochs: 1, batchSize: 100, lossEvery: 0 });
@@ -647,8 +684,9 @@ const tests = {
   },
 
   async 'worker: trains on an OffscreenCanvas, posts progress, answers, reports errors'() {
-    const w = await TrainingWorker.create();
+    const w = await TrainingWorker.create({ context: WEBGL });  // WebGL2 in the worker ('auto' may train on the CPU)
     assertEq(w.capabilities.platform, 'webgl2', 'capabilities from the worker');
+    assertEq(w.capabilities.backend, 'gpu-float32', 'the backend asked for');
     assert(w.capabilities.float32Renderable, 'float targets in the worker');
     const info = await w.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 1000 });
     assertEq(info.count, 1000, 'loaded');

@@ -35,6 +35,11 @@ export async function main(): Promise<number> {
   const backend: string = half.capabilities.backend + half.capabilities.backendReason;
   const resumedFrom: number = half.lost ? 0 : model.restore();
   void backend, resumedFrom;
+  const onCpu = new gl.Context({ backend: 'cpu' });
+  const engine: 'gpu-float32' | 'gpu-float16' | 'cpu' = onCpu.capabilities.backend;
+  void engine;
+  // @ts-expect-error: the backends are 'auto', 'webgl' and 'cpu'
+  void new gl.Context({ backend: 'gpu' });
   const data = gl.Dataset.fromArrays(x, y, 4);
   const ev = model.evaluate(data, { batchSize: 4 });
   const probs: Float32Array = model.predict(x);

@@ -64,6 +64,8 @@ expect 0 "--resume FILE" "$G" train --help
 expect 0 "renderer:" "$G" --info
 grep -q "fragment float mantissa: *[0-9]* bits (measured" out || fail "--info: no measured precision"
 grep -q "^platform: *egl-" out || fail "--info: no EGL platform"
+expect 0 "backend:                     cpu: asked for" "$G" --info --backend cpu
+expect 2 "--backend: expected one of auto, gpu, cpu, got 'tpu'" "$G" --info --backend tpu
 
 # ---- CSV: training converges; the progress lines' format ----------------------------
 expect 0 "checkpoint=xor.safetensors step=200" "$G" train xor.json --data xor.csv --log-every 7
@@ -98,16 +100,23 @@ grep -q "accuracy=" out && fail "a regression model reported accuracy"
 awk -v l="$(value out loss)" 'BEGIN { exit !(l < 0.001) }' || fail "regression loss $(value out loss) >= 0.001"
 
 # ---- IDX: checkpoints, resume, evaluate, predict -------------------------------------
-expect 0 "checkpoint=a.safetensors step=8" "$G" train mlp.json "${FASHION[@]}" --checkpoint a.safetensors --every 3
-grep -q "^checkpoint=a.safetensors step=3$" out && grep -q "^checkpoint=a.safetensors step=6$" out || fail "--every 3: no checkpoints at steps 3 and 6"
-expect 0 "resumed: a.safetensors at step 8" "$G" train mlp.json "${FASHION[@]}" --resume a.safetensors --epochs 2 \
-  --checkpoint b.safetensors --log-every 1
-[ "$(grep -m1 '^step=' out | cut -d' ' -f1)" = "step=9/16" ] || fail "resume: the first step is not 9/16: $(grep -m1 '^step=' out)"
-grep -q "^checkpoint=b.safetensors step=16$" out || fail "resume: no final checkpoint at step 16"
-expect 0 "step=16" "$G" inspect b.safetensors
-grep -q "^tensor dense_1/kernel F32 \[784,32\]$" out || fail "inspect: no dense_1/kernel [784,32]"
-expect 0 "checkpoint=c.safetensors step=16" "$G" train mlp.json "${FASHION[@]}" --epochs 2 --checkpoint c.safetensors
-cmp -s b.safetensors c.safetensors || fail "1 epoch + resume for 1 more is not bit-identical to 2 epochs"
+# On each engine (named: the automatic choice on a software renderer comes from a
+# timing, and GPU and CPU round differently): 1 epoch, resumed for a second, is
+# bit-identical to 2 epochs.
+for engine in gpu cpu; do
+  E=(--backend "$engine")
+  expect 0 "checkpoint=a.safetensors step=8" "$G" train mlp.json "${FASHION[@]}" "${E[@]}" --checkpoint a.safetensors --every 3
+  grep -q "^backend: $engine" out || fail "--backend $engine: $(grep '^backend:' out)"
+  grep -q "^checkpoint=a.safetensors step=3$" out && grep -q "^checkpoint=a.safetensors step=6$" out || fail "--every 3: no checkpoints at steps 3 and 6"
+  expect 0 "resumed: a.safetensors at step 8" "$G" train mlp.json "${FASHION[@]}" "${E[@]}" --resume a.safetensors --epochs 2 \
+    --checkpoint b.safetensors --log-every 1
+  [ "$(grep -m1 '^step=' out | cut -d' ' -f1)" = "step=9/16" ] || fail "resume: the first step is not 9/16: $(grep -m1 '^step=' out)"
+  grep -q "^checkpoint=b.safetensors step=16$" out || fail "resume: no final checkpoint at step 16"
+  expect 0 "step=16" "$G" inspect b.safetensors
+  grep -q "^tensor dense_1/kernel F32 \[784,32\]$" out || fail "inspect: no dense_1/kernel [784,32]"
+  expect 0 "checkpoint=c.safetensors step=16" "$G" train mlp.json "${FASHION[@]}" "${E[@]}" --epochs 2 --checkpoint c.safetensors
+  cmp -s b.safetensors c.safetensors || fail "--backend $engine: 1 epoch + resume for 1 more is not bit-identical to 2 epochs"
+done
 expect 0 "nothing to do" "$G" train mlp.json "${FASHION[@]}" --resume c.safetensors --epochs 2
 expect 0 "rows=256" "$G" evaluate mlp.json --checkpoint c.safetensors "${FASHION[@]}"
 awk -v a="$(value out accuracy)" 'BEGIN { exit !(a > 0.5) }' || fail "Fashion-MNIST accuracy $(value out accuracy) <= 0.5 after 16 steps"

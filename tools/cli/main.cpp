@@ -69,6 +69,9 @@ const char* const kDataHelp = R"(data:
 const char* const kDeviceHelp = R"(device:
   --egl-platform LIST   EGL platforms to try, comma-separated (default device,surfaceless,default)
   --egl-device N        with the device platform: the device index (default: each in turn)
+  --backend B           auto | gpu | cpu: the engine that trains (default auto: the GPU when it
+                        renders float textures, else the CPU; on a software renderer the faster
+                        of the two by a startup matmul; --info and the run say which and why)
 )";
 
 const char* const kTrainHelp = R"(usage: gltrain train MODEL.json --data SOURCE [options]
@@ -140,6 +143,10 @@ ContextOptions contextOptions(const Args& a) {
     ContextOptions o;
     if (a.has("--egl-platform")) o.eglPlatforms = split(a.value("--egl-platform"), ',');
     o.eglDevice = int(a.integer("--egl-device", -1, 0));
+    const std::string backend = a.choice("--backend", "auto", {"auto", "gpu", "cpu"});
+    o.backend = backend == "cpu"   ? BackendPreference::Cpu
+                : backend == "gpu" ? BackendPreference::Gpu
+                                   : BackendPreference::Auto;
     return o;
 }
 
@@ -193,7 +200,7 @@ Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& 
 // ---- commands ----------------------------------------------------------------
 
 int info(const std::vector<std::string>& argv) {
-    Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}});
+    Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}});
     if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional()[0] + "'");
     Context ctx(contextOptions(a));
     std::cout << "gltrain " << GLTRAIN_VERSION << "\n" << ctx.caps();
@@ -228,7 +235,7 @@ int train(const std::vector<std::string>& argv) {
                   {"--progress", true},
                   {"--log-every", true},
                   {"--egl-platform", true},
-                  {"--egl-device", true},
+                  {"--egl-device", true}, {"--backend", true},
                   {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kTrainHelp);
@@ -268,6 +275,7 @@ int train(const std::vector<std::string>& argv) {
     Context ctx(ctxOpts);
     std::printf("device: %s (%s)%s\n", ctx.caps().renderer.c_str(), ctx.caps().platform.c_str(),
                 ctx.caps().softwareRenderer ? ", a software renderer" : "");
+    std::printf("backend: %s (%s)\n", backendName(ctx.backend()), ctx.caps().backendReason.c_str());
     std::unique_ptr<Sequential> model = buildModel(ctx, config);
     printSummary(config, *model);
     const Data data = readData(dataOpts, *model, config, true, stdout);
@@ -371,7 +379,7 @@ Loaded loadForInference(const Args& a, const char* command, bool needTargets, st
 
 int evaluate(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--batch", true}, {"--egl-platform", true},
-                  {"--egl-device", true}, {"--help", false}});
+                  {"--egl-device", true}, {"--backend", true}, {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kEvaluateHelp);
         std::printf(kDataHelp, "test", "-1");
@@ -389,7 +397,7 @@ int evaluate(const std::vector<std::string>& argv) {
 
 int predict(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--output", true}, {"--batch", true},
-                  {"--egl-platform", true}, {"--egl-device", true}, {"--help", false}});
+                  {"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kPredictHelp);
         std::printf(kDataHelp, "test", "none");

@@ -39,13 +39,26 @@ struct Geometry {
         *kx = tap % w.kw;
         return k % w.in.channels;
     }
-    PixelWindow at(const float* X, int p) const {
-        const int P = w.out.pixels(), n = p / P, q = p % P;
-        const int oy = q / w.out.width, ox = q % w.out.width;
+    // Output pixel p as (image, row, column); next() steps to p + 1 without dividing.
+    struct Pixel {
+        int n, oy, ox;
+    };
+    Pixel pixel(int p) const {
+        const int P = w.out.pixels(), q = p % P;
+        return {p / P, q / w.out.width, q % w.out.width};
+    }
+    void next(Pixel& px) const {
+        if (++px.ox < w.out.width) return;
+        px.ox = 0;
+        if (++px.oy < w.out.height) return;
+        px.oy = 0;
+        ++px.n;
+    }
+    PixelWindow at(const float* X, const Pixel& px) const {
         PixelWindow pw;
-        pw.image = X + size_t(n) * size_t(w.in.size());
-        pw.iy0 = w.inY(oy, 0);
-        pw.ix0 = w.inX(ox, 0);
+        pw.image = X + size_t(px.n) * size_t(w.in.size());
+        pw.iy0 = w.inY(px.oy, 0);
+        pw.ix0 = w.inX(px.ox, 0);
         pw.origin = (long(pw.iy0) * w.in.width + pw.ix0) * w.in.channels;
         pw.inside = pw.iy0 >= 0 && pw.ix0 >= 0 && pw.iy0 + w.kh <= w.in.height && pw.ix0 + w.kw <= w.in.width;
         return pw;
@@ -73,13 +86,14 @@ struct PackIm2colRows {
     const float* X;
     Geometry g;
     void operator()(float* dst, int i0, int rows, int k0, int kc, int MR) const {
-        for (int r = 0; r < MR; ++r) {
+        Geometry::Pixel px = g.pixel(i0);
+        for (int r = 0; r < MR; ++r, g.next(px)) {
             float* d = dst + r;
             if (r >= rows) {
                 for (int k = 0; k < kc; ++k) d[size_t(k) * size_t(MR)] = 0.0f;
                 continue;
             }
-            const PixelWindow pw = g.at(X, i0 + r);
+            const PixelWindow pw = g.at(X, px);
             if (pw.inside) {
                 const float* base = pw.image + pw.origin;
                 for (int k = 0; k < kc; ++k) d[size_t(k) * size_t(MR)] = base[g.taps[k0 + k]];
@@ -94,9 +108,10 @@ struct PackIm2colCols {
     const float* X;
     Geometry g;
     void operator()(float* dst, int j0, int cols, int k0, int kc, int NR) const {
-        for (int k = 0; k < kc; ++k) {
+        Geometry::Pixel px = g.pixel(k0);
+        for (int k = 0; k < kc; ++k, g.next(px)) {
             float* d = dst + size_t(k) * size_t(NR);
-            const PixelWindow pw = g.at(X, k0 + k);
+            const PixelWindow pw = g.at(X, px);
             if (pw.inside) {
                 const float* base = pw.image + pw.origin;
                 for (int c = 0; c < cols; ++c) d[c] = base[g.taps[j0 + c]];
@@ -151,9 +166,10 @@ inline void conv2dBackwardInput(const float* dY, const float* W, int n, const Wi
         // Rows dY[p0 .. p0 + m) W^T (W is K x F, read transposed); the product
         // packs into ws.a and ws.b, the rows land in ws.c.
         matmul(m, K, F, dY + size_t(p0) * size_t(F), F, false, W, F, true, ws.c.data(), K, Epilogue{}, ws);
-        for (int i = 0; i < m; ++i) {
+        conv_detail::Geometry::Pixel px = g.pixel(p0);
+        for (int i = 0; i < m; ++i, g.next(px)) {
             const float* row = ws.c.data() + size_t(i) * size_t(K);
-            const conv_detail::PixelWindow pw = g.at(dX, p0 + i);
+            const conv_detail::PixelWindow pw = g.at(dX, px);
             float* image = const_cast<float*>(pw.image);  // dX's own row: g.at only locates it
             if (pw.inside) {
                 float* base = image + pw.origin;
@@ -170,13 +186,21 @@ inline void conv2dBackwardInput(const float* dY, const float* W, int n, const Wi
 }
 
 // s[c] = sum over rows and pixels of X[.., c] (C channels interleaved, NHWC):
-// a convolution's bias gradient (and a dense layer's, with C = cols).
-// Accumulated in double: a batch of images sums tens of thousands of terms.
-inline void channelSum(const float* X, int rows, int cols, int C, float* s, std::vector<double>& acc) {
+// a convolution's bias gradient (and a dense layer's, with C = cols). Each
+// row sums in float (vectorised), the rows in double: a batch of images sums
+// tens of thousands of terms. `rowSum` is scratch.
+inline void channelSum(const float* X, int rows, int cols, int C, float* s, std::vector<double>& acc,
+                       std::vector<float>& rowSum) {
     acc.assign(size_t(C), 0.0);
-    const size_t total = size_t(rows) * size_t(cols);
-    for (size_t i = 0; i < total; i += size_t(C))
-        for (int c = 0; c < C; ++c) acc[size_t(c)] += X[i + size_t(c)];
+    rowSum.resize(size_t(C));
+    for (int r = 0; r < rows; ++r) {
+        const float* x = X + size_t(r) * size_t(cols);
+        std::fill(rowSum.begin(), rowSum.end(), 0.0f);
+        float* rs = rowSum.data();
+        for (int j = 0; j < cols; j += C)
+            for (int c = 0; c < C; ++c) rs[c] += x[j + c];
+        for (int c = 0; c < C; ++c) acc[size_t(c)] += rs[c];
+    }
     for (int c = 0; c < C; ++c) s[c] = float(acc[size_t(c)]);
 }
 

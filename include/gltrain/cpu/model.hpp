@@ -331,7 +331,7 @@ private:
                 const int in = L.in.size(), out = L.out.size();
                 // dW = X^T dZ, db = column sums of dZ.
                 matmul(in, out, B, a.in, in, true, dcur->data(), out, false, W.grad.data.data(), out, Epilogue{}, ws_);
-                channelSum(dcur->data(), B, out, out, b.grad.data.data(), dacc_);
+                channelSum(dcur->data(), B, out, out, b.grad.data.data(), dacc_, facc_);
                 if (needDx) {
                     dnext->resize(inN);
                     Epilogue e;
@@ -346,7 +346,7 @@ private:
             } else if (std::holds_alternative<Conv2D>(L.spec)) {
                 Variable &W = find(L.params, "kernel"), &b = find(L.params, "bias");
                 conv2dBackwardFilter(a.in, dcur->data(), B, L.window, W.grad.data.data(), ws_);
-                channelSum(dcur->data(), B, L.out.size(), L.out.channels, b.grad.data.data(), dacc_);
+                channelSum(dcur->data(), B, L.out.size(), L.out.channels, b.grad.data.data(), dacc_, facc_);
                 if (needDx) {
                     dnext->resize(inN);
                     conv2dBackwardInput(dcur->data(), W.value.data.data(), B, L.window, dnext->data(), ws_);

@@ -1,0 +1,131 @@
+// CPU backend benchmark: GFLOP/s of the CPU matmul (both kernel widths where
+// the CPU has AVX2) on the shapes of the MLP and square sizes, and ms
+// per training step of W1 (MLP 784-256-128-10 ReLU, softmax cross-entropy,
+// Adam 1e-3, batch 128, the loss read every step) and W2 (conv 8@5x5 ReLU,
+// max pool, conv 16@5x5 ReLU, max pool, dense 10; Adam, batch 64) through
+// Sequential on a Context with BackendPreference::Cpu — as a user runs it.
+// Also prints what BackendPreference::Auto chooses here, and why. Medians after
+// warm-up; wall-clock time, so on a shared machine the figures move between
+// runs (compare rows of one run). No pass or fail.
+//   bench_cpu [--steps N]
+#include <gltrain/cpu/matmul.hpp>
+#include <gltrain/sequential.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace gltrain;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+void matmulRow(const char* label, int m, int k, int n, bool ta, bool tb, bool wide) {
+    const HostMatrix a = ref::uniformFill<float>(ta ? k : m, ta ? m : k, 1, 0, -1.0f, 1.0f);
+    const HostMatrix b = ref::uniformFill<float>(tb ? n : k, tb ? k : n, 2, 0, -1.0f, 1.0f);
+    HostMatrix c(m, n);
+    cpu::Workspace ws;
+    ws.wide = wide;
+    const int reps = std::max(3, int(2e8 / (2.0 * m * n * k)));
+    std::vector<double> t;
+    for (int r = 0; r <= reps; ++r) {
+        const auto t0 = Clock::now();
+        cpu::matmul(m, n, k, a.data.data(), a.cols, ta, b.data.data(), b.cols, tb, c.data.data(), n, {}, ws);
+        if (r > 0) t.push_back(ms(t0, Clock::now()));  // the first run packs into fresh memory
+    }
+    const double med = median(t);
+    std::printf("| %-26s | %5dx%5dx%5d | %-8s | %8.3f | %7.1f |\n", label, m, k, n, wide ? "8 (AVX2)" : "4", med,
+                2.0 * m * n * k / med / 1e6);
+}
+
+// Median ms between consecutive steps of a fit (after `warmup` steps) on `ctx`.
+double stepMs(Context& ctx, bool cnn, int steps, int warmup, float* lastLoss) {
+    const int batch = cnn ? 64 : 128;
+    const int rows = batch * 8;
+    HostMatrix x = ref::uniformFill<float>(rows, 784, 3, 0, 0.0f, 1.0f);
+    std::vector<int> y(static_cast<size_t>(rows));
+    for (int i = 0; i < rows; ++i) y[size_t(i)] = (i * 7) % 10;
+    std::unique_ptr<Sequential> m;
+    if (cnn) {
+        m = std::make_unique<Sequential>(ctx, Shape3{28, 28, 1});
+        const Initializer he{Initializer::HeUniform};
+        m->add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU, 0.01f, he}).add(MaxPool2D{2});
+        m->add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU, 0.01f, he}).add(MaxPool2D{2});
+        m->add(Flatten{}).add(Dense{10});
+    } else {
+        m = std::make_unique<Sequential>(ctx, 784);
+        m->add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10});
+    }
+    m->compile({});
+    FitOptions f;
+    f.batchSize = batch;
+    f.epochs = (steps + warmup + 7) / 8;
+    f.lossEvery = 1;
+    std::vector<double> t;
+    Clock::time_point last = Clock::now();
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) {
+        const auto now = Clock::now();
+        if (s.step > warmup) t.push_back(ms(last, now));
+        last = now;
+        *lastLoss = s.loss;
+    };
+    m->fit(x, y, f, cb);
+    return median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int steps = 50;
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
+    try {
+#ifdef __EMSCRIPTEN__
+        const char* where = "WebAssembly SIMD128 (em++ -msimd128), one thread";
+#else
+        const char* where = cpu::hasAvx2Fma() ? "native x86-64, AVX2 + FMA kernels chosen at run time, one thread"
+                                              : "native, SSE2 kernels, one thread";
+#endif
+        std::printf("# CPU backend benchmark (%s)\n\n", where);
+        std::printf("| matmul                     | M x K x N         | lanes    | ms       | GFLOP/s |\n");
+        std::printf("|---|---|---|---|---|\n");
+        for (bool wide : {false, true}) {
+            if (wide && !cpu::hasAvx2Fma()) continue;
+            matmulRow("MLP forward X W1", 128, 784, 256, false, false, wide);
+            matmulRow("MLP weight grad X^T dZ", 784, 128, 256, true, false, wide);
+            matmulRow("MLP input grad dZ W^T", 128, 256, 784, false, true, wide);
+            for (int n : {256, 512, 1024}) matmulRow("square", n, n, n, false, false, wide);
+        }
+        Context cpu([] {
+            ContextOptions o;
+            o.backend = BackendPreference::Cpu;
+            return o;
+        }());
+        std::printf("\n| training step (Sequential, backend cpu) | ms/step (median of %d) | last loss |\n", steps);
+        std::printf("|---|---|---|\n");
+        float loss = 0;
+        const double w1 = stepMs(cpu, false, steps, 5, &loss);
+        std::printf("| W1 MLP 784-256-128-10, batch 128, Adam | %.2f | %.4f |\n", w1, loss);
+        const double w2 = stepMs(cpu, true, steps, 5, &loss);
+        std::printf("| W2 CNN conv8-pool-conv16-pool-dense10, batch 64, Adam | %.2f | %.4f |\n", w2, loss);
+        // What a default Context decides here (it needs GL: absent, it says so).
+        Context automatic;
+        std::printf("\nBackendPreference::Auto here: %s (%s)\n", backendName(automatic.backend()),
+                    automatic.caps().backendReason.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_cpu: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,107 @@
+// The plain data a Sequential model takes and gives back — compile and fit
+// options, targets, per-step and per-epoch reports, evaluations — and the
+// order in which an epoch visits the training rows. Shared by the GPU engine
+// (sequential.hpp) and the CPU backend (cpu/trainer.hpp).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gltrain/error.hpp"
+#include "gltrain/host_matrix.hpp"
+#include "gltrain/ops/loss_scale.hpp"
+#include "gltrain/optimizer_config.hpp"
+#include "gltrain/reference/random.hpp"
+#include "gltrain/schedule.hpp"
+
+namespace gltrain {
+
+enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
+enum class NanPolicy {
+    Stop,   // throw TrainingError naming the step; the last good weights are kept
+    Skip,   // skip the updates of bad steps and go on
+    Ignore  // apply them anyway
+};
+
+struct TrainingError : Error {
+    using Error::Error;
+};
+
+struct CompileOptions {
+    LossKind loss = LossKind::SoftmaxCrossEntropy;
+    OptimizerConfig optimizer{};  // Adam 1e-3
+    Schedule schedule{};          // constant
+    float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm
+    uint32_t seed = 1;            // initialisers, shuffling, dropout
+    NanPolicy onNaN = NanPolicy::Stop;
+    LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
+};
+
+// Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
+// one-hot rows for softmax cross-entropy, turned into labels).
+struct Targets {
+    std::vector<int> labels;
+    HostMatrix values;
+    Targets() = default;
+    Targets(std::vector<int> l) : labels(std::move(l)) {}
+    Targets(HostMatrix v) : values(std::move(v)) {}
+    size_t rows() const { return labels.empty() ? size_t(values.rows) : labels.size(); }
+    bool isLabels() const { return !labels.empty(); }
+};
+
+struct FitOptions {
+    int epochs = 1;
+    int batchSize = 32;
+    bool shuffle = true;           // reshuffled every epoch from (seed, epoch)
+    float validationSplit = 0.0f;  // the last fraction of x held out (as Keras does)
+    const HostMatrix* validationX = nullptr;
+    const Targets* validationY = nullptr;
+    int lossEvery = 1;       // read the loss every N steps (0: only at epoch ends)
+    bool asyncLoss = false;  // read it through a fence instead of stalling
+    // Every N steps the weights, optimizer state and step are read back through
+    // a fence (no stall) into a host-side snapshot; if the GL context is lost,
+    // training resumes from it (0: only the snapshots at the fit's start and end).
+    int snapshotEvery = 100;
+};
+
+struct StepInfo {
+    long step = 0;  // global step (1-based after the step ran)
+    int epoch = 0;  // 0-based
+    float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless a loss arrived this step
+    bool lossRead = false;
+    long lossStep = 0;  // the step that loss belongs to (earlier than `step` with asyncLoss)
+    double samplesPerSecond = 0, elapsedSeconds = 0;
+};
+struct EpochInfo {
+    int epoch = 0;
+    float loss = 0, accuracy = 0;  // mean over the epoch's steps (accuracy: classification only)
+    float valLoss = std::numeric_limits<float>::quiet_NaN(), valAccuracy = std::numeric_limits<float>::quiet_NaN();
+    double seconds = 0, samplesPerSecond = 0;
+    long step = 0;
+};
+struct Callbacks {
+    std::function<void(const StepInfo&)> onStep;
+    std::function<void(const EpochInfo&)> onEpoch;
+};
+struct Evaluation {
+    float loss = 0, accuracy = std::numeric_limits<float>::quiet_NaN();
+};
+
+// The rows an epoch visits, in order: 0 .. n-1, or (shuffle) a Fisher-Yates
+// permutation drawn from the counter hash of (seed, epoch), so the order is
+// the same natively, in the browser and on either backend.
+inline std::vector<int> epochOrder(int n, uint32_t seed, int epoch, bool shuffle) {
+    std::vector<int> order(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) order[size_t(i)] = i;
+    if (shuffle)
+        for (int i = n - 1; i > 0; --i) {
+            const uint32_t j = ref::hash3(seed ^ 0x5eed5eedu, uint32_t(epoch), uint32_t(i)) % uint32_t(i + 1);
+            std::swap(order[size_t(i)], order[j]);
+        }
+    return order;
+}
+
+}  // namespace gltrain

@@ -1,0 +1,401 @@
+// Sequential on the CPU backend (cpu/trainer.hpp, cpu/model.hpp): training
+// steps against the reference ops composed in double and against the GPU
+// engine, the same API (fit, evaluate, predict, weights, callbacks, NaN
+// policy, validation), checkpoints that load across backends, backend choice
+// and its report, and learning XOR and (natively) Fashion-MNIST.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gltrain/idx.hpp"
+#include "gltrain/reference.hpp"
+#include "gltrain/sequential.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::randomMatrix;
+using MatD = HostMatrixT<double>;
+
+namespace {
+
+std::string message(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "(no exception)";
+}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Max |got - want| / max(1e-3, max |want|).
+double maxRelDiff(const HostMatrix& got, const MatD& want) {
+    double scale = 1e-3, err = 0;
+    for (double v : want.data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got.data.size(); ++i) err = std::max(err, std::fabs(double(got.data[i]) - want.data[i]));
+    return got.data.size() == want.data.size() ? err / scale : INFINITY;
+}
+
+HostMatrix xorX() { return HostMatrix(4, 2, {0, 0, 0, 1, 1, 0, 1, 1}); }
+std::vector<int> xorY() { return {0, 1, 1, 0}; }
+
+}  // namespace
+
+TEST(CpuModel, ContextWithoutGlReportsTheCpuBackend) {
+    Context& ctx = test::cpuContext();
+    EXPECT_EQ(ctx.backend(), Backend::Cpu);
+    EXPECT_FALSE(ctx.hasGl());
+    EXPECT_TRUE(contains(ctx.caps().backendReason, "asked for")) << ctx.caps().backendReason;
+    EXPECT_FALSE(ctx.lost());
+    // Tensors need GL: a clear error, not a crash.
+    const std::string m = message([&] { Tensor t(ctx, 2, 2); });
+    EXPECT_TRUE(contains(m, "Tensor: this Context has no GL context (backend cpu")) << m;
+    EXPECT_THROW(ctx.loseContext(), UnsupportedError);
+}
+
+// Auto with both float render formats switched off: the CPU backend, and the
+// reason names what is missing; Gpu with the same switches refuses.
+TEST(CpuModel, AutoFallsBackToTheCpuWithoutFloatRenderTargets) {
+    ContextOptions o;
+    o.disableFloat32Render = o.disableHalfFloatRender = true;
+    Context ctx(o);
+    EXPECT_EQ(ctx.backend(), Backend::Cpu);
+    EXPECT_FALSE(ctx.hasGl());
+    EXPECT_TRUE(contains(ctx.caps().backendReason, "no float render targets")) << ctx.caps().backendReason;
+    Sequential m(ctx, 2);
+    m.add(Dense{8, Activation::Tanh}).add(Dense{2});
+    m.compile({});
+    FitOptions f;
+    f.epochs = 2;
+    f.batchSize = 4;
+    m.fit(xorX(), xorY(), f);
+    EXPECT_EQ(m.step(), 2);
+    o.backend = BackendPreference::Gpu;
+    EXPECT_THROW(Context{o}, UnsupportedError);
+}
+
+// Auto on a software renderer times one matmul both ways and says so, whichever wins.
+TEST(CpuModel, AutoOnASoftwareRendererReportsTheMeasurement) {
+    Context ctx;
+    if (!ctx.caps().softwareRenderer) GTEST_SKIP() << "renderer " << ctx.caps().renderer << " is not software";
+    EXPECT_TRUE(contains(ctx.caps().backendReason, "matmul took")) << ctx.caps().backendReason;
+    EXPECT_TRUE(ctx.hasGl());  // either way, tensors keep working
+    Tensor t(ctx, HostMatrix(1, 3, 2.0f));
+    EXPECT_EQ(t.download().data[2], 2.0f);
+}
+
+// The reference composition of model_test.cpp's GPU check, on the CPU backend:
+// 5 -> 7 (tanh) -> 6 (relu) -> 3, softmax cross-entropy, Adam, 20 steps of one
+// batch. fp32 against double: the loss to 1e-4 relative at every step, the
+// weights to 1e-4 at the end.
+TEST(CpuModel, TrainingMatchesTheReferenceFor20Steps) {
+    HostMatrix x = randomMatrix(32, 5, 21);
+    std::vector<int> y(32);
+    for (int i = 0; i < 32; ++i) y[size_t(i)] = (i * 7) % 3;
+    Sequential m(test::cpuContext(), 5);
+    m.add(Dense{7, Activation::Tanh}).add(Dense{6, Activation::ReLU}).add(Dense{3});
+    CompileOptions c;
+    c.optimizer.lr = 0.01f;
+    m.compile(c);
+    std::vector<MatD> W, b;
+    for (size_t l = 0; l < 3; ++l) {
+        W.push_back(m.weight(m.layerName(l), "kernel").cast<double>());
+        b.push_back(m.weight(m.layerName(l), "bias").cast<double>());
+    }
+    std::vector<float> losses;
+    FitOptions f;
+    f.epochs = 20;
+    f.batchSize = 32;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+    m.fit(x, y, f, cb);
+    ASSERT_EQ(losses.size(), 20u);
+
+    const Activation acts[3] = {Activation::Tanh, Activation::ReLU, Activation::Linear};
+    std::vector<ref::AdamState<double>> sw, sb;
+    for (size_t l = 0; l < 3; ++l) sw.emplace_back(W[l]), sb.emplace_back(b[l]);
+    ref::AdamConfig ac;
+    ac.lr = 0.01;
+    ac.eps = c.optimizer.eps;
+    const MatD X = x.cast<double>();
+    for (int t = 1; t <= 20; ++t) {
+        std::vector<MatD> in(3), z(3);
+        MatD cur = X;
+        for (size_t l = 0; l < 3; ++l) {
+            in[l] = cur;
+            z[l] = ref::densePreactivation(cur, W[l], b[l]);
+            cur = ref::activate(z[l], acts[l]);
+        }
+        auto loss = ref::softmaxCrossEntropy(cur, y);
+        EXPECT_NEAR(losses[size_t(t - 1)], loss.mean(), 1e-4 * std::max(1.0, loss.mean())) << "step " << t;
+        MatD dy = loss.grad;
+        for (size_t l = 3; l-- > 0;) {
+            auto g = ref::denseBackward(in[l], W[l], z[l], dy, acts[l]);
+            ref::adamStep(W[l], g.dW, sw[l], t, ac);
+            ref::adamStep(b[l], g.db, sb[l], t, ac);
+            dy = g.dX;
+        }
+    }
+    for (size_t l = 0; l < 3; ++l) {
+        EXPECT_LE(maxRelDiff(m.weight(m.layerName(l), "kernel"), W[l]), 1e-4) << "layer " << l;
+        EXPECT_LE(maxRelDiff(m.weight(m.layerName(l), "bias"), b[l]), 1e-4) << "layer " << l;
+    }
+}
+
+// One SGD step of a CNN (conv 'same' + ReLU, max pool, batch norm, flatten,
+// dense) against the reference in double, as model_conv_test.cpp checks the
+// GPU: every parameter, the moving averages and the prediction to 1e-4.
+TEST(CpuModel, CnnStepMatchesTheReference) {
+    const Shape3 in{6, 6, 2};
+    const int N = 5;
+    Sequential m(test::cpuContext(), in);
+    m.add(Conv2D{4, 3, 1, Padding::Same, Activation::ReLU}).add(MaxPool2D{2}).add(BatchNormalization{}).add(Flatten{});
+    m.add(Dense{3});
+    CompileOptions c;
+    c.optimizer.kind = OptimizerKind::SGD;
+    c.optimizer.lr = 0.1f;
+    m.compile(c);
+    HostMatrix x = randomMatrix(N, in.size(), 21), w1 = randomMatrix(18, 4, 22), b1 = randomMatrix(1, 4, 23, -0.1f, 0.1f);
+    HostMatrix gamma = randomMatrix(1, 4, 24, 0.5f, 1.5f), beta = randomMatrix(1, 4, 25);
+    HostMatrix w2 = randomMatrix(36, 3, 26), b2 = randomMatrix(1, 3, 27);
+    m.setWeight("conv2d_0", "kernel", w1);
+    m.setWeight("conv2d_0", "bias", b1);
+    m.setWeight("batch_normalization_2", "gamma", gamma);
+    m.setWeight("batch_normalization_2", "beta", beta);
+    m.setWeight("dense_4", "kernel", w2);
+    m.setWeight("dense_4", "bias", b2);
+    const std::vector<int> labels = {0, 2, 1, 1, 0};
+    FitOptions f;
+    f.batchSize = N;
+    f.shuffle = false;
+    m.fit(x, labels, f);
+
+    const double lr = 0.1, eps = 1e-3;
+    Window conv = Window::make("conv", in, 3, 3, 1, 1, Padding::Same, 4);
+    Window pool = Window::make("pool", conv.out, 2, 2, 2, 2, Padding::Valid, 4);
+    MatD X = x.cast<double>(), W1 = w1.cast<double>(), B1 = b1.cast<double>(), G = gamma.cast<double>();
+    MatD W2 = w2.cast<double>(), B2 = b2.cast<double>(), Be = beta.cast<double>();
+    MatD Z1 = ref::conv2d(X, W1, B1, conv), A1 = ref::activate(Z1, Activation::ReLU);
+    MatD P = ref::pool2d(A1, pool, PoolKind::Max);
+    auto stats = ref::batchStats(P, 4);
+    MatD Y = ref::batchNormApply(P, stats.mean, stats.var, G, Be, eps);
+    MatD logits = ref::addBias(ref::matmul(Y, W2), B2);
+    MatD dL = ref::softmaxCrossEntropy(logits, labels).grad;
+    MatD dW2 = ref::matmulTN(Y, dL), dB2 = ref::biasGrad(dL), dY = ref::matmulNT(dL, W2);
+    auto bn = ref::batchNormBackward(P, dY, G, eps);
+    MatD dZ1 = ref::activationGrad(ref::pool2dBackward(A1, bn.dX, pool, PoolKind::Max), Z1, Activation::ReLU);
+    MatD dW1 = ref::conv2dBackwardFilter(X, dZ1, conv), dB1 = ref::channelSum(dZ1, 4);
+    auto sgd = [&](MatD w, const MatD& g) {
+        for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];
+        return w;
+    };
+    EXPECT_LE(maxRelDiff(m.weight("dense_4", "kernel"), sgd(W2, dW2)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("dense_4", "bias"), sgd(B2, dB2)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "gamma"), sgd(G, bn.dGamma)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "beta"), sgd(Be, bn.dBeta)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "kernel"), sgd(W1, dW1)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "bias"), sgd(B1, dB1)), 1e-4);
+    MatD mm(1, 4), mv(1, 4);
+    for (int k = 0; k < 4; ++k) {
+        mm(0, k) = 0.01 * stats.mean(0, k);
+        mv(0, k) = 0.99 + 0.01 * stats.var(0, k) * 45.0 / 44.0;
+    }
+    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "moving_mean"), mm), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "moving_variance"), mv), 1e-4);
+    MatD Z1n = ref::conv2d(X, sgd(W1, dW1), sgd(B1, dB1), conv);
+    MatD Pn = ref::pool2d(ref::activate(Z1n, Activation::ReLU), pool, PoolKind::Max);
+    MatD Yn = ref::batchNormApply(Pn, mm, mv, sgd(G, bn.dGamma), sgd(Be, bn.dBeta), eps);
+    EXPECT_LE(maxRelDiff(m.predict(x), ref::addBias(ref::matmul(Yn, sgd(W2, dW2)), sgd(B2, dB2))), 1e-4);
+}
+
+// The same model, seed and data on both backends: shuffled batches, dropout
+// masks, clipping and a schedule line up, so the per-step losses agree to
+// 1e-4 relative and the weights after 30 steps to 1e-4 (fp32 on both sides,
+// summed in different orders).
+TEST(CpuModel, StepsMatchTheGpuEngine) {
+    HostMatrix x = randomMatrix(96, 12, 51);
+    std::vector<int> y(96);
+    for (int i = 0; i < 96; ++i) y[size_t(i)] = (i * 7 + i / 5) % 4;
+    auto run = [&](Context& ctx, std::vector<float>& losses) {
+        auto m = std::make_unique<Sequential>(ctx, 12);
+        m->add(Dense{16, Activation::ReLU}).add(Dropout{0.25f}).add(Dense{9, Activation::GELU}).add(Dense{4});
+        CompileOptions c;
+        c.optimizer.kind = OptimizerKind::RMSProp;
+        c.optimizer.lr = 0.01f;
+        c.clipNorm = 0.5f;
+        c.schedule.kind = Schedule::Exponential;
+        c.schedule.gamma = 0.5f;
+        c.schedule.stepSize = 10;
+        c.seed = 5;
+        m->compile(c);
+        FitOptions f;
+        f.epochs = 10;
+        f.batchSize = 32;  // 3 steps per epoch
+        Callbacks cb;
+        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+        m->fit(x, y, f, cb);
+        return m;
+    };
+    std::vector<float> onCpu, onGpu;
+    auto a = run(test::cpuContext(), onCpu);
+    auto b = run(test::context(), onGpu);
+    ASSERT_EQ(onCpu.size(), 30u);
+    ASSERT_EQ(onGpu.size(), 30u);
+    for (size_t i = 0; i < 30; ++i) EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << "step " << i + 1;
+    for (size_t l : {0u, 2u, 3u})
+        EXPECT_LE(maxRelDiff(a->weight(a->layerName(l), "kernel"), b->weight(b->layerName(l), "kernel").cast<double>()),
+                  1e-4)
+            << "layer " << l;
+    Evaluation ea = a->evaluate(x, y), eb = b->evaluate(x, y);
+    EXPECT_NEAR(ea.loss, eb.loss, 1e-4 * std::max(1.0f, eb.loss));
+    EXPECT_EQ(ea.accuracy, eb.accuracy);
+}
+
+// A checkpoint is the same file on both backends: trained on one, loaded on
+// the other, the predictions agree to 1e-5 and training resumes from its step.
+TEST(CpuModel, CheckpointsLoadAcrossBackends) {
+    HostMatrix x = randomMatrix(40, 6, 61);
+    std::vector<int> y(40);
+    for (int i = 0; i < 40; ++i) y[size_t(i)] = i % 3;
+    auto build = [&](Context& ctx) {
+        auto m = std::make_unique<Sequential>(ctx, Shape3{1, 6, 1});
+        m->add(Conv2D{3, 2, 1, Padding::Same, Activation::Tanh}).add(BatchNormalization{0.9f}).add(Flatten{});
+        m->add(Dense{3});
+        CompileOptions c;
+        c.seed = 4;
+        m->compile(c);
+        return m;
+    };
+    FitOptions f;
+    f.epochs = 3;
+    f.batchSize = 8;
+    for (bool fromCpu : {true, false}) {
+        Context& from = fromCpu ? test::cpuContext() : test::context();
+        Context& to = fromCpu ? test::context() : test::cpuContext();
+        auto a = build(from);
+        a->fit(x, y, f);
+        const std::vector<uint8_t> bytes = a->saveCheckpoint();
+        auto b = build(to);
+        b->loadCheckpoint(bytes);
+        EXPECT_EQ(b->step(), a->step());
+        const HostMatrix pa = a->predict(x), pb = b->predict(x);
+        EXPECT_LE(maxRelDiff(pb, pa.cast<double>()), 1e-5) << (fromCpu ? "CPU -> GPU" : "GPU -> CPU");
+        // Saved again on the other backend, the same tensors come back.
+        const SafetensorsFile fa = parseSafetensors(bytes, "a"), fb = parseSafetensors(b->saveCheckpoint(), "b");
+        EXPECT_EQ(fa.names, fb.names);
+        for (const std::string& name : fa.names) {
+            EXPECT_EQ(fa.at(name).shape, fb.at(name).shape) << name;
+            EXPECT_EQ(fa.at(name).floats(), fb.at(name).floats()) << name;
+        }
+        FitOptions more = f;
+        more.epochs = 4;
+        b->fit(x, y, more);
+        EXPECT_EQ(b->step(), 20);
+    }
+}
+
+TEST(CpuModel, XorReaches100Percent) {
+    Sequential m(test::cpuContext(), 2);
+    m.add(Dense{16, Activation::Tanh}).add(Dense{2});
+    CompileOptions c;
+    c.optimizer.lr = 0.05f;
+    c.seed = 3;
+    m.compile(c);
+    FitOptions f;
+    f.epochs = 300;
+    f.batchSize = 4;
+    f.lossEvery = 0;
+    m.fit(xorX(), xorY(), f);
+    Evaluation e = m.evaluate(xorX(), xorY());
+    EXPECT_EQ(e.accuracy, 1.0f) << "loss " << e.loss;
+    EXPECT_LT(e.loss, 0.05f);
+    EXPECT_EQ(m.history().size(), 300u);
+}
+
+// The rest of the API on the CPU backend: non-blocking steps, validation split,
+// epoch reports, MSE and BCE, a NaN stop that keeps the last good weights,
+// and the errors of a CPU model (profiles are of GPU passes).
+TEST(CpuModel, ApiMatchesTheGpuEngine) {
+    Sequential m(test::cpuContext(), 3);
+    m.add(Dense{1, Activation::Linear, 0.01f, Initializer{Initializer::Zeros, 0}});
+    CompileOptions c;
+    c.loss = LossKind::MeanSquaredError;
+    c.optimizer.kind = OptimizerKind::SGD;
+    c.optimizer.lr = 0.2f;
+    m.compile(c);
+    HostMatrix x = randomMatrix(256, 3, 11), w(3, 1, {0.5f, -2.0f, 1.25f});
+    HostMatrix yv = ref::addBias(ref::matmul(x, w), HostMatrix(1, 1, std::vector<float>{0.75f}));
+    FitOptions f;
+    f.epochs = 150;
+    f.batchSize = 64;
+    f.validationSplit = 0.25f;  // 192 rows train: 3 steps per epoch
+    int epochs = 0;
+    Callbacks cb;
+    cb.onEpoch = [&](const EpochInfo& e) {
+        ++epochs;
+        EXPECT_EQ(e.step, 3L * (e.epoch + 1));
+        EXPECT_TRUE(std::isfinite(e.valLoss));
+    };
+    m.beginFit(x, Targets(yv), f, cb);
+    EXPECT_TRUE(m.fitting());
+    while (m.trainFor(5.0) > 0 && m.fitting()) {
+    }
+    EXPECT_FALSE(m.fitting());
+    EXPECT_EQ(epochs, 150);
+    EXPECT_EQ(m.step(), 450);
+    HostMatrix got = m.weight(m.layerName(0), "kernel");
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(got.data[size_t(i)], w.data[size_t(i)], 1e-3);
+    EXPECT_NEAR(m.weight(m.layerName(0), "bias").data[0], 0.75f, 1e-3);
+    EXPECT_LT(m.history().back().valLoss, 1e-5);
+    EXPECT_TRUE(std::isnan(m.history().back().accuracy));  // regression: no accuracy
+
+    // A learning rate that blows up: the loss goes to Inf, training stops naming
+    // the step, and the weights of the last good step stay (finite).
+    Sequential bad(test::cpuContext(), 3);
+    bad.add(Dense{1});
+    CompileOptions big = c;
+    big.optimizer.lr = 1e18f;
+    bad.compile(big);
+    FitOptions once;
+    once.epochs = 50;
+    once.batchSize = 64;
+    const std::string msg = message([&] { bad.fit(x, Targets(yv), once); });
+    EXPECT_TRUE(contains(msg, "fit: the loss is")) << msg;
+    EXPECT_TRUE(contains(msg, "training stopped and the weights of the last good step are kept")) << msg;
+    for (float v : bad.weight(bad.layerName(0), "kernel").data) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_FALSE(bad.fitting());
+
+    const std::string p = message([&] { m.profileStep(x, Targets(yv), 8); });
+    EXPECT_TRUE(contains(p, "CPU backend")) << p;
+    EXPECT_EQ(message([&] { m.setWeight(m.layerName(0), "kernel", HostMatrix(2, 1)); }),
+              "setWeight: " + m.layerName(0) + "/kernel is 3x1, got 2x1");
+}
+
+#ifndef __EMSCRIPTEN__
+// Natively: the 784-256-128-10 MLP on the CPU backend, 2 epochs on 12,000
+// Fashion-MNIST images (batch 128, Adam 1e-3), then the 10,000 test images:
+// at least 80 %. (The full 60,000 for 2 epochs are the CTest gate
+// fashion_mnist_mlp_cpu: >= 85 %.)
+TEST(CpuModel, FashionMnistMlpLearns) {
+    if (!std::ifstream(std::string(kFashionMnistDir) + "/train-images-idx3-ubyte.gz"))
+        FAIL() << "Fashion-MNIST is missing from " << kFashionMnistDir << " (scripts/setup.sh installs it)";
+    Dataset train = loadFashionMnist(Split::Train), test = loadFashionMnist(Split::Test);
+    train.images.data.resize(size_t(12000) * size_t(train.images.cols));
+    train.images.rows = 12000;
+    train.labels.resize(12000);
+    Sequential m(test::cpuContext(), 784);
+    m.add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10});
+    m.compile({});
+    FitOptions f;
+    f.batchSize = 128;
+    f.epochs = 2;
+    f.lossEvery = 0;
+    m.fit(train.images, train.labels, f);
+    const Evaluation e = m.evaluate(test.images, test.labels);
+    EXPECT_GE(e.accuracy, 0.80f) << "loss " << e.loss;
+}
+#endif
