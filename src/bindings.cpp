@@ -266,6 +266,9 @@ public:
     }
     void makeCurrent() { ctx->makeCurrent(); }
     bool lost() { return ctx->lost(); }
+    // WEBGL_lose_context, for testing an application's recovery (Context::loseContext).
+    void loseContext() { guard([&] { ctx->loseContext(); }); }
+    void restoreContext() { guard([&] { ctx->restoreContext(); }); }
 
     val capabilities() {
         return guard([&] {
@@ -337,9 +340,13 @@ public:
             c.makeCurrent();
             auto* t = new TensorImpl;
             t->owner = &c;
-            // Rows interleaved over 4 layers from 4 rows on (as Sequential's tensors), so
-            // matmul runs the 4x4 register-blocked kernel.
-            t->t = Tensor(*c.ctx, r, k, r >= 4 ? Layout::PackedRows4 : Layout::Packed);
+            // Rows interleaved over 8 layers from 8 rows on where the device has 8 draw
+            // buffers, else over 4 from 4 rows on (as Sequential's dense layers), so matmul
+            // runs the 8x4 (4x4) register-blocked kernel.
+            const Layout layout = r >= 8 && c.ctx->caps().maxDrawBuffers >= 8 ? Layout::PackedRows8
+                                  : r >= 4                                    ? Layout::PackedRows4
+                                                                              : Layout::Packed;
+            t->t = Tensor(*c.ctx, r, k, layout);
             if (!v.empty()) t->t.upload(v);
             else t->t.clear();
             return t;
@@ -1039,7 +1046,9 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .class_function("create", &ContextImpl::create, allow_raw_pointers())
         .function("capabilities", &ContextImpl::capabilities)
         .function("poolStats", &ContextImpl::poolStats)
-        .function("lost", &ContextImpl::lost);
+        .function("lost", &ContextImpl::lost)
+        .function("loseContext", &ContextImpl::loseContext)
+        .function("restoreContext", &ContextImpl::restoreContext);
 
     class_<TensorImpl>("TensorImpl")
         .class_function("create", &TensorImpl::create, allow_raw_pointers())

@@ -100,6 +100,8 @@ const ops = {
           if (every && s.step % every.steps === 0) evaluate(s.step);
         },
         onEpoch: (e) => progress(e),
+        onContextLost: (e) => progress({ type: 'contextLost', ...e }),
+        onContextRestored: (e) => progress({ type: 'contextRestored', ...e }),
       });
       return r;
     } finally {
@@ -134,6 +136,14 @@ const ops = {
   poolStats() {
     return ctx.poolStats();
   },
+  loseContext() {
+    ctx.loseContext();
+    return true;
+  },
+  restoreContext() {
+    ctx.restoreContext();
+    return true;
+  },
   summary() {
     return needModel('summary').summary();
   },
@@ -152,12 +162,14 @@ function predictWith(m, data, options, classes) {
   }
 }
 
-// Requests run one at a time, in order, except stop, which must reach a running fit.
+// Requests run one at a time, in order, except those that must reach a running
+// fit: stop, and losing / restoring the context (which the fit then notices).
 let queue = Promise.resolve();
+const immediate = new Set(['loseContext', 'restoreContext']);
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.op === 'stop') { ops.stop(); return; }
-  queue = queue.then(async () => {
+  const run = async () => {
     try {
       if (!ops[msg.op]) throw argError(`gltrain worker: unknown request '${msg.op}'`);
       if (msg.op !== 'init' && !gl) throw argError(`${msg.op}: the worker is not initialised`);
@@ -167,5 +179,7 @@ self.onmessage = (e) => {
     } catch (err) {
       self.postMessage({ id: msg.id, error: { kind: err.kind || err.name || 'Error', message: String(err.message || err) } });
     }
-  });
+  };
+  if (immediate.has(msg.op)) run();
+  else queue = queue.then(run);
 };

@@ -251,6 +251,10 @@ export interface Context extends Deletable {
   readonly capabilities: Readonly<Capabilities>;
   /** The WebGL context is lost now: calls that need the GPU throw ContextLostError. */
   readonly lost: boolean;
+  /** Loses the WebGL context through WEBGL_lose_context, as a GPU reset would (to test recovery). */
+  loseContext(): void;
+  /** Asks the browser to restore it; the restore arrives asynchronously (webglcontextrestored). */
+  restoreContext(): void;
   poolStats(): PoolStats;
 }
 export interface ContextConstructor {
@@ -409,6 +413,10 @@ export interface WorkerFitOptions extends Omit<BeginFitOptions, 'validationData'
   onStep?: (event: StepEvent) => void;
   onEpoch?: (event: EpochEvent) => void;
   onEvaluate?: (event: EvaluateEvent) => void;
+  /** The worker's WebGL context was lost at this step (the fit waits for the restore). */
+  onContextLost?: (event: { step: number }) => void;
+  /** It is back: the model resumed from its snapshot of `step` (see FitOptions). */
+  onContextRestored?: (event: { step: number; lostAtStep: number }) => void;
 }
 export interface DatasetInfo { count: number; features: number; imageRows: number; imageCols: number }
 export type WorkerPredictData = Float32Array | { dataset: string; start?: number; count?: number };
@@ -436,5 +444,8 @@ export declare class TrainingWorker {
   loadCheckpoint(bytes: ArrayBuffer): Promise<boolean>;
   poolStats(): Promise<PoolStats>;
   summary(): Promise<LayerSummary[]>;
+  /** Loses / restores the worker's WebGL context (WEBGL_lose_context), to test recovery. */
+  loseContext(): Promise<boolean>;
+  restoreContext(): Promise<boolean>;
   terminate(): void;
 }

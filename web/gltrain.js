@@ -152,6 +152,10 @@ function makeApi(M) {
     // Whether the WebGL context is lost now (calls that need the GPU throw ContextLostError
     // until the browser restores it; fit() waits and resumes from the model's snapshot).
     get lost() { return this._raw.lost(); }
+    // Loses / restores the WebGL context through WEBGL_lose_context, as a GPU reset
+    // would: to test an application's recovery. The restore arrives asynchronously.
+    loseContext() { call(() => this._raw.loseContext()); }
+    restoreContext() { call(() => this._raw.restoreContext()); }
     poolStats() {
       return call(() => this._raw.poolStats());
     }
@@ -571,13 +575,19 @@ export class TrainingWorker {
   // Trains on dataset `train`; options as Sequential.fit (validationData: a dataset name) plus
   // evaluateEvery: {dataset, steps} which evaluates during training (onEvaluate).
   fit(train, options = {}) {
-    const { onStep, onEpoch, onEvaluate, ...rest } = options;
-    return this.#request('fit', { train, options: rest }, (p) => {
-      if (p.type === 'step') onStep?.(p);
-      else if (p.type === 'epoch') onEpoch?.(p);
-      else if (p.type === 'evaluate') onEvaluate?.(p);
+    const { onStep, onEpoch, onEvaluate, onContextLost, onContextRestored, ...rest } = options;
+    return this.#request('fit', { train, options: rest }, ({ type, ...p }) => {
+      if (type === 'step') onStep?.({ type, ...p });
+      else if (type === 'epoch') onEpoch?.({ type, ...p });
+      else if (type === 'evaluate') onEvaluate?.({ type, ...p });
+      else if (type === 'contextLost') onContextLost?.(p);
+      else if (type === 'contextRestored') onContextRestored?.(p);
     });
   }
+  // The worker's WebGL context lost / restored through WEBGL_lose_context (Context.loseContext):
+  // to test an application's recovery; a fit in the worker pauses and resumes.
+  loseContext() { return this.#request('loseContext', {}); }
+  restoreContext() { return this.#request('restoreContext', {}); }
   stop() { this.#worker?.postMessage({ op: 'stop' }); }
   evaluate(dataset, options = {}) { return this.#request('evaluate', { dataset, options }); }
   // Predictions for rows [start, start + count) of a loaded dataset, or for a Float32Array.

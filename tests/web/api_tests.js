@@ -494,6 +494,7 @@ const tests = {
     assert(c.backendReason.includes('asked for'), c.backendReason);
     assert(c.report.includes('backend:') && c.report.includes('cpu: asked for'), c.report);
     expectError(() => new gl.Tensor(cpu, 1, 1), 'UnsupportedError', 'this Context has no GL context (backend cpu');
+    expectError(() => cpu.loseContext(), 'UnsupportedError', 'Context::loseContext: this Context has no GL context');
     const { x, y } = xorData();
     const m = mlp(cpu, 2, 16, 2);
     let steps = 0;
@@ -727,6 +728,33 @@ const tests = {
     assert(stopped.stopped && stopped.steps < 1000, `stopped after ${stopped.steps} steps`);
     const stats = await w.poolStats();
     assert(stats.live > 0, 'pool stats from the worker');
+    // A lost WebGL context inside the worker: its fit pauses and resumes from the
+    // snapshot, onStep stays continuous, and the lost/restored callbacks cross over.
+    await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
+    const seen = [], lostEvents = [];
+    let lossAsked = false;
+    const r2 = await w.fit('train', {
+      epochs: 100, batchSize: 50, snapshotEvery: 10,
+      onStep: (s) => {
+        seen.push(s.step);
+        if (s.step >= 25 && !lossAsked) {
+          lossAsked = true;
+          w.loseContext().then(() => setTimeout(() => w.restoreContext(), 100));
+        }
+        if (s.step === 1500) w.stop();  // no loss seen by now: the checks below fail
+      },
+      onContextLost: (e) => lostEvents.push({ type: 'lost', ...e }),
+      onContextRestored: (e) => {
+        lostEvents.push({ type: 'restored', ...e });
+        w.stop();  // replayed from the snapshot: enough
+      },
+    });
+    assert(r2.stopped, 'stopped after the restore');
+    assert(seen.every((v, i) => v === i + 1), `onStep continuous: ${seen.join(',')}`);
+    assertEq(JSON.stringify(lostEvents.map((e) => e.type)), '["lost","restored"]', 'lost and restored, once each');
+    assertEq(lostEvents[1].lostAtStep, lostEvents[0].step, 'lostAtStep');
+    assert(lostEvents[1].step <= lostEvents[0].step && lostEvents[0].step - lostEvents[1].step <= 10,
+           `resumed from the snapshot: ${JSON.stringify(lostEvents)}`);
     w.terminate();
     await expectReject(w.summary(), 'DeletedError', 'terminated');
   },

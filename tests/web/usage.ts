@@ -80,7 +80,12 @@ export async function main(): Promise<number> {
   const worker = await TrainingWorker.create();
   await worker.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 100 });
   await worker.build({ inputSize: 784, layers: [{ type: 'dense', units: 10 }] }, { optimizer: 'sgd' });
-  await worker.fit('train', { epochs: 1, batchSize: 10, evaluateEvery: { dataset: 'train', steps: 5 }, onEvaluate: (e) => e.accuracy });
+  await worker.fit('train', { epochs: 1, batchSize: 10, evaluateEvery: { dataset: 'train', steps: 5 }, onEvaluate: (e) => e.accuracy,
+                              onContextLost: (e) => e.step, onContextRestored: (e) => e.lostAtStep - e.step });
+  const lostOk: boolean = await worker.loseContext();
+  void lostOk;
+  ctx.loseContext();
+  ctx.restoreContext();
   const p: Int32Array = await worker.predictClasses({ dataset: 'train', count: 10 });
   worker.terminate();
 
