@@ -3,13 +3,17 @@ export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 export GLTRAIN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export GLTRAIN_JOBS="${GLTRAIN_JOBS:-$(nproc)}"
 
+# gltrain_build_native / gltrain_build_web [TARGET...]: everything, or only the
+# targets named. GLTRAIN_BENCH=OFF leaves the benchmarks out of the configuration.
 gltrain_build_native() {
-  cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=ON >/dev/null
-  cmake --build "$GLTRAIN_ROOT/build" -j "$GLTRAIN_JOBS"
+  cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=ON \
+        -DGLTRAIN_BUILD_BENCH="${GLTRAIN_BENCH:-ON}" >/dev/null
+  cmake --build "$GLTRAIN_ROOT/build" -j "$GLTRAIN_JOBS" ${1:+--target "$@"}
 }
 gltrain_build_web() {
-  emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-web" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=ON -DGLTRAIN_BUILD_JS=OFF >/dev/null
-  cmake --build "$GLTRAIN_ROOT/build-web" -j "$GLTRAIN_JOBS"
+  emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-web" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=ON \
+        -DGLTRAIN_BUILD_BENCH="${GLTRAIN_BENCH:-ON}" -DGLTRAIN_BUILD_JS=OFF >/dev/null
+  cmake --build "$GLTRAIN_ROOT/build-web" -j "$GLTRAIN_JOBS" ${1:+--target "$@"}
 }
 # The native test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 # (only the test binary: no examples, benchmarks or JS module), compiled by

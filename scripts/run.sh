@@ -22,8 +22,8 @@ while (($#)); do
 done
 bash scripts/setup.sh
 echo "== building (native, web, JavaScript module)"
-gltrain_build_native >/dev/null
-gltrain_build_web >/dev/null
+gltrain_build_native fashion_mnist >/dev/null
+gltrain_build_web fashion_mnist >/dev/null
 gltrain_build_js >/dev/null
 
 # The browser reads the IDX files from the page's server: gunzip Debian's copies next to the page.
@@ -35,11 +35,13 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
   files+=(--file "data/$f")
 done
 
+# The engine is gltrain's own choice (backend auto; the "backend:" line says which and why):
+# on a software renderer that is the CPU backend when a startup matmul runs faster there.
 echo "== native (EGL)"
 ./build/examples/fashion_mnist --model mlp --epochs "$epochs" --batch 128
-echo "== headless Chromium (WebGL2)"
+echo "== headless Chromium (WebAssembly, WebGL2)"
 node scripts/browser_run.mjs build-web/examples fashion_mnist.html "${files[@]}" -- --model mlp --epochs "$epochs" --batch 128 --data /data
-echo "== the Fashion-MNIST page in headless Chromium (JavaScript module, Web Worker, WebGL2)"
+echo "== the Fashion-MNIST page in headless Chromium (JavaScript module, Web Worker)"
 node scripts/web_train.mjs --epochs "$epochs"
 if ((serve)); then
   echo "open http://127.0.0.1:8080/fashion-mnist.html or http://127.0.0.1:8080/playground.html"
