@@ -216,6 +216,7 @@ int main(int argc, char** argv) {
         nlohmann::json out;
         out["backend"] = "gltrain-native";
         out["renderer"] = caps.renderer;
+        out["engine"] = std::string(backendName(caps.backend)) + " backend (" + caps.backendReason + ")";
         out["version"] = caps.version;
         out["quick"] = p.epochRows > 0;
         auto& r = out["results"];

@@ -94,7 +94,7 @@ const fmt = (v, kind) => {
   if (v === undefined || v === null) return '—';
   if (kind === 'acc') return v.toFixed(3);
   if (kind === 'rate') return v.toFixed(2);
-  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 0.1 ? v.toFixed(2) : v.toPrecision(2);
 };
 // How many times faster gltrain is (> 1: gltrain ahead).
 const speedup = (g, t, kind) => {
@@ -117,7 +117,10 @@ out.push(`Machine: ${cpuModel}, ${os.cpus().length} cores (shared with other wor
 out.push('');
 out.push('Renderers:');
 for (const n of names) out.push(`- ${n}: ${state.info[n]?.renderer ?? 'unknown'}`);
-if (natives.length) out.push(`- gltrain native (EGL): ${natives[0].renderer} (${natives[0].version})`);
+if (natives.length) {
+  out.push(`- gltrain native (EGL): ${natives[0].renderer} (${natives[0].version})` +
+           (natives[0].engine ? `; models train on the ${natives[0].engine}; W3 multiplies GPU tensors` : ''));
+}
 out.push('');
 out.push('Workloads (bench/compare/compare.js, bench/compare_native.cpp): W1 MLP 784-256-128-10 ReLU, softmax cross-entropy, ' +
          'Adam 1e-3, batch 128 on Fashion-MNIST; W2 CNN conv 8@5x5 ReLU, max pool 2, conv 16@5x5 ReLU, max pool 2, dense 10, ' +
