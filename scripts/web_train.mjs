@@ -29,7 +29,10 @@ try {
   await page.goto(`${server.url}/fashion-mnist.html?${q}`);
   await page.waitForFunction(() => window.fashion?.capabilities || window.fashion?.error, null, { timeout: 120000 });
   const caps = await page.evaluate(() => window.fashion.capabilities);
-  if (caps) console.log(`renderer: ${caps.renderer}${caps.softwareRenderer ? ' (software renderer)' : ''}`);
+  if (caps) {
+    console.log(`renderer: ${caps.renderer}${caps.softwareRenderer ? ' (software renderer)' : ''}`);
+    console.log(`backend: ${caps.backend} (${caps.backendReason})`);
+  }
   let printed = 0;
   for (;;) {
     const s = await page.evaluate(() => ({ lines: window.fashion.lines, phase: window.fashion.phase }));
