@@ -45,6 +45,10 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         options_.backend != BackendPreference::Cpu)
         throw ArgumentError("Context: backend " + std::to_string(int(options_.backend)) +
                             " is not a BackendPreference (auto, gpu or cpu)");
+    if (options_.compute != ComputePreference::Auto && options_.compute != ComputePreference::On &&
+        options_.compute != ComputePreference::Off)
+        throw ArgumentError("Context: compute " + std::to_string(int(options_.compute)) +
+                            " is not a ComputePreference (auto, on or off)");
     if (options_.backend == BackendPreference::Cpu) {
         startWithoutGl("asked for (ContextOptions::backend = cpu): models train on the CPU; no GL context");
         return;
@@ -67,6 +71,7 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     }
     caps_.backend = choice.backend;
     caps_.backendReason = choice.reason;
+    chooseCompute();
     maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
                                                   : caps_.maxTextureSize;
     pool_ = std::make_unique<TexturePool>();
@@ -76,12 +81,50 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     if (options_.backend == BackendPreference::Auto && caps_.softwareRenderer) preferCpuIfFaster();
 }
 
+// Compute-shader kernels: OpenGL ES 3.1 compute with the 16x16 workgroups and
+// 8 KiB of shared memory they use, and RGBA32F storage (their image stores are
+// rgba32f). ContextOptions::compute decides where the device has them.
+void Context::chooseCompute() {
+#if GLTRAIN_GL_COMPUTE
+    GLint major = 0, minor = 0;
+    glGetIntegerv(GL_MAJOR_VERSION, &major);
+    glGetIntegerv(GL_MINOR_VERSION, &minor);
+    if (major > 3 || (major == 3 && minor >= 1)) {
+        GLint invocations = 0, shared = 0, sizeX = 0, sizeY = 0;
+        glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &invocations);
+        glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &shared);
+        glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 0, &sizeX);
+        glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 1, &sizeY);
+        caps_.computeShaders = invocations >= 256 && shared >= 8192 && sizeX >= 16 && sizeY >= 16;
+    }
+    glGetError();
+#endif
+    caps_.computeKernels = false;
+    if (!caps_.computeShaders)
+        caps_.computeReason = "this device has no compute shaders (WebGL2 and OpenGL ES 3.0 have none)";
+    else if (options_.compute == ComputePreference::Off)
+        caps_.computeReason = "ContextOptions::compute = off";
+    else if (caps_.backend != Backend::GpuFloat32)
+        caps_.computeReason = "the half-float backend (compute kernels store rgba32f)";
+    else if (options_.compute == ComputePreference::Auto && caps_.softwareRenderer)
+        caps_.computeReason = "a software renderer runs the fragment kernels faster (ContextOptions::compute = on forces them)";
+    else {
+        caps_.computeKernels = true;
+        caps_.computeReason = std::string("matmul runs as a compute shader (") +
+                              (options_.compute == ComputePreference::On ? "ContextOptions::compute = on"
+                                                                          : "ContextOptions::compute = off keeps the fragment kernels") +
+                              ")";
+    }
+}
+
 // The CPU backend without GL: the pool and the registry exist (empty), so
 // counters and reports work; anything that would draw throws (requireGl).
 void Context::startWithoutGl(const std::string& reason) {
     if (caps_.platform.empty()) caps_.platform = "none";
     caps_.backend = Backend::Cpu;
     caps_.backendReason = reason;
+    caps_.computeKernels = false;
+    caps_.computeReason = "no GL context";
     caps_.measuredMantissaBits = 23;  // IEEE fp32 in host memory
     pool_ = std::make_unique<TexturePool>();
     shaders_ = std::make_unique<ShaderRegistry>();

@@ -39,6 +39,26 @@ inline Context& smallContext() {
     return ctx;
 }
 
+// Compute-shader kernels on wherever the device has them (native OpenGL ES 3.1;
+// on llvmpipe too, where Auto leaves them off); `paged`: MAX_TEXTURE_SIZE forced to 64.
+inline Context& computeContext(bool paged = false) {
+    auto make = [](int maxTex) {
+        ContextOptions o;
+        o.backend = BackendPreference::Gpu;
+        o.compute = ComputePreference::On;
+        o.maxTextureSize = maxTex;
+        return o;
+    };
+    if (paged) {
+        static Context small(make(64));
+        small.makeCurrent();
+        return small;
+    }
+    static Context full(make(0));
+    full.makeCurrent();
+    return full;
+}
+
 // The CPU backend, without any GL context.
 inline Context& cpuContext() {
     static Context ctx([] {

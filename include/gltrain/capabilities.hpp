@@ -38,6 +38,9 @@ struct Capabilities {
     bool softwareRenderer = false;      // SwiftShader, llvmpipe, softpipe, ...
     int measuredMantissaBits = 0;       // measured by the precision probe kernel through the render
                                         // format (fp32 storage: 23; half-float storage: 10)
+    bool computeShaders = false;        // OpenGL ES 3.1 compute shaders with a 16x16 workgroup (native)
+    bool computeKernels = false;        // compute-shader kernels run (ContextOptions::compute decides)
+    std::string computeReason;          // why they do or do not
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;          // why this backend (what was missing or disabled)
     std::vector<std::string> extensions;
@@ -80,6 +83,8 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "RGBA32F renderable:          " << yn(c.float32Renderable) << " (measured)\n"
        << "RGBA16F renderable:          " << yn(c.float16Renderable) << " (measured)\n"
        << "fragment float mantissa:     " << c.measuredMantissaBits << " bits (measured, through the storage)\n"
+       << "compute shaders:             " << yn(c.computeShaders) << "; compute kernels "
+       << (c.computeKernels ? "on" : "off") << ": " << c.computeReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
     return os;

@@ -97,6 +97,7 @@ public:
 
 private:
     void queryCapabilities();
+    void chooseCompute();
     void measurePrecision();
     void createObjects();
     void abandonObjects();

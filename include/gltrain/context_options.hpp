@@ -14,8 +14,19 @@ namespace gltrain {
 //   Cpu   the CPU backend, without creating any GL context
 enum class BackendPreference { Auto, Gpu, Cpu };
 
+// Whether kernels that have a compute-shader form (OpenGL ES 3.1, native only:
+// WebGL2 has no compute stage) use it:
+//   Auto  where the device has compute shaders and is not a software renderer
+//         (a GPU whose graphics pipeline runs on a few of its SMs, like the
+//         H100/H200, does its compute on all of them; llvmpipe runs the
+//         fragment kernels faster)
+//   On    wherever the device has them (tests use it to check the compute kernels on llvmpipe)
+//   Off   never
+enum class ComputePreference { Auto, On, Off };
+
 struct ContextOptions {
     BackendPreference backend = BackendPreference::Auto;
+    ComputePreference compute = ComputePreference::Auto;
     // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
     std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
     int eglDevice = -1;  // with "device": the EGL device index to use; -1 tries each in turn

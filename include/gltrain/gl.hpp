@@ -1,8 +1,16 @@
-// The one place that includes the OpenGL ES 3.0 API (native: Debian's GLES3
-// headers over libglvnd; web: Emscripten's WebGL2 emulation of the same API),
-// and the GL error check that tags an error with its call site.
+// The one place that includes the OpenGL ES API (native: Debian's GLES 3.1
+// headers over libglvnd, whose libGLESv2 exports every ES 3.2 entry point; web:
+// Emscripten's WebGL2 emulation of ES 3.0), and the GL error check that tags an
+// error with its call site. GLTRAIN_GL_COMPUTE: the compute-shader entry points
+// exist (native); whether the device has them is Capabilities::computeShaders.
 #pragma once
+#ifdef __EMSCRIPTEN__
 #include <GLES3/gl3.h>
+#define GLTRAIN_GL_COMPUTE 0
+#else
+#include <GLES3/gl31.h>
+#define GLTRAIN_GL_COMPUTE 1
+#endif
 
 #include <cstdio>
 #include <string>

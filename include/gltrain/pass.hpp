@@ -31,6 +31,7 @@ public:
         const std::string block = blocks.empty() ? "" : blocks[0];
         rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
         if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
+        if (ShaderRegistry::isCompute(src)) computeTile_ = ShaderRegistry::computeTile(kernel_, src);
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
@@ -148,6 +149,10 @@ public:
         }
         const TexelGeometry& og = output_()->geometry();
         glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, 0);
+        if (computeTile_.first) {
+            dispatch(og);
+            return;
+        }
         static const GLenum kDrawBuffers[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
                                               GL_COLOR_ATTACHMENT3, GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
                                               GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
@@ -195,6 +200,26 @@ public:
     }
 
 private:
+    // A compute kernel: the output texture array bound layered as image 0, enough
+    // workgroups to cover it, and a barrier so that every later pass, read-back
+    // or upload sees (and does not race) the image stores.
+    void dispatch(const TexelGeometry& og) {
+#if GLTRAIN_GL_COMPUTE
+        if (ctx_->renderFormat() != GL_RGBA32F)
+            throw UnsupportedError("Pass '" + kernel_ + "': compute kernels store RGBA32F; this context's backend is " +
+                                   backendName(ctx_->backend()));
+        glUniform4i(program_->outPages, og.pageWidth, og.pageHeight, og.pagesX, 0);
+        glBindImageTexture(0, output_()->texture(), 0, GL_TRUE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+        glDispatchCompute(GLuint((og.cols + computeTile_.second - 1) / computeTile_.second),
+                          GLuint((og.rows + computeTile_.first - 1) / computeTile_.first), 1);
+        glMemoryBarrier(GL_ALL_BARRIER_BITS);
+        if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
+#else
+        (void)og;
+        throw UnsupportedError("Pass '" + kernel_ + "': a compute kernel; WebGL2 has no compute shaders");
+#endif
+    }
+
     // A tensor whose texture went with a lost context: its name means nothing now.
     [[noreturn]] void lostTensor(const std::string& what, const Tensor& t) const {
         throw ContextLostError("Pass '" + kernel_ + "': " + what + " (" + t.shapeString() +
@@ -274,6 +299,7 @@ private:
         }
         d += std::string("#define OUT_PACKED ") + (isPacked(output_()->layout()) ? "1" : "0") + "\n";
         d += "#define OUT_PHASES " + std::to_string(output_()->geometry().phases) + "\n";
+        if (computeTile_.first) d += std::string("#define OUT_PAGED ") + (output_()->geometry().paged() ? "1" : "0") + "\n";
         program_ = &ctx_->shaders().get(kernel_, d);
         programKey_ = key;
         programGeneration_ = ctx_->generation();
@@ -291,6 +317,7 @@ private:
     // "// blocks: rows4": 4 rows per fragment into one PackedRows4 output (4); "// blocks: rows":
     // one row per row phase of a PackedRows4 or PackedRows8 output (-1); else 0.
     int rowBlock_ = 0;
+    std::pair<int, int> computeTile_{0, 0};  // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;

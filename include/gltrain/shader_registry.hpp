@@ -25,6 +25,13 @@
 //   "// blocks: rows": the same for any row-interleaved output — P = OUT_PHASES
 //   (4 or 8) rows through R0..R{P-1}, declared by the registry
 //
+// "// stage: compute" in the header: a compute shader (OpenGL ES 3.1, native
+// only) instead of a fragment shader; the kernel declares its local size and
+// "// tile: R x C" (output rows and columns one workgroup covers), reads its
+// inputs through the same helpers and writes with
+//   void  setTexel(int tx, int row, vec4 v)  texel tx of output row `row` (padding
+//                                             lanes zeroed; outside the output: nothing)
+//
 // Layout and paging are compile-time defines, so each kernel is specialised
 // for the tensors it runs on: the common unpaged case samples with one
 // texelFetch, the paged case maps texels to pages with a division.
@@ -59,6 +66,7 @@ struct Program {
     GLint outGeom = -1;    // ivec4 (rows, cols, texelsPerRow, 0)
     GLint outOrigin = -1;  // ivec2 texel origin of the page being rendered
     GLint outRowmap = -1;  // ivec2 (phases, phase) of the layer being rendered
+    GLint outPages = -1;   // compute: ivec4 (pageWidth, pageHeight, pagesX, 0) of the output
 
     GLint uniformLocation(const std::string& uniform) const {
         return glGetUniformLocation(handle.get(), uniform.c_str());
@@ -122,6 +130,22 @@ public:
     // usual single output written with setOutput().
     static std::vector<std::string> declaredOutputs(const std::string& src) { return headerList(src, "outputs"); }
 
+    // Whether a kernel is a compute shader ("// stage: compute").
+    static bool isCompute(const std::string& src) {
+        auto stage = headerList(src, "stage");
+        return !stage.empty() && stage[0] == "compute";
+    }
+
+    // A compute kernel's "// tile: R x C": the output rows and columns (elements)
+    // one workgroup covers; the pass dispatches enough workgroups to cover the output.
+    static std::pair<int, int> computeTile(const std::string& name, const std::string& src) {
+        static const std::regex re(R"(//\s*tile:\s*(\d+)\s*x\s*(\d+))");
+        std::smatch m;
+        if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
+            throw ShaderError("ShaderRegistry: compute kernel '" + name + "' has no '// tile: R x C' header line");
+        return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+    }
+
     // The raw input list of a kernel's header, '?' markers included.
     static std::vector<std::string> declaredInputs(const std::string& src) { return headerList(src, "inputs"); }
 
@@ -162,7 +186,7 @@ public:
     }
 
 private:
-    static std::string inputHelpers(const std::string& x) {
+    static std::string inputHelpers(const std::string& x, bool fragment = true) {
         // The paged path maps a texel to (page column, page row) with a division;
         // the unpaged one is a single texelFetch.
         std::string s;
@@ -191,6 +215,7 @@ private:
         s += "#else\n";
         s += "  return " + x + "_texel(c, r).x;\n";
         s += "#endif\n}\n";
+        if (!fragment) return s;  // a compute kernel has no output texel of its own
         // The values of X at the elements of the output texel being computed (X has
         // the output's shape): one fetch when the layouts agree, lane by lane otherwise.
         s += "vec4 " + x + "_aligned() {\n";
@@ -255,6 +280,47 @@ private:
             s += "void set" + outputs[i] + "(vec4 v) { gltrain_out_" + outputs[i] + " = gltrain_mask(v); }\n";
         }
         for (auto& x : inputs) s += inputHelpers(x);
+        return s;
+    }
+
+    // A compute kernel's prelude: the output is one image (the output tensor's
+    // texture array, bound layered to image unit 0) written through setTexel().
+    static std::string computePrelude(const std::string& defines, const std::vector<std::string>& inputs) {
+        std::string s =
+            "#version 310 es\n"
+            "precision highp float;\n"
+            "precision highp int;\n"
+            "precision highp sampler2DArray;\n"
+            "precision highp image2DArray;\n";
+        s += defines;
+        s +=
+            "uniform ivec4 out_geom;   // (rows, cols, texelsPerRow, 0)\n"
+            "uniform ivec4 out_pages;  // (pageWidth, pageHeight, pagesX, 0)\n"
+            "layout(rgba32f, binding = 0) writeonly uniform highp image2DArray gltrain_out;\n"
+            "ivec2 outShape() { return out_geom.xy; }\n"
+            "void setTexel(int tx, int row, vec4 v) {\n"
+            "  if (tx >= out_geom.z || row >= out_geom.x) return;\n"
+            "#if OUT_PACKED\n"
+            "  int c0 = tx * 4;\n"
+            "  v = mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
+            "#else\n"
+            "  v = vec4(v.x, 0.0, 0.0, 0.0);\n"
+            "#endif\n"
+            "#if OUT_PHASES == 4\n"
+            "  int gy = row >> 2, ph = row & 3;\n"
+            "#elif OUT_PHASES == 8\n"
+            "  int gy = row >> 3, ph = row & 7;\n"
+            "#else\n"
+            "  int gy = row, ph = 0;\n"
+            "#endif\n"
+            "#if OUT_PAGED\n"
+            "  int px = tx / out_pages.x, py = gy / out_pages.y;\n"
+            "  imageStore(gltrain_out, ivec3(tx - px * out_pages.x, gy - py * out_pages.y, (py * out_pages.z + px) * OUT_PHASES + ph), v);\n"
+            "#else\n"
+            "  imageStore(gltrain_out, ivec3(tx, gy, ph), v);\n"
+            "#endif\n"
+            "}\n";
+        for (auto& x : inputs) s += inputHelpers(x, false);
         return s;
     }
 
@@ -328,12 +394,21 @@ private:
         for (auto& in : declaredInputSpecs(body))
             if (!in.optional || defines.find("#define " + in.name + "_BOUND 1\n") != std::string::npos)
                 p->inputs.push_back(in.name);
-        std::string pre = prelude(defines, p->inputs, renderTargets(body, defines));
+        const bool compute = isCompute(body);
+#if !GLTRAIN_GL_COMPUTE
+        if (compute)
+            throw UnsupportedError("ShaderRegistry: kernel '" + name + "' is a compute shader; this build (WebGL2) has none");
+#endif
+        std::string pre = compute ? computePrelude(defines, p->inputs) : prelude(defines, p->inputs, renderTargets(body, defines));
         for (auto& lib : declaredUses(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();
 
+#if GLTRAIN_GL_COMPUTE
+        ShaderObjectHandle fs(glCreateShader(compute ? GL_COMPUTE_SHADER : GL_FRAGMENT_SHADER));
+#else
         ShaderObjectHandle fs(glCreateShader(GL_FRAGMENT_SHADER));
+#endif
         glShaderSource(fs.get(), 1, &src, nullptr);
         glCompileShader(fs.get());
         GLint ok = 0;
@@ -345,7 +420,7 @@ private:
                               quoteBadLines(log, body, countLines(pre), name));
         }
         p->handle = ProgramHandle::create();
-        glAttachShader(p->handle.get(), vertexShader());
+        if (!compute) glAttachShader(p->handle.get(), vertexShader());
         glAttachShader(p->handle.get(), fs.get());
         glLinkProgram(p->handle.get());
         glGetProgramiv(p->handle.get(), GL_LINK_STATUS, &ok);
@@ -368,6 +443,7 @@ private:
         p->outGeom = p->uniformLocation("out_geom");
         p->outOrigin = p->uniformLocation("out_origin");
         p->outRowmap = p->uniformLocation("out_rowmap");
+        p->outPages = p->uniformLocation("out_pages");
         checkGl(("ShaderRegistry: building kernel '" + name + "'").c_str());
         return p;
     }

@@ -25,7 +25,8 @@ struct MatmulOptions {
     Activation act = Activation::Linear;
     float actAlpha = 0.01f;         // LeakyReLU slope
     const Tensor* dactZ = nullptr;  // backward epilogue: C *= f'(Z), Z is M x N, f = act
-    // K-split threshold (a multiple of 4). Measured (bench/kernels, llvmpipe,
+    // K-split threshold (a multiple of 4) of the fragment kernels; the compute
+    // kernel runs all of K in one dispatch. Measured (bench/kernels, llvmpipe,
     // 256 x 4096 x 256 blocked): 1 pass 1.7 GFLOP/s, 2 passes 2.5, 4 passes
     // 2.9, 8 passes of 512 3.5 — shorter loops keep a CPU renderer's working
     // set in cache, and a GPU pays ~nothing for the extra passes.
@@ -92,15 +93,31 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 }
 }  // namespace detail
 
-// Kernels, specialised first: the register-blocked kernel (4x4 or 8x4 blocks)
-// when C is PackedRows4 or PackedRows8 and every operand is packed (and not
-// both transposed); the one-texel-per-fragment kernel, which handles any
-// layouts, otherwise.
+// Kernels, specialised first: the compute-shader kernel (64x64 tiles, all of K
+// in one dispatch) where the context runs compute kernels
+// (Capabilities::computeKernels: native OpenGL ES 3.1 on a hardware GPU, or
+// ContextOptions::compute = on) and every operand is packed (any row layout);
+// the register-blocked kernel
+// (4x4 or 8x4 blocks) when C is PackedRows4 or PackedRows8 and every operand
+// is packed (and not both transposed); the one-texel-per-fragment kernel,
+// which handles any layouts, otherwise.
 inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
     detail::validateMatmul(a, b, c, o);
-    const bool blocked = rowPhases(c.layout()) > 1 && isPacked(a.layout()) && isPacked(b.layout()) &&
-                         !(o.transA && o.transB) && (!o.bias || isPacked(o.bias->layout())) &&
-                         (!o.dactZ || isPacked(o.dactZ->layout()));
+    const bool allPacked = isPacked(a.layout()) && isPacked(b.layout()) && isPacked(c.layout()) &&
+                           (!o.bias || isPacked(o.bias->layout())) && (!o.dactZ || isPacked(o.dactZ->layout()));
+    if (c.context().caps().computeKernels && allPacked) {
+        Defines d = {{"TRANS_A", o.transA ? "1" : "0"},
+                     {"TRANS_B", o.transB ? "1" : "0"},
+                     {"ACT", std::to_string(int(o.act))},
+                     {"DACT", o.dactZ ? "1" : "0"}};
+        Pass& p = list.add(Pass(c.context(), "forward/matmul_tiled", d));
+        p.input("A", a).input("B", b).output(c);
+        if (o.bias) p.input("BIAS", *o.bias);
+        if (o.dactZ) p.input("Z", *o.dactZ);
+        if (o.act == Activation::LeakyReLU) p.uniform("act_alpha", o.actAlpha);
+        return;
+    }
+    const bool blocked = rowPhases(c.layout()) > 1 && allPacked && !(o.transA && o.transB);
     if (blocked) {
         detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul_block", [&](Pass& p) {
             if (o.bias) p.input("BIAS", *o.bias);
