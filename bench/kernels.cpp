@@ -77,8 +77,10 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
     double s = medianSeconds([&] { list.run(); }, c, reps);
     const std::string lay = operands == layout ? layoutName(layout) : std::string(layoutName(operands)) + " -> " +
                                                                           layoutName(layout);
-    std::printf("| %-26s | %5d x %5d x %5d | %-24s | %5d | %9.3f | %9.2f |\n", label, m, k, n, lay.c_str(), maxK,
-                s * 1e3, 2.0 * m * k * n / s / 1e9);
+    std::string kernel = list.passes().back().kernel();  // the last pass: the one with the epilogue
+    kernel = kernel.substr(kernel.find('/') + 1);
+    std::printf("| %-26s | %5d x %5d x %5d | %-24s | %-12s | %5d | %9.3f | %9.2f |\n", label, m, k, n, lay.c_str(),
+                kernel.c_str(), kernel == "matmul_tiled" ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
 }  // namespace
@@ -106,8 +108,9 @@ int main(int argc, char** argv) {
                     caps.version.c_str());
         int reps = quick ? 3 : 7;
 
-        std::printf("| matmul                     |      M x     K x     N | layout (A, B -> C)       | K/pass |   ms/call |   GFLOP/s |\n");
-        std::printf("|----------------------------|-------------------------|--------------------------|-------|-----------|-----------|\n");
+        std::printf("compute kernels: %s (%s)\n\n", caps.computeKernels ? "on" : "off", caps.computeReason.c_str());
+        std::printf("| matmul                     |      M x     K x     N | layout (A, B -> C)       | kernel       | K/pass |   ms/call |   GFLOP/s |\n");
+        std::printf("|----------------------------|-------------------------|--------------------------|--------------|-------|-----------|-----------|\n");
         if (sizes.empty()) {
             sizes = {256, 512, 1024};
             if (!quick && !caps.softwareRenderer) sizes.insert(sizes.end(), {2048, 4096});
@@ -121,6 +124,24 @@ int main(int argc, char** argv) {
                 // Operands packed (rows contiguous in one layer), the blocked output row-interleaved.
                 if (rowPhases(l) > 1) matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK, Layout::Packed);
             }
+        if (caps.computeShaders) {
+            // The other kind of kernel on the same device: the fragment kernels where
+            // compute runs (Auto on a GPU), the compute kernel where it does not (a
+            // software renderer, where it is slow: sizes up to 512).
+            {
+                ContextOptions o;
+                o.backend = BackendPreference::Gpu;
+                o.compute = caps.computeKernels ? ComputePreference::Off : ComputePreference::On;
+                Context alt(o);
+                for (int n : sizes) {
+                    if (caps.softwareRenderer && n > 512) continue;
+                    for (Layout l : {Layout::Packed, Layout::PackedRows8})
+                        if (rowPhases(l) == 1 || caps.maxDrawBuffers >= 8)
+                            matmulRow(alt, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK);
+                }
+            }
+            ctx.makeCurrent();  // after alt is gone: destroying a context leaves none current
+        }
         matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
         // The K-split threshold: the same product in 1, 2, 4 and 8 passes.
         for (int maxK : {4096, 2048, 1024, 512})
