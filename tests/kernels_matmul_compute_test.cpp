@@ -11,6 +11,7 @@
 #include "gltrain/ops/matmul.hpp"
 #include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
+#include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
 using namespace gltrain;
@@ -171,4 +172,15 @@ TEST(ComputeKernels, TrainingAgreesWithTheFragmentKernels) {
     EXPECT_NE(std::find(compute.second.begin(), compute.second.end(), "forward/matmul_tiled"), compute.second.end());
     if (!test::context().caps().computeKernels)
         EXPECT_EQ(std::find(fragment.second.begin(), fragment.second.end(), "forward/matmul_tiled"), fragment.second.end());
+}
+
+TEST(ComputeKernels, MlpStepsMatchTheReference) {
+    // The reference check every engine meets (model_reference_steps.hpp).
+    REQUIRE_COMPUTE();
+    test::expectMlpAdamStepsMatchTheReference(computeContext());
+}
+
+TEST(ComputeKernels, CnnStepMatchesTheReference) {
+    REQUIRE_COMPUTE();
+    test::expectCnnSgdStepMatchesTheReference(computeContext());
 }

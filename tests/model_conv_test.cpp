@@ -15,11 +15,13 @@
 #include "gltrain/idx.hpp"
 #include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
+#include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
 using namespace gltrain;
 using gltrain::test::randomMatrix;
-using MatD = HostMatrixT<double>;
+using gltrain::test::MatD;
+using gltrain::test::maxRelDiff;
 
 namespace {
 
@@ -32,91 +34,9 @@ std::string message(const std::function<void()>& f) {
     return "(no exception)";
 }
 
-double maxRelDiff(const HostMatrix& got, const MatD& want) {
-    double scale = 1e-3, err = 0;
-    for (double v : want.data) scale = std::max(scale, std::fabs(v));
-    for (size_t i = 0; i < got.data.size(); ++i) err = std::max(err, std::fabs(double(got.data[i]) - want.data[i]));
-    return err / scale;
-}
-
 }  // namespace
 
-TEST(ModelConv, OneSgdStepMatchesTheReference) {
-    Context& ctx = test::context();
-    const Shape3 in{6, 6, 2};
-    const int N = 5;
-    Sequential m(ctx, in);
-    m.add(Conv2D{4, 3, 1, Padding::Same, Activation::ReLU})
-        .add(MaxPool2D{2})
-        .add(BatchNormalization{})
-        .add(Flatten{})
-        .add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.1f;
-    m.compile(c);
-    ASSERT_EQ(m.layerName(2), "batch_normalization_2");
-    ASSERT_EQ(m.outputShape(1), (Shape3{3, 3, 4}));
-
-    HostMatrix x = randomMatrix(N, in.size(), 21), w1 = randomMatrix(18, 4, 22), b1 = randomMatrix(1, 4, 23, -0.1f, 0.1f);
-    HostMatrix gamma = randomMatrix(1, 4, 24, 0.5f, 1.5f), beta = randomMatrix(1, 4, 25);
-    HostMatrix w2 = randomMatrix(36, 3, 26), b2 = randomMatrix(1, 3, 27);
-    m.setWeight("conv2d_0", "kernel", w1);
-    m.setWeight("conv2d_0", "bias", b1);
-    m.setWeight("batch_normalization_2", "gamma", gamma);
-    m.setWeight("batch_normalization_2", "beta", beta);
-    m.setWeight("dense_4", "kernel", w2);
-    m.setWeight("dense_4", "bias", b2);
-    const std::vector<int> labels = {0, 2, 1, 1, 0};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
-
-    // The same step in double.
-    const double lr = 0.1, eps = 1e-3;
-    Window conv = Window::make("conv", in, 3, 3, 1, 1, Padding::Same, 4);
-    Window pool = Window::make("pool", conv.out, 2, 2, 2, 2, Padding::Valid, 4);
-    MatD X = x.cast<double>(), W1 = w1.cast<double>(), B1 = b1.cast<double>(), G = gamma.cast<double>();
-    MatD W2 = w2.cast<double>(), B2 = b2.cast<double>();
-    MatD Z1 = ref::conv2d(X, W1, B1, conv), A1 = ref::activate(Z1, Activation::ReLU);
-    MatD P = ref::pool2d(A1, pool, PoolKind::Max);
-    auto stats = ref::batchStats(P, 4);
-    MatD Y = ref::batchNormApply(P, stats.mean, stats.var, G, beta.cast<double>(), eps);
-    MatD logits = ref::addBias(ref::matmul(Y, W2), B2);
-    MatD dL = ref::softmaxCrossEntropy(logits, labels).grad;
-    MatD dW2 = ref::matmulTN(Y, dL), dB2 = ref::biasGrad(dL), dY = ref::matmulNT(dL, W2);
-    auto bn = ref::batchNormBackward(P, dY, G, eps);
-    MatD dZ1 = ref::activationGrad(ref::pool2dBackward(A1, bn.dX, pool, PoolKind::Max), Z1, Activation::ReLU);
-    MatD dW1 = ref::conv2dBackwardFilter(X, dZ1, conv), dB1 = ref::channelSum(dZ1, 4);
-    auto sgd = [&](MatD w, const MatD& g) {
-        for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];
-        return w;
-    };
-    // fp32 on the GPU vs double: 1e-4 of the largest value.
-    EXPECT_LE(maxRelDiff(m.weight("dense_4", "kernel"), sgd(W2, dW2)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("dense_4", "bias"), sgd(B2, dB2)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "gamma"), sgd(G, bn.dGamma)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "beta"), sgd(beta.cast<double>(), bn.dBeta)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "kernel"), sgd(W1, dW1)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "bias"), sgd(B1, dB1)), 1e-4);
-    // Moving averages: momentum 0.99 from (0, 1), the variance unbiased over M = 5 * 9 values.
-    MatD mm(1, 4), mv(1, 4);
-    for (int k = 0; k < 4; ++k) {
-        mm(0, k) = 0.01 * stats.mean(0, k);
-        mv(0, k) = 0.99 + 0.01 * stats.var(0, k) * 45.0 / 44.0;
-    }
-    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "moving_mean"), mm), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "moving_variance"), mv), 1e-4);
-
-    // Inference normalises with the moving averages.
-    HostMatrix p = m.predict(x);
-    MatD Z1n = ref::conv2d(X, sgd(W1, dW1), sgd(B1, dB1), conv);
-    MatD Pn = ref::pool2d(ref::activate(Z1n, Activation::ReLU), pool, PoolKind::Max);
-    MatD Yn = ref::batchNormApply(Pn, mm, mv, sgd(G, bn.dGamma), sgd(beta.cast<double>(), bn.dBeta), eps);
-    MatD out = ref::addBias(ref::matmul(Yn, sgd(W2, dW2)), sgd(B2, dB2));
-    EXPECT_LE(maxRelDiff(p, out), 1e-4);
-}
+TEST(ModelConv, OneSgdStepMatchesTheReference) { test::expectCnnSgdStepMatchesTheReference(test::context()); }
 
 TEST(ModelConv, ShapeErrorsNameTheLayer) {
     Context& ctx = test::context();

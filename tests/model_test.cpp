@@ -6,6 +6,7 @@
 
 #include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
+#include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
 using namespace gltrain;
@@ -68,65 +69,7 @@ TEST(Model, LinearRegressionRecoversWeights) {
     EXPECT_NEAR(bias.data[0], 0.75f, 1e-3);
 }
 
-TEST(Model, GpuTrainingMatchesCpuReferenceFor20Steps) {
-    // 5 -> 7 (tanh) -> 6 (relu) -> 3, softmax cross-entropy, Adam, one batch of 32.
-    // Tolerance: the loss agrees to 1e-4 relative at every step (fp32 on both
-    // sides; the GPU sums in a different order and its exp/tanh differ by ulps).
-    Context& ctx = test::context();
-    HostMatrix x = randomMatrix(32, 5, 21);
-    std::vector<int> y(32);
-    for (int i = 0; i < 32; ++i) y[size_t(i)] = (i * 7) % 3;
-    Sequential m(ctx, 5);
-    m.add(Dense{7, Activation::Tanh}).add(Dense{6, Activation::ReLU}).add(Dense{3});
-    CompileOptions c;
-    c.optimizer.lr = 0.01f;
-    c.optimizer.eps = 1e-7f;
-    m.compile(c);
-    std::vector<HostMatrix> W, b;
-    for (size_t l = 0; l < 3; ++l) {
-        W.push_back(m.weight(m.layerName(l), "kernel"));
-        b.push_back(m.weight(m.layerName(l), "bias"));
-    }
-    std::vector<float> gpuLoss;
-    FitOptions f;
-    f.epochs = 20;
-    f.batchSize = 32;
-    f.shuffle = false;
-    Callbacks cb;
-    cb.onStep = [&](const StepInfo& s) { gpuLoss.push_back(s.loss); };
-    m.fit(x, y, f, cb);
-    ASSERT_EQ(gpuLoss.size(), 20u);
-
-    const Activation acts[3] = {Activation::Tanh, Activation::ReLU, Activation::Linear};
-    std::vector<ref::AdamState<float>> sw, sb;
-    for (size_t l = 0; l < 3; ++l) {
-        sw.emplace_back(W[l]);
-        sb.emplace_back(b[l]);
-    }
-    ref::AdamConfig ac;
-    ac.lr = 0.01;
-    ac.eps = 1e-7;
-    for (int t = 1; t <= 20; ++t) {
-        std::vector<HostMatrix> in(3), z(3);
-        HostMatrix cur = x;
-        for (size_t l = 0; l < 3; ++l) {
-            in[l] = cur;
-            z[l] = ref::densePreactivation(cur, W[l], b[l]);
-            cur = ref::activate(z[l], acts[l]);
-        }
-        auto loss = ref::softmaxCrossEntropy(cur, y);
-        EXPECT_NEAR(gpuLoss[size_t(t - 1)], loss.mean(), 1e-4 * std::max(1.0f, loss.mean())) << "step " << t;
-        HostMatrix dy = loss.grad;
-        for (size_t l = 3; l-- > 0;) {
-            auto g = ref::denseBackward(in[l], W[l], z[l], dy, acts[l]);
-            ref::adamStep(W[l], g.dW, sw[l], t, ac);
-            ref::adamStep(b[l], g.db, sb[l], t, ac);
-            dy = g.dX;
-        }
-    }
-    for (size_t l = 0; l < 3; ++l)
-        EXPECT_LE(test::relativeError(m.weight(m.layerName(l), "kernel"), W[l]), 1e-4) << "layer " << l;
-}
+TEST(Model, GpuTrainingMatchesCpuReferenceFor20Steps) { test::expectMlpAdamStepsMatchTheReference(test::context()); }
 
 TEST(Model, SteadyStateAllocatesNothing) {
     Context& ctx = test::context();
