@@ -72,6 +72,8 @@ const char* const kDeviceHelp = R"(device:
   --backend B           auto | gpu | cpu: the engine that trains (default auto: the GPU when it
                         renders float textures, else the CPU; on a software renderer the faster
                         of the two by a startup matmul; --info and the run say which and why)
+  --compute C           auto | on | off: compute-shader kernels (OpenGL ES 3.1; default auto: on
+                        a hardware GPU, not on a software renderer; --info says which and why)
 )";
 
 const char* const kTrainHelp = R"(usage: gltrain train MODEL.json --data SOURCE [options]
@@ -147,6 +149,8 @@ ContextOptions contextOptions(const Args& a) {
     o.backend = backend == "cpu"   ? BackendPreference::Cpu
                 : backend == "gpu" ? BackendPreference::Gpu
                                    : BackendPreference::Auto;
+    const std::string compute = a.choice("--compute", "auto", {"auto", "on", "off"});
+    o.compute = compute == "on" ? ComputePreference::On : compute == "off" ? ComputePreference::Off : ComputePreference::Auto;
     return o;
 }
 
@@ -200,7 +204,7 @@ Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& 
 // ---- commands ----------------------------------------------------------------
 
 int info(const std::vector<std::string>& argv) {
-    Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}});
+    Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--compute", true}});
     if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional()[0] + "'");
     Context ctx(contextOptions(a));
     std::cout << "gltrain " << GLTRAIN_VERSION << "\n" << ctx.caps();
@@ -235,7 +239,7 @@ int train(const std::vector<std::string>& argv) {
                   {"--progress", true},
                   {"--log-every", true},
                   {"--egl-platform", true},
-                  {"--egl-device", true}, {"--backend", true},
+                  {"--egl-device", true}, {"--backend", true}, {"--compute", true},
                   {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kTrainHelp);
@@ -379,7 +383,7 @@ Loaded loadForInference(const Args& a, const char* command, bool needTargets, st
 
 int evaluate(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--batch", true}, {"--egl-platform", true},
-                  {"--egl-device", true}, {"--backend", true}, {"--help", false}});
+                  {"--egl-device", true}, {"--backend", true}, {"--compute", true}, {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kEvaluateHelp);
         std::printf(kDataHelp, "test", "-1");
@@ -397,7 +401,7 @@ int evaluate(const std::vector<std::string>& argv) {
 
 int predict(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--output", true}, {"--batch", true},
-                  {"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--help", false}});
+                  {"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--compute", true}, {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kPredictHelp);
         std::printf(kDataHelp, "test", "none");
