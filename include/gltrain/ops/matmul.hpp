@@ -105,7 +105,9 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
     detail::validateMatmul(a, b, c, o);
     const bool allPacked = isPacked(a.layout()) && isPacked(b.layout()) && isPacked(c.layout()) &&
                            (!o.bias || isPacked(o.bias->layout())) && (!o.dactZ || isPacked(o.dactZ->layout()));
-    if (c.context().caps().computeKernels && allPacked) {
+    // (One workgroup per 64x64 tile; ES 3.1 promises 65535 workgroups per dimension.)
+    const bool fitsDispatch = (c.rows() + 63) / 64 <= 65535 && (c.cols() + 63) / 64 <= 65535;
+    if (c.context().caps().computeKernels && allPacked && fitsDispatch) {
         Defines d = {{"TRANS_A", o.transA ? "1" : "0"},
                      {"TRANS_B", o.transB ? "1" : "0"},
                      {"ACT", std::to_string(int(o.act))},
