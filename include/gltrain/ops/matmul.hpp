@@ -97,10 +97,9 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 // in one dispatch) where the context runs compute kernels
 // (Capabilities::computeKernels: native OpenGL ES 3.1 on a hardware GPU, or
 // ContextOptions::compute = on) and every operand is packed (any row layout);
-// the register-blocked kernel
-// (4x4 or 8x4 blocks) when C is PackedRows4 or PackedRows8 and every operand
-// is packed (and not both transposed); the one-texel-per-fragment kernel,
-// which handles any layouts, otherwise.
+// the register-blocked kernel (4x4 or 8x4 blocks) when C is PackedRows4 or
+// PackedRows8 and every operand is packed (and not both transposed); the
+// one-texel-per-fragment kernel, which handles any layouts, otherwise.
 inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
     detail::validateMatmul(a, b, c, o);
     const bool allPacked = isPacked(a.layout()) && isPacked(b.layout()) && isPacked(c.layout()) &&
