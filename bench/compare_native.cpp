@@ -15,9 +15,11 @@
 //       loss read every step and every 10 steps.
 // Medians after warm-up; no pass/fail on time.
 //
-//   bench_compare_native [--quick] [--profile] [--data DIR] [--sizes 256,512,...]
+//   bench_compare_native [--quick] [--profile] [--steps] [--data DIR] [--sizes 256,512,...]
 // --quick: fewer steps, and the "epoch" is 60 steps (7,680 rows), so the
 // accuracy is lower; --sizes replaces W3's sizes (the GPU script adds 2048, 4096).
+// --steps: a quick look while working on kernels: the GPU backend (forced),
+// synthetic rows of the workloads' shapes, the step-time and matmul rows only.
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/ops/matmul.hpp>
@@ -171,20 +173,21 @@ std::vector<int> parseSizes(const std::string& s) {
 
 int main(int argc, char** argv) {
     Protocol p;
-    bool profile = false;
+    bool profile = false, stepsOnly = false;
     std::string dir = kFashionMnistDir;
     try {
         for (int i = 1; i < argc; ++i) {
             std::string a = argv[i];
             if (a == "--quick") p.steps = 20, p.blocks = 3, p.epochRows = 60 * 128, p.warmup = 3;
             else if (a == "--profile") profile = true;
+            else if (a == "--steps") stepsOnly = true;
             else if (a == "--data" && i + 1 < argc) dir = argv[++i];
             else if (a == "--sizes" && i + 1 < argc) p.sizes = parseSizes(argv[++i]);
             else throw ArgumentError("bench_compare_native: unknown argument '" + a +
-                                     "' (valid: --quick, --profile, --data DIR, --sizes N,N,...)");
+                                     "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,...)");
         }
         ContextOptions options;
-        if (profile) options.backend = BackendPreference::Gpu;  // the profile times GPU passes
+        if (profile || stepsOnly) options.backend = BackendPreference::Gpu;  // they time GPU passes
         Context ctx(options);
         const Capabilities& caps = ctx.caps();
 
@@ -221,8 +224,17 @@ int main(int argc, char** argv) {
         out["quick"] = p.epochRows > 0;
         auto& r = out["results"];
 
-        auto train = loadFashionMnist(dir, Split::Train);
-        auto test = loadFashionMnist(dir, Split::Test);
+        // --steps: synthetic rows of the same shapes (values do not change a pass's time).
+        Dataset train, test;
+        if (stepsOnly) {
+            Lcg rx{5};
+            train.images = HostMatrix(2048, 784);
+            for (auto& v : train.images.data) v = float(rx());
+            for (int i = 0; i < 2048; ++i) train.labels.push_back(i % 10);
+        } else {
+            train = loadFashionMnist(dir, Split::Train);
+            test = loadFashionMnist(dir, Split::Test);
+        }
         {
             Sequential m(ctx, 784);
             addMlp(m);
@@ -230,7 +242,7 @@ int main(int argc, char** argv) {
             r["w1_step_ms_loss1"] = stepMs(m, train.images, train.labels, 128, 1, p);
             r["w1_step_ms_loss10"] = stepMs(m, train.images, train.labels, 128, 10, p);
         }
-        {
+        if (!stepsOnly) {
             Sequential m(ctx, 784);
             addMlp(m);
             m.compile({});
