@@ -1,7 +1,9 @@
 // Optimizer update passes (one fused, multiple-render-target pass per
 // parameter) against the CPU reference, step for step, over several steps
 // with ping-pong swaps. Tolerance: 2e-6 relative to max(1, |p|) after 5
-// steps (sqrt/division rounding differ between GLSL and libm).
+// steps (sqrt/division rounding differ between GLSL and libm). A bias's
+// gradient given as rows to sum (GradientForm::ColumnSum) is checked the same
+// way against the reference fed the column sums (in double).
 #include <gtest/gtest.h>
 
 #include "gltrain/ops/optimizer.hpp"
@@ -14,7 +16,10 @@ using gltrain::test::relativeError;
 
 namespace {
 
-void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool small, int rows, int cols) {
+// sumRows > 0: the parameter is 1 x cols and the update gets sumRows x cols
+// rows in gradLayout whose column sums are the gradient.
+void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool small, int rows, int cols,
+                         int sumRows = 0, Layout gradLayout = Layout::Packed) {
     Context& ctx = small ? test::smallContext() : test::context();
     OptimizerConfig c;
     c.kind = kind;
@@ -29,17 +34,27 @@ void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool
     for (int i = 0; i < c.stateSlots(); ++i) slots.emplace_back(ctx, HostMatrix(rows, cols), layout);
     std::vector<PingPong*> slotPtrs;
     for (auto& s : slots) slotPtrs.push_back(&s);
-    Tensor grad(ctx, rows, cols, layout);
+    Tensor grad(ctx, sumRows ? sumRows : rows, cols, sumRows ? gradLayout : layout);
     PassList list;
-    Pass& update = recordOptimizerUpdate(list, c, param, grad, slotPtrs);
+    Pass& update = recordOptimizerUpdate(list, c, param, grad, slotPtrs, nullptr, nullptr,
+                                         sumRows ? GradientForm::ColumnSum : GradientForm::Same);
 
     HostMatrix refP = p;
     ref::MomentumState<float> ms(p);
     ref::AdamState<float> as(p);
     ref::RmspropState<float> rs(p);
     for (int t = 1; t <= 5; ++t) {
-        HostMatrix g = randomMatrix(rows, cols, unsigned(100 + t));
+        HostMatrix g = randomMatrix(sumRows ? sumRows : rows, cols, unsigned(100 + t));
         grad.upload(g);
+        if (sumRows) {
+            HostMatrix sum(1, cols);
+            for (int j = 0; j < cols; ++j) {
+                double acc = 0;
+                for (int i = 0; i < sumRows; ++i) acc += g(i, j);
+                sum(0, j) = float(acc);
+            }
+            g = sum;
+        }
         setStep(update, c, t, c.lr);
         list.run();
         param.swap();
@@ -74,7 +89,8 @@ void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool
             }
         }
         EXPECT_LE(relativeError(param.front().download(), refP), 2e-6)
-            << optimizerName(kind) << " step " << t << " " << layoutName(layout) << (small ? " paged" : "");
+            << optimizerName(kind) << " step " << t << " " << layoutName(layout) << (small ? " paged" : "")
+            << (sumRows ? " column sum of " + std::to_string(sumRows) + " rows, " + layoutName(gradLayout) : "");
     }
 }
 
@@ -92,6 +108,45 @@ TEST(KernelsOptimizer, EveryOptimizerMatchesReference) {
 TEST(KernelsOptimizer, PagedParameters) {
     runAgainstReference(OptimizerKind::Adam, 0.9f, Layout::Packed, true, 129, 300);
     runAgainstReference(OptimizerKind::Momentum, 0.9f, Layout::Unpacked, true, 70, 65);
+}
+
+// A bias's update sums its gradient's rows itself: every optimizer, both
+// layouts of the parameter, gradients in every layout (dZ comes blocked from a
+// matmul), 1 row, odd counts and the longest column allowed.
+TEST(KernelsOptimizer, ColumnSumGradientsMatchReference) {
+    for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
+                            OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+        runAgainstReference(k, 0.9f, Layout::Packed, false, 1, 129, 127, Layout::Packed);
+        runAgainstReference(k, 0.9f, Layout::Unpacked, false, 1, 5, 3, Layout::Packed);
+    }
+    runAgainstReference(OptimizerKind::SGD, 0.0f, Layout::Packed, false, 1, 10, 1, Layout::Packed);
+    runAgainstReference(OptimizerKind::Adam, 0.0f, Layout::Packed, false, 1, 7, 5, Layout::Unpacked);
+    runAgainstReference(OptimizerKind::Adam, 0.0f, Layout::Packed, false, 1, 33, 13, Layout::PackedRows4);
+    runAgainstReference(OptimizerKind::SGD, 0.0f, Layout::Packed, false, 1, 3, kColumnSumMaxRows, Layout::PackedRows8);
+    runAgainstReference(OptimizerKind::Momentum, 0.9f, Layout::Packed, true, 1, 300, 129, Layout::Packed);
+}
+
+TEST(KernelsOptimizer, ColumnSumGradientIsScaledAndChecked) {
+    Context& ctx = test::context();
+    OptimizerConfig c;
+    c.kind = OptimizerKind::SGD;
+    c.lr = 0.5f;
+    PingPong param(ctx, HostMatrix(1, 3, {1, 2, 3}));
+    Tensor rows(ctx, HostMatrix(2, 3, {1, 1, 1, 1, 1, 1})), scale(ctx, HostMatrix(1, 1, 0.25f));
+    PassList list;
+    recordOptimizerUpdate(list, c, param, rows, {}, &scale, nullptr, GradientForm::ColumnSum);
+    list.run();
+    param.swap();
+    EXPECT_EQ(param.front().download().data, (std::vector<float>{0.75f, 1.75f, 2.75f}));
+
+    PingPong matrix(ctx, 2, 3);
+    EXPECT_THROW(recordOptimizerUpdate(list, c, matrix, rows, {}, nullptr, nullptr, GradientForm::ColumnSum),
+                 ArgumentError);  // a column sum is a 1 x C parameter's
+    Tensor wrongCols(ctx, 2, 4), tooLong(ctx, kColumnSumMaxRows + 1, 3);
+    EXPECT_THROW(recordOptimizerUpdate(list, c, param, wrongCols, {}, nullptr, nullptr, GradientForm::ColumnSum),
+                 ArgumentError);
+    EXPECT_THROW(recordOptimizerUpdate(list, c, param, tooLong, {}, nullptr, nullptr, GradientForm::ColumnSum),
+                 ArgumentError);
 }
 
 TEST(KernelsOptimizer, GradientScaleIsApplied) {

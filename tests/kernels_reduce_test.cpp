@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "gltrain/ops/reduce.hpp"
+#include "gltrain/ping_pong.hpp"
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
@@ -367,6 +368,109 @@ TEST(KernelsReduce, CorrectCountOnTenThousandRows) {
             EXPECT_EQ(out.download()(0, 0), float(want)) << layoutName(l) << (small ? " paged" : "");
         }
     }
+}
+
+// A level that can finish the tree with at most 2F fetches per fragment does:
+// the pass counts on both sides of that boundary, and the results there.
+TEST(KernelsReduce, SmallTreesFinishInOnePass) {
+    Context& ctx = test::context();
+    const int f = kReduceBlockFactor;
+    struct Count {
+        int rows, cols;
+        Layout layout;
+        ReduceAxis axis;
+        size_t passes;
+    };
+    for (const Count& c : {Count{2 * f, 1, Layout::Unpacked, ReduceAxis::All, 1},  // a batch's losses
+                           Count{2 * f + 1, 1, Layout::Unpacked, ReduceAxis::All, 2},
+                           Count{4, 1, Layout::Unpacked, ReduceAxis::All, 1},
+                           Count{2 * f, 7, Layout::Packed, ReduceAxis::Cols, 1},
+                           Count{2 * f + 1, 7, Layout::Packed, ReduceAxis::Cols, 2},
+                           Count{5, 8 * f, Layout::Packed, ReduceAxis::Rows, 1},
+                           Count{5, 8 * f + 4, Layout::Packed, ReduceAxis::Rows, 2},
+                           Count{f, 8, Layout::Packed, ReduceAxis::All, 1},
+                           Count{f + 1, 8, Layout::Packed, ReduceAxis::All, 2}}) {
+        const HostMatrix x = randomMatrix(c.rows, c.cols, 31);
+        const std::string what = std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + axisName(c.axis);
+        for (ReduceOp op : kOps) {
+            Tensor tx(ctx, x, c.layout);
+            Tensor out(ctx, c.axis == ReduceAxis::Rows ? c.rows : 1, c.axis == ReduceAxis::Cols ? c.cols : 1);
+            PassList list;
+            recordReduce(list, tx, op, c.axis, out);
+            EXPECT_EQ(list.size(), c.passes) << what;
+            expectReduce(ctx, x, c.layout, c.layout, op, c.axis, std::string(opName(op)) + " " + what);
+        }
+    }
+    // argmax: a row of at most 2F texels in one pass; a longer one's second level
+    // takes all the first level's pairs at once.
+    for (int cols : {8 * f, 8 * f + 1, 4 * 5 * f}) {
+        HostMatrix x = randomMatrix(3, cols, 32);
+        x(1, cols - 1) = 100.0f;
+        Tensor tx(ctx, x, Layout::Packed), out(ctx, 3, 1);
+        PassList list;
+        recordArgmaxRows(list, tx, out);
+        EXPECT_EQ(list.size(), cols <= 8 * f ? 1u : 2u) << cols << " columns";
+        list.run();
+        const HostMatrixT<int> want = ref::argmaxRows(x);
+        for (int r = 0; r < 3; ++r) EXPECT_EQ(out.download()(r, 0), float(want(r, 0))) << cols << " columns, row " << r;
+    }
+}
+
+// ReduceOptions::accumulate: running totals (sum, max, correct counts) added in
+// the last pass, with no pass of their own.
+TEST(KernelsReduce, AccumulateIntoRunningTotals) {
+    Context& ctx = test::context();
+    const HostMatrix x = randomMatrix(300, 3, 33);
+    Tensor tx(ctx, x, Layout::Packed);
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max}) {
+        const HostMatrix base = randomMatrix(1, 3, 34, 0.0f, 5.0f);
+        Tensor acc(ctx, base), out(ctx, 1, 3), plain(ctx, 1, 3);
+        ReduceOptions o;
+        o.accumulate = &acc;
+        PassList with, without;
+        recordReduce(with, tx, op, ReduceAxis::Cols, out, o);
+        recordReduce(without, tx, op, ReduceAxis::Cols, plain);
+        EXPECT_EQ(with.size(), without.size()) << opName(op);
+        with.run();
+        without.run();
+        const HostMatrix got = out.download(), alone = plain.download();
+        for (int j = 0; j < 3; ++j) {
+            const float want = op == ReduceOp::Sum ? alone(0, j) + base(0, j) : std::max(alone(0, j), base(0, j));
+            EXPECT_NEAR(got(0, j), want, 1e-5f * (1.0f + std::fabs(want))) << opName(op) << " column " << j;
+        }
+    }
+    // Correct counts over three batches into a ping-pong total.
+    const HostMatrix scores = randomMatrix(37, 10, 35);
+    const HostMatrixT<int> pred = ref::argmaxRows(scores);
+    HostMatrix labels(37, 1);
+    std::vector<int> ilabels(37);
+    for (int r = 0; r < 37; ++r) {
+        ilabels[size_t(r)] = r % 3 ? pred(r, 0) : (pred(r, 0) + 1) % 10;  // two in three right
+        labels(r, 0) = float(ilabels[size_t(r)]);
+    }
+    Tensor ts(ctx, scores), tl(ctx, labels, Layout::Unpacked);
+    PingPong total(ctx, HostMatrix(1, 1));
+    PassList list;
+    ReduceOptions o;
+    o.accumulate = &total.front();
+    recordCorrectCount(list, ts, tl, total.back(), o);
+    for (int b = 0; b < 3; ++b) {
+        list.run();
+        total.swap();
+    }
+    EXPECT_EQ(total.front().download()(0, 0), float(3 * ref::correctCount(scores, ilabels)));
+
+    Tensor one(ctx, 1, 1), two(ctx, 1, 2);
+    ReduceOptions self;
+    self.accumulate = &one;
+    expectArgumentError([&] { sumAll(tx, one, self); }, {"sumAll", "accumulate is out"}, "accumulate into itself");
+    ReduceOptions wrong;
+    wrong.accumulate = &two;
+    expectArgumentError([&] { sumAll(tx, one, wrong); }, {"sumAll", "accumulate is 1x2", "1x1"}, "accumulate shape");
+    Tensor other(ctx, 1, 1);
+    ReduceOptions mean;
+    mean.accumulate = &other;
+    expectArgumentError([&] { meanAll(tx, one, mean); }, {"meanAll", "sum and max"}, "mean with accumulate");
 }
 
 TEST(KernelsReduce, ShapeErrorsNameTheShapes) {

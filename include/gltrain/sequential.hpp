@@ -538,7 +538,7 @@ private:
         std::deque<Tensor> tensors;  // activations, gradients (stable addresses)
         Tensor* output = nullptr;    // model output (after a final Softmax)
         Tensor* logits = nullptr;    // what the loss reads
-        Tensor lossRows, lossMean, batchCorrect;
+        Tensor lossRows, lossMean;
         PingPong correctSum;         // correct predictions accumulated over an epoch / an evaluation
         PingPong lossSum;
         PassList forward;  // gather + forward (predict, evaluate)
@@ -1194,7 +1194,6 @@ private:
         p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_);
         p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);
         p.lossMean = Tensor(ctx, 1, 1);
-        p.batchCorrect = Tensor(ctx, 1, 1);
         p.correctSum = PingPong(ctx, HostMatrix(1, 1));
         p.lossSum = PingPong(ctx, HostMatrix(1, 1));
         // Row gathers: x into the forward, y into the loss; their sources are bound
@@ -1319,27 +1318,37 @@ private:
         }
         recordReduce(lossList, p.lossRows, ReduceOp::Mean, ReduceAxis::All, p.lossMean);
         if (!training) {  // sums over an evaluation: loss * B and correct counts
-            Tensor& batchLossSum = p.temp(ctx, 1, 1);
-            recordReduce(lossList, p.lossRows, ReduceOp::Sum, ReduceAxis::All, batchLossSum);
-            recordAdd(lossList, p.lossSum.front(), batchLossSum, p.lossSum.back());
+            ReduceOptions total;
+            total.accumulate = &p.lossSum.front();
+            recordReduce(lossList, p.lossRows, ReduceOp::Sum, ReduceAxis::All, p.lossSum.back(), total);
             p.swaps.push_back(&p.lossSum);
         }
         if (labels) {
-            recordCorrectCount(lossList, *p.logits, p.yb, p.batchCorrect);
-            recordAdd(lossList, p.correctSum.front(), p.batchCorrect, p.correctSum.back());
+            ReduceOptions total;  // the count of this batch added to the running one in its last pass
+            total.accumulate = &p.correctSum.front();
+            recordCorrectCount(lossList, *p.logits, p.yb, p.correctSum.back(), total);
             p.swaps.push_back(&p.correctSum);
         }
         if (!training) return;
 
         // Backward.
-        std::vector<const Tensor*> grads;
-        std::vector<std::pair<Variable*, Tensor*>> paramGrads;
+        struct ParamGrad {
+            Variable* v;
+            const Tensor* g;
+            GradientForm form;
+        };
+        std::vector<const Tensor*> grads;  // the gradients clipping and loss scaling measure
+        std::vector<ParamGrad> paramGrads;
         const Tensor* dcur = grad;       // gradient w.r.t. out[i]
         bool dcurHasDerivative = false;  // dcur already includes the layer's f'(Z)
-        auto gradOf = [&](Variable& v, Tensor& g) {
-            grads.push_back(&g);
-            paramGrads.push_back({&v, &g});
+        auto gradOf = [&](Variable& v, const Tensor& g, GradientForm form = GradientForm::Same) {
+            if (form == GradientForm::Same) grads.push_back(&g);
+            paramGrads.push_back({&v, &g, form});
         };
+        // A dense bias's gradient (dZ summed over the batch) is summed by its update
+        // itself, saving the reduction's passes, unless clipping or loss scaling
+        // has to measure every gradient first.
+        const bool biasSumInUpdate = options_.clipNorm <= 0.0f && !lossScale_ && B <= kColumnSumMaxRows;
         for (size_t i = L; i-- > 0;) {
             LayerState& S = layers_[i];
             const bool needDx = i > 0;
@@ -1355,13 +1364,17 @@ private:
                 const Tensor* dz = preactivationGrad(d->activation, d->alpha);
                 Variable &W = S.param("kernel"), &b = S.param("bias");
                 Tensor& dW = p.temp(ctx, inCols, outCols, blockLayout(inCols));
-                Tensor& db = p.temp(ctx, 1, outCols);
                 MatmulOptions tn;
                 tn.transA = true;
                 recordMatmul(p.train, *in[i], *dz, dW, tn);
-                recordBiasGrad(p.train, *dz, db);
                 gradOf(W, dW);
-                gradOf(b, db);
+                if (biasSumInUpdate) {
+                    gradOf(b, *dz, GradientForm::ColumnSum);
+                } else {
+                    Tensor& db = p.temp(ctx, 1, outCols);
+                    recordBiasGrad(p.train, *dz, db);
+                    gradOf(b, db);
+                }
                 dcurHasDerivative = false;
                 if (needDx) {
                     Tensor& dx = p.temp(ctx, B, inCols, blockLayout(B));
@@ -1455,10 +1468,10 @@ private:
             p.train.add(Pass(ctx, "reduce/clip_factor")).input("NORM", *norm).output(factor).uniform("maxNorm", options_.clipNorm);
             gscale = &factor;
         }
-        for (auto& [v, g] : paramGrads) {
+        for (auto& [v, g, form] : paramGrads) {
             std::vector<PingPong*> slots;
             for (auto& s : v->slots) slots.push_back(s.get());
-            Pass& u = recordOptimizerUpdate(p.train, updateConfig(), *v->value, *g, slots, gscale, guard);
+            Pass& u = recordOptimizerUpdate(p.train, updateConfig(), *v->value, *g, slots, gscale, guard, form);
             p.updates.push_back(&u);
             p.swaps.push_back(v->value.get());
             for (auto* s : slots) p.swaps.push_back(s);

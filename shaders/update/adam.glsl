@@ -1,5 +1,6 @@
 // update/adam: one Adam or AdamW step for a parameter, its moments in and out.
 // inputs: P, G, M, V, GSCALE?, LOSS?
+// uses: lib/update_grad
 // outputs: PN, MN, VN
 // (three render targets: one pass per parameter)
 // defines: DECOUPLED 0 (Adam, L2 decay added to g) / 1 (AdamW, decoupled decay)
@@ -20,10 +21,7 @@ void main() {
     float l = LOSS_at(0, 0);
     if (isnan(l) || isinf(l)) { setPN(p); setMN(M_aligned()); setVN(V_aligned()); return; }
 #endif
-    vec4 g = G_aligned();
-#if GSCALE_BOUND
-    g *= GSCALE_at(0, 0);
-#endif
+    vec4 g = updateGrad();
 #if !DECOUPLED
     g += wd * p;
 #endif

@@ -1,5 +1,6 @@
 // update/momentum: SGD with momentum (PyTorch's form), classical or Nesterov.
 // inputs: P, G, V, GSCALE?, LOSS?
+// uses: lib/update_grad
 // outputs: PN, VN
 // (written together through two render targets)
 // defines: NESTEROV 0/1
@@ -16,10 +17,7 @@ void main() {
     float l = LOSS_at(0, 0);
     if (isnan(l) || isinf(l)) { setPN(p); setVN(V_aligned()); return; }
 #endif
-    vec4 g = G_aligned();
-#if GSCALE_BOUND
-    g *= GSCALE_at(0, 0);
-#endif
+    vec4 g = updateGrad();
     g += wd * p;
     vec4 v = mu * V_aligned() + g;
 #if NESTEROV

@@ -1,6 +1,7 @@
 // update/rmsprop: one RMSProp step (PyTorch's form, eps outside the sqrt), with
 // or without a momentum buffer.
 // inputs: P, G, S, B?, GSCALE?, LOSS?
+// uses: lib/update_grad
 // outputs: PN, SN, BN
 // (BN is the momentum buffer when B is bound; otherwise a scratch target)
 // uniforms: lr, wd, rho, eps, mu
@@ -28,10 +29,7 @@ void main() {
         return;
     }
 #endif
-    vec4 g = G_aligned();
-#if GSCALE_BOUND
-    g *= GSCALE_at(0, 0);
-#endif
+    vec4 g = updateGrad();
     g += wd * p;
     vec4 s = rho * S_aligned() + (1.0 - rho) * g * g;
     vec4 step = g / (sqrt(s) + eps);

@@ -1,5 +1,6 @@
 // update/sgd: one SGD step, p' = p - lr * (g * gscale + wd * p).
 // inputs: P, G, GSCALE?, LOSS?
+// uses: lib/update_grad
 // output: same shape as P (a new texture: the ping-pong partner of P)
 // uniforms: lr, wd
 // LOSS (1x1, optional): when not finite the update is skipped (the last good value is kept)
@@ -9,10 +10,7 @@ uniform float lr;
 uniform float wd;
 void main() {
     vec4 p = P_aligned();
-    vec4 g = G_aligned();
-#if GSCALE_BOUND
-    g *= GSCALE_at(0, 0);
-#endif
+    vec4 g = updateGrad();
     g += wd * p;
     #if LOSS_BOUND
     // The step's loss is NaN/Inf: keep the last good parameter.

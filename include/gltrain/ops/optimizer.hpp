@@ -35,21 +35,39 @@ inline void setStep(Pass& pass, const OptimizerConfig& c, int t, float lr) {
     }
 }
 
+// What the gradient given to an update is.
+enum class GradientForm {
+    Same,      // the parameter's gradient, shaped like it
+    ColumnSum  // N x C rows for a 1 x C parameter, whose column sums are the gradient: a
+               // bias's dZ, summed over the batch inside the update (one pass, not a
+               // reduction tree before it); N <= kColumnSumMaxRows
+};
+// The longest column an update sums itself: each fragment loops over the N rows,
+// and a browser's GPU watchdog punishes long loops.
+constexpr int kColumnSumMaxRows = 1024;
+
 // Records the update of one parameter. `state` must hold config.stateSlots()
 // pairs shaped like the parameter; `gscale`, if given, is a 1x1 tensor the
 // gradient is multiplied by (clip by global norm); `lossGuard`, if given, is
 // the step's 1x1 loss: when it is NaN or Inf the update keeps the parameter
-// and its state as they were (the last good step survives). Returns the pass so the
-// caller can set per-step uniforms (see setStep).
+// and its state as they were (the last good step survives). Returns the pass so
+// the caller can set per-step uniforms (see setStep). `form` says whether
+// `grad` is the gradient or rows to sum into it (GradientForm).
 inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, PingPong& param, const Tensor& grad,
                                    std::vector<PingPong*> state, const Tensor* gscale = nullptr,
-                                   const Tensor* lossGuard = nullptr) {
+                                   const Tensor* lossGuard = nullptr, GradientForm form = GradientForm::Same) {
     c.validate();
     Tensor& p = param.front();
     if (!p) throw ArgumentError("optimizer update: the parameter is an empty tensor");
-    if (!grad || grad.rows() != p.rows() || grad.cols() != p.cols())
+    const bool sumRows = form == GradientForm::ColumnSum;
+    if (sumRows && p.rows() != 1)
+        throw ArgumentError("optimizer update: a column-sum gradient needs a 1 x C parameter, got " + p.shapeString());
+    if (!grad || (!sumRows && grad.rows() != p.rows()) || grad.cols() != p.cols())
         throw ArgumentError("optimizer update: gradient is " + grad.shapeString() + " but the parameter is " +
-                            p.shapeString());
+                            p.shapeString() + (sumRows ? " (a column-sum gradient: N x C for 1 x C)" : ""));
+    if (sumRows && grad.rows() > kColumnSumMaxRows)
+        throw ArgumentError("optimizer update: a column-sum gradient of " + std::to_string(grad.rows()) +
+                            " rows; at most " + std::to_string(kColumnSumMaxRows) + " (reduce it first)");
     if (int(state.size()) != c.stateSlots())
         throw ArgumentError(std::string("optimizer update: ") + optimizerName(c.kind) + " needs " +
                             std::to_string(c.stateSlots()) + " state slots, got " + std::to_string(state.size()));
@@ -67,27 +85,30 @@ inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, Pin
     if (gscale) detail::requireSameContext("optimizer update", "the parameter", p, "the gradient scale", *gscale);
     if (lossGuard) detail::requireSameContext("optimizer update", "the parameter", p, "the loss guard", *lossGuard);
     Context& ctx = p.context();
+    const std::pair<std::string, std::string> gform{"G_SUM_ROWS", sumRows ? "1" : "0"};
     Pass* pass = nullptr;
     switch (c.kind) {
         case OptimizerKind::SGD:
-            pass = &list.add(Pass(ctx, "update/sgd"));
+            pass = &list.add(Pass(ctx, "update/sgd", {gform}));
             pass->input("P", p).input("G", grad).output(param.back());
             break;
         case OptimizerKind::Momentum:
         case OptimizerKind::Nesterov:
-            pass = &list.add(Pass(ctx, "update/momentum", {{"NESTEROV", c.kind == OptimizerKind::Nesterov ? "1" : "0"}}));
+            pass = &list.add(
+                Pass(ctx, "update/momentum", {{"NESTEROV", c.kind == OptimizerKind::Nesterov ? "1" : "0"}, gform}));
             pass->input("P", p).input("G", grad).input("V", state[0]->front());
             pass->output("PN", param.back()).output("VN", state[0]->back()).uniform("mu", c.momentum);
             break;
         case OptimizerKind::Adam:
         case OptimizerKind::AdamW:
-            pass = &list.add(Pass(ctx, "update/adam", {{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}}));
+            pass =
+                &list.add(Pass(ctx, "update/adam", {{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}, gform}));
             pass->input("P", p).input("G", grad).input("M", state[0]->front()).input("V", state[1]->front());
             pass->output("PN", param.back()).output("MN", state[0]->back()).output("VN", state[1]->back());
             pass->uniform("b1", c.beta1).uniform("b2", c.beta2).uniform("eps", c.eps);
             break;
         case OptimizerKind::RMSProp:
-            pass = &list.add(Pass(ctx, "update/rmsprop"));
+            pass = &list.add(Pass(ctx, "update/rmsprop", {gform}));
             pass->input("P", p).input("G", grad).input("S", state[0]->front());
             pass->output("PN", param.back()).output("SN", state[0]->back());
             // Without momentum BN is a scratch target the list owns.

@@ -67,6 +67,10 @@ constexpr int kReduceBlockFactor = 64;
 
 struct ReduceOptions {
     int blockFactor = kReduceBlockFactor;  // texel fetches per fragment per pass (>= 2)
+    // If set: a tensor of out's shape combined into the result by the op (sum:
+    // added, max: max) in the last pass — a running total without a pass of its
+    // own. It may not be out (a pass never reads and writes one texture).
+    const Tensor* accumulate = nullptr;
 };
 
 namespace detail {
@@ -106,21 +110,25 @@ inline void recordReduceTree(PassList& list, const Tensor& x, ReduceAxis axis, T
     Context& ctx = x.context();
     const Tensor* cur = &x;
     bool first = true;
+    // A level that can finish the tree with at most 2F fetches per fragment does:
+    // one pass instead of two (a pass costs more than F fetches: kReduceBlockFactor).
     if (axis == ReduceAxis::Cols) {
         int rows = x.rows();
         do {
-            const int next = ceilDiv(rows, f);
+            const int br = rows <= 2 * f ? rows : f;
+            const int next = ceilDiv(rows, br);
             const bool last = next == 1;
             Tensor& dst = last ? out : list.temp(ctx, next, x.cols(), x.layout());
-            addReducePass(list, ctx, *cur, dst, true, f, 1, s, first, last);
+            addReducePass(list, ctx, *cur, dst, true, br, 1, s, first, last);
             cur = &dst, rows = next, first = false;
         } while (rows > 1);
         return;
     }
     int rows = x.rows(), texels = texelsPerRow(x.cols(), x.layout());
     for (;;) {
-        int bc = std::min(texels, f);
-        int br = axis == ReduceAxis::All ? std::max(1, std::min(rows, f / bc)) : 1;
+        const bool finish = axis == ReduceAxis::All ? int64_t(rows) * texels <= 2 * f : texels <= 2 * f;
+        int bc = finish ? texels : std::min(texels, f);
+        int br = axis != ReduceAxis::All ? 1 : finish ? rows : std::max(1, std::min(rows, f / bc));
         const int nr = ceilDiv(rows, br), nc = ceilDiv(texels, bc);
         const bool last = nc == 1 && (axis == ReduceAxis::Rows || nr == 1);
         Tensor& dst = last ? out : list.temp(ctx, nr, nc, Layout::Unpacked);
@@ -133,6 +141,17 @@ inline void recordReduceTree(PassList& list, const Tensor& x, ReduceAxis axis, T
 inline void requireBlockFactor(const char* op, const ReduceOptions& o) {
     if (o.blockFactor < 2)
         throw ArgumentError(std::string(op) + ": blockFactor is " + std::to_string(o.blockFactor) + " (must be >= 2)");
+}
+
+// ReduceOptions::accumulate: out's shape, out's context, not out itself.
+inline void requireAccumulate(const std::string& op, const ReduceOptions& o, const Tensor& out) {
+    if (!o.accumulate) return;
+    const Tensor& a = *o.accumulate;
+    if (!a || a.rows() != out.rows() || a.cols() != out.cols())
+        throw ArgumentError(op + ": accumulate is " + shapeOf(a) + ", expected " + out.shapeString() + " (out's shape)");
+    requireSameContext(op, "accumulate", a, "out", out);
+    if (a.texture() == out.texture())
+        throw ArgumentError(op + ": accumulate is out (a pass never reads and writes one texture; use a PingPong pair)");
 }
 
 inline void requireReducedShape(const std::string& op, const Tensor& x, ReduceAxis axis, const Tensor& out) {
@@ -155,7 +174,11 @@ inline void recordReduce(PassList& list, const Tensor& x, ReduceOp op, ReduceAxi
     const std::string name = std::string(detail::reduceOpName(op)) + detail::reduceAxisName(axis);
     detail::requireReducedShape(name, x, axis, out);
     detail::requireBlockFactor(name.c_str(), o);
+    detail::requireAccumulate(name, o, out);
+    if (o.accumulate && op == ReduceOp::Mean)
+        throw ArgumentError(name + ": accumulate is for sum and max (a mean of running totals is not a running mean)");
     detail::ReduceSpec s;
+    s.acc = o.accumulate;
     s.op = op == ReduceOp::Max ? 1 : 0;
     if (op == ReduceOp::Mean) {
         s.post = 1;
@@ -307,8 +330,11 @@ namespace detail {
 inline void recordArgmaxTree(PassList& list, const Tensor& x, const Tensor* labels, Tensor& out, int f) {
     Context& ctx = x.context();
     const int n = x.rows();
-    int blocks = ceilDiv(texelsPerRow(x.cols(), x.layout()), f);
-    const int pairBlock = f % 2 ? f + 1 : f;  // pairs per block on later levels (even: whole texels)
+    // As the reduce tree: a level that can finish in at most 2F fetches per fragment does.
+    const int texels = texelsPerRow(x.cols(), x.layout());
+    int block = texels <= 2 * f ? texels : f;  // this level's uniform: texels, then pairs, per block
+    int blocks = ceilDiv(texels, block);       // blocks per row this level writes
+    const int pairBlock = f % 2 ? f + 1 : f;   // pairs per block on later levels (even: whole texels)
     const Tensor* cur = &x;
     bool first = true;
     for (;;) {
@@ -316,11 +342,13 @@ inline void recordArgmaxTree(PassList& list, const Tensor& x, const Tensor* labe
         Defines d = {{"FIRST", first ? "1" : "0"}, {"LAST", last ? "1" : "0"}};
         Pass& p = list.add(Pass(ctx, "reduce/argmax", d));
         Tensor& dst = last ? out : list.temp(ctx, n, 2 * blocks, Layout::Packed);
-        p.input("X", *cur).output(dst).uniformInt("block", first ? f : pairBlock);
+        p.input("X", *cur).output(dst).uniformInt("block", block);
         if (last && labels) p.input("LABELS", *labels);
         if (last) return;
         cur = &dst, first = false;
-        blocks = ceilDiv(blocks, pairBlock);
+        // The next level reads this one's `blocks` pairs (an even count per block).
+        block = blocks <= 2 * pairBlock ? (blocks + 1) / 2 * 2 : pairBlock;
+        blocks = ceilDiv(blocks, block);
     }
 }
 }  // namespace detail
@@ -338,7 +366,8 @@ GLTRAIN_IMMEDIATE(argmaxRows, recordArgmaxRows, (const Tensor& x, Tensor& out, c
 // out (1 x 1) = number of rows whose argmax equals the label; labels is N x 1
 // holding class indices 0..C-1 as floats (rounded to the nearest integer; a
 // label outside [0, C) never matches — the GPU cannot throw, unlike
-// ref::correctCount). Accuracy = out / N, read back as one value.
+// ref::correctCount). Accuracy = out / N, read back as one value. With
+// o.accumulate: out = accumulate + the count (a running total over batches).
 inline void recordCorrectCount(PassList& list, const Tensor& x, const Tensor& labels, Tensor& out,
                                const ReduceOptions& o = {}) {
     if (!x) throw ArgumentError("correctCount: x is an empty tensor");
@@ -351,9 +380,12 @@ inline void recordCorrectCount(PassList& list, const Tensor& x, const Tensor& la
     detail::requireBlockFactor("correctCount", o);
     detail::requireSameContext("correctCount", "x", x, "labels", labels);
     detail::requireSameContext("correctCount", "x", x, "out", out);
+    detail::requireAccumulate("correctCount", o, out);
     Tensor& hits = list.temp(x.context(), x.rows(), 1, Layout::Unpacked);
     detail::recordArgmaxTree(list, x, &labels, hits, o.blockFactor);
-    detail::recordReduceTree(list, hits, ReduceAxis::All, out, detail::ReduceSpec{}, o.blockFactor);
+    detail::ReduceSpec s;
+    s.acc = o.accumulate;
+    detail::recordReduceTree(list, hits, ReduceAxis::All, out, s, o.blockFactor);
 }
 GLTRAIN_IMMEDIATE(correctCount, recordCorrectCount,
                   (const Tensor& x, const Tensor& labels, Tensor& out, const ReduceOptions& o = {}),
