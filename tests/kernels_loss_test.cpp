@@ -287,6 +287,38 @@ TEST(KernelsLoss, MeanLossOnGpu) {
     }
 }
 
+// MSE and BCE asked for the mean alone, on at most 2 kReduceBlockFactor texels:
+// one pass writes it (loss/pointwise_loss ROWS 2); past that, the per-row pass
+// and a reduction. Both sides of the boundary, packed (padding lanes masked for
+// BCE) and unpacked, against the reference within 1e-5 relative.
+TEST(KernelsLoss, SmallBatchMeanInOnePass) {
+    Context& ctx = test::context();
+    const int f2 = 2 * kReduceBlockFactor;
+    struct Shape {
+        int rows, cols;
+        Layout layout;
+        size_t lossPasses;  // passes after the gradient's
+    };
+    for (const Shape& c : {Shape{4, 1, Layout::Unpacked, 1}, Shape{1, 1, Layout::Packed, 1},
+                           Shape{3, 5, Layout::Packed, 1}, Shape{f2 / 3, 9, Layout::Packed, 1},
+                           Shape{f2, 1, Layout::Unpacked, 1}, Shape{f2 + 1, 1, Layout::Unpacked, 3},
+                           Shape{f2 / 2 + 1, 5, Layout::Packed, 2}}) {
+        HostMatrix x = randomMatrix(c.rows, c.cols, 51, -4.0f, 4.0f), t = randomMatrix(c.rows, c.cols, 52, 0.0f, 1.0f);
+        Tensor tx(ctx, x, c.layout), tt(ctx, t, c.layout), grad(ctx, c.rows, c.cols, c.layout), m(ctx, 1, 1);
+        const std::string what = std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout);
+        for (int loss = 0; loss < 2; ++loss) {
+            PassList list;
+            if (loss == 0) recordMse(list, tx, tt, &grad, nullptr, &m);
+            else recordBinaryCrossEntropyWithLogits(list, tx, tt, &grad, nullptr, &m);
+            EXPECT_EQ(list.size(), 1 + c.lossPasses) << what;
+            list.run();
+            const float want = loss == 0 ? ref::mse(x, t).loss : ref::binaryCrossEntropyWithLogits(x, t).loss;
+            EXPECT_NEAR(m.download()(0, 0), want, 1e-5f * std::max(1.0f, std::fabs(want)))
+                << (loss == 0 ? "mse " : "bce ") << what;
+        }
+    }
+}
+
 TEST(KernelsLoss, RecordedOnceReplayedWithNewData) {
     Context& ctx = test::context();
     Tensor logits(ctx, 32, 10), labels(ctx, 32, 1), grad(ctx, 32, 10), loss(ctx, 32, 1, Layout::Unpacked);

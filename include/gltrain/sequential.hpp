@@ -1192,7 +1192,7 @@ private:
         p.xb = Tensor(ctx, B, inputSize_);
         const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
         p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_);
-        p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);
+        if (!training) p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);  // training reads only the mean
         p.lossMean = Tensor(ctx, 1, 1);
         p.correctSum = PingPong(ctx, HostMatrix(1, 1));
         p.lossSum = PingPong(ctx, HostMatrix(1, 1));
@@ -1304,19 +1304,20 @@ private:
         if (training && lossScalingOn() && !lossScale_)
             lossScale_ = std::make_unique<PingPong>(makeLossScaleState(ctx, options_.lossScaling));
         const Tensor* gradScale = training && lossScale_ ? &lossScale_->front() : nullptr;
+        // Training needs only the mean; an evaluation also sums the rows' losses.
+        Tensor* rows = training ? nullptr : &p.lossRows;
         switch (options_.loss) {
             case LossKind::SoftmaxCrossEntropy:
-                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, &p.lossRows, nullptr, gradScale);
+                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, rows, &p.lossMean, gradScale);
                 break;
             case LossKind::MeanSquaredError:
-                recordMse(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows, nullptr, gradScale);
+                recordMse(lossList, *p.logits, p.yb, &scratchGrad, rows, &p.lossMean, gradScale);
                 break;
             case LossKind::BinaryCrossEntropy:
-                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, &scratchGrad, &p.lossRows, nullptr,
+                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, &scratchGrad, rows, &p.lossMean,
                                                    gradScale);
                 break;
         }
-        recordReduce(lossList, p.lossRows, ReduceOp::Mean, ReduceAxis::All, p.lossMean);
         if (!training) {  // sums over an evaluation: loss * B and correct counts
             ReduceOptions total;
             total.accumulate = &p.lossSum.front();

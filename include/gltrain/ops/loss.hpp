@@ -13,7 +13,9 @@
 //
 // The loss is the mean of the tensor `loss`; pass `meanLoss` (1 x 1) to have
 // it reduced on the GPU (ops/reduce.hpp's meanAll, a tree of passes; the
-// per-row/per-element losses then go to a temporary if `loss` is null).
+// per-row/per-element losses then go to a temporary if `loss` is null). MSE and
+// BCE with `loss` null and at most 2 kReduceBlockFactor texels of predictions
+// write the mean in one pass instead.
 // `count` is N x C for MSE and BCE, so the gradient is the gradient of that
 // mean whatever shape the loss tensor has.
 //
@@ -34,6 +36,7 @@
 // Logits: finite for any finite magnitude (±1e4 and beyond); a NaN or +inf
 // in a row makes that row's loss and gradient NaN, other rows are unaffected.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -103,7 +106,11 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
     requireMean(op, meanLoss, pred, "prediction");
     requireScale(op, gradScale, pred);
     Context& ctx = pred.context();
-    if (meanLoss && !lossOut) lossOut = &list.temp(ctx, n, 1, Layout::Unpacked);
+    // Only the mean wanted, and few enough values for one fragment (the reduce
+    // tree's budget for its last level): one pass writes it.
+    const bool meanOnly = meanLoss && !lossOut &&
+                          int64_t(n) * detail::texelsPerRow(c, pred.layout()) <= 2 * kReduceBlockFactor;
+    if (meanLoss && !lossOut && !meanOnly) lossOut = &list.temp(ctx, n, 1, Layout::Unpacked);
     if (grad) {
         requireShape(op, "grad", *grad, n, c, pred, "prediction");
         Pass& g = list.add(Pass(ctx, "loss/pointwise_grad", {{"LOSS", std::to_string(loss)}}))
@@ -123,7 +130,15 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
         p.input("P", pred).input("T", target).output(*lossOut);
         if (rows) p.uniform("invCols", 1.0f / float(c));
     }
-    if (meanLoss) recordMeanAll(list, *lossOut, *meanLoss);
+    if (meanOnly) {
+        list.add(Pass(ctx, "loss/pointwise_loss", {{"LOSS", std::to_string(loss)}, {"ROWS", "2"}}))
+            .input("P", pred)
+            .input("T", target)
+            .output(*meanLoss)
+            .uniform("invCount", 1.0f / float(size_t(n) * size_t(c)));
+    } else if (meanLoss) {
+        recordMeanAll(list, *lossOut, *meanLoss);
+    }
 }
 }  // namespace loss_detail
 
