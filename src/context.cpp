@@ -49,6 +49,10 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         options_.compute != ComputePreference::Off)
         throw ArgumentError("Context: compute " + std::to_string(int(options_.compute)) +
                             " is not a ComputePreference (auto, on or off)");
+    if (options_.feedback != FeedbackPreference::Auto && options_.feedback != FeedbackPreference::On &&
+        options_.feedback != FeedbackPreference::Off)
+        throw ArgumentError("Context: feedback " + std::to_string(int(options_.feedback)) +
+                            " is not a FeedbackPreference (auto, on or off)");
     if (options_.backend == BackendPreference::Cpu) {
         startWithoutGl("asked for (ContextOptions::backend = cpu): models train on the CPU; no GL context");
         return;
@@ -72,6 +76,7 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     caps_.backend = choice.backend;
     caps_.backendReason = choice.reason;
     chooseCompute();
+    chooseFeedback();
     maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
                                                   : caps_.maxTextureSize;
     pool_ = std::make_unique<TexturePool>();
@@ -117,6 +122,40 @@ void Context::chooseCompute() {
     }
 }
 
+// Transform-feedback matmul (ops/matmul.hpp): measured on SwiftShader
+// (bench/kernels, N = 1024) at 1.3-1.5x the fragment kernels, so Auto uses it
+// there; llvmpipe runs vertex shaders on one thread, and a GPU with compute
+// kernels has the faster compute matmul.
+void Context::chooseFeedback() {
+    caps_.feedbackKernels = false;
+    if (options_.feedback == FeedbackPreference::Off)
+        caps_.feedbackReason = "ContextOptions::feedback = off";
+    else if (caps_.backend != Backend::GpuFloat32)
+        caps_.feedbackReason = "the half-float backend (the captured blocks are fp32)";
+    else if (caps_.computeKernels)
+        caps_.feedbackReason = "compute kernels run matmul";
+    else if (options_.feedback == FeedbackPreference::Auto && caps_.renderer.find("SwiftShader") == std::string::npos)
+        caps_.feedbackReason = "measured faster only on SwiftShader (ContextOptions::feedback = on forces it)";
+    else {
+        caps_.feedbackKernels = true;
+        caps_.feedbackReason = options_.feedback == FeedbackPreference::On
+                                   ? "ContextOptions::feedback = on"
+                                   : "SwiftShader: faster than the fragment kernels (ContextOptions::feedback = off keeps them)";
+    }
+}
+
+GLuint Context::feedbackBuffer(size_t bytes) {
+    if (!feedbackBuffer_ || bytes > feedbackBytes_) {
+        if (!feedbackBuffer_) feedbackBuffer_ = BufferHandle::create();
+        glBindBuffer(GL_COPY_WRITE_BUFFER, feedbackBuffer_.get());
+        glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes), nullptr, GL_DYNAMIC_COPY);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        checkGl("Context: allocating the transform-feedback buffer");
+        feedbackBytes_ = bytes;
+    }
+    return feedbackBuffer_.get();
+}
+
 // The CPU backend without GL: the pool and the registry exist (empty), so
 // counters and reports work; anything that would draw throws (requireGl).
 void Context::startWithoutGl(const std::string& reason) {
@@ -125,6 +164,8 @@ void Context::startWithoutGl(const std::string& reason) {
     caps_.backendReason = reason;
     caps_.computeKernels = false;
     caps_.computeReason = "no GL context";
+    caps_.feedbackKernels = false;
+    caps_.feedbackReason = "no GL context";
     caps_.measuredMantissaBits = 23;  // IEEE fp32 in host memory
     pool_ = std::make_unique<TexturePool>();
     shaders_ = std::make_unique<ShaderRegistry>();
@@ -158,6 +199,7 @@ Context::~Context() {
     else abandonObjects();  // nothing to delete: the objects went with the context
     shaders_.reset();
     pool_.reset();
+    feedbackBuffer_.reset();
     vao_.reset();
     fbo_.reset();
 }
@@ -180,6 +222,8 @@ void Context::abandonObjects() {
     pool_->abandon();
     fbo_.release();
     vao_.release();
+    feedbackBuffer_.release();
+    feedbackBytes_ = 0;
     objectsAbandoned_ = true;
     ++generation_;
 }

@@ -59,6 +59,26 @@ inline Context& computeContext(bool paged = false) {
     return full;
 }
 
+// The transform-feedback matmul on wherever the backend is gpu-float32 (Auto:
+// SwiftShader only); `paged`: MAX_TEXTURE_SIZE forced to 64.
+inline Context& feedbackContext(bool paged = false) {
+    auto make = [](int maxTex) {
+        ContextOptions o;
+        o.backend = BackendPreference::Gpu;
+        o.feedback = FeedbackPreference::On;
+        o.maxTextureSize = maxTex;
+        return o;
+    };
+    if (paged) {
+        static Context small(make(64));
+        small.makeCurrent();
+        return small;
+    }
+    static Context full(make(0));
+    full.makeCurrent();
+    return full;
+}
+
 // The CPU backend, without any GL context.
 inline Context& cpuContext() {
     static Context ctx([] {

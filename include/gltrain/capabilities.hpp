@@ -41,6 +41,8 @@ struct Capabilities {
     bool computeShaders = false;        // OpenGL ES 3.1 compute shaders with a 16x16 workgroup (native)
     bool computeKernels = false;        // compute-shader kernels run (ContextOptions::compute decides)
     std::string computeReason;          // why they do or do not
+    bool feedbackKernels = false;       // matmul runs as a transform-feedback kernel (ContextOptions::feedback decides)
+    std::string feedbackReason;         // why it does or does not
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;          // why this backend (what was missing or disabled)
     std::vector<std::string> extensions;
@@ -85,6 +87,7 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "fragment float mantissa:     " << c.measuredMantissaBits << " bits (measured, through the storage)\n"
        << "compute shaders:             " << yn(c.computeShaders) << "; compute kernels "
        << (c.computeKernels ? "on" : "off") << ": " << c.computeReason << "\n"
+       << "transform-feedback matmul:   " << (c.feedbackKernels ? "on" : "off") << ": " << c.feedbackReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
     return os;

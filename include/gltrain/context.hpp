@@ -86,6 +86,9 @@ public:
     ShaderRegistry& shaders() { return *shaders_; }
     GLuint framebuffer() const { return fbo_.get(); }
     GLuint vertexArray() const { return vao_.get(); }
+    // The buffer transform-feedback kernels write to, grown to at least `bytes`
+    // (allocation happens on a pass's first run, never in the steady state).
+    GLuint feedbackBuffer(size_t bytes);
 
     // Makes this context current on the calling thread (native) / for the GL calls (web).
     void makeCurrent();
@@ -98,6 +101,7 @@ public:
 private:
     void queryCapabilities();
     void chooseCompute();
+    void chooseFeedback();
     void measurePrecision();
     void createObjects();
     void abandonObjects();
@@ -111,6 +115,8 @@ private:
     int maxTextureSize_ = 0;
     FramebufferHandle fbo_;
     VertexArrayHandle vao_;
+    BufferHandle feedbackBuffer_;
+    size_t feedbackBytes_ = 0;
     std::unique_ptr<TexturePool> pool_;
     std::unique_ptr<ShaderRegistry> shaders_;
     uint64_t generation_ = 0;

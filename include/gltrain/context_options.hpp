@@ -24,9 +24,19 @@ enum class BackendPreference { Auto, Gpu, Cpu };
 //   Off   never
 enum class ComputePreference { Auto, On, Off };
 
+// Whether matmul runs as a transform-feedback vertex kernel (WebGL2 has no
+// compute stage; a vertex can write a 16-texel block where a fragment writes 8)
+// followed by a fragment pass that lays the blocks out and applies the epilogue:
+//   Auto  on SwiftShader, where it measured faster than the fragment kernels
+//         (not where compute kernels run matmul)
+//   On    wherever the backend is gpu-float32 (tests use it to check the kernels on llvmpipe)
+//   Off   never
+enum class FeedbackPreference { Auto, On, Off };
+
 struct ContextOptions {
     BackendPreference backend = BackendPreference::Auto;
     ComputePreference compute = ComputePreference::Auto;
+    FeedbackPreference feedback = FeedbackPreference::Auto;
     // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
     std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
     int eglDevice = -1;  // with "device": the EGL device index to use; -1 tries each in turn

@@ -32,6 +32,7 @@ public:
         rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
         if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
         if (ShaderRegistry::isCompute(src)) computeTile_ = ShaderRegistry::computeTile(kernel_, src);
+        if (ShaderRegistry::isFeedback(src)) feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src);
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
@@ -153,6 +154,10 @@ public:
             dispatch(og);
             return;
         }
+        if (feedbackBlock_.first) {
+            captureBlocks(og);
+            return;
+        }
         static const GLenum kDrawBuffers[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
                                               GL_COLOR_ATTACHMENT3, GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
                                               GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
@@ -218,6 +223,35 @@ private:
         (void)og;
         throw UnsupportedError("Pass '" + kernel_ + "': a compute kernel; WebGL2 has no compute shaders");
 #endif
+    }
+
+    // A feedback kernel: one point per block, its vertex outputs captured into
+    // the context's feedback buffer, then copied (a buffer-to-texture upload on
+    // the device) into the output, whose texel rows hold one row of blocks each.
+    void captureBlocks(const TexelGeometry& og) {
+        const int texelsPerBlock = feedbackBlock_.first * feedbackBlock_.second;
+        if (og.paged() || og.phases != 1 || og.texelsPerRow % texelsPerBlock)
+            throw ArgumentError("Pass '" + kernel_ + "': a feedback kernel's output must be an unpaged packed tensor " +
+                                "whose texel rows hold whole blocks of " + std::to_string(texelsPerBlock) +
+                                " texels; got " + output_()->shapeString() + " " + layoutName(output_()->layout()));
+        const int perRow = og.texelsPerRow / texelsPerBlock;
+        glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, perRow);
+        const GLuint buffer = ctx_->feedbackBuffer(size_t(og.rows) * size_t(og.texelsPerRow) * 16);
+        glEnable(GL_RASTERIZER_DISCARD);
+        glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, buffer);
+        glBeginTransformFeedback(GL_POINTS);
+        glDrawArrays(GL_POINTS, 0, og.rows * perRow);
+        glEndTransformFeedback();
+        // Unbound from both the indexed and the generic binding: WebGL refuses a
+        // buffer bound for transform feedback and for anything else at once.
+        glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, 0);
+        glBindBuffer(GL_TRANSFORM_FEEDBACK_BUFFER, 0);
+        glDisable(GL_RASTERIZER_DISCARD);
+        glBindBuffer(GL_PIXEL_UNPACK_BUFFER, buffer);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, output_()->texture());
+        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, og.texelsPerRow, og.rows, 1, GL_RGBA, GL_FLOAT, nullptr);
+        glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+        if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
     }
 
     // A tensor whose texture went with a lost context: its name means nothing now.
@@ -318,6 +352,7 @@ private:
     // one row per row phase of a PackedRows4 or PackedRows8 output (-1); else 0.
     int rowBlock_ = 0;
     std::pair<int, int> computeTile_{0, 0};  // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
+    std::pair<int, int> feedbackBlock_{0, 0};  // a feedback kernel's "// block: R x C"; (0, 0) otherwise
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;

@@ -32,6 +32,15 @@
 //   void  setTexel(int tx, int row, vec4 v)  texel tx of output row `row` (padding
 //                                             lanes zeroed; outside the output: nothing)
 //
+// "// stage: feedback" in the header: a vertex shader whose outputs transform
+// feedback captures (WebGL2 has no compute stage, and on SwiftShader a vertex
+// may write 31 vec4s where a fragment writes 8). The kernel declares
+// "// block: R x C": each vertex computes an R-row x C-texel block of a result,
+// writes it to F0..F{RC-1} (F(p*C + j): row p, texel j) and finds its block with
+//   ivec2 blockOrigin()  (first texel column, first row) of this vertex's block
+// The pass copies the captured blocks, vertex by vertex, into its output: an
+// unpaged Packed tensor with one row of blocks per texel row (see Pass).
+//
 // Layout and paging are compile-time defines, so each kernel is specialised
 // for the tensors it runs on: the common unpaged case samples with one
 // texelFetch, the paged case maps texels to pages with a division.
@@ -105,6 +114,7 @@ public:
         for (auto& kv : cache_) kv.second->handle.release();
         cache_.clear();
         vs_.release();
+        discardFs_.release();
     }
 
     // The inputs a kernel declares in its header ("// inputs: A, B, BIAS?");
@@ -143,6 +153,20 @@ public:
         std::smatch m;
         if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
             throw ShaderError("ShaderRegistry: compute kernel '" + name + "' has no '// tile: R x C' header line");
+        return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+    }
+
+    static bool isFeedback(const std::string& src) {
+        auto stage = headerList(src, "stage");
+        return !stage.empty() && stage[0] == "feedback";
+    }
+
+    // A feedback kernel's "// block: R x C": the rows and column texels one vertex computes.
+    static std::pair<int, int> feedbackBlock(const std::string& name, const std::string& src) {
+        static const std::regex re(R"(//\s*block:\s*(\d+)\s*x\s*(\d+))");
+        std::smatch m;
+        if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
+            throw ShaderError("ShaderRegistry: feedback kernel '" + name + "' has no '// block: R x C' header line");
         return {std::stoi(m[1].str()), std::stoi(m[2].str())};
     }
 
@@ -324,6 +348,26 @@ private:
         return s;
     }
 
+    // A feedback kernel's prelude: the block helpers and the captured outputs F0..F{RC-1}.
+    static std::string feedbackPrelude(const std::string& defines, const std::vector<std::string>& inputs,
+                                       std::pair<int, int> block) {
+        std::string s =
+            "#version 300 es\n"
+            "precision highp float;\n"
+            "precision highp int;\n"
+            "precision highp sampler2DArray;\n";
+        s += defines;
+        s += "#define FB_ROWS " + std::to_string(block.first) + "\n#define FB_COLS " + std::to_string(block.second) + "\n";
+        s +=
+            "uniform ivec4 out_geom;  // the pass's output: (rows, cols, texelsPerRow, blocks per row)\n"
+            "ivec2 blockOrigin() {\n"
+            "  return ivec2((gl_VertexID % out_geom.w) * FB_COLS, (gl_VertexID / out_geom.w) * FB_ROWS);\n"
+            "}\n";
+        for (int i = 0; i < block.first * block.second; ++i) s += "out vec4 F" + std::to_string(i) + ";\n";
+        for (auto& x : inputs) s += inputHelpers(x, false);
+        return s;
+    }
+
     static int countLines(const std::string& s) {
         int n = 0;
         for (char c : s) n += c == '\n';
@@ -377,6 +421,24 @@ private:
         return vs_.get();
     }
 
+    // The fragment stage a feedback kernel links with: nothing is rasterized (RASTERIZER_DISCARD).
+    GLuint discardFragmentShader() {
+        if (discardFs_) return discardFs_.get();
+        static const char* src =
+            "#version 300 es\n"
+            "precision mediump float;\n"
+            "out vec4 unused;\n"
+            "void main() { unused = vec4(0.0); }\n";
+        discardFs_ = ShaderObjectHandle(glCreateShader(GL_FRAGMENT_SHADER));
+        glShaderSource(discardFs_.get(), 1, &src, nullptr);
+        glCompileShader(discardFs_.get());
+        GLint ok = 0;
+        glGetShaderiv(discardFs_.get(), GL_COMPILE_STATUS, &ok);
+        if (!ok) throw ShaderError("ShaderRegistry: the feedback kernels' fragment shader failed to compile:\n" +
+                                   shaderLog(discardFs_.get()));
+        return discardFs_.get();
+    }
+
     static std::string shaderLog(GLuint sh) {
         GLint n = 0;
         glGetShaderiv(sh, GL_INFO_LOG_LENGTH, &n);
@@ -399,15 +461,20 @@ private:
         if (compute)
             throw UnsupportedError("ShaderRegistry: kernel '" + name + "' is a compute shader; this build (WebGL2) has none");
 #endif
-        std::string pre = compute ? computePrelude(defines, p->inputs) : prelude(defines, p->inputs, renderTargets(body, defines));
+        const bool feedback = isFeedback(body);
+        std::pair<int, int> block{0, 0};
+        if (feedback) block = feedbackBlock(name, body);
+        std::string pre = compute    ? computePrelude(defines, p->inputs)
+                          : feedback ? feedbackPrelude(defines, p->inputs, block)
+                                     : prelude(defines, p->inputs, renderTargets(body, defines));
         for (auto& lib : declaredUses(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();
 
 #if GLTRAIN_GL_COMPUTE
-        ShaderObjectHandle fs(glCreateShader(compute ? GL_COMPUTE_SHADER : GL_FRAGMENT_SHADER));
+        ShaderObjectHandle fs(glCreateShader(compute ? GL_COMPUTE_SHADER : feedback ? GL_VERTEX_SHADER : GL_FRAGMENT_SHADER));
 #else
-        ShaderObjectHandle fs(glCreateShader(GL_FRAGMENT_SHADER));
+        ShaderObjectHandle fs(glCreateShader(feedback ? GL_VERTEX_SHADER : GL_FRAGMENT_SHADER));
 #endif
         glShaderSource(fs.get(), 1, &src, nullptr);
         glCompileShader(fs.get());
@@ -420,7 +487,16 @@ private:
                               quoteBadLines(log, body, countLines(pre), name));
         }
         p->handle = ProgramHandle::create();
-        if (!compute) glAttachShader(p->handle.get(), vertexShader());
+        if (feedback) {
+            glAttachShader(p->handle.get(), discardFragmentShader());
+            std::vector<std::string> names;
+            for (int i = 0; i < block.first * block.second; ++i) names.push_back("F" + std::to_string(i));
+            std::vector<const char*> ptrs;
+            for (auto& n : names) ptrs.push_back(n.c_str());
+            glTransformFeedbackVaryings(p->handle.get(), GLsizei(ptrs.size()), ptrs.data(), GL_INTERLEAVED_ATTRIBS);
+        } else if (!compute) {
+            glAttachShader(p->handle.get(), vertexShader());
+        }
         glAttachShader(p->handle.get(), fs.get());
         glLinkProgram(p->handle.get());
         glGetProgramiv(p->handle.get(), GL_LINK_STATUS, &ok);
@@ -451,6 +527,7 @@ private:
     std::map<std::string, std::string> sources_;
     std::map<std::string, std::unique_ptr<Program>> cache_;
     ShaderObjectHandle vs_;
+    ShaderObjectHandle discardFs_;
 };
 
 }  // namespace gltrain

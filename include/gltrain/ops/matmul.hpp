@@ -93,10 +93,56 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 }
 }  // namespace detail
 
+namespace detail {
+// The transform-feedback matmul's block (forward/matmul_feedback: rows x column texels).
+constexpr int kFeedbackBlockRows = 8, kFeedbackBlockTexels = 2;
+// All of K runs in one draw (no K-split): up to this K, about the longest loop
+// the fragment kernels' default split runs in 2 passes.
+constexpr int kFeedbackMaxK = 1024;
+
+// Where the feedback kernel can run: the context chose it, one operand at most
+// transposed, K within kFeedbackMaxK, and the staging tensor (one texel row per
+// block row) within the texture size.
+inline bool feedbackFits(const Tensor& a, const Tensor& c, const MatmulOptions& o) {
+    Context& ctx = c.context();
+    if (!ctx.caps().feedbackKernels || (o.transA && o.transB)) return false;
+    const int k = o.transA ? a.rows() : a.cols();
+    const int blocksPerRow = (c.geometry().texelsPerRow + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
+    const int stagingRows = (c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows;
+    const long long stagingTexels = (long long)blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels;
+    return k <= kFeedbackMaxK && stagingTexels <= ctx.maxTextureSize() && stagingRows <= ctx.maxTextureSize();
+}
+
+// C = op(A)·op(B) by forward/matmul_feedback into a staging tensor, then
+// forward/matmul_epilogue: C's layout, bias and activation.
+inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o) {
+    Context& ctx = c.context();
+    const int texels = c.geometry().texelsPerRow;
+    const int blocksPerRow = (texels + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
+    const int stagingRows = (c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows;
+    Tensor& staging = list.temp(ctx, stagingRows, blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels * 4, Layout::Packed);
+    Pass& p = list.add(Pass(ctx, "forward/matmul_feedback",
+                            {{"TRANS_A", o.transA ? "1" : "0"}, {"TRANS_B", o.transB ? "1" : "0"}}));
+    p.input("A", a).input("B", b).output(staging).uniformInt("c_shape", c.rows(), texels);
+    Pass& e = list.add(Pass(ctx, "forward/matmul_epilogue",
+                            {{"FBR", std::to_string(kFeedbackBlockRows)},
+                             {"FBC", std::to_string(kFeedbackBlockTexels)},
+                             {"ACT", std::to_string(int(o.act))},
+                             {"DACT", o.dactZ ? "1" : "0"}}));
+    e.input("P", staging).output(c);
+    if (o.bias) e.input("BIAS", *o.bias);
+    if (o.dactZ) e.input("Z", *o.dactZ);
+    if (o.act == Activation::LeakyReLU) e.uniform("act_alpha", o.actAlpha);
+}
+}  // namespace detail
+
 // Kernels, specialised first: the compute-shader kernel (64x64 tiles, all of K
 // in one dispatch) where the context runs compute kernels
 // (Capabilities::computeKernels: native OpenGL ES 3.1 on a hardware GPU, or
 // ContextOptions::compute = on) and every operand is packed (any row layout);
+// the transform-feedback kernel and its epilogue pass where the context chose
+// them (Capabilities::feedbackKernels: SwiftShader), every operand is packed,
+// not both are transposed and K <= kFeedbackMaxK;
 // the register-blocked kernel (4x4 or 8x4 blocks) when C is PackedRows4 or
 // PackedRows8 and every operand is packed (and not both transposed); the
 // one-texel-per-fragment kernel, which handles any layouts, otherwise.
@@ -116,6 +162,10 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
         if (o.bias) p.input("BIAS", *o.bias);
         if (o.dactZ) p.input("Z", *o.dactZ);
         if (o.act == Activation::LeakyReLU) p.uniform("act_alpha", o.actAlpha);
+        return;
+    }
+    if (detail::feedbackFits(a, c, o) && allPacked) {
+        detail::recordMatmulFeedback(list, a, b, c, o);
         return;
     }
     const bool blocked = rowPhases(c.layout()) > 1 && allPacked && !(o.transA && o.transB);

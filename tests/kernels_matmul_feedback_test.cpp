@@ -1,0 +1,190 @@
+// The transform-feedback matmul (forward/matmul_feedback + forward/matmul_epilogue)
+// against the CPU reference (double): every form, odd shapes and K (blocks of
+// 8 rows x 2 texels cut short, K not a multiple of 4), operand and output row
+// layouts, paged operands, the fused epilogues, and a training run that must
+// agree with the fragment kernels step by step. Natively it runs on llvmpipe
+// (ContextOptions::feedback = on); in Chromium on SwiftShader, where Auto turns
+// it on for every test. Tolerance as kernels_matmul_test:
+// max |gpu - ref| <= 1e-5 * max(1, max |ref|).
+#include <gtest/gtest.h>
+
+#include "gltrain/ops/matmul.hpp"
+#include "gltrain/reference.hpp"
+#include "gltrain/sequential.hpp"
+#include "model_reference_steps.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::feedbackContext;
+using gltrain::test::randomMatrix;
+using gltrain::test::relativeError;
+
+namespace {
+
+enum class Form { NN, TN, NT };
+const char* formName(Form f) { return f == Form::NN ? "A·B" : f == Form::TN ? "Aᵀ·B" : "A·Bᵀ"; }
+
+void check(Context& ctx, Form f, int m, int k, int n, Layout in, Layout out) {
+    HostMatrix a = f == Form::TN ? randomMatrix(k, m, unsigned(m + k)) : randomMatrix(m, k, unsigned(m + k));
+    HostMatrix b = f == Form::NT ? randomMatrix(n, k, unsigned(n + 1)) : randomMatrix(k, n, unsigned(n + 1));
+    auto ad = a.cast<double>(), bd = b.cast<double>();
+    auto want = (f == Form::NN ? ref::matmul(ad, bd) : f == Form::TN ? ref::matmulTN(ad, bd) : ref::matmulNT(ad, bd))
+                    .cast<float>();
+    Tensor ta(ctx, a, in), tb(ctx, b, in), tc(ctx, m, n, out);
+    MatmulOptions o;
+    o.transA = f == Form::TN;
+    o.transB = f == Form::NT;
+    matmul(ta, tb, tc, o);
+    EXPECT_LE(relativeError(tc.download(), want), 1e-5) << formName(f) << " M=" << m << " K=" << k << " N=" << n << " "
+                                                        << layoutName(in) << " -> " << layoutName(out);
+}
+
+std::vector<std::string> kernelsOf(const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
+    PassList l;
+    recordMatmul(l, a, b, c, o);
+    std::vector<std::string> names;
+    for (auto& p : l.passes()) names.push_back(p.kernel());
+    return names;
+}
+
+const std::vector<std::string> kFeedback = {"forward/matmul_feedback", "forward/matmul_epilogue"};
+
+}  // namespace
+
+TEST(FeedbackKernels, WhoRunsThem) {
+    // On: wherever the backend is gpu-float32 and compute kernels do not run
+    // matmul. Auto: SwiftShader only. Off: never. Where it fits: packed operands,
+    // not both transposed, K <= kFeedbackMaxK, the staging row within the texture size.
+    Context& ctx = feedbackContext();
+    const Capabilities& on = ctx.caps();
+    if (on.computeKernels) GTEST_SKIP() << "compute kernels run matmul here";
+    EXPECT_TRUE(on.feedbackKernels) << on.feedbackReason;
+    Tensor a(ctx, 8, 8), b(ctx, 8, 8), c(ctx, 8, 8);
+    EXPECT_EQ(kernelsOf(a, b, c), kFeedback);
+    Tensor u(ctx, 8, 8, Layout::Unpacked);
+    EXPECT_EQ(kernelsOf(u, b, c), std::vector<std::string>{"forward/matmul"});
+    MatmulOptions both;
+    both.transA = both.transB = true;
+    EXPECT_EQ(kernelsOf(a, b, c, both), std::vector<std::string>{"forward/matmul"});
+    const int kMax = detail::kFeedbackMaxK;
+    Tensor longA(ctx, 8, kMax + 4), longB(ctx, kMax + 4, 8);
+    EXPECT_EQ(kernelsOf(longA, longB, c).front(), "forward/matmul") << "K past kFeedbackMaxK: the K-split fragment kernels";
+
+    const Capabilities& autoCaps = test::context().caps();
+    const bool swiftShader = autoCaps.renderer.find("SwiftShader") != std::string::npos;
+    if (!autoCaps.computeKernels) EXPECT_EQ(autoCaps.feedbackKernels, swiftShader) << autoCaps.feedbackReason;
+
+    ContextOptions o;
+    o.backend = BackendPreference::Gpu;
+    o.feedback = FeedbackPreference::Off;
+    Context off(o);
+    EXPECT_FALSE(off.caps().feedbackKernels);
+    EXPECT_NE(off.caps().feedbackReason.find("feedback = off"), std::string::npos) << off.caps().feedbackReason;
+    Tensor x(off, 8, 8), y(off, 8, 8), z(off, 8, 8);
+    EXPECT_EQ(kernelsOf(x, y, z), std::vector<std::string>{"forward/matmul"});
+    ctx.makeCurrent();
+}
+
+TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
+    Context& ctx = feedbackContext();
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    struct MN {
+        int m, n;
+    };
+    // One element, a row, a column, whole blocks (8 rows x 8 columns), blocks cut short.
+    const MN shapes[] = {{1, 1}, {1, 33}, {33, 1}, {16, 16}, {17, 9}, {127, 5}, {5, 127}};
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        for (MN s : shapes)
+            for (int k : {1, 3, 8, 129}) check(ctx, f, s.m, k, s.n, Layout::Packed, Layout::Packed);
+    for (Form f : {Form::NN, Form::TN, Form::NT}) {
+        check(ctx, f, 130, 97, 33, Layout::PackedRows4, Layout::PackedRows8);
+        check(ctx, f, 13, 1024, 6, Layout::PackedRows8, Layout::PackedRows4);  // K = kFeedbackMaxK in one draw
+    }
+}
+
+TEST(FeedbackKernels, PagedOperands) {
+    // MAX_TEXTURE_SIZE 64: operands split into pages; an output narrow enough
+    // for its staging row (<= 32 columns) runs the feedback kernel, a wider one
+    // (paged too) the fragment kernels.
+    Context& ctx = feedbackContext(true);
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    Tensor a(ctx, 300, 300), b(ctx, 300, 32), c(ctx, 300, 32), wide(ctx, 300, 300);
+    EXPECT_EQ(kernelsOf(a, b, c), kFeedback);
+    EXPECT_NE(kernelsOf(a, a, wide), kFeedback);
+    for (Form f : {Form::NN, Form::TN, Form::NT}) check(ctx, f, 127, 300, 29, Layout::Packed, Layout::Packed);
+    check(ctx, Form::NN, 301, 70, 32, Layout::PackedRows8, Layout::PackedRows4);
+}
+
+TEST(FeedbackKernels, FusedEpilogues) {
+    // Y = f(X·W + b) and (dZ·Wᵀ) ⊙ f'(Z) for the backward, in the epilogue pass.
+    Context& ctx = feedbackContext();
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    HostMatrix x = randomMatrix(129, 97, 1), w = randomMatrix(97, 67, 2, -0.1f, 0.1f), b = randomMatrix(1, 67, 3),
+               zprev = randomMatrix(129, 97, 4, -3, 3);
+    Tensor tx(ctx, x), tw(ctx, w), tb(ctx, b), ty(ctx, 129, 67, Layout::PackedRows8), tz(ctx, zprev), dx(ctx, 129, 97);
+    for (Activation act : {Activation::ReLU, Activation::LeakyReLU, Activation::GELU}) {
+        dense(tx, tw, tb, act, ty, 0.2f);
+        auto want = ref::dense(x.cast<double>(), w.cast<double>(), b.cast<double>(), act, 0.2).cast<float>();
+        EXPECT_LE(relativeError(ty.download(), want), 1e-5) << activationName(act);
+        MatmulOptions o;
+        o.transB = true;
+        o.act = act;
+        o.actAlpha = 0.2f;
+        o.dactZ = &tz;
+        EXPECT_EQ(kernelsOf(ty, tw, dx, o), kFeedback);
+        matmul(ty, tw, dx, o);
+        auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.2);
+        EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act);
+    }
+}
+
+TEST(FeedbackKernels, TrainingAgreesWithTheFragmentKernels) {
+    // The same MLP, seed and batches with and without the feedback kernels: the
+    // losses agree to 1e-4 relative at every step, and the step really runs them.
+    Context& ctx = feedbackContext();
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    ContextOptions offOptions;
+    offOptions.backend = BackendPreference::Gpu;
+    offOptions.feedback = FeedbackPreference::Off;
+    Context off(offOptions);
+    HostMatrix x = randomMatrix(96, 37, 5);
+    std::vector<int> y(96);
+    for (int i = 0; i < 96; ++i) y[size_t(i)] = (i * 5) % 4;
+    auto train = [&](Context& c) {
+        c.makeCurrent();
+        Sequential m(c, 37);
+        m.add(Dense{70, Activation::ReLU}).add(Dense{33, Activation::Tanh}).add(Dense{4});
+        CompileOptions co;
+        co.seed = 9;
+        co.optimizer.lr = 0.01f;
+        m.compile(co);
+        std::vector<float> losses;
+        FitOptions f;
+        f.epochs = 10;
+        f.batchSize = 32;
+        f.shuffle = false;
+        Callbacks cb;
+        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+        m.fit(x, y, f, cb);
+        std::vector<std::string> kernels;
+        for (auto& t : m.profileStep(x, y, 32, 1)) kernels.push_back(t.kernel);
+        return std::make_pair(losses, kernels);
+    };
+    auto fragment = train(off);
+    auto feedback = train(ctx);
+    ASSERT_EQ(feedback.first.size(), 30u);
+    ASSERT_EQ(fragment.first.size(), 30u);
+    for (size_t i = 0; i < 30; ++i)
+        EXPECT_NEAR(feedback.first[i], fragment.first[i], 1e-4 * std::max(1.0f, std::fabs(fragment.first[i])))
+            << "step " << i + 1;
+    EXPECT_LT(feedback.first.back(), feedback.first.front());
+    auto has = [](const std::vector<std::string>& v, const char* k) { return std::find(v.begin(), v.end(), k) != v.end(); };
+    EXPECT_TRUE(has(feedback.second, "forward/matmul_feedback"));
+    EXPECT_FALSE(has(fragment.second, "forward/matmul_feedback"));
+}
+
+TEST(FeedbackKernels, MlpStepsMatchTheReference) {
+    Context& ctx = feedbackContext();
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    test::expectMlpAdamStepsMatchTheReference(ctx);
+}
