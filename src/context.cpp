@@ -53,6 +53,9 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         options_.feedback != FeedbackPreference::Off)
         throw ArgumentError("Context: feedback " + std::to_string(int(options_.feedback)) +
                             " is not a FeedbackPreference (auto, on or off)");
+    if (!(options_.feedbackMinWork >= 0.0) || std::isinf(options_.feedbackMinWork))
+        throw ArgumentError("Context: feedbackMinWork must be a finite number >= 0, got " +
+                            std::to_string(options_.feedbackMinWork));
     if (options_.backend == BackendPreference::Cpu) {
         startWithoutGl("asked for (ContextOptions::backend = cpu): models train on the CPU; no GL context");
         return;

@@ -70,6 +70,18 @@ TEST(FeedbackKernels, WhoRunsThem) {
     Tensor longA(ctx, 8, kMax + 4), longB(ctx, kMax + 4, 8);
     EXPECT_EQ(kernelsOf(longA, longB, c).front(), "forward/matmul") << "K past kFeedbackMaxK: the K-split fragment kernels";
 
+    // ContextOptions::feedbackMinWork: smaller products keep the fragment kernels.
+    ContextOptions big;
+    big.backend = BackendPreference::Gpu;
+    big.feedback = FeedbackPreference::On;
+    big.feedbackMinWork = 8 * 8 * 8;
+    Context sized(big);
+    Tensor p(sized, 8, 8), q(sized, 8, 8), r(sized, 8, 8), s(sized, 8, 7), t(sized, 7, 8);
+    EXPECT_EQ(kernelsOf(p, q, r), kFeedback);
+    EXPECT_EQ(kernelsOf(s, t, r), std::vector<std::string>{"forward/matmul"});
+    big.feedbackMinWork = -1;
+    EXPECT_THROW(Context bad(big), ArgumentError);
+
     const Capabilities& autoCaps = test::context().caps();
     const bool swiftShader = autoCaps.renderer.find("SwiftShader") != std::string::npos;
     if (!autoCaps.computeKernels) EXPECT_EQ(autoCaps.feedbackKernels, swiftShader) << autoCaps.feedbackReason;

@@ -60,12 +60,13 @@ inline Context& computeContext(bool paged = false) {
 }
 
 // The transform-feedback matmul on wherever the backend is gpu-float32 (Auto:
-// SwiftShader only); `paged`: MAX_TEXTURE_SIZE forced to 64.
+// SwiftShader only), for every shape; `paged`: MAX_TEXTURE_SIZE forced to 64.
 inline Context& feedbackContext(bool paged = false) {
     auto make = [](int maxTex) {
         ContextOptions o;
         o.backend = BackendPreference::Gpu;
         o.feedback = FeedbackPreference::On;
+        o.feedbackMinWork = 0;  // every shape
         o.maxTextureSize = maxTex;
         return o;
     };

@@ -37,6 +37,11 @@ struct ContextOptions {
     BackendPreference backend = BackendPreference::Auto;
     ComputePreference compute = ComputePreference::Auto;
     FeedbackPreference feedback = FeedbackPreference::Auto;
+    // The feedback matmul runs for products of at least this many multiply-adds;
+    // below, the fragment kernels' one pass beats its two (SwiftShader: W1's
+    // 128x784x256 products, 2^24.6, ran no faster; N = 512 and 1024 ran 1.3-1.5x).
+    // Tests set 0 to run it on every shape.
+    double feedbackMinWork = 67108864.0;  // 2^26
     // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
     std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
     int eglDevice = -1;  // with "device": the EGL device index to use; -1 tries each in turn

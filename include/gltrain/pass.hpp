@@ -237,6 +237,10 @@ private:
         const int perRow = og.texelsPerRow / texelsPerBlock;
         glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, perRow);
         const GLuint buffer = ctx_->feedbackBuffer(size_t(og.rows) * size_t(og.texelsPerRow) * 16);
+        // Nothing is drawn, but a draw still needs a complete framebuffer, and WebGL
+        // refuses one with a sampled texture attached (the last pass's output may be
+        // an input): attach the output, which is not.
+        glFramebufferTextureLayer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, output_()->texture(), 0, 0);
         glEnable(GL_RASTERIZER_DISCARD);
         glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, buffer);
         glBeginTransformFeedback(GL_POINTS);

@@ -94,8 +94,11 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 }  // namespace detail
 
 namespace detail {
-// The transform-feedback matmul's block (forward/matmul_feedback: rows x column texels).
-constexpr int kFeedbackBlockRows = 8, kFeedbackBlockTexels = 2;
+// The transform-feedback matmul's block (forward/matmul_feedback: rows x column
+// texels, as shifts: 8 x 2).
+constexpr int kFeedbackRowShift = 3, kFeedbackTexelShift = 1;
+constexpr int kFeedbackBlockRows = 1 << kFeedbackRowShift, kFeedbackBlockTexels = 1 << kFeedbackTexelShift;
+
 // All of K runs in one draw (no K-split): up to this K, about the longest loop
 // the fragment kernels' default split runs in 2 passes.
 constexpr int kFeedbackMaxK = 1024;
@@ -110,7 +113,8 @@ inline bool feedbackFits(const Tensor& a, const Tensor& c, const MatmulOptions& 
     const int blocksPerRow = (c.geometry().texelsPerRow + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
     const int stagingRows = (c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows;
     const long long stagingTexels = (long long)blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels;
-    return k <= kFeedbackMaxK && stagingTexels <= ctx.maxTextureSize() && stagingRows <= ctx.maxTextureSize();
+    const double work = double(c.rows()) * c.cols() * k;
+    return work >= ctx.options().feedbackMinWork && k <= kFeedbackMaxK && stagingTexels <= ctx.maxTextureSize() && stagingRows <= ctx.maxTextureSize();
 }
 
 // C = op(A)·op(B) by forward/matmul_feedback into a staging tensor, then
@@ -125,8 +129,8 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
                             {{"TRANS_A", o.transA ? "1" : "0"}, {"TRANS_B", o.transB ? "1" : "0"}}));
     p.input("A", a).input("B", b).output(staging).uniformInt("c_shape", c.rows(), texels);
     Pass& e = list.add(Pass(ctx, "forward/matmul_epilogue",
-                            {{"FBR", std::to_string(kFeedbackBlockRows)},
-                             {"FBC", std::to_string(kFeedbackBlockTexels)},
+                            {{"FBR_SHIFT", std::to_string(kFeedbackRowShift)},
+                             {"FBC_SHIFT", std::to_string(kFeedbackTexelShift)},
                              {"ACT", std::to_string(int(o.act))},
                              {"DACT", o.dactZ ? "1" : "0"}}));
     e.input("P", staging).output(c);
@@ -142,7 +146,8 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
 // ContextOptions::compute = on) and every operand is packed (any row layout);
 // the transform-feedback kernel and its epilogue pass where the context chose
 // them (Capabilities::feedbackKernels: SwiftShader), every operand is packed,
-// not both are transposed and K <= kFeedbackMaxK;
+// not both are transposed, K <= kFeedbackMaxK and the product has at least
+// ContextOptions::feedbackMinWork multiply-adds;
 // the register-blocked kernel (4x4 or 8x4 blocks) when C is PackedRows4 or
 // PackedRows8 and every operand is packed (and not both transposed); the
 // one-texel-per-fragment kernel, which handles any layouts, otherwise.
