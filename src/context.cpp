@@ -127,8 +127,8 @@ void Context::chooseCompute() {
 
 // Transform-feedback matmul (ops/matmul.hpp): measured on SwiftShader
 // (bench/kernels, N = 1024) at 1.3-1.5x the fragment kernels, so Auto uses it
-// there; llvmpipe runs vertex shaders on one thread, and a GPU with compute
-// kernels has the faster compute matmul.
+// there; on llvmpipe it has not been timed against the fragment kernels, and
+// a GPU with compute kernels has the faster compute matmul.
 void Context::chooseFeedback() {
     caps_.feedbackKernels = false;
     if (options_.feedback == FeedbackPreference::Off)
