@@ -753,7 +753,10 @@ const tests = {
     assert(seen.every((v, i) => v === i + 1), `onStep continuous: ${seen.join(',')}`);
     assertEq(JSON.stringify(lostEvents.map((e) => e.type)), '["lost","restored"]', 'lost and restored, once each');
     assertEq(lostEvents[1].lostAtStep, lostEvents[0].step, 'lostAtStep');
-    assert(lostEvents[1].step <= lostEvents[0].step && lostEvents[0].step - lostEvents[1].step <= 10,
+    // The latest snapshot (every 10 steps), or the one before it when the latest
+    // was still being read back as the context went (seen once in CI: lost at 32, resumed at 20).
+    assert(lostEvents[1].step <= lostEvents[0].step && lostEvents[1].step % 10 === 0 &&
+           lostEvents[0].step - lostEvents[1].step <= 20,
            `resumed from the snapshot: ${JSON.stringify(lostEvents)}`);
     w.terminate();
     await expectReject(w.summary(), 'DeletedError', 'terminated');
