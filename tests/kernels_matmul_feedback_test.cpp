@@ -8,9 +8,8 @@
 // max |gpu - ref| <= 1e-5 * max(1, max |ref|).
 #include <gtest/gtest.h>
 
-#include "gltrain/ops/matmul.hpp"
-#include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
+#include "matmul_check.hpp"
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
@@ -18,34 +17,10 @@ using namespace gltrain;
 using gltrain::test::feedbackContext;
 using gltrain::test::randomMatrix;
 using gltrain::test::relativeError;
+using gltrain::test::Form;
+using gltrain::test::kernelsOf;
 
 namespace {
-
-enum class Form { NN, TN, NT };
-const char* formName(Form f) { return f == Form::NN ? "A·B" : f == Form::TN ? "Aᵀ·B" : "A·Bᵀ"; }
-
-void check(Context& ctx, Form f, int m, int k, int n, Layout in, Layout out) {
-    HostMatrix a = f == Form::TN ? randomMatrix(k, m, unsigned(m + k)) : randomMatrix(m, k, unsigned(m + k));
-    HostMatrix b = f == Form::NT ? randomMatrix(n, k, unsigned(n + 1)) : randomMatrix(k, n, unsigned(n + 1));
-    auto ad = a.cast<double>(), bd = b.cast<double>();
-    auto want = (f == Form::NN ? ref::matmul(ad, bd) : f == Form::TN ? ref::matmulTN(ad, bd) : ref::matmulNT(ad, bd))
-                    .cast<float>();
-    Tensor ta(ctx, a, in), tb(ctx, b, in), tc(ctx, m, n, out);
-    MatmulOptions o;
-    o.transA = f == Form::TN;
-    o.transB = f == Form::NT;
-    matmul(ta, tb, tc, o);
-    EXPECT_LE(relativeError(tc.download(), want), 1e-5) << formName(f) << " M=" << m << " K=" << k << " N=" << n << " "
-                                                        << layoutName(in) << " -> " << layoutName(out);
-}
-
-std::vector<std::string> kernelsOf(const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
-    PassList l;
-    recordMatmul(l, a, b, c, o);
-    std::vector<std::string> names;
-    for (auto& p : l.passes()) names.push_back(p.kernel());
-    return names;
-}
 
 const std::vector<std::string> kFeedback = {"forward/matmul_feedback", "forward/matmul_epilogue"};
 
@@ -107,10 +82,10 @@ TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
     const MN shapes[] = {{1, 1}, {1, 33}, {33, 1}, {16, 16}, {17, 9}, {127, 5}, {5, 127}};
     for (Form f : {Form::NN, Form::TN, Form::NT})
         for (MN s : shapes)
-            for (int k : {1, 3, 8, 129}) check(ctx, f, s.m, k, s.n, Layout::Packed, Layout::Packed);
+            for (int k : {1, 3, 8, 129}) test::checkMatmul(ctx, f, s.m, k, s.n, Layout::Packed, Layout::Packed);
     for (Form f : {Form::NN, Form::TN, Form::NT}) {
-        check(ctx, f, 130, 97, 33, Layout::PackedRows4, Layout::PackedRows8);
-        check(ctx, f, 13, 1024, 6, Layout::PackedRows8, Layout::PackedRows4);  // K = kFeedbackMaxK in one draw
+        test::checkMatmul(ctx, f, 130, 97, 33, Layout::PackedRows4, Layout::PackedRows8);
+        test::checkMatmul(ctx, f, 13, 1024, 6, Layout::PackedRows8, Layout::PackedRows4);  // K = kFeedbackMaxK in one draw
     }
 }
 
@@ -123,8 +98,8 @@ TEST(FeedbackKernels, PagedOperands) {
     Tensor a(ctx, 300, 300), b(ctx, 300, 32), c(ctx, 300, 32), wide(ctx, 300, 300);
     EXPECT_EQ(kernelsOf(a, b, c), kFeedback);
     EXPECT_NE(kernelsOf(a, a, wide), kFeedback);
-    for (Form f : {Form::NN, Form::TN, Form::NT}) check(ctx, f, 127, 300, 29, Layout::Packed, Layout::Packed);
-    check(ctx, Form::NN, 301, 70, 32, Layout::PackedRows8, Layout::PackedRows4);
+    for (Form f : {Form::NN, Form::TN, Form::NT}) test::checkMatmul(ctx, f, 127, 300, 29, Layout::Packed, Layout::Packed);
+    test::checkMatmul(ctx, Form::NN, 301, 70, 32, Layout::PackedRows8, Layout::PackedRows4);
 }
 
 TEST(FeedbackKernels, FusedEpilogues) {
@@ -151,48 +126,14 @@ TEST(FeedbackKernels, FusedEpilogues) {
 }
 
 TEST(FeedbackKernels, TrainingAgreesWithTheFragmentKernels) {
-    // The same MLP, seed and batches with and without the feedback kernels: the
-    // losses agree to 1e-4 relative at every step, and the step really runs them.
+    // With and without the feedback kernels: the same losses step by step.
     Context& ctx = feedbackContext();
     if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
     ContextOptions offOptions;
     offOptions.backend = BackendPreference::Gpu;
     offOptions.feedback = FeedbackPreference::Off;
     Context off(offOptions);
-    HostMatrix x = randomMatrix(96, 37, 5);
-    std::vector<int> y(96);
-    for (int i = 0; i < 96; ++i) y[size_t(i)] = (i * 5) % 4;
-    auto train = [&](Context& c) {
-        c.makeCurrent();
-        Sequential m(c, 37);
-        m.add(Dense{70, Activation::ReLU}).add(Dense{33, Activation::Tanh}).add(Dense{4});
-        CompileOptions co;
-        co.seed = 9;
-        co.optimizer.lr = 0.01f;
-        m.compile(co);
-        std::vector<float> losses;
-        FitOptions f;
-        f.epochs = 10;
-        f.batchSize = 32;
-        f.shuffle = false;
-        Callbacks cb;
-        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
-        m.fit(x, y, f, cb);
-        std::vector<std::string> kernels;
-        for (auto& t : m.profileStep(x, y, 32, 1)) kernels.push_back(t.kernel);
-        return std::make_pair(losses, kernels);
-    };
-    auto fragment = train(off);
-    auto feedback = train(ctx);
-    ASSERT_EQ(feedback.first.size(), 30u);
-    ASSERT_EQ(fragment.first.size(), 30u);
-    for (size_t i = 0; i < 30; ++i)
-        EXPECT_NEAR(feedback.first[i], fragment.first[i], 1e-4 * std::max(1.0f, std::fabs(fragment.first[i])))
-            << "step " << i + 1;
-    EXPECT_LT(feedback.first.back(), feedback.first.front());
-    auto has = [](const std::vector<std::string>& v, const char* k) { return std::find(v.begin(), v.end(), k) != v.end(); };
-    EXPECT_TRUE(has(feedback.second, "forward/matmul_feedback"));
-    EXPECT_FALSE(has(fragment.second, "forward/matmul_feedback"));
+    test::expectTrainingAgrees(ctx, off, "forward/matmul_feedback");
 }
 
 TEST(FeedbackKernels, MlpStepsMatchTheReference) {

@@ -39,46 +39,43 @@ inline Context& smallContext() {
     return ctx;
 }
 
-// Compute-shader kernels on wherever the device has them (native OpenGL ES 3.1;
-// on llvmpipe too, where Auto leaves them off); `paged`: MAX_TEXTURE_SIZE forced to 64.
-inline Context& computeContext(bool paged = false) {
-    auto make = [](int maxTex) {
-        ContextOptions o;
-        o.backend = BackendPreference::Gpu;
-        o.compute = ComputePreference::On;
-        o.maxTextureSize = maxTex;
-        return o;
-    };
+// Two contexts from one set of options (`Make(maxTextureSize)`): full size, and
+// `paged` with MAX_TEXTURE_SIZE forced to 64. Made on first use, then shared.
+template <ContextOptions (*Make)(int)>
+Context& contextPair(bool paged) {
     if (paged) {
-        static Context small(make(64));
+        static Context small(Make(64));
         small.makeCurrent();
         return small;
     }
-    static Context full(make(0));
+    static Context full(Make(0));
     full.makeCurrent();
     return full;
 }
 
-// The transform-feedback matmul on wherever the backend is gpu-float32 (Auto:
-// SwiftShader only), for every shape; `paged`: MAX_TEXTURE_SIZE forced to 64.
-inline Context& feedbackContext(bool paged = false) {
-    auto make = [](int maxTex) {
-        ContextOptions o;
-        o.backend = BackendPreference::Gpu;
-        o.feedback = FeedbackPreference::On;
-        o.feedbackMinWork = 0;  // every shape
-        o.maxTextureSize = maxTex;
-        return o;
-    };
-    if (paged) {
-        static Context small(make(64));
-        small.makeCurrent();
-        return small;
-    }
-    static Context full(make(0));
-    full.makeCurrent();
-    return full;
+inline ContextOptions computeOptions(int maxTex) {
+    ContextOptions o;
+    o.backend = BackendPreference::Gpu;
+    o.compute = ComputePreference::On;
+    o.maxTextureSize = maxTex;
+    return o;
 }
+inline ContextOptions feedbackOptions(int maxTex) {
+    ContextOptions o;
+    o.backend = BackendPreference::Gpu;
+    o.feedback = FeedbackPreference::On;
+    o.feedbackMinWork = 0;  // every shape
+    o.maxTextureSize = maxTex;
+    return o;
+}
+
+// Compute-shader kernels on wherever the device has them (native OpenGL ES 3.1;
+// on llvmpipe too, where Auto leaves them off).
+inline Context& computeContext(bool paged = false) { return contextPair<computeOptions>(paged); }
+
+// The transform-feedback matmul on wherever the backend is gpu-float32 (Auto:
+// SwiftShader only), for every shape.
+inline Context& feedbackContext(bool paged = false) { return contextPair<feedbackOptions>(paged); }
 
 // The CPU backend, without any GL context.
 inline Context& cpuContext() {

@@ -141,37 +141,37 @@ public:
     static std::vector<std::string> declaredOutputs(const std::string& src) { return headerList(src, "outputs"); }
 
     // Whether a kernel is a compute shader ("// stage: compute").
-    static bool isCompute(const std::string& src) {
-        auto stage = headerList(src, "stage");
-        return !stage.empty() && stage[0] == "compute";
-    }
+    static bool isCompute(const std::string& src) { return stage(src) == "compute"; }
+    static bool isFeedback(const std::string& src) { return stage(src) == "feedback"; }
 
     // A compute kernel's "// tile: R x C": the output rows and columns (elements)
     // one workgroup covers; the pass dispatches enough workgroups to cover the output.
     static std::pair<int, int> computeTile(const std::string& name, const std::string& src) {
-        static const std::regex re(R"(//\s*tile:\s*(\d+)\s*x\s*(\d+))");
-        std::smatch m;
-        if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
-            throw ShaderError("ShaderRegistry: compute kernel '" + name + "' has no '// tile: R x C' header line");
-        return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+        return headerSize(name, src, "tile");
     }
-
-    static bool isFeedback(const std::string& src) {
-        auto stage = headerList(src, "stage");
-        return !stage.empty() && stage[0] == "feedback";
-    }
-
     // A feedback kernel's "// block: R x C": the rows and column texels one vertex computes.
     static std::pair<int, int> feedbackBlock(const std::string& name, const std::string& src) {
-        static const std::regex re(R"(//\s*block:\s*(\d+)\s*x\s*(\d+))");
-        std::smatch m;
-        if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
-            throw ShaderError("ShaderRegistry: feedback kernel '" + name + "' has no '// block: R x C' header line");
-        return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+        return headerSize(name, src, "block");
     }
 
     // The raw input list of a kernel's header, '?' markers included.
     static std::vector<std::string> declaredInputs(const std::string& src) { return headerList(src, "inputs"); }
+
+    // "// stage: compute" / "feedback"; empty for a fragment kernel.
+    static std::string stage(const std::string& src) {
+        auto v = headerList(src, "stage");
+        return v.empty() ? "" : v[0];
+    }
+
+    // A header line "// key: R x C" (both >= 1), or a ShaderError naming the kernel.
+    static std::pair<int, int> headerSize(const std::string& name, const std::string& src, const std::string& key) {
+        const std::regex re("//\\s*" + key + ":\\s*(\\d+)\\s*x\\s*(\\d+)");
+        std::smatch m;
+        if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
+            throw ShaderError("ShaderRegistry: " + stage(src) + " kernel '" + name + "' has no '// " + key +
+                              ": R x C' header line");
+        return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+    }
 
     static std::vector<std::string> headerList(const std::string& src, const std::string& key) {
         std::istringstream in(src);

@@ -1,6 +1,6 @@
 // forward/matmul: C = op(A) · op(B) over k in [k0, k1), with optional epilogues.
 // inputs: A, B, CPREV?, BIAS?, Z?
-// uses: lib/activation, lib/matmul, lib/bias
+// uses: lib/activation, lib/matmul, lib/bias, lib/epilogue
 // defines: TRANS_A (C = Aᵀ·B, A stored K x M), TRANS_B (C = A·Bᵀ, B stored N x K),
 //          ACT (forward activation applied last), DACT (1: multiply by f'(Z), the
 //          fused backward epilogue; ACT then names f)
@@ -13,13 +13,5 @@ void main() {
 #if CPREV_BOUND
     c += CPREV_aligned();
 #endif
-#if BIAS_BOUND
-    c += biasRow();
-#endif
-#if DACT
-    c *= act_df(Z_aligned());
-#else
-    c = act_f(c);
-#endif
-    setOutput(c);
+    setOutput(epilogue(c));
 }

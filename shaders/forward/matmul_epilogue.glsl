@@ -2,7 +2,7 @@
 // from the captured blocks, adds the bias, applies f (or * f'(Z)) and writes C
 // in its own layout.
 // inputs: P, BIAS?, Z?
-// uses: lib/activation, lib/bias
+// uses: lib/activation, lib/bias, lib/epilogue
 // defines: FBR_SHIFT, FBC_SHIFT (log2 of the feedback kernel's block: rows, column
 //          texels; shifts, as a software renderer divides lane by lane), ACT, DACT
 //          as in forward/matmul
@@ -16,13 +16,5 @@ void main() {
     int bx = t.x >> FBC_SHIFT, by = t.y >> FBR_SHIFT;
     int inBlock = ((t.y & ((1 << FBR_SHIFT) - 1)) << FBC_SHIFT) | (t.x & ((1 << FBC_SHIFT) - 1));
     vec4 c = P_texel((bx << (FBR_SHIFT + FBC_SHIFT)) | inBlock, by);
-#if BIAS_BOUND
-    c += biasRow();
-#endif
-#if DACT
-    c *= act_df(Z_aligned());
-#else
-    c = act_f(c);
-#endif
-    setOutput(c);
+    setOutput(epilogue(c));
 }
