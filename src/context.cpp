@@ -126,7 +126,8 @@ void Context::chooseCompute() {
 }
 
 // Transform-feedback matmul (ops/matmul.hpp): measured on SwiftShader
-// (bench/kernels, N = 1024) at 1.3-1.5x the fragment kernels, so Auto uses it
+// (bench_compare_native --steps in Chromium, and W3 of bench/COMPARE.md at
+// N = 512 and 1024) at 1.3-1.5x the fragment kernels, so Auto uses it
 // there; on llvmpipe it has not been timed against the fragment kernels, and
 // a GPU with compute kernels has the faster compute matmul.
 void Context::chooseFeedback() {

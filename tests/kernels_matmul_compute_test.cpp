@@ -15,8 +15,6 @@
 
 using namespace gltrain;
 using gltrain::test::computeContext;
-using gltrain::test::randomMatrix;
-using gltrain::test::relativeError;
 using gltrain::test::Form;
 using gltrain::test::kernelsOf;
 
@@ -86,26 +84,8 @@ TEST(ComputeKernels, LongKInOneDispatchAndPagedTensors) {
 }
 
 TEST(ComputeKernels, FusedEpilogues) {
-    // Y = f(X·W + b) and (dZ·Wᵀ) ⊙ f'(Z) for the backward, for a few activations
-    // (lib/activation is shared with the fragment kernels and tested with them).
     REQUIRE_COMPUTE();
-    Context& ctx = computeContext();
-    HostMatrix x = randomMatrix(129, 97, 1), w = randomMatrix(97, 67, 2, -0.1f, 0.1f), b = randomMatrix(1, 67, 3),
-               zprev = randomMatrix(129, 97, 4, -3, 3);
-    Tensor tx(ctx, x), tw(ctx, w), tb(ctx, b), ty(ctx, 129, 67), tz(ctx, zprev), dx(ctx, 129, 97);
-    for (Activation act : {Activation::ReLU, Activation::LeakyReLU, Activation::GELU}) {
-        dense(tx, tw, tb, act, ty, 0.2f);
-        auto want = ref::dense(x.cast<double>(), w.cast<double>(), b.cast<double>(), act, 0.2).cast<float>();
-        EXPECT_LE(relativeError(ty.download(), want), 1e-5) << activationName(act);
-        MatmulOptions o;
-        o.transB = true;
-        o.act = act;
-        o.actAlpha = 0.2f;
-        o.dactZ = &tz;
-        matmul(ty, tw, dx, o);
-        auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.2);
-        EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act);
-    }
+    test::expectFusedEpilogues(computeContext(), Layout::Packed, {"forward/matmul_tiled"});
 }
 
 TEST(ComputeKernels, TrainingAgreesWithTheFragmentKernels) {

@@ -1,5 +1,6 @@
 // Shared by the matmul kernel-family tests (compute, feedback): one product
-// against the CPU reference (double), and the kernels a recorded matmul runs.
+// against the CPU reference (double), the kernels a recorded matmul runs, and
+// the fused epilogues.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -39,6 +40,30 @@ inline std::vector<std::string> kernelsOf(const Tensor& a, const Tensor& b, Tens
     std::vector<std::string> names;
     for (auto& p : l.passes()) names.push_back(p.kernel());
     return names;
+}
+
+// The fused epilogues on `ctx`: Y = f(X·W + b) into Y of layout `yLayout`, and
+// (dZ·Wᵀ) ⊙ f'(Z) for the backward, whose kernels must be `kernels` (the family
+// under test), for a few activations (lib/activation is shared with the
+// fragment kernels and tested with them). Tolerance as checkMatmul.
+inline void expectFusedEpilogues(Context& ctx, Layout yLayout, const std::vector<std::string>& kernels) {
+    HostMatrix x = randomMatrix(129, 97, 1), w = randomMatrix(97, 67, 2, -0.1f, 0.1f), b = randomMatrix(1, 67, 3),
+               zprev = randomMatrix(129, 97, 4, -3, 3);
+    Tensor tx(ctx, x), tw(ctx, w), tb(ctx, b), ty(ctx, 129, 67, yLayout), tz(ctx, zprev), dx(ctx, 129, 97);
+    for (Activation act : {Activation::ReLU, Activation::LeakyReLU, Activation::GELU}) {
+        dense(tx, tw, tb, act, ty, 0.2f);
+        auto want = ref::dense(x.cast<double>(), w.cast<double>(), b.cast<double>(), act, 0.2).cast<float>();
+        EXPECT_LE(relativeError(ty.download(), want), 1e-5) << activationName(act);
+        MatmulOptions o;
+        o.transB = true;
+        o.act = act;
+        o.actAlpha = 0.2f;
+        o.dactZ = &tz;
+        EXPECT_EQ(kernelsOf(ty, tw, dx, o), kernels) << activationName(act);
+        matmul(ty, tw, dx, o);
+        auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.2);
+        EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act);
+    }
 }
 
 }  // namespace gltrain::test

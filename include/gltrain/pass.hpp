@@ -149,13 +149,15 @@ public:
             }
         }
         const TexelGeometry& og = output_()->geometry();
-        glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, 0);
+        // out_geom.w: the blocks in a row of a feedback kernel's output (its blockOrigin()).
+        const int blocksPerRow = feedbackBlock_.first ? feedbackBlocksPerRow(og) : 0;
+        glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, blocksPerRow);
         if (computeTile_.first) {
             dispatch(og);
             return;
         }
         if (feedbackBlock_.first) {
-            captureBlocks(og);
+            captureBlocks(og, blocksPerRow);
             return;
         }
         static const GLenum kDrawBuffers[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
@@ -228,14 +230,15 @@ private:
     // A feedback kernel: one point per block, its vertex outputs captured into
     // the context's feedback buffer, then copied (a buffer-to-texture upload on
     // the device) into the output, whose texel rows hold one row of blocks each.
-    void captureBlocks(const TexelGeometry& og) {
+    int feedbackBlocksPerRow(const TexelGeometry& og) const {
         const int texelsPerBlock = feedbackBlock_.first * feedbackBlock_.second;
         if (og.paged() || og.phases != 1 || og.texelsPerRow % texelsPerBlock)
             throw ArgumentError("Pass '" + kernel_ + "': a feedback kernel's output must be an unpaged packed tensor " +
                                 "whose texel rows hold whole blocks of " + std::to_string(texelsPerBlock) +
                                 " texels; got " + output_()->shapeString() + " " + layoutName(output_()->layout()));
-        const int perRow = og.texelsPerRow / texelsPerBlock;
-        glUniform4i(program_->outGeom, og.rows, og.cols, og.texelsPerRow, perRow);
+        return og.texelsPerRow / texelsPerBlock;
+    }
+    void captureBlocks(const TexelGeometry& og, int perRow) {
         const GLuint buffer = ctx_->feedbackBuffer(size_t(og.rows) * size_t(og.texelsPerRow) * 16);
         // Nothing is drawn, but a draw still needs a complete framebuffer, and WebGL
         // refuses one with a sampled texture attached (the last pass's output may be

@@ -103,31 +103,39 @@ constexpr int kFeedbackBlockRows = 1 << kFeedbackRowShift, kFeedbackBlockTexels 
 // the fragment kernels' default split runs in 2 passes.
 constexpr int kFeedbackMaxK = 1024;
 
+// The staging tensor the feedback kernel writes for C: one texel row per block
+// row (ceil(M / 8)), holding that row's blocks one after another.
+struct FeedbackStaging {
+    int rows, cols;  // cols in values: blocks per row x 8 rows x 2 texels x 4
+};
+inline FeedbackStaging feedbackStaging(const Tensor& c) {
+    const int blocksPerRow = (c.geometry().texelsPerRow + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
+    return {(c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows,
+            blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels * 4};
+}
+
 // Where the feedback kernel can run: the context chose it, one operand at most
-// transposed, K within kFeedbackMaxK, and the staging tensor (one texel row per
-// block row) within the texture size.
+// transposed, K within kFeedbackMaxK, and the staging tensor within the
+// texture size.
 inline bool feedbackFits(const Tensor& a, const Tensor& c, const MatmulOptions& o) {
     Context& ctx = c.context();
     if (!ctx.caps().feedbackKernels || (o.transA && o.transB)) return false;
     const int k = o.transA ? a.rows() : a.cols();
-    const int blocksPerRow = (c.geometry().texelsPerRow + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
-    const int stagingRows = (c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows;
-    const long long stagingTexels = (long long)blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels;
+    const FeedbackStaging staging = feedbackStaging(c);
     const double work = double(c.rows()) * c.cols() * k;
-    return work >= ctx.options().feedbackMinWork && k <= kFeedbackMaxK && stagingTexels <= ctx.maxTextureSize() && stagingRows <= ctx.maxTextureSize();
+    return work >= ctx.options().feedbackMinWork && k <= kFeedbackMaxK &&
+           staging.cols / 4 <= ctx.maxTextureSize() && staging.rows <= ctx.maxTextureSize();
 }
 
 // C = op(A)·op(B) by forward/matmul_feedback into a staging tensor, then
 // forward/matmul_epilogue: C's layout, bias and activation.
 inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o) {
     Context& ctx = c.context();
-    const int texels = c.geometry().texelsPerRow;
-    const int blocksPerRow = (texels + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
-    const int stagingRows = (c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows;
-    Tensor& staging = list.temp(ctx, stagingRows, blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels * 4, Layout::Packed);
+    const FeedbackStaging size = feedbackStaging(c);
+    Tensor& staging = list.temp(ctx, size.rows, size.cols, Layout::Packed);
     Pass& p = list.add(Pass(ctx, "forward/matmul_feedback",
                             {{"TRANS_A", o.transA ? "1" : "0"}, {"TRANS_B", o.transB ? "1" : "0"}}));
-    p.input("A", a).input("B", b).output(staging).uniformInt("c_shape", c.rows(), texels);
+    p.input("A", a).input("B", b).output(staging).uniformInt("c_shape", c.rows(), c.geometry().texelsPerRow);
     Pass& e = list.add(Pass(ctx, "forward/matmul_epilogue",
                             {{"FBR_SHIFT", std::to_string(kFeedbackRowShift)},
                              {"FBC_SHIFT", std::to_string(kFeedbackTexelShift)},
