@@ -5,29 +5,24 @@
 // inputs: X, DY
 // outputs: R0, R1, R2, R3
 // blocks: rows4
-// uses: lib/window
+// uses: lib/window, lib/filter_slice
 // defines: none (C and F multiples of 4, every tensor packed)
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad; perSlice (samples per slice)
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad; lib/filter_slice's slicing
 // output: (slices * kh*kw*C) x F, PackedRows4; X is N x (H*W*C), DY is N x (OH*OW*F)
 // formula: as backward/conv2d_filter
-uniform int perSlice;
-
 void main() {
     ivec2 t = outTexel();
     int C = inHWC.z, R = ksize.x * ksize.y * C;
     int slice = t.y / R, row = t.y - slice * R;  // row: a multiple of 4 (C % 4 == 0)
-    int n0 = slice * perSlice, n1 = min(X_shape().x, n0 + perSlice);
     int tap = row / C, c = row - tap * C;
     int ky = tap / ksize.y, kx = tap - ky * ksize.y;
-    int ny = inHWC.x - 1 + pad.x - ky, nx = inHWC.y - 1 + pad.y - kx;
-    int oy0 = max(0, (pad.x - ky + stride.x - 1) / stride.x), oy1 = ny < 0 ? 0 : min(outHWC.x, ny / stride.x + 1);
-    int ox0 = max(0, (pad.y - kx + stride.y - 1) / stride.y), ox1 = nx < 0 ? 0 : min(outHWC.y, nx / stride.y + 1);
+    TapRange r = tapRange(slice, X_shape().x, ky, kx);
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     int fx = t.x;
-    for (int n = n0; n < n1; ++n)
-        for (int oy = oy0; oy < oy1; ++oy) {
+    for (int n = r.n.x; n < r.n.y; ++n)
+        for (int oy = r.oy.x; oy < r.oy.y; ++oy) {
             int iy = oy * stride.x - pad.x + ky;
-            for (int ox = ox0; ox < ox1; ++ox) {
+            for (int ox = r.ox.x; ox < r.ox.y; ++ox) {
                 int ix = ox * stride.y - pad.y + kx;
                 vec4 a = X_texel(columnOf(iy, ix, c, inHWC) >> 2, n);
                 vec4 g = DY_texel((columnOf(oy, ox, 0, outHWC) >> 2) + fx, n);
