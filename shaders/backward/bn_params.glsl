@@ -1,21 +1,26 @@
-// backward/bn_params: the gradients of batch normalization's scale and shift.
+// backward/bn_params: the gradients of batch normalization's scale and shift
+// for one slice of rows; reduce/sum_slices adds the slices (the scale's share
+// is already multiplied by 1 / sqrt(var + eps), so the sum is the gradient).
 // inputs: DY, X, MEAN, VAR
 // outputs: DGAMMA, DBETA
 // uses: lib/channels
 // defines: VEC_C (lib/channels)
-// uniforms: channels, eps
-// output: DGAMMA and DBETA, 1 x C each, packed (two render targets); DY and X are N x (P*C)
-// formula: dbeta[c] = sum_{n,p} dY;  dgamma[c] = sum_{n,p} dY (X - mean[c]) / sqrt(var[c] + eps)
+// uniforms: channels, eps; perSlice (rows per slice)
+// output: DGAMMA and DBETA, S x C each (S = ceil(N / perSlice); two render targets); DY and X are N x (P*C)
+// formula: row s, rows n of slice s: dbeta = sum_{n,p} dY;  dgamma = sum_{n,p} dY (X - mean[c]) / sqrt(var[c] + eps)
 uniform float eps;
+uniform int perSlice;
 
 void main() {
     ivec2 shape = X_shape();
-    int pixels = pixelsPerRow(shape), x = outTexel().x;
+    ivec2 t = outTexel();
+    int pixels = pixelsPerRow(shape), x = t.x;
+    int n0 = t.y * perSlice, n1 = min(shape.x, n0 + perSlice);
     ivec4 cs = channelLanes();
     vec4 mean = vec4(MEAN_at(0, cs.x), MEAN_at(0, cs.y), MEAN_at(0, cs.z), MEAN_at(0, cs.w));
     vec4 var = vec4(VAR_at(0, cs.x), VAR_at(0, cs.y), VAR_at(0, cs.z), VAR_at(0, cs.w));
     vec4 sdy = vec4(0.0), sdyx = vec4(0.0);
-    for (int n = 0; n < shape.x; ++n)
+    for (int n = n0; n < n1; ++n)
         for (int p = 0; p < pixels; ++p) {
             int j = p * channels;
 #if VEC_C

@@ -1,9 +1,9 @@
 // Batch normalization over channels of N x (P*C) rows (P pixels of C
 // channels; P = 1 after a Dense layer). Reference: reference/batchnorm.hpp.
 //
-//   batchStats:        mean, var (biased) per channel        forward/bn_stats (2 targets)
+//   batchStats:        mean, var (biased) per channel        forward/bn_stats (mean, then var), reduce/sum_slices
 //   batchNormApply:    act(gamma (x - mean) rstd + beta)     forward/bn_apply
-//   batchNormParamGrads: dgamma, dbeta                        backward/bn_params (2 targets)
+//   batchNormParamGrads: dgamma, dbeta                        backward/bn_params (2 targets), reduce/sum_slices
 //   batchNormInputGrad: dX of training-mode normalization    backward/bn_input
 //
 // Every kernel takes a vectorised path when C is a multiple of 4 (a texel is
@@ -29,12 +29,38 @@ inline Defines channelDefines(int channels, std::initializer_list<const Tensor*>
 }
 }  // namespace detail
 
-inline Pass& recordBatchStats(PassList& list, const Tensor& x, int channels, Tensor& mean, Tensor& var) {
+namespace detail {
+// The rows per slice of a per-channel sum over N x (P*C) rows and the slices
+// (kTapsPerSlice pixels a slice, as the filter gradient and channel sum).
+inline Slicing sliceRows(const char* op, const Tensor& x, int channels, int tapsPerSlice) {
+    return sliceTaps(op, x.rows(), Shape3{1, x.cols() / channels, channels}, tapsPerSlice,
+                     (channels + 3) / 4);
+}
+// `partial` when it is the output (one slice), or a temp of S rows whose slices
+// reduce/sum_slices adds into `out` once the pass that writes it is recorded.
+inline Tensor& slicesOf(PassList& list, const Slicing& s, Tensor& out) {
+    return s.count == 1 ? out : list.temp(out.context(), s.count, out.cols(), out.layout());
+}
+inline void sumSlices(PassList& list, const Tensor& partial, Tensor& out) {
+    if (&partial != &out) list.add(Pass(out.context(), "reduce/sum_slices")).input("X", partial).output(out);
+}
+}  // namespace detail
+
+// mean, var (1 x C): two passes of forward/bn_stats (the mean, then the
+// variance around it), each over slices of rows added by reduce/sum_slices.
+inline void recordBatchStats(PassList& list, const Tensor& x, int channels, Tensor& mean, Tensor& var,
+                             int tapsPerSlice = kTapsPerSlice) {
     detail::requireChannels("batchStats", x, channels);
     detail::requireShape("batchStats", "mean", mean, 1, channels);
     detail::requireShape("batchStats", "var", var, 1, channels);
-    Pass& p = list.add(Pass(x.context(), "forward/bn_stats", detail::channelDefines(channels, {&x, &mean, &var})));
-    return p.input("X", x).output("MEAN", mean).output("VAR", var).uniformInt("channels", channels);
+    const detail::Slicing sl = detail::sliceRows("batchStats", x, channels, tapsPerSlice);
+    for (Tensor* out : {&mean, &var}) {
+        Tensor& partial = detail::slicesOf(list, sl, *out);
+        Pass& p = list.add(Pass(x.context(), "forward/bn_stats", detail::channelDefines(channels, {&x, &mean, &partial})));
+        p.input("X", x).output(partial).uniformInt("channels", channels).uniformInt("perSlice", sl.samples);
+        if (out == &var) p.input("MEAN", mean);
+        detail::sumSlices(list, partial, *out);
+    }
 }
 
 inline Pass& recordBatchNormApply(PassList& list, const Tensor& x, const Tensor& mean, const Tensor& var,
@@ -52,17 +78,24 @@ inline Pass& recordBatchNormApply(PassList& list, const Tensor& x, const Tensor&
     return p.uniformInt("channels", c).uniform("eps", eps);
 }
 
-inline Pass& recordBatchNormParamGrads(PassList& list, const Tensor& dy, const Tensor& x, const Tensor& mean,
-                                       const Tensor& var, float eps, Tensor& dgamma, Tensor& dbeta) {
+// dgamma, dbeta (1 x C): backward/bn_params over slices of rows, each added by
+// reduce/sum_slices.
+inline void recordBatchNormParamGrads(PassList& list, const Tensor& dy, const Tensor& x, const Tensor& mean,
+                                      const Tensor& var, float eps, Tensor& dgamma, Tensor& dbeta,
+                                      int tapsPerSlice = kTapsPerSlice) {
     const int c = mean ? mean.cols() : 0;
     detail::requireChannels("batchNormParamGrads", x, c);
     detail::requireShape("batchNormParamGrads", "dY", dy, x.rows(), x.cols());
     for (auto* t : {&var, static_cast<const Tensor*>(&dgamma), static_cast<const Tensor*>(&dbeta)})
         detail::requireShape("batchNormParamGrads", "var, dgamma, dbeta", *t, 1, c);
-    Pass& p = list.add(Pass(x.context(), "backward/bn_params",
-                            detail::channelDefines(c, {&dy, &x, &mean, &var, &dgamma, &dbeta})));
+    const detail::Slicing sl = detail::sliceRows("batchNormParamGrads", x, c, tapsPerSlice);
+    Tensor& pg = detail::slicesOf(list, sl, dgamma);
+    Tensor& pb = detail::slicesOf(list, sl, dbeta);
+    Pass& p = list.add(Pass(x.context(), "backward/bn_params", detail::channelDefines(c, {&dy, &x, &mean, &var, &pg, &pb})));
     p.input("DY", dy).input("X", x).input("MEAN", mean).input("VAR", var);
-    return p.output("DGAMMA", dgamma).output("DBETA", dbeta).uniformInt("channels", c).uniform("eps", eps);
+    p.output("DGAMMA", pg).output("DBETA", pb).uniformInt("channels", c).uniform("eps", eps).uniformInt("perSlice", sl.samples);
+    detail::sumSlices(list, pg, dgamma);
+    detail::sumSlices(list, pb, dbeta);
 }
 
 inline Pass& recordBatchNormInputGrad(PassList& list, const Tensor& dy, const Tensor& x, const Tensor& mean,
