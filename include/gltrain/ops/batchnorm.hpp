@@ -29,23 +29,6 @@ inline Defines channelDefines(int channels, std::initializer_list<const Tensor*>
 }
 }  // namespace detail
 
-namespace detail {
-// The rows per slice of a per-channel sum over N x (P*C) rows and the slices
-// (kTapsPerSlice pixels a slice, as the filter gradient and channel sum).
-inline Slicing sliceRows(const char* op, const Tensor& x, int channels, int tapsPerSlice) {
-    return sliceTaps(op, x.rows(), Shape3{1, x.cols() / channels, channels}, tapsPerSlice,
-                     (channels + 3) / 4);
-}
-// `partial` when it is the output (one slice), or a temp of S rows whose slices
-// reduce/sum_slices adds into `out` once the pass that writes it is recorded.
-inline Tensor& slicesOf(PassList& list, const Slicing& s, Tensor& out) {
-    return s.count == 1 ? out : list.temp(out.context(), s.count, out.cols(), out.layout());
-}
-inline void sumSlices(PassList& list, const Tensor& partial, Tensor& out) {
-    if (&partial != &out) list.add(Pass(out.context(), "reduce/sum_slices")).input("X", partial).output(out);
-}
-}  // namespace detail
-
 // mean, var (1 x C): two passes of forward/bn_stats (the mean, then the
 // variance around it), each over slices of rows added by reduce/sum_slices.
 inline void recordBatchStats(PassList& list, const Tensor& x, int channels, Tensor& mean, Tensor& var,
@@ -53,9 +36,9 @@ inline void recordBatchStats(PassList& list, const Tensor& x, int channels, Tens
     detail::requireChannels("batchStats", x, channels);
     detail::requireShape("batchStats", "mean", mean, 1, channels);
     detail::requireShape("batchStats", "var", var, 1, channels);
-    const detail::Slicing sl = detail::sliceRows("batchStats", x, channels, tapsPerSlice);
+    const detail::Slicing sl = detail::sliceRows("batchStats", x, channels, tapsPerSlice, mean);
     for (Tensor* out : {&mean, &var}) {
-        Tensor& partial = detail::slicesOf(list, sl, *out);
+        Tensor& partial = detail::slicesOf(list, sl, *out, out->layout());
         Pass& p = list.add(Pass(x.context(), "forward/bn_stats", detail::channelDefines(channels, {&x, &mean, &partial})));
         p.input("X", x).output(partial).uniformInt("channels", channels).uniformInt("perSlice", sl.samples);
         if (out == &var) p.input("MEAN", mean);
@@ -88,9 +71,9 @@ inline void recordBatchNormParamGrads(PassList& list, const Tensor& dy, const Te
     detail::requireShape("batchNormParamGrads", "dY", dy, x.rows(), x.cols());
     for (auto* t : {&var, static_cast<const Tensor*>(&dgamma), static_cast<const Tensor*>(&dbeta)})
         detail::requireShape("batchNormParamGrads", "var, dgamma, dbeta", *t, 1, c);
-    const detail::Slicing sl = detail::sliceRows("batchNormParamGrads", x, c, tapsPerSlice);
-    Tensor& pg = detail::slicesOf(list, sl, dgamma);
-    Tensor& pb = detail::slicesOf(list, sl, dbeta);
+    const detail::Slicing sl = detail::sliceRows("batchNormParamGrads", x, c, tapsPerSlice, dgamma);
+    Tensor& pg = detail::slicesOf(list, sl, dgamma, dgamma.layout());
+    Tensor& pb = detail::slicesOf(list, sl, dbeta, dbeta.layout());
     Pass& p = list.add(Pass(x.context(), "backward/bn_params", detail::channelDefines(c, {&dy, &x, &mean, &var, &pg, &pb})));
     p.input("DY", dy).input("X", x).input("MEAN", mean).input("VAR", var);
     p.output("DGAMMA", pg).output("DBETA", pb).uniformInt("channels", c).uniform("eps", eps).uniformInt("perSlice", sl.samples);

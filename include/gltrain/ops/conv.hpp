@@ -161,6 +161,21 @@ inline Slicing sliceTaps(const char* op, int n, const Shape3& out, int tapsPerSl
     s.count = ((n + s.samples - 1) / s.samples) * ((out.height + s.rows - 1) / s.rows);
     return s;
 }
+// The slicing of a per-channel sum over the rows of N x (P*C) x into `out`
+// (1 x C): slices of whole rows, a row's P pixels taken as one output row.
+inline Slicing sliceRows(const char* op, const Tensor& x, int channels, int tapsPerSlice, const Tensor& out) {
+    return sliceTaps(op, x.rows(), Shape3{1, x.cols() / channels, channels}, tapsPerSlice,
+                     out.geometry().texelsPerRow);
+}
+// Where a sliced pass writes: `out` itself for one slice, else a temp of the
+// slices stacked (count x out's rows, in `layout`) ...
+inline Tensor& slicesOf(PassList& list, const Slicing& s, Tensor& out, Layout layout) {
+    return s.count == 1 ? out : list.temp(out.context(), s.count * out.rows(), out.cols(), layout);
+}
+// ... which reduce/sum_slices then adds into `out`.
+inline void sumSlices(PassList& list, const Tensor& partial, Tensor& out) {
+    if (&partial != &out) list.add(Pass(out.context(), "reduce/sum_slices")).input("X", partial).output(out);
+}
 }  // namespace detail
 
 // dW = sum over samples of X ⋆ dY, as partial sums over slices of about
@@ -177,7 +192,7 @@ inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Te
     Context& ctx = x.context();
     const detail::Slicing sl = detail::sliceTaps("conv2dBackwardFilter", n, win.out, tapsPerSlice,
                                                  (long long)dw.rows() * dw.geometry().texelsPerRow);
-    Tensor& partial = sl.count == 1 ? dw : list.temp(ctx, sl.count * dw.rows(), dw.cols(), isPacked(dw.layout()) ? Layout::PackedRows4 : dw.layout());
+    Tensor& partial = detail::slicesOf(list, sl, dw, isPacked(dw.layout()) ? Layout::PackedRows4 : dw.layout());
     const bool vecF = win.out.channels % 4 == 0 && detail::allPacked({&x, &dy, &partial});
     // The 4x4-blocked kernel when 4 rows of dW are 4 channels of one tap.
     const bool rows4 = vecF && win.in.channels % 4 == 0 && partial.layout() == Layout::PackedRows4;
@@ -185,7 +200,7 @@ inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Te
                              : Pass(ctx, "backward/conv2d_filter", {{"VEC_F", detail::flag(vecF)}}));
     p.input("X", x).input("DY", dy).output(partial).uniformInt("slicing", sl.samples, sl.rows);
     detail::windowUniforms(p, win);
-    if (sl.count > 1) list.add(Pass(ctx, "reduce/sum_slices")).input("X", partial).output(dw);
+    detail::sumSlices(list, partial, dw);
 }
 
 // out (1 x channels) = the sum of each channel over every row and pixel of x,
@@ -199,16 +214,12 @@ inline void recordChannelSum(PassList& list, const Tensor& x, int channels, Tens
         throw ArgumentError("channelSum: x is " + x.shapeString() + ", not a whole number of pixels of " +
                             std::to_string(channels) + " channels");
     detail::requireShape("channelSum", "out", out, 1, channels);
-    // Slices of whole rows (a row's pixels as the output "image": one row of them).
-    const int pixels = x.cols() / channels;
-    const detail::Slicing sl = detail::sliceTaps("channelSum", x.rows(), Shape3{1, pixels, channels}, tapsPerSlice,
-                                                 out.geometry().texelsPerRow);
-    const int perSlice = sl.samples, slices = sl.count;
-    Tensor& partial = slices == 1 ? out : list.temp(x.context(), slices, channels, out.layout());
+    const detail::Slicing sl = detail::sliceRows("channelSum", x, channels, tapsPerSlice, out);
+    Tensor& partial = detail::slicesOf(list, sl, out, out.layout());
     const bool vec = channels % 4 == 0 && detail::allPacked({&x, &partial});
     Pass& p = list.add(Pass(x.context(), "reduce/channel_sum", {{"VEC_C", detail::flag(vec)}}));
-    p.input("X", x).output(partial).uniformInt("channels", channels).uniformInt("perSlice", perSlice);
-    if (slices > 1) list.add(Pass(x.context(), "reduce/sum_slices")).input("X", partial).output(out);
+    p.input("X", x).output(partial).uniformInt("channels", channels).uniformInt("perSlice", sl.samples);
+    detail::sumSlices(list, partial, out);
 }
 
 inline void requirePoolWindow(const char* op, const Window& w) {
