@@ -142,6 +142,51 @@ TEST(CpuModel, StepsMatchTheGpuEngine) {
     EXPECT_EQ(ea.accuracy, eb.accuracy);
 }
 
+// The GPU engine gathers a training step's batch with up to 16 others at once
+// and reads it as a row window: batch 1 on 37 rows makes three chunks an epoch
+// (16, 16 and a last one reaching past the data), reshuffled every epoch; a
+// profileStep between steps gathers other rows into the same plan. Then, from
+// a checkpoint of step 0 (SGD: the step restarts), an epoch of batch 4 on x and
+// one on x2: the same epoch and chunk on other data must be gathered again.
+// Losses agree with the CPU backend, which picks each batch by itself.
+TEST(CpuModel, BatchesGatheredInChunksMatchTheCpuBackend) {
+    HostMatrix x = randomMatrix(37, 5, 53), x2 = randomMatrix(37, 5, 54);
+    std::vector<int> y(37);
+    for (int i = 0; i < 37; ++i) y[size_t(i)] = (i * 5 + i / 3) % 3;
+    auto run = [&](Context& ctx, bool profile) {
+        Sequential m(ctx, 5);
+        m.add(Dense{6, Activation::Tanh}).add(Dense{3});
+        CompileOptions c;
+        c.optimizer.kind = OptimizerKind::SGD;
+        c.optimizer.lr = 0.05f;
+        c.seed = 8;
+        m.compile(c);
+        const std::vector<uint8_t> start = m.saveCheckpoint();
+        std::vector<float> losses;
+        Callbacks cb;
+        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+        FitOptions f;
+        f.epochs = 3;
+        f.batchSize = 1;
+        m.beginFit(x, y, f, cb);
+        for (int i = 0; m.stepOnce(); ++i)
+            if (profile && (i == 20 || i == 50)) m.profileStep(x2, y, 1, 1);
+        f.epochs = 1;
+        f.batchSize = 4;
+        for (const HostMatrix* data : {&x, &x2}) {
+            m.loadCheckpoint(start);
+            EXPECT_EQ(m.step(), 0);
+            m.fit(*data, y, f, cb);
+        }
+        return losses;
+    };
+    std::vector<float> onCpu = run(test::cpuContext(), false), onGpu = run(test::context(), true);
+    ASSERT_EQ(onCpu.size(), 3u * 37u + 2u * 9u);
+    ASSERT_EQ(onGpu.size(), onCpu.size());
+    for (size_t i = 0; i < onCpu.size(); ++i)
+        EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << "step " << i + 1;
+}
+
 // A checkpoint is the same file on both backends: trained on one, loaded on
 // the other, the predictions agree to 1e-5 and training resumes from its step.
 TEST(CpuModel, CheckpointsLoadAcrossBackends) {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "gltrain/ops/elementwise.hpp"
 #include "gltrain/readback.hpp"
 #include "gltrain/tensor.hpp"
 #include "test_context.hpp"
@@ -127,6 +128,101 @@ TEST(Tensor, EmptyOrNegativeShapeIsRejected) {
     Tensor moved(ctx, 2, 2);
     Tensor other = std::move(moved);
     EXPECT_THROW(moved.download(), ArgumentError);  // NOLINT: use after move is the point
+}
+
+// Rows [first, first + count) of m.
+HostMatrix sliceRows(const HostMatrix& m, int first, int count) {
+    HostMatrix out(count, m.cols);
+    std::copy_n(m.data.begin() + std::ptrdiff_t(size_t(first) * size_t(m.cols)), out.data.size(), out.data.begin());
+    return out;
+}
+
+// A pass samples a row window as the rows it covers, in every layout, paged
+// or not: scale(window, 1) (through X_aligned, or X_at lane by lane when the
+// layouts differ) equals those rows of the base exactly; moving the window
+// changes what the same recorded pass reads next.
+class TensorRowWindow : public ::testing::TestWithParam<std::tuple<Layout, bool>> {};
+
+TEST_P(TensorRowWindow, PassesSampleTheWindowsRows) {
+    const auto [layout, small] = GetParam();
+    Context& ctx = small ? smallContext() : context();
+    for (Shape base : {Shape{129, 33}, Shape{1030, 5}}) {
+        HostMatrix hb = randomMatrix(base.rows, base.cols, 71);
+        Tensor b(ctx, hb, layout);
+        if (small && base.rows > 1000) ASSERT_TRUE(b.geometry().paged());
+        const std::pair<int, int> windows[] = {{0, 1}, {5, 3}, {3, 5}, {1, 127}, {base.rows - 1, 1}, {2, base.rows - 2}};
+        for (auto [first, count] : windows) {
+            Tensor w = Tensor::rowWindow(b, first, count);
+            EXPECT_EQ(w.rows(), count);
+            EXPECT_EQ(w.cols(), base.cols);
+            EXPECT_EQ(w.firstRow(), first);
+            for (Layout outLayout : {Layout::Packed, layout}) {
+                Tensor out(ctx, count, base.cols, outLayout);
+                scale(w, 1.0f, out);
+                EXPECT_TRUE(bitEqual(out.download(), sliceRows(hb, first, count)))
+                    << base.rows << "x" << base.cols << " rows [" << first << ", " << first + count << ") into "
+                    << layoutName(outLayout);
+            }
+            EXPECT_TRUE(bitEqual(w.download(), sliceRows(hb, first, count)));
+        }
+        // One recorded pass, the window moved between runs.
+        Tensor w = Tensor::rowWindow(b, 0, 3), out(ctx, 3, base.cols);
+        PassList l;
+        recordScale(l, w, 2.0f, out);
+        for (int first : {0, 7, base.rows - 3, 1}) {
+            w.moveWindow(first);
+            l.run();
+            HostMatrix want = sliceRows(hb, first, 3);
+            for (auto& v : want.data) v *= 2.0f;
+            EXPECT_TRUE(bitEqual(out.download(), want)) << "window moved to row " << first;
+        }
+        // A window of a window is a window of the base.
+        Tensor ww = Tensor::rowWindow(Tensor::rowWindow(b, 4, 100), 3, 2);
+        EXPECT_EQ(ww.firstRow(), 7);
+        Tensor o2(ctx, 2, base.cols);
+        scale(ww, 1.0f, o2);
+        EXPECT_TRUE(bitEqual(o2.download(), sliceRows(hb, 7, 2)));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, TensorRowWindow,
+                         ::testing::Combine(::testing::Values(Layout::Packed, Layout::Unpacked, Layout::PackedRows4,
+                                                              Layout::PackedRows8),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                             return std::string(layoutName(std::get<0>(info.param))) +
+                                    (std::get<1>(info.param) ? "_limit64" : "");
+                         });
+
+// A window is read-only and stays inside its base; every refusal names what was wrong.
+TEST(Tensor, RowWindowMisuseIsRejected) {
+    Context& ctx = context();
+    HostMatrix hb = randomMatrix(10, 6, 72);
+    Tensor b(ctx, hb);
+    auto message = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const ArgumentError& e) {
+            return e.what();
+        }
+        return "(no ArgumentError)";
+    };
+    EXPECT_NE(message([&] { Tensor::rowWindow(b, 8, 3); }).find("rows [8, 11) are not within the 10x6 tensor"),
+              std::string::npos);
+    EXPECT_NE(message([&] { Tensor::rowWindow(b, -1, 2); }).find("not within"), std::string::npos);
+    EXPECT_NE(message([&] { Tensor::rowWindow(b, 0, 0); }).find("not within"), std::string::npos);
+    EXPECT_NE(message([&] { Tensor::rowWindow(Tensor(), 0, 1); }).find("empty"), std::string::npos);
+    Tensor w = Tensor::rowWindow(b, 2, 4);
+    EXPECT_NE(message([&] { w.moveWindow(7); }).find("rows [7, 11) are not within the 10x6 base"), std::string::npos);
+    EXPECT_NE(message([&] { b.moveWindow(0); }).find("not a row window"), std::string::npos);
+    EXPECT_NE(message([&] { w.upload(HostMatrix(4, 6)); }).find("is a row window of a 10x6 tensor"), std::string::npos);
+    EXPECT_NE(message([&] { w.clear(); }).find("row window"), std::string::npos);
+    EXPECT_NE(message([&] { AsyncReadback r(w); }).find("row window"), std::string::npos);
+    Tensor src(ctx, 4, 6);
+    EXPECT_NE(message([&] { scale(src, 1.0f, w); }).find("is a row window of another tensor; a pass writes whole"),
+              std::string::npos);
+    EXPECT_TRUE(bitEqual(b.download(), hb)) << "a refused write must leave the base unchanged";
+    EXPECT_EQ(w.firstRow(), 2) << "a refused move must leave the window where it was";
 }
 
 TEST(Tensor, ClearZeroes) {

@@ -94,6 +94,9 @@ public:
                                     (outputNames_.empty() ? std::string("tensor") : "'" + outputNames_[o] + "'") +
                                     " is not bound");
             if (!outputs_[o]->alive()) lostTensor("output", *outputs_[o]);
+            if (outputs_[o]->isWindow())
+                throw ArgumentError("Pass '" + kernel_ + "': output " + outputs_[o]->shapeString() +
+                                    " is a row window of another tensor; a pass writes whole tensors");
             if (!outputs_[o]->renderable())
                 throw ArgumentError("Pass '" + kernel_ + "': output " + outputs_[o]->shapeString() +
                                     " is a sampled-only tensor (TensorUse::Sampled), which this context cannot render to");
@@ -119,7 +122,7 @@ public:
                                         "'; a pass never reads and writes one texture (use a PingPong pair)");
         }
 
-        unsigned key = layoutKey();
+        uint64_t key = layoutKey();
         // A program of an older generation went with a lost context (and its registry entry with it).
         if (!program_ || key != programKey_ || programGeneration_ != ctx_->generation()) resolve(key);
 
@@ -134,6 +137,7 @@ public:
             const auto& loc = program_->inputLocations[unit++];
             glUniform4i(loc.geom, g.rows, g.cols, g.pageWidth, g.pageHeight);
             glUniform1i(loc.pagesX, g.pagesX);
+            if (inputs_[i]->isWindow()) glUniform1i(loc.row0, inputs_[i]->firstRow());
         }
         for (const auto& u : uniforms_) {
             if (u.kind == 'f') {
@@ -314,21 +318,23 @@ private:
         return false;
     }
 
-    // Bound, packed and paged bits per tensor: the specialisation key.
-    unsigned layoutKey() const {
-        unsigned k = 0, bit = 0;
+    // Bound, layout, paged and window bits per tensor: the specialisation key.
+    uint64_t layoutKey() const {
+        uint64_t k = 0;
+        unsigned bit = 0;
         auto add = [&](const Tensor* t) {
-            k |= unsigned(t != nullptr) << bit++;
-            k |= unsigned(t ? int(t->layout()) : 0) << bit;
+            k |= uint64_t(t != nullptr) << bit++;
+            k |= uint64_t(t ? int(t->layout()) : 0) << bit;
             bit += 2;
-            k |= unsigned(t && t->geometry().paged()) << bit++;
+            k |= uint64_t(t && t->geometry().paged()) << bit++;
+            k |= uint64_t(t && t->isWindow()) << bit++;
         };
         for (auto* t : inputs_) add(t);
         add(output_());
         return k;
     }
 
-    void resolve(unsigned key) {
+    void resolve(uint64_t key) {
         std::string d;
         for (auto& kv : defines_) d += "#define " + kv.first + " " + kv.second + "\n";
         for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -337,6 +343,7 @@ private:
             d += "#define " + inputNames_[i] + "_PACKED " + (isPacked(inputs_[i]->layout()) ? "1" : "0") + "\n";
             d += "#define " + inputNames_[i] + "_PHASES " + std::to_string(inputs_[i]->geometry().phases) + "\n";
             d += "#define " + inputNames_[i] + "_PAGED " + (inputs_[i]->geometry().paged() ? "1" : "0") + "\n";
+            d += "#define " + inputNames_[i] + "_WINDOW " + (inputs_[i]->isWindow() ? "1" : "0") + "\n";
         }
         d += std::string("#define OUT_PACKED ") + (isPacked(output_()->layout()) ? "1" : "0") + "\n";
         d += "#define OUT_PHASES " + std::to_string(output_()->geometry().phases) + "\n";
@@ -363,7 +370,7 @@ private:
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;
-    unsigned programKey_ = 0;
+    uint64_t programKey_ = 0;
     uint64_t programGeneration_ = 0;
 };
 

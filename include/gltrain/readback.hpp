@@ -21,6 +21,7 @@ public:
     explicit AsyncReadback(const Tensor& t) : tensor_(&t), geom_(t.geometry()) {
         if (!t) throw ArgumentError("AsyncReadback: the tensor is empty");
         t.requireLive("AsyncReadback");
+        t.requireWhole("AsyncReadback");
         if (!t.renderable()) throw ArgumentError("AsyncReadback: the tensor is sampled-only and cannot be read back");
         ctx_ = &t.context();
         generation_ = ctx_->generation();

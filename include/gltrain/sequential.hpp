@@ -226,7 +226,7 @@ public:
             p.correctSum.front().clear();
             f.rowsInSums = 0;
         }
-        p.gatherOffset(batch * p.batch);
+        p.prepareBatch(epoch, batch);
         p.setStepUniforms(step_, options_);
         p.train.run();
         p.swapAll();
@@ -307,7 +307,7 @@ public:
         auto d = upload(x, y, 0, batchSize);
         Plan& p = plan(batchSize, true);
         p.bind(*d);
-        p.gatherOffset(0);
+        p.prepareBatch(0, 0);
         p.setStepUniforms(step_, options_);
         auto times = p.train.profile(reps);
         if (fit_ && fit_->plan == &p) p.bind(*fit_->train);
@@ -534,7 +534,13 @@ private:
     struct Plan {
         int batch = 0;
         bool training = false;
-        Tensor xb, yb;
+        Tensor xb, yb;     // the batch: in a training plan, row windows of xFill, yFill
+        // Training: the gathers fill fillSteps batches at once (one pass each for x
+        // and y every fillSteps steps, not every step); the step's batch is a window.
+        Tensor xFill, yFill;
+        PassList fill;
+        int fillSteps = 1;
+        int filledEpoch = -1, filledChunk = -1;  // what xFill, yFill hold
         std::deque<Tensor> tensors;  // activations, gradients (stable addresses)
         Tensor* output = nullptr;    // model output (after a final Softmax)
         Tensor* logits = nullptr;    // what the loss reads
@@ -557,6 +563,22 @@ private:
         void bind(DeviceData& d) {
             gathers[0]->input("SRC", d.x).input("IDX", d.order);
             if (d.y) gathers[1]->input("SRC", d.y).input("IDX", d.order);
+            filledEpoch = filledChunk = -1;  // another dataset (or order): gather again
+        }
+        // Training: points xb, yb at batch `batch` of `epoch`, gathering its
+        // chunk of fillSteps batches first unless it is already there. An epoch's
+        // last chunk may reach past the data (gather_rows clamps; unused rows).
+        void prepareBatch(int epoch, int batch) {
+            const int chunk = batch / fillSteps;
+            if (filledEpoch != epoch || filledChunk != chunk) {
+                gatherOffset(chunk * fillSteps * this->batch);
+                fill.run();
+                filledEpoch = epoch;
+                filledChunk = chunk;
+            }
+            const int first = (batch % fillSteps) * this->batch;
+            xb.moveWindow(first);
+            yb.moveWindow(first);
         }
         void gatherOffset(int off) {
             for (auto* g : gathers) g->uniformInt("offset", off);
@@ -1172,6 +1194,17 @@ private:
         return e;
     }
 
+    // How many batches a training plan gathers at once: up to 16, and no more
+    // than about 8 MiB of rows (values: x and y columns). Each pass costs a
+    // fixed ~0.05 ms on a software renderer (a render pass and barrier in
+    // ANGLE), two gathers a step were 2 of W4's 13 passes (bench/COMPARE.md).
+    static int fillStepsFor(int batch, int valuesPerRow) {
+        constexpr int kMaxFillSteps = 16;
+        constexpr double kFillBytes = 8.0 * 1024 * 1024;
+        const double perBatch = double(batch) * double(valuesPerRow) * 4.0;
+        return std::max(1, std::min(kMaxFillSteps, int(kFillBytes / perBatch)));
+    }
+
     Plan& plan(int batch, bool training) {
         auto key = std::make_pair(batch, training);
         auto it = plans_.find(key);
@@ -1189,9 +1222,19 @@ private:
         Context& ctx = *ctx_;
         p.batch = B;
         p.training = training;
-        p.xb = Tensor(ctx, B, inputSize_);
         const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
-        p.yb = labels ? Tensor(ctx, B, 1, Layout::Unpacked) : Tensor(ctx, B, outputSize_);
+        const int yCols = labels ? 1 : outputSize_;
+        const Layout yLayout = labels ? Layout::Unpacked : Layout::Packed;
+        if (training) {
+            p.fillSteps = fillStepsFor(B, inputSize_ + yCols);
+            p.xFill = Tensor(ctx, p.fillSteps * B, inputSize_);
+            p.yFill = Tensor(ctx, p.fillSteps * B, yCols, yLayout);
+            p.xb = Tensor::rowWindow(p.xFill, 0, B);
+            p.yb = Tensor::rowWindow(p.yFill, 0, B);
+        } else {
+            p.xb = Tensor(ctx, B, inputSize_);
+            p.yb = Tensor(ctx, B, yCols, yLayout);
+        }
         if (!training) p.lossRows = Tensor(ctx, B, 1, Layout::Unpacked);  // training reads only the mean
         p.lossMean = Tensor(ctx, 1, 1);
         p.correctSum = PingPong(ctx, HostMatrix(1, 1));
@@ -1199,9 +1242,9 @@ private:
         // Row gathers: x into the forward, y into the loss; their sources are bound
         // by Plan::bind (a pass with an unbound input refuses to run).
         for (int which = 0; which < 2; ++which) {
-            PassList& list = training ? p.train : which == 0 ? p.forward : p.evalTail;
+            PassList& list = training ? p.fill : which == 0 ? p.forward : p.evalTail;
             Pass& g = list.add(Pass(ctx, "util/gather_rows"));
-            g.output(which == 0 ? p.xb : p.yb).uniformInt("offset", 0);
+            g.output(training ? (which == 0 ? p.xFill : p.yFill) : which == 0 ? p.xb : p.yb).uniformInt("offset", 0);
             p.gathers.push_back(&g);
         }
 

@@ -18,6 +18,8 @@
 //   vec4  X_aligned()            X's values at the output texel's elements (same shape as
 //                                the output; one fetch when the layouts agree)
 //   X_PACKED, X_PAGED, OUT_PACKED  0/1 defines describing the bound tensors;
+//   X_WINDOW                       1 when X is a row window of another tensor (X_texel adds
+//                                  its first row, the uniform X_row0)
 //   X_PHASES, OUT_PHASES           1, or 4 / 8 for PackedRows4 / 8 (rows interleaved over layers)
 //   "// blocks: rows4" in the header: the kernel writes 4 consecutive rows per
 //   fragment (outTexel() is the first, a multiple of 4) through outputs
@@ -70,6 +72,7 @@ struct Program {
     struct InputLocations {
         GLint geom = -1;    // ivec4 (rows, cols, pageWidth, pageHeight)
         GLint pagesX = -1;  // int
+        GLint row0 = -1;    // int: a row window's first row (X_WINDOW)
     };
     std::vector<InputLocations> inputLocations;
     GLint outGeom = -1;    // ivec4 (rows, cols, texelsPerRow, 0)
@@ -218,7 +221,13 @@ private:
         s += "uniform ivec4 " + x + "_geom;\n";
         s += "uniform int " + x + "_pagesX;\n";
         s += "ivec2 " + x + "_shape() { return " + x + "_geom.xy; }\n";
+        s += "#if " + x + "_WINDOW\n";
+        s += "uniform int " + x + "_row0;\n";
+        s += "#endif\n";
         s += "vec4 " + x + "_texel(int tx, int ty) {\n";
+        s += "#if " + x + "_WINDOW\n";
+        s += "  ty += " + x + "_row0;\n";
+        s += "#endif\n";
         s += "#if " + x + "_PHASES == 4\n";
         s += "  int gy = ty >> 2, ph = ty & 3;\n";
         s += "#elif " + x + "_PHASES == 8\n";
@@ -514,7 +523,8 @@ private:
         for (size_t i = 0; i < p->inputs.size(); ++i) {
             const std::string& x = p->inputs[i];
             glUniform1i(p->uniformLocation(x), GLint(i));
-            p->inputLocations.push_back({p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX")});
+            p->inputLocations.push_back(
+                {p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX"), p->uniformLocation(x + "_row0")});
         }
         p->outGeom = p->uniformLocation("out_geom");
         p->outOrigin = p->uniformLocation("out_origin");

@@ -4,7 +4,14 @@
 // texture returns to the pool when the tensor dies. See layout.hpp for how
 // values map to texels and pages. A tensor made before its context was lost
 // has lost its values: every use throws ContextLostError.
+//
+// A row window (Tensor::rowWindow) is a tensor that is some consecutive rows of
+// another, sharing its texture: passes sample it like any tensor (the
+// generated X_texel adds its first row), nothing is copied, and moving the
+// window (moveWindow) changes what the next run of a pass reads. A training
+// step's batch is a window of rows gathered for several steps at once.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -39,27 +46,61 @@ public:
     Tensor(const Tensor&) = delete;
     Tensor& operator=(const Tensor&) = delete;
 
-    explicit operator bool() const { return bool(tex_); }
+    // Rows [first, first + count) of `base`, sharing its texture. Passes sample
+    // it; nothing writes it (pass output, upload, clear: ArgumentError), and
+    // download() reads those rows. `base` must outlive it. In a rows4/rows8
+    // layout its padding rows are the base's next rows (kernels mask them).
+    static Tensor rowWindow(const Tensor& base, int first, int count) {
+        base.requireLive("Tensor::rowWindow");
+        const Tensor& root = base.base_ ? *base.base_ : base;
+        first += base.row0_;
+        if (count <= 0 || first < root.row0_ || first + count > root.rows())
+            throw ArgumentError("Tensor::rowWindow: rows [" + std::to_string(first - base.row0_) + ", " +
+                                std::to_string(first - base.row0_ + count) + ") are not within the " +
+                                base.shapeString() + " tensor");
+        Tensor w;
+        w.ctx_ = root.ctx_;
+        w.geom_ = root.geom_;
+        w.geom_.rows = count;
+        w.geom_.gridRows = (count + w.geom_.phases - 1) / w.geom_.phases;
+        w.base_ = &root;
+        w.row0_ = first;
+        return w;
+    }
+    // Moves a window to start at row `first` of its base (the same row count).
+    void moveWindow(int first) {
+        if (!base_) throw ArgumentError("Tensor::moveWindow: the " + shapeString() + " tensor is not a row window");
+        if (first < 0 || first + rows() > base_->rows())
+            throw ArgumentError("Tensor::moveWindow: rows [" + std::to_string(first) + ", " +
+                                std::to_string(first + rows()) + ") are not within the " + base_->shapeString() +
+                                " base");
+        row0_ = first;
+    }
+    bool isWindow() const { return base_ != nullptr; }
+    // The base row that row 0 of this tensor is (0 unless a row window).
+    int firstRow() const { return row0_; }
+
+    explicit operator bool() const { return base_ ? bool(*base_) : bool(tex_); }
     int rows() const { return geom_.rows; }
     int cols() const { return geom_.cols; }
     size_t size() const { return size_t(geom_.rows) * size_t(geom_.cols); }
     Layout layout() const { return geom_.layout; }
     const TexelGeometry& geometry() const { return geom_; }
-    GLuint texture() const { return tex_.get(); }
+    GLuint texture() const { return base_ ? base_->texture() : tex_.get(); }
     Context& context() const { return *ctx_; }
     // Whether both tensors live in one context: a texture name means nothing
     // in another context, so ops refuse to mix them (ArgumentError).
     bool sameContext(const Tensor& o) const { return ctx_ == o.ctx_; }
     // False once the texture went with a lost context (or the context was destroyed).
-    bool alive() const { return tex_.alive(); }
-    // Whether passes can write it (its format is the context's render format).
+    bool alive() const { return base_ ? base_->alive() : tex_.alive(); }
+    // Whether passes can write it (its format is the context's render format; not a row window).
     bool renderable() const { return tex_ && tex_.key().format == ctx_->renderFormat(); }
     // Throws ContextLostError naming `where` if the context is lost or the
     // texture went with an earlier one; ArgumentError for an empty tensor.
     void requireLive(const char* where) const {
-        if (!tex_) throw ArgumentError(std::string(where) + ": the tensor is empty (moved from or default-made)");
+        if (!*this) throw ArgumentError(std::string(where) + ": the tensor is empty (moved from or default-made)");
         ctx_->requireUsable(where);
-        if (!tex_.alive())
+        if (!alive())
             throw ContextLostError(std::string(where) + ": the " + shapeString() +
                                    " tensor's values were lost with the GL context; make it again");
     }
@@ -68,6 +109,7 @@ public:
     // Uploads rows*cols row-major values; any other count is an ArgumentError.
     void upload(const float* data, size_t count) {
         requireLive("Tensor::upload");
+        requireWhole("Tensor::upload");
         if (!data && count != 0) throw ArgumentError("Tensor::upload: data is a null pointer");
         if (count != size())
             throw ArgumentError("Tensor::upload: " + std::to_string(count) + " values for a " + shapeString() +
@@ -109,6 +151,7 @@ public:
     // Sets every value (padding included) to zero.
     void clear() {
         requireLive("Tensor::clear");
+        requireWhole("Tensor::clear");
         if (!renderable()) {  // a sampled-only RGBA32F texture on the half-float backend
             upload(std::vector<float>(size(), 0.0f));
             return;
@@ -125,6 +168,11 @@ public:
     // Reads the whole tensor back (a synchronous GPU round trip).
     HostMatrix download() const {
         requireLive("Tensor::download");
+        if (base_) {  // the base's rows, sliced
+            HostMatrix all = base_->download(), m(rows(), cols());
+            std::copy_n(all.data.begin() + std::ptrdiff_t(size_t(row0_) * size_t(cols())), m.data.size(), m.data.begin());
+            return m;
+        }
         if (!renderable())
             throw ArgumentError("Tensor::download: the " + shapeString() +
                                 " tensor is sampled-only RGBA32F data, which this half-float context cannot read back");
@@ -149,6 +197,12 @@ public:
     void attachPage(int i) const {
         glFramebufferTextureLayer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, texture(), 0, i);
     }
+    // Refuses a row window where `where` writes or reads whole pages.
+    void requireWhole(const char* where) const {
+        if (base_)
+            throw ArgumentError(std::string(where) + ": the " + shapeString() + " tensor is a row window of a " +
+                                base_->shapeString() + " tensor (it shares that texture; write the base instead)");
+    }
 
 private:
     static PooledTexture acquire(Context& ctx, const TexelGeometry& g, TensorUse use) {
@@ -159,7 +213,9 @@ private:
 
     Context* ctx_ = nullptr;
     TexelGeometry geom_;
-    PooledTexture tex_;
+    PooledTexture tex_;           // empty for a row window
+    const Tensor* base_ = nullptr;  // a row window's base (never itself a window)
+    int row0_ = 0;                // a row window's first row in base_
 };
 
 namespace detail {
