@@ -240,7 +240,7 @@ export interface ContextOptions {
   canvas?: string;
   /** Pretend MAX_TEXTURE_SIZE is this (tests use it to exercise paging). */
   maxTextureSize?: number;
-  /** glGetError after every pass (slow). */
+  /** glGetError after every pass and read-back (slow: a GPU-process round trip each). */
   debugChecks?: boolean;
   /** Treat RGBA32F render targets as missing: half-float storage (tests run the fallback this way). */
   disableFloat32Render?: boolean;

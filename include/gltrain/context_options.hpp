@@ -49,7 +49,8 @@ struct ContextOptions {
     std::string canvas;
     // Pretend MAX_TEXTURE_SIZE is this (0 = the device's). Tests force it low to exercise paging.
     int maxTextureSize = 0;
-    // Check glGetError after every pass (slow in browsers: a GPU-process round trip).
+    // Check glGetError after every pass and read-back (slow in browsers: a GPU-process
+    // round trip each). Lost contexts are noticed either way.
     bool debugChecks = false;
     // Treat RGBA32F render targets as missing: the context falls back to
     // RGBA16F (half-float storage, see backend.hpp).

@@ -67,7 +67,7 @@ public:
         glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
         fence_ = SyncHandle(glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0));
         glFlush();
-        checkGl("AsyncReadback (glReadPixels into a pixel-pack buffer)");
+        ctx_->checkRead("AsyncReadback (glReadPixels into a pixel-pack buffer)");
     }
 
     // True once the GPU has written the buffer; never blocks.
@@ -99,7 +99,7 @@ public:
         glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
 #endif
         glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
-        checkGl("AsyncReadback::get");
+        ctx_->checkRead("AsyncReadback::get");
         HostMatrix m(geom_.rows, geom_.cols);
         size_t offset = 0;
         for (int i = 0; i < geom_.layers(); ++i) {

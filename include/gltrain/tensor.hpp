@@ -187,7 +187,7 @@ public:
             glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
             geom_.unpackPage(pr, staging.data(), m.data.data());
         }
-        checkGl("Tensor::download (glReadPixels)");
+        ctx_->checkRead("Tensor::download (glReadPixels)");
         return m;
     }
     std::vector<float> downloadVector() const { return download().data; }
