@@ -187,6 +187,50 @@ TEST(CpuModel, BatchesGatheredInChunksMatchTheCpuBackend) {
         EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << "step " << i + 1;
 }
 
+// MSE and BCE models whose last layer is a small linear Dense write the loss
+// gradient in that layer's pass (recordDenseLossGrad; no loss/pointwise_grad
+// pass), others in a pass of its own; either way every step's loss agrees with
+// the CPU backend's, as do the weights after them.
+TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
+    HostMatrix x = randomMatrix(48, 6, 55), y = randomMatrix(48, 2, 56, 0.0f, 1.0f);
+    for (LossKind loss : {LossKind::MeanSquaredError, LossKind::BinaryCrossEntropy})
+        for (Activation last : {Activation::Linear, Activation::Tanh}) {
+            const std::string what = std::string(loss == LossKind::MeanSquaredError ? "mse" : "bce") + ", last layer " +
+                                     activationName(last);
+            auto run = [&](Context& ctx, std::vector<float>& losses) {
+                auto m = std::make_unique<Sequential>(ctx, 6);
+                m->add(Dense{5, Activation::ReLU}).add(Dense{2, last});
+                CompileOptions c;
+                c.loss = loss;
+                c.optimizer.kind = OptimizerKind::Momentum;
+                c.optimizer.lr = 0.05f;
+                c.seed = 9;
+                m->compile(c);
+                FitOptions f;
+                f.epochs = 4;
+                f.batchSize = 8;
+                Callbacks cb;
+                cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+                m->fit(x, Targets(y), f, cb);
+                return m;
+            };
+            std::vector<float> onCpu, onGpu;
+            auto a = run(test::cpuContext(), onCpu);
+            auto b = run(test::context(), onGpu);
+            ASSERT_EQ(onGpu.size(), 24u) << what;
+            ASSERT_EQ(onCpu.size(), onGpu.size()) << what;
+            for (size_t i = 0; i < onGpu.size(); ++i)
+                EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << what << ", step " << i + 1;
+            for (size_t l : {0u, 1u})
+                EXPECT_LE(maxRelDiff(a->weight(a->layerName(l), "kernel"), b->weight(b->layerName(l), "kernel").cast<double>()),
+                          1e-4)
+                    << what << ", layer " << l;
+            bool gradPass = false;
+            for (auto& p : b->profileStep(x, Targets(y), 8, 1)) gradPass |= p.kernel == "loss/pointwise_grad";
+            EXPECT_EQ(gradPass, last != Activation::Linear) << what;
+        }
+}
+
 // A checkpoint is the same file on both backends: trained on one, loaded on
 // the other, the predictions agree to 1e-5 and training resumes from its step.
 TEST(CpuModel, CheckpointsLoadAcrossBackends) {

@@ -265,6 +265,58 @@ TEST(KernelsLoss, MseAndBceMatchReference) {
     }
 }
 
+// A small linear dense layer fused with a point-wise loss's gradient
+// (recordDenseLossGrad: forward/dense_train with T): Z against the reference
+// layer (1e-5 of its largest magnitude, as KernelsDense), the gradient against
+// the reference loss's gradient at the GPU's Z with MseAndBceMatchReference's
+// tolerances; odd shapes, K in three slices, pages, a gradient scale.
+TEST(KernelsLoss, DenseLossGradMatchesReference) {
+    struct Shape {
+        int n, k, c;
+        bool small;
+    };
+    for (Shape s : {Shape{1, 1, 1, false}, Shape{3, 5, 2, false}, Shape{4, 8, 1, false}, Shape{5, 127, 3, false},
+                    Shape{7, 1025, 5, false}, Shape{129, 3, 70, true}}) {
+        Context& ctx = s.small ? test::smallContext() : test::context();
+        HostMatrix x = randomMatrix(s.n, s.k, 31), w = randomMatrix(s.k, s.c, 32, -0.5f, 0.5f),
+                   b = randomMatrix(1, s.c, 33), t = randomMatrix(s.n, s.c, 34, 0.0f, 1.0f);
+        Tensor tx(ctx, x), tw(ctx, w), tb(ctx, b), tt(ctx, t), z(ctx, s.n, s.c), g(ctx, s.n, s.c);
+        Tensor tscale(ctx, HostMatrix(1, 1, std::vector<float>{256.0f}));
+        if (s.small) ASSERT_TRUE(z.geometry().paged());
+        const HostMatrix want = ref::densePreactivation(x.cast<double>(), w.cast<double>(), b.cast<double>()).cast<float>();
+        double zmax = 0;
+        for (float v : want.data) zmax = std::max(zmax, double(std::fabs(v)));
+        const double invCount = 1.0 / (double(s.n) * s.c);
+        const std::string shape = std::to_string(s.n) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c);
+        for (PointwiseLoss loss : {PointwiseLoss::MeanSquaredError, PointwiseLoss::BinaryCrossEntropyWithLogits}) {
+            for (const Tensor* scale : {static_cast<const Tensor*>(nullptr), static_cast<const Tensor*>(&tscale)}) {
+                const float k = scale ? 256.0f : 1.0f;
+                z.clear();
+                g.clear();
+                PassList l;
+                recordDenseLossGrad(l, tx, tw, tb, loss, tt, z, g, scale);
+                l.run();
+                const HostMatrix hz = z.download();
+                EXPECT_LE(scaledError(hz, want, 1e-5 * zmax, 0.0), 1.0) << shape;
+                const bool mseLoss = loss == PointwiseLoss::MeanSquaredError;
+                HostMatrix wantG = mseLoss ? ref::mse(hz, t).grad : ref::binaryCrossEntropyWithLogits(hz, t).grad;
+                for (float& v : wantG.data) v *= k;
+                EXPECT_LE(scaledError(g.download(), wantG, (mseLoss ? 1e-7 : 1e-6) * invCount * k, mseLoss ? 1e-6 : 1e-5),
+                          1.0)
+                    << shape << (mseLoss ? " mse" : " bce") << (scale ? " scaled" : "");
+            }
+        }
+    }
+    Context& ctx = test::context();
+    Tensor x(ctx, 4, 3), w(ctx, 3, 2), b(ctx, 1, 2), t(ctx, 4, 2), z(ctx, 4, 2), g(ctx, 4, 2);
+    Tensor t3(ctx, 4, 3), g4(ctx, 4, 2, Layout::Unpacked);
+    PassList l;
+    EXPECT_THROW(recordDenseLossGrad(l, x, w, b, PointwiseLoss::MeanSquaredError, t3, z, g), ArgumentError);
+    EXPECT_THROW(recordDenseLossGrad(l, x, w, b, PointwiseLoss::MeanSquaredError, t, z, g4), ArgumentError);
+    EXPECT_THROW(recordDenseLossGrad(l, x, t3, b, PointwiseLoss::MeanSquaredError, t, z, g), ArgumentError);
+    EXPECT_EQ(l.size(), 0u) << "a refused call records nothing";
+}
+
 TEST(KernelsLoss, MeanLossOnGpu) {
     // meanLoss (1 x 1) through ops/reduce.hpp's meanAll: within 1e-5 relative of the reference mean.
     for (const Case& c : {Case{3, 5, Layout::Packed, false}, Case{1000, 10, Layout::Unpacked, false},

@@ -1194,6 +1194,9 @@ private:
         return e;
     }
 
+    // The largest last layer (batch x in x out multiply-adds) whose pass also writes the loss gradient.
+    static constexpr int64_t kLossGradInForwardMacs = 1 << 16;
+
     // How many batches a training plan gathers at once: up to 16, and no more
     // than about 8 MiB of rows (values: x and y columns). Each pass costs a
     // fixed ~0.05 ms on a software renderer (a render pass and barrier in
@@ -1250,6 +1253,21 @@ private:
 
         PassList& fw = training ? p.train : p.forward;
         const size_t L = layers_.size();
+        // The loss gradient (training), and dynamic loss scaling's factor (half floats).
+        Tensor* grad = training ? &p.temp(ctx, B, outputSize_) : nullptr;
+        if (training && lossScalingOn() && !lossScale_)
+            lossScale_ = std::make_unique<PingPong>(makeLossScaleState(ctx, options_.lossScaling));
+        const Tensor* gradScale = training && lossScale_ ? &lossScale_->front() : nullptr;
+        // A point-wise loss's gradient is written by the last layer's pass when that
+        // is a small linear Dense (recordDenseLossGrad): one pass less a step, but
+        // one texel a fragment, about half the blocked kernel's speed on a software
+        // renderer (bench/RESULTS.md): worth it while the product is far below a
+        // pass's fixed cost (~0.06 ms there), up to 64k multiply-adds.
+        const bool pointwiseLoss = options_.loss != LossKind::SoftmaxCrossEntropy;
+        const PointwiseLoss pwLoss = options_.loss == LossKind::BinaryCrossEntropy
+                                         ? PointwiseLoss::BinaryCrossEntropyWithLogits
+                                         : PointwiseLoss::MeanSquaredError;
+        bool lossGradInForward = false;
         std::vector<const Tensor*> in(L), out(L);
         std::vector<Tensor*> z(L, nullptr), mask(L, nullptr);
         std::vector<std::pair<Tensor*, Tensor*>> batchStats(L, {nullptr, nullptr});  // BatchNormalization: mean, var
@@ -1260,7 +1278,14 @@ private:
             in[i] = cur;
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
                 const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
-                if (training && !derivativeFromOutput(d->activation, d->alpha)) {
+                if (training && pointwiseLoss && i + 1 == L && d->activation == Activation::Linear &&
+                    int64_t(B) * S.in.size() * outCols <= kLossGradInForwardMacs) {
+                    Tensor& y = p.temp(ctx, B, outCols);
+                    recordDenseLossGrad(fw, *cur, W, b, pwLoss, p.yb, y, *grad, gradScale);
+                    lossGradInForward = true;
+                    z[i] = &y;
+                    cur = &y;
+                } else if (training && !derivativeFromOutput(d->activation, d->alpha)) {
                     Tensor& y = p.temp(ctx, B, outCols);
                     z[i] = &p.temp(ctx, B, outCols);
                     recordDenseTrain(fw, *cur, W, b, d->activation, *z[i], y, d->alpha);
@@ -1341,12 +1366,8 @@ private:
 
         // Loss (training: with its gradient) and the evaluation sums.
         PassList& lossList = training ? p.train : p.evalTail;
-        Tensor* grad = training ? &p.temp(ctx, B, outputSize_) : nullptr;
         Tensor& scratchGrad = training ? *grad : p.temp(ctx, B, outputSize_);
-        // Dynamic loss scaling (half floats): the loss gradient is multiplied by the scale.
-        if (training && lossScalingOn() && !lossScale_)
-            lossScale_ = std::make_unique<PingPong>(makeLossScaleState(ctx, options_.lossScaling));
-        const Tensor* gradScale = training && lossScale_ ? &lossScale_->front() : nullptr;
+        Tensor* pointwiseGrad = training && !lossGradInForward ? grad : nullptr;  // an evaluation needs no gradient
         // Training needs only the mean; an evaluation also sums the rows' losses.
         Tensor* rows = training ? nullptr : &p.lossRows;
         switch (options_.loss) {
@@ -1354,10 +1375,10 @@ private:
                 recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, rows, &p.lossMean, gradScale);
                 break;
             case LossKind::MeanSquaredError:
-                recordMse(lossList, *p.logits, p.yb, &scratchGrad, rows, &p.lossMean, gradScale);
+                recordMse(lossList, *p.logits, p.yb, pointwiseGrad, rows, &p.lossMean, gradScale);
                 break;
             case LossKind::BinaryCrossEntropy:
-                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, &scratchGrad, rows, &p.lossMean,
+                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, pointwiseGrad, rows, &p.lossMean,
                                                    gradScale);
                 break;
         }

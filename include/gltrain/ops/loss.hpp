@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "gltrain/ops/matmul.hpp"
 #include "gltrain/ops/reduce.hpp"
 #include "gltrain/pass_list.hpp"
 
@@ -198,6 +199,37 @@ inline void recordBinaryCrossEntropyWithLogits(PassList& list, const Tensor& log
                                                const Tensor* gradScale = nullptr) {
     loss_detail::recordPointwiseLoss(list, "binaryCrossEntropyWithLogits", 1, logits, targets, grad, loss, meanLoss,
                                      gradScale);
+}
+
+// The point-wise losses a dense layer's forward pass can take the gradient of itself.
+enum class PointwiseLoss { MeanSquaredError = 0, BinaryCrossEntropyWithLogits = 1 };  // = LOSS of the kernels
+
+// The last dense layer of a model trained on a point-wise loss, linear, fused
+// with the loss's gradient: z = x·w + b (the logits: the loss value and
+// predictions read them) and grad = what mse / binaryCrossEntropyWithLogits
+// would write from z (times gradScale[0, 0] when given), in one pass per K
+// slice (forward/dense_train with T) instead of a dense pass and a gradient pass.
+inline void recordDenseLossGrad(PassList& l, const Tensor& x, const Tensor& w, const Tensor& b, PointwiseLoss loss,
+                                const Tensor& target, Tensor& z, Tensor& grad, const Tensor* gradScale = nullptr) {
+    const char* op = "denseLossGrad";
+    MatmulOptions o;
+    o.bias = &b;
+    detail::validateMatmul(x, w, z, o);
+    const int n = z.rows(), c = z.cols();
+    loss_detail::requireShape(op, "target", target, n, c, z, "z");
+    loss_detail::requireShape(op, "grad", grad, n, c, z, "z");
+    if (grad.layout() != z.layout())
+        throw ArgumentError(std::string(op) + ": grad is " + layoutName(grad.layout()) + " but z is " +
+                            layoutName(z.layout()) + " (one pass writes both: they share a layout)");
+    loss_detail::requireScale(op, gradScale, z);
+    detail::recordMatmulSlices(
+        l, x, w, z, o, "forward/dense_train",
+        [&](Pass& p) {
+            p.input("BIAS", b).input("T", target).output("Z", z).output("Y", grad);
+            p.uniform("invCount", 1.0f / float(size_t(n) * size_t(c)));  // as loss/pointwise_grad's
+            if (gradScale) p.input("SCALE", *gradScale);
+        },
+        "forward/matmul", {{"LOSS", std::to_string(int(loss))}});
 }
 
 GLTRAIN_IMMEDIATE(softmax, recordSoftmax, (const Tensor& x, Tensor& out), (l, x, out))

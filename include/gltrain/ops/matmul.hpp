@@ -36,10 +36,12 @@ struct MatmulOptions {
 namespace detail {
 // The K-split: passes of at most o.maxKPerPass k each accumulate through a
 // pair of temporaries shaped like `like` (CPREV); the last pass runs
-// `lastKernel`, whose extra inputs and outputs `bindLast` binds.
+// `lastKernel` (with `lastDefines` besides the matmul's), whose extra inputs
+// and outputs `bindLast` binds.
 template <class BindLast>
 void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const Tensor& like, const MatmulOptions& o,
-                        const char* lastKernel, BindLast bindLast, const char* sliceKernel = "forward/matmul") {
+                        const char* lastKernel, BindLast bindLast, const char* sliceKernel = "forward/matmul",
+                        const Defines& lastDefines = {}) {
     Context& ctx = a.context();
     const int k = o.transA ? a.rows() : a.cols();
     const int passes = (k + o.maxKPerPass - 1) / o.maxKPerPass;
@@ -52,6 +54,7 @@ void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const 
                      {"TRANS_B", o.transB ? "1" : "0"},
                      {"ACT", last ? std::to_string(int(o.act)) : "0"},
                      {"DACT", last && o.dactZ ? "1" : "0"}};
+        if (last) d.insert(d.end(), lastDefines.begin(), lastDefines.end());
         Pass& p = list.add(Pass(ctx, last ? lastKernel : sliceKernel, d));
         p.input("A", a).input("B", b);
         if (i > 0) p.input("CPREV", *partial[(i - 1) % 2]);
@@ -228,8 +231,8 @@ inline void recordDenseTrain(PassList& l, const Tensor& x, const Tensor& w, cons
     o.act = act;
     o.actAlpha = alpha;
     detail::validateMatmul(x, w, z, o);
-    detail::recordMatmulSlices(l, x, w, z, o, "forward/dense_train", [&](Pass& p) {
-        p.input("BIAS", b).output("Z", z).output("Y", y);
-    });
+    detail::recordMatmulSlices(
+        l, x, w, z, o, "forward/dense_train", [&](Pass& p) { p.input("BIAS", b).output("Z", z).output("Y", y); },
+        "forward/matmul", {{"LOSS", "0"}});  // lib/pointwise_loss's; without T it is not read
 }
 }  // namespace gltrain
