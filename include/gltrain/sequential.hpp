@@ -1366,13 +1366,14 @@ private:
 
         // Loss (training: with its gradient) and the evaluation sums.
         PassList& lossList = training ? p.train : p.evalTail;
-        Tensor& scratchGrad = training ? *grad : p.temp(ctx, B, outputSize_);
         Tensor* pointwiseGrad = training && !lossGradInForward ? grad : nullptr;  // an evaluation needs no gradient
         // Training needs only the mean; an evaluation also sums the rows' losses.
         Tensor* rows = training ? nullptr : &p.lossRows;
         switch (options_.loss) {
             case LossKind::SoftmaxCrossEntropy:
-                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, scratchGrad, rows, &p.lossMean, gradScale);
+                // recordSoftmaxCrossEntropy always writes a gradient: an evaluation gives it a scratch.
+                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, training ? *grad : p.temp(ctx, B, outputSize_), rows,
+                                          &p.lossMean, gradScale);
                 break;
             case LossKind::MeanSquaredError:
                 recordMse(lossList, *p.logits, p.yb, pointwiseGrad, rows, &p.lossMean, gradScale);
