@@ -5,7 +5,8 @@
 // compiled programs, host RSS — and whether GL reported an error. A leak of a
 // texture, a program or host memory per step shows up as growth between the
 // two snapshots; the start snapshot is taken after warm-up (the first epoch
-// and its validation pass create every plan and texture the run needs).
+// and its validation pass create every plan and texture the run needs; the
+// first loss read and snapshot their read-back buffers).
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -79,7 +80,7 @@ inline std::string describe(const Snapshot& s) {
 
 struct Options {
     long steps = 20000;
-    long warmupSteps = 0;  // 0: one epoch plus one step (every plan exists by then)
+    long warmupSteps = 0;  // 0: one step past the first epoch, loss read and snapshot
     std::vector<int> layers = {784, 256, 128, 10};  // input, hidden..., classes
     int batch = 128;
     int rows = 2048;           // training rows (synthetic)
@@ -145,8 +146,13 @@ inline Result run(Context& ctx, const Options& o, const std::function<void(const
     model.compile(c);
 
     const long stepsPerEpoch = o.rows / o.batch;
-    const long warmup = o.warmupSteps > 0 ? o.warmupSteps : stepsPerEpoch + 1;
     FitOptions f;
+    // Warm-up: past the first epoch end (every plan), the first loss read and the
+    // first snapshot for a lost context (their read-back buffers, and whatever the
+    // driver builds the first time it reads into one), so that nothing made once
+    // counts as growth.
+    const long warmup = o.warmupSteps > 0 ? o.warmupSteps
+                                          : std::max({stepsPerEpoch, long(o.lossEvery), long(f.snapshotEvery)}) + 1;
     f.batchSize = o.batch;
     f.epochs = int((o.steps + warmup + stepsPerEpoch - 1) / stepsPerEpoch);
     f.lossEvery = o.lossEvery;
