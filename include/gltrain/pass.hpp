@@ -6,6 +6,7 @@
 // output page with the viewport set to that page.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ public:
             inputNames_.push_back(in.name);
             optional_.push_back(in.optional);
         }
+        if (inputNames_.size() + 1 > kKeyedTensors)
+            throw ShaderError("Pass: kernel '" + kernel_ + "' declares " + std::to_string(inputNames_.size()) +
+                              " inputs; a pass keys at most " + std::to_string(kKeyedTensors - 1));
         inputs_.assign(inputNames_.size(), nullptr);
         outputNames_ = ShaderRegistry::declaredOutputs(src);
         auto blocks = ShaderRegistry::headerList(src, "blocks");
@@ -122,7 +126,7 @@ public:
                                         "'; a pass never reads and writes one texture (use a PingPong pair)");
         }
 
-        uint64_t key = layoutKey();
+        LayoutKey key = layoutKey();
         // A program of an older generation went with a lost context (and its registry entry with it).
         if (!program_ || key != programKey_ || programGeneration_ != ctx_->generation()) resolve(key);
 
@@ -313,28 +317,30 @@ private:
     bool mentions(const std::string& name) const {
         const std::string& src = ctx_->shaders().source(kernel_);
         if (src.find(name) != std::string::npos) return true;
-        for (auto& lib : ShaderRegistry::declaredUses(src))
+        for (auto& lib : ctx_->shaders().libraries(src))
             if (ctx_->shaders().source(lib).find(name) != std::string::npos) return true;
         return false;
     }
 
-    // Bound, layout, paged and window bits per tensor: the specialisation key.
-    uint64_t layoutKey() const {
-        uint64_t k = 0;
-        unsigned bit = 0;
+    // Bound, layout, paged and window bits per tensor (5; 12 tensors a word):
+    // the specialisation key.
+    using LayoutKey = std::array<uint64_t, 2>;
+    static constexpr size_t kKeyedTensors = 24;  // inputs and the output
+    LayoutKey layoutKey() const {
+        LayoutKey k{0, 0};
+        size_t n = 0;
         auto add = [&](const Tensor* t) {
-            k |= uint64_t(t != nullptr) << bit++;
-            k |= uint64_t(t ? int(t->layout()) : 0) << bit;
-            bit += 2;
-            k |= uint64_t(t && t->geometry().paged()) << bit++;
-            k |= uint64_t(t && t->isWindow()) << bit++;
+            const uint64_t bits = uint64_t(t != nullptr) | uint64_t(t ? int(t->layout()) : 0) << 1 |
+                                  uint64_t(t && t->geometry().paged()) << 3 | uint64_t(t && t->isWindow()) << 4;
+            k[n / 12] |= bits << (5 * (n % 12));
+            ++n;
         };
         for (auto* t : inputs_) add(t);
         add(output_());
         return k;
     }
 
-    void resolve(uint64_t key) {
+    void resolve(const LayoutKey& key) {
         std::string d;
         for (auto& kv : defines_) d += "#define " + kv.first + " " + kv.second + "\n";
         for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -370,7 +376,7 @@ private:
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;
-    uint64_t programKey_ = 0;
+    LayoutKey programKey_{0, 0};
     uint64_t programGeneration_ = 0;
 };
 

@@ -47,6 +47,7 @@
 // for the tensors it runs on: the common unpaged case samples with one
 // texelFetch, the paged case maps texels to pages with a division.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <regex>
@@ -136,8 +137,16 @@ public:
     }
 
     // The kernels a kernel builds on ("// uses: lib/activation"): library files
-    // without main() that are pasted in front of it, in order.
+    // without main() that are pasted in front of it, in order (a library may
+    // use others; see libraries()).
     static std::vector<std::string> declaredUses(const std::string& src) { return headerList(src, "uses"); }
+    // Every library a kernel needs, its libraries' own "uses" included, each once
+    // and after the libraries it uses: the order they are pasted in.
+    std::vector<std::string> libraries(const std::string& src) const {
+        std::vector<std::string> out;
+        addLibraries(src, out, 0);
+        return out;
+    }
 
     // The named outputs a kernel declares ("// outputs: P, M, V"); empty for the
     // usual single output written with setOutput().
@@ -213,6 +222,15 @@ public:
     }
 
 private:
+    void addLibraries(const std::string& src, std::vector<std::string>& out, int depth) const {
+        if (depth > 16) throw ShaderError("ShaderRegistry: the libraries' \"uses\" lines go round in a cycle");
+        for (auto& lib : declaredUses(src)) {
+            if (std::find(out.begin(), out.end(), lib) != out.end()) continue;
+            addLibraries(source(lib), out, depth + 1);
+            if (std::find(out.begin(), out.end(), lib) == out.end()) out.push_back(lib);
+        }
+    }
+
     static std::string inputHelpers(const std::string& x, bool fragment = true) {
         // The paged path maps a texel to (page column, page row) with a division;
         // the unpaged one is a single texelFetch.
@@ -476,7 +494,7 @@ private:
         std::string pre = compute    ? computePrelude(defines, p->inputs)
                           : feedback ? feedbackPrelude(defines, p->inputs, block)
                                      : prelude(defines, p->inputs, renderTargets(body, defines));
-        for (auto& lib : declaredUses(body)) pre += source(lib) + "\n";
+        for (auto& lib : libraries(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();
 

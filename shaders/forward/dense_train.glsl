@@ -3,7 +3,7 @@
 // inputs: A, B, CPREV?, BIAS?, T?, SCALE?
 // outputs: Z, Y
 // uses: lib/activation, lib/matmul, lib/bias, lib/pointwise_loss
-// defines: TRANS_A, TRANS_B (0 here), ACT (see lib/activation), LOSS (lib/pointwise_loss; read with T)
+// defines: TRANS_A, TRANS_B (0 here), ACT (see lib/activation), PW_LOSS (lib/pointwise_loss; read with T)
 // uniforms: k0, k1 (the K slice; the whole K unless split); invCount (with T)
 // T (optional, targets shaped like Z): the layer makes the logits of a point-wise loss
 //   (MSE, BCE on logits; ACT linear) and Y is that loss's gradient at Z, as

@@ -1,5 +1,5 @@
 // lib/activation: activations and their derivatives, for kernels that "use" it.
-// defines: ACT = 0 linear, 1 relu, 2 leaky_relu, 3 sigmoid, 4 tanh, 5 gelu, 6 softplus
+// defines: ACT (act_f, act_df) = 0 linear, 1 relu, 2 leaky_relu, 3 sigmoid, 4 tanh, 5 gelu, 6 softplus
 // uniforms: act_alpha (the LeakyReLU slope)
 // formulas (mirror include/gltrain/reference/activations.hpp; derivatives take
 // the pre-activation z):
@@ -23,47 +23,45 @@ vec4 act_gelu_t(vec4 z) {
     return act_tanh(0.7978845608028654 * (z + 0.044715 * z * z * z));
 }
 
-vec4 act_f(vec4 z) {
-#if ACT == 0
-    return z;
-#elif ACT == 1
+// By kind (the ACT numbering), for kernels that apply several activations
+// (lib/mlp); with a constant kind the compiler keeps one branch.
+vec4 act_f_kind(int kind, vec4 z, float alpha) {
+    if (kind == 0) return z;
     // Optimisers may turn the select into max(z, 0), which drops NaN; isnan keeps it.
-    return mix(mix(z, vec4(0.0), lessThan(z, vec4(0.0))), z, isnan(z));
-#elif ACT == 2
-    return mix(mix(z, act_alpha * z, lessThan(z, vec4(0.0))), z, isnan(z));
-#elif ACT == 3
-    return act_sigmoid(z);
-#elif ACT == 4
-    return act_tanh(z);
-#elif ACT == 5
-    return 0.5 * z * (1.0 + act_gelu_t(z));
-#else
+    if (kind == 1) return mix(mix(z, vec4(0.0), lessThan(z, vec4(0.0))), z, isnan(z));
+    if (kind == 2) return mix(mix(z, alpha * z, lessThan(z, vec4(0.0))), z, isnan(z));
+    if (kind == 3) return act_sigmoid(z);
+    if (kind == 4) return act_tanh(z);
+    if (kind == 5) return 0.5 * z * (1.0 + act_gelu_t(z));
     // SwiftShader's max() and exp() drop NaN; isnan keeps it.
     return mix(max(z, vec4(0.0)) + log(1.0 + exp(-abs(z))), z, isnan(z));
-#endif
 }
 
-vec4 act_df(vec4 z) {
-#if ACT == 0
-    return vec4(1.0);
-#elif ACT == 1
-    return vec4(greaterThan(z, vec4(0.0)));
-#elif ACT == 2
-    return mix(vec4(act_alpha), vec4(1.0), greaterThan(z, vec4(0.0)));
-#elif ACT == 3
-    vec4 s = act_sigmoid(z);
-    return s * (1.0 - s);
-#elif ACT == 4
-    vec4 t = act_tanh(z);
-    return 1.0 - t * t;
-#elif ACT == 5
-    vec4 t = act_gelu_t(z);
-    vec4 sech2 = 1.0 - t * t;
-    vec4 first = 0.5 * (1.0 + t);
-    // Once tanh saturates drop the second term: z^3 may be inf there (inf * 0).
-    return mix(first + 0.5 * z * sech2 * 0.7978845608028654 * (1.0 + 0.134145 * z * z), first,
-               equal(sech2, vec4(0.0)));
-#else
+vec4 act_df_kind(int kind, vec4 z, float alpha) {
+    if (kind == 0) return vec4(1.0);
+    if (kind == 1) return vec4(greaterThan(z, vec4(0.0)));
+    if (kind == 2) return mix(vec4(alpha), vec4(1.0), greaterThan(z, vec4(0.0)));
+    if (kind == 3) {
+        vec4 s = act_sigmoid(z);
+        return s * (1.0 - s);
+    }
+    if (kind == 4) {
+        vec4 t = act_tanh(z);
+        return 1.0 - t * t;
+    }
+    if (kind == 5) {
+        vec4 t = act_gelu_t(z);
+        vec4 sech2 = 1.0 - t * t;
+        vec4 first = 0.5 * (1.0 + t);
+        // Once tanh saturates drop the second term: z^3 may be inf there (inf * 0).
+        return mix(first + 0.5 * z * sech2 * 0.7978845608028654 * (1.0 + 0.134145 * z * z), first,
+                   equal(sech2, vec4(0.0)));
+    }
     return act_sigmoid(z);
-#endif
 }
+
+#ifndef ACT
+#define ACT 0
+#endif
+vec4 act_f(vec4 z) { return act_f_kind(ACT, z, act_alpha); }
+vec4 act_df(vec4 z) { return act_df_kind(ACT, z, act_alpha); }

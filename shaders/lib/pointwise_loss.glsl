@@ -1,5 +1,5 @@
 // lib/pointwise_loss: element losses and their gradients for loss/pointwise_*.
-// defines: LOSS = 0 squared error (MSE), 1 binary cross-entropy on logits (BCE)
+// defines: PW_LOSS = 0 squared error (MSE, the default), 1 binary cross-entropy on logits (BCE)
 // formulas (mirror include/gltrain/reference/loss.hpp; p the prediction or logit, t the target):
 //   MSE  loss (p - t)^2                                grad 2 (p - t) * invCount
 //   BCE  loss max(p, 0) - p t + log1p(exp(-|p|))       grad (sigmoid(p) - t) * invCount
@@ -8,8 +8,11 @@
 // logit is not rounded to 0 as log(1 + e) would. (The textbook log(u) e / (u - 1),
 // u = 1 + e, is undone by compilers that simplify (1 + e) - 1 to e.)
 // sigmoid is split on the sign, as the reference's.
+#ifndef PW_LOSS
+#define PW_LOSS 0
+#endif
 vec4 pw_loss(vec4 p, vec4 t) {
-#if LOSS == 0
+#if PW_LOSS == 0
     vec4 d = p - t;
     return d * d;
 #else
@@ -31,7 +34,7 @@ vec4 pw_loss(vec4 p, vec4 t) {
 }
 
 vec4 pw_grad(vec4 p, vec4 t, float invCount) {
-#if LOSS == 0
+#if PW_LOSS == 0
     return 2.0 * (p - t) * invCount;
 #else
     vec4 e = exp(-abs(p));

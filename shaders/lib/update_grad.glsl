@@ -1,15 +1,20 @@
 // lib/update_grad: the gradient an update kernel applies at the output texel,
-// for kernels with inputs G and GSCALE? that "use" it.
+// for kernels with inputs G?, GSCALE? and lib/mlp's that "use" it.
+// uses: lib/mlp
+// G unbound: the parameter belongs to a small dense network the update runs
+//   itself (lib/mlp's inputs and defines), g = mlpGrad();
 // defines: G_SUM_ROWS 0: G has the parameter's shape, g = G;
 //          1: G is N x C for a 1 x C parameter and g is its column sum — a
 //          bias's gradient is dZ summed over the batch, added up here rather
 //          than by a reduction pass of its own (ops/optimizer.hpp: GradientForm)
-// formula: g = G (or sum_r G[r, :]), times GSCALE[0, 0] when bound (clip by global norm)
+// formula: g = G (or sum_r G[r, :], or mlpGrad()), times GSCALE[0, 0] when bound (clip by global norm)
 #ifndef G_SUM_ROWS
 #define G_SUM_ROWS 0
 #endif
 vec4 updateGrad() {
-#if G_SUM_ROWS
+#if !G_BOUND
+    vec4 g = mlpGrad();
+#elif G_SUM_ROWS
     ivec2 t = outTexel();
     int n = G_shape().x;
     vec4 g = vec4(0.0);

@@ -1,7 +1,7 @@
 // loss/pointwise_loss: element-wise losses (MSE or BCE on logits), per element, per row or their mean.
 // inputs: P, T
 // uses: lib/pointwise_loss
-// defines: LOSS (lib/pointwise_loss); ROWS = 0: per element, 1: per row, 2: the mean
+// defines: PW_LOSS (lib/pointwise_loss); ROWS = 0: per element, 1: per row, 2: the mean
 // uniforms: invCols = 1 / C (ROWS 1), invCount = 1 / (N C) (ROWS 2)
 // output: ROWS = 0: N x C, L[r, c] = pw_loss(P[r, c], T[r, c])
 //         ROWS = 1: N x 1, L[r] = invCols * sum_c pw_loss(P[r, c], T[r, c])

@@ -1,5 +1,6 @@
 // update/adam: one Adam or AdamW step for a parameter, its moments in and out.
-// inputs: P, G, M, V, GSCALE?, LOSS?
+// inputs: P, G?, M, V, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
+// (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad
 // outputs: PN, MN, VN
 // (three render targets: one pass per parameter)

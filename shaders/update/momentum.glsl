@@ -1,5 +1,6 @@
 // update/momentum: SGD with momentum (PyTorch's form), classical or Nesterov.
-// inputs: P, G, V, GSCALE?, LOSS?
+// inputs: P, G?, V, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
+// (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad
 // outputs: PN, VN
 // (written together through two render targets)

@@ -1,6 +1,7 @@
 // update/rmsprop: one RMSProp step (PyTorch's form, eps outside the sqrt), with
 // or without a momentum buffer.
-// inputs: P, G, S, B?, GSCALE?, LOSS?
+// inputs: P, G?, S, B?, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
+// (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad
 // outputs: PN, SN, BN
 // (BN is the momentum buffer when B is bound; otherwise a scratch target)

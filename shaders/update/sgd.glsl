@@ -1,5 +1,6 @@
 // update/sgd: one SGD step, p' = p - lr * (g * gscale + wd * p).
-// inputs: P, G, GSCALE?, LOSS?
+// inputs: P, G?, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
+// (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad
 // output: same shape as P (a new texture: the ping-pong partner of P)
 // uniforms: lr, wd

@@ -98,7 +98,7 @@ inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const
         list.add(Pass(ctx, "loss/softmax_xent_loss", d)).input("X", logits).input("STATS", stats).input("Y", y).output(*lossPerRow);
     if (meanLoss) recordMeanAll(list, *lossPerRow, *meanLoss);
 }
-// LOSS: 0 MSE, 1 BCE with logits.
+// PW_LOSS: 0 MSE, 1 BCE with logits.
 inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const Tensor& pred, const Tensor& target,
                                 Tensor* grad, Tensor* lossOut, Tensor* meanLoss, const Tensor* gradScale = nullptr) {
     if (!pred) throw ArgumentError(std::string(op) + ": prediction is an empty tensor");
@@ -114,7 +114,7 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
     if (meanLoss && !lossOut && !meanOnly) lossOut = &list.temp(ctx, n, 1, Layout::Unpacked);
     if (grad) {
         requireShape(op, "grad", *grad, n, c, pred, "prediction");
-        Pass& g = list.add(Pass(ctx, "loss/pointwise_grad", {{"LOSS", std::to_string(loss)}}))
+        Pass& g = list.add(Pass(ctx, "loss/pointwise_grad", {{"PW_LOSS", std::to_string(loss)}}))
                       .input("P", pred)
                       .input("T", target)
                       .output(*grad)
@@ -127,12 +127,12 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
             throw ArgumentError(std::string(op) + ": loss is " + shapeOf(*lossOut) + ", expected " +
                                 std::to_string(n) + "x" + std::to_string(c) + " (per element) or " +
                                 std::to_string(n) + "x1 (per row) for prediction " + pred.shapeString());
-        Pass& p = list.add(Pass(ctx, "loss/pointwise_loss", {{"LOSS", std::to_string(loss)}, {"ROWS", rows ? "1" : "0"}}));
+        Pass& p = list.add(Pass(ctx, "loss/pointwise_loss", {{"PW_LOSS", std::to_string(loss)}, {"ROWS", rows ? "1" : "0"}}));
         p.input("P", pred).input("T", target).output(*lossOut);
         if (rows) p.uniform("invCols", 1.0f / float(c));
     }
     if (meanOnly) {
-        list.add(Pass(ctx, "loss/pointwise_loss", {{"LOSS", std::to_string(loss)}, {"ROWS", "2"}}))
+        list.add(Pass(ctx, "loss/pointwise_loss", {{"PW_LOSS", std::to_string(loss)}, {"ROWS", "2"}}))
             .input("P", pred)
             .input("T", target)
             .output(*meanLoss)
@@ -202,7 +202,7 @@ inline void recordBinaryCrossEntropyWithLogits(PassList& list, const Tensor& log
 }
 
 // The point-wise losses a dense layer's forward pass can take the gradient of itself.
-enum class PointwiseLoss { MeanSquaredError = 0, BinaryCrossEntropyWithLogits = 1 };  // = LOSS of the kernels
+enum class PointwiseLoss { MeanSquaredError = 0, BinaryCrossEntropyWithLogits = 1 };  // = PW_LOSS of the kernels
 
 // The last dense layer of a model trained on a point-wise loss, linear, fused
 // with the loss's gradient: z = x·w + b (the logits: the loss value and
@@ -229,7 +229,7 @@ inline void recordDenseLossGrad(PassList& l, const Tensor& x, const Tensor& w, c
             p.uniform("invCount", 1.0f / float(size_t(n) * size_t(c)));  // as loss/pointwise_grad's
             if (gradScale) p.input("SCALE", *gradScale);
         },
-        "forward/matmul", {{"LOSS", std::to_string(int(loss))}});
+        "forward/matmul", {{"PW_LOSS", std::to_string(int(loss))}});
 }
 
 GLTRAIN_IMMEDIATE(softmax, recordSoftmax, (const Tensor& x, Tensor& out), (l, x, out))

@@ -233,6 +233,6 @@ inline void recordDenseTrain(PassList& l, const Tensor& x, const Tensor& w, cons
     detail::validateMatmul(x, w, z, o);
     detail::recordMatmulSlices(
         l, x, w, z, o, "forward/dense_train", [&](Pass& p) { p.input("BIAS", b).output("Z", z).output("Y", y); },
-        "forward/matmul", {{"LOSS", "0"}});  // lib/pointwise_loss's; without T it is not read
+        "forward/matmul");
 }
 }  // namespace gltrain

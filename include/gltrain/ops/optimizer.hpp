@@ -46,6 +46,77 @@ enum class GradientForm {
 // and a browser's GPU watchdog punishes long loops.
 constexpr int kColumnSumMaxRows = 1024;
 
+namespace detail {
+// Checks an update's parameter, state slots and loss guard (the gradient is the caller's).
+inline void requireUpdatable(const OptimizerConfig& c, PingPong& param, const std::vector<PingPong*>& state,
+                             const Tensor* lossGuard) {
+    c.validate();
+    Tensor& p = param.front();
+    if (!p) throw ArgumentError("optimizer update: the parameter is an empty tensor");
+    if (int(state.size()) != c.stateSlots())
+        throw ArgumentError(std::string("optimizer update: ") + optimizerName(c.kind) + " needs " +
+                            std::to_string(c.stateSlots()) + " state slots, got " + std::to_string(state.size()));
+    for (auto* s : state)
+        if (!s || !s->front() || s->front().rows() != p.rows() || s->front().cols() != p.cols())
+            throw ArgumentError("optimizer update: a state slot is " +
+                                (s && s->front() ? s->front().shapeString() : std::string("missing or empty")) +
+                                " but the parameter is " + p.shapeString());
+    requireSameContext("optimizer update", "the parameter", p, "its next value", param.back());
+    for (auto* s : state) {
+        requireSameContext("optimizer update", "the parameter", p, "a state slot", s->front());
+        requireSameContext("optimizer update", "the parameter", p, "a state slot", s->back());
+    }
+    if (lossGuard) requireSameContext("optimizer update", "the parameter", p, "the loss guard", *lossGuard);
+}
+
+// The update pass of optimizer c for `param` and its state slots (checked by
+// the caller), with its hyper-parameters set; the caller binds the gradient
+// (G, or lib/mlp's inputs), GSCALE and LOSS.
+inline Pass& addUpdatePass(PassList& list, const OptimizerConfig& c, PingPong& param, const std::vector<PingPong*>& state,
+                           Defines defines) {
+    Context& ctx = param.front().context();
+    Tensor& p = param.front();
+    auto with = [&](Defines extra) {
+        extra.insert(extra.end(), defines.begin(), defines.end());
+        return extra;
+    };
+    Pass* pass = nullptr;
+    switch (c.kind) {
+        case OptimizerKind::SGD:
+            pass = &list.add(Pass(ctx, "update/sgd", defines));
+            pass->input("P", p).output(param.back());
+            break;
+        case OptimizerKind::Momentum:
+        case OptimizerKind::Nesterov:
+            pass = &list.add(
+                Pass(ctx, "update/momentum", with({{"NESTEROV", c.kind == OptimizerKind::Nesterov ? "1" : "0"}})));
+            pass->input("P", p).input("V", state[0]->front());
+            pass->output("PN", param.back()).output("VN", state[0]->back()).uniform("mu", c.momentum);
+            break;
+        case OptimizerKind::Adam:
+        case OptimizerKind::AdamW:
+            pass = &list.add(
+                Pass(ctx, "update/adam", with({{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}})));
+            pass->input("P", p).input("M", state[0]->front()).input("V", state[1]->front());
+            pass->output("PN", param.back()).output("MN", state[0]->back()).output("VN", state[1]->back());
+            pass->uniform("b1", c.beta1).uniform("b2", c.beta2).uniform("eps", c.eps);
+            break;
+        case OptimizerKind::RMSProp:
+            pass = &list.add(Pass(ctx, "update/rmsprop", defines));
+            pass->input("P", p).input("S", state[0]->front());
+            pass->output("PN", param.back()).output("SN", state[0]->back());
+            // Without momentum BN is a scratch target the list owns.
+            if (state.size() == 2) pass->input("B", state[1]->front()).output("BN", state[1]->back());
+            else pass->output("BN", list.temp(ctx, p.rows(), p.cols(), p.layout()));
+            pass->uniform("rho", c.rho).uniform("eps", c.eps).uniform("mu", c.momentum);
+            break;
+    }
+    pass->uniform("lr", c.lr).uniform("wd", c.weightDecay);
+    if (c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW) setStep(*pass, c, 1, c.lr);
+    return *pass;
+}
+}  // namespace detail
+
 // Records the update of one parameter. `state` must hold config.stateSlots()
 // pairs shaped like the parameter; `gscale`, if given, is a 1x1 tensor the
 // gradient is multiplied by (clip by global norm); `lossGuard`, if given, is
@@ -56,9 +127,8 @@ constexpr int kColumnSumMaxRows = 1024;
 inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, PingPong& param, const Tensor& grad,
                                    std::vector<PingPong*> state, const Tensor* gscale = nullptr,
                                    const Tensor* lossGuard = nullptr, GradientForm form = GradientForm::Same) {
-    c.validate();
+    detail::requireUpdatable(c, param, state, lossGuard);
     Tensor& p = param.front();
-    if (!p) throw ArgumentError("optimizer update: the parameter is an empty tensor");
     const bool sumRows = form == GradientForm::ColumnSum;
     if (sumRows && p.rows() != 1)
         throw ArgumentError("optimizer update: a column-sum gradient needs a 1 x C parameter, got " + p.shapeString());
@@ -68,60 +138,13 @@ inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, Pin
     if (sumRows && grad.rows() > kColumnSumMaxRows)
         throw ArgumentError("optimizer update: a column-sum gradient of " + std::to_string(grad.rows()) +
                             " rows; at most " + std::to_string(kColumnSumMaxRows) + " (reduce it first)");
-    if (int(state.size()) != c.stateSlots())
-        throw ArgumentError(std::string("optimizer update: ") + optimizerName(c.kind) + " needs " +
-                            std::to_string(c.stateSlots()) + " state slots, got " + std::to_string(state.size()));
-    for (auto* s : state)
-        if (!s || !s->front() || s->front().rows() != p.rows() || s->front().cols() != p.cols())
-            throw ArgumentError("optimizer update: a state slot is " +
-                                (s && s->front() ? s->front().shapeString() : std::string("missing or empty")) +
-                                " but the parameter is " + p.shapeString());
     detail::requireSameContext("optimizer update", "the parameter", p, "its gradient", grad);
-    detail::requireSameContext("optimizer update", "the parameter", p, "its next value", param.back());
-    for (auto* s : state) {
-        detail::requireSameContext("optimizer update", "the parameter", p, "a state slot", s->front());
-        detail::requireSameContext("optimizer update", "the parameter", p, "a state slot", s->back());
-    }
     if (gscale) detail::requireSameContext("optimizer update", "the parameter", p, "the gradient scale", *gscale);
-    if (lossGuard) detail::requireSameContext("optimizer update", "the parameter", p, "the loss guard", *lossGuard);
-    Context& ctx = p.context();
-    const std::pair<std::string, std::string> gform{"G_SUM_ROWS", sumRows ? "1" : "0"};
-    Pass* pass = nullptr;
-    switch (c.kind) {
-        case OptimizerKind::SGD:
-            pass = &list.add(Pass(ctx, "update/sgd", {gform}));
-            pass->input("P", p).input("G", grad).output(param.back());
-            break;
-        case OptimizerKind::Momentum:
-        case OptimizerKind::Nesterov:
-            pass = &list.add(
-                Pass(ctx, "update/momentum", {{"NESTEROV", c.kind == OptimizerKind::Nesterov ? "1" : "0"}, gform}));
-            pass->input("P", p).input("G", grad).input("V", state[0]->front());
-            pass->output("PN", param.back()).output("VN", state[0]->back()).uniform("mu", c.momentum);
-            break;
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW:
-            pass =
-                &list.add(Pass(ctx, "update/adam", {{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}, gform}));
-            pass->input("P", p).input("G", grad).input("M", state[0]->front()).input("V", state[1]->front());
-            pass->output("PN", param.back()).output("MN", state[0]->back()).output("VN", state[1]->back());
-            pass->uniform("b1", c.beta1).uniform("b2", c.beta2).uniform("eps", c.eps);
-            break;
-        case OptimizerKind::RMSProp:
-            pass = &list.add(Pass(ctx, "update/rmsprop", {gform}));
-            pass->input("P", p).input("G", grad).input("S", state[0]->front());
-            pass->output("PN", param.back()).output("SN", state[0]->back());
-            // Without momentum BN is a scratch target the list owns.
-            if (state.size() == 2) pass->input("B", state[1]->front()).output("BN", state[1]->back());
-            else pass->output("BN", list.temp(ctx, p.rows(), p.cols(), p.layout()));
-            pass->uniform("rho", c.rho).uniform("eps", c.eps).uniform("mu", c.momentum);
-            break;
-    }
-    if (gscale) pass->input("GSCALE", *gscale);
-    if (lossGuard) pass->input("LOSS", *lossGuard);
-    pass->uniform("lr", c.lr).uniform("wd", c.weightDecay);
-    if (c.kind == OptimizerKind::Adam || c.kind == OptimizerKind::AdamW) setStep(*pass, c, 1, c.lr);
-    return *pass;
+    Pass& pass = detail::addUpdatePass(list, c, param, state, {{"G_SUM_ROWS", sumRows ? "1" : "0"}});
+    pass.input("G", grad);
+    if (gscale) pass.input("GSCALE", *gscale);
+    if (lossGuard) pass.input("LOSS", *lossGuard);
+    return pass;
 }
 
 }  // namespace gltrain

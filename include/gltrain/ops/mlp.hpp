@@ -1,0 +1,167 @@
+// A tiny dense network's training step in 1 + P passes: the loss in one
+// fragment (loss/mlp_loss), then one update pass per parameter whose
+// fragments run the network forward and backward over the batch themselves
+// (lib/mlp: an update kernel with G unbound) instead of reading activations
+// and gradients from earlier passes. No pass reads another's output within
+// the step; the general step needs a forward pass per layer, the backward
+// matmuls and the updates after them (W4's 2-8-1 MLP: 10 passes, here 5).
+//
+// Worth it only while a fragment's arithmetic stays far below a pass's fixed
+// cost (about 0.06 ms on a software renderer): Sequential uses it for models
+// whose whole recomputed step (smallMlpStepMacs) is small.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gltrain/activation.hpp"
+#include "gltrain/ops/loss.hpp"
+#include "gltrain/ops/optimizer.hpp"
+
+namespace gltrain {
+
+// A small stack of dense layers on one batch, as lib/mlp runs it.
+struct SmallMlp {
+    struct Layer {
+        const Tensor* kernel = nullptr;  // N(l) x N(l+1)
+        const Tensor* bias = nullptr;    // 1 x N(l+1)
+        Activation act = Activation::Linear;
+        float alpha = 0.0f;  // the LeakyReLU slope
+    };
+    const Tensor* x = nullptr;  // B x N0, the batch (a row window is fine)
+    const Tensor* t = nullptr;  // B x NL, the targets
+    std::vector<Layer> layers;
+    PointwiseLoss loss = PointwiseLoss::MeanSquaredError;  // of the last layer's output
+};
+
+constexpr int kSmallMlpMaxLayers = 4;     // lib/mlp's W0 .. W3
+constexpr int kSmallMlpMaxValues = 128;   // N0 + ... + NL: two arrays of them per fragment
+constexpr int64_t kSmallMlpFragmentMacs = 16384;  // one fragment's loop (browser GPU watchdogs)
+
+namespace detail {
+inline int smallMlpWidth(const SmallMlp& m, size_t l) {
+    return l == 0 ? m.x->cols() : m.layers[l - 1].kernel->cols();
+}
+// Multiply-adds one fragment of an update does: the batch forward and back.
+inline int64_t smallMlpFragmentMacs(const SmallMlp& m) {
+    int64_t macs = 0;
+    for (auto& l : m.layers) macs += int64_t(l.kernel->rows()) * l.kernel->cols();
+    return 2 * macs * m.x->rows();
+}
+inline int64_t texels(const Tensor& t) { return int64_t(t.rows()) * t.geometry().texelsPerRow; }
+}  // namespace detail
+
+// Why `m` cannot run as lib/mlp ("" when it can): missing or mis-shaped
+// tensors, other contexts, more than kSmallMlpMaxLayers layers or the size limits.
+inline std::string smallMlpProblem(const SmallMlp& m) {
+    if (!m.x || !*m.x) return "the batch x is missing or empty";
+    if (!m.t || !*m.t) return "the targets t are missing or empty";
+    if (m.layers.empty() || m.layers.size() > size_t(kSmallMlpMaxLayers))
+        return std::to_string(m.layers.size()) + " layers (1 to " + std::to_string(kSmallMlpMaxLayers) + " run in one fragment)";
+    int values = m.x->cols();
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        auto& L = m.layers[l];
+        const std::string name = "layer " + std::to_string(l);
+        if (!L.kernel || !*L.kernel || !L.bias || !*L.bias) return name + "'s kernel or bias is missing or empty";
+        if (L.kernel->rows() != detail::smallMlpWidth(m, l))
+            return name + "'s kernel is " + L.kernel->shapeString() + " but its input has " +
+                   std::to_string(detail::smallMlpWidth(m, l)) + " columns";
+        if (L.bias->rows() != 1 || L.bias->cols() != L.kernel->cols())
+            return name + "'s bias is " + L.bias->shapeString() + ", expected 1x" + std::to_string(L.kernel->cols());
+        if (!L.kernel->sameContext(*m.x) || !L.bias->sameContext(*m.x)) return name + " belongs to another context";
+        if (!isActivation(L.act) || (L.act == Activation::LeakyReLU && !std::isfinite(L.alpha)))
+            return name + " has an unknown activation or a non-finite LeakyReLU slope";
+        values += L.kernel->cols();
+    }
+    if (m.t->rows() != m.x->rows() || m.t->cols() != detail::smallMlpWidth(m, m.layers.size()))
+        return "the targets are " + m.t->shapeString() + ", expected " + std::to_string(m.x->rows()) + "x" +
+               std::to_string(detail::smallMlpWidth(m, m.layers.size()));
+    if (!m.t->sameContext(*m.x)) return "the targets belong to another context";
+    if (values > kSmallMlpMaxValues)
+        return std::to_string(values) + " values per row (at most " + std::to_string(kSmallMlpMaxValues) + ")";
+    if (detail::smallMlpFragmentMacs(m) > kSmallMlpFragmentMacs)
+        return std::to_string(detail::smallMlpFragmentMacs(m)) + " multiply-adds per fragment (at most " +
+               std::to_string(kSmallMlpFragmentMacs) + ")";
+    return "";
+}
+
+// The multiply-adds of a whole recomputed step: every update fragment's.
+inline int64_t smallMlpStepMacs(const SmallMlp& m) {
+    int64_t fragments = 0;
+    for (auto& l : m.layers) fragments += detail::texels(*l.kernel) + detail::texels(*l.bias);
+    return fragments * detail::smallMlpFragmentMacs(m);
+}
+
+namespace detail {
+inline void requireSmallMlp(const char* op, const SmallMlp& m) {
+    std::string why = smallMlpProblem(m);
+    if (!why.empty()) throw ArgumentError(std::string(op) + ": " + why);
+}
+inline Defines smallMlpDefines(const SmallMlp& m) {
+    std::string widths = "int[](" + std::to_string(m.x->cols()), acts = "int[](";
+    int values = m.x->cols(), maxWidth = m.x->cols();
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        const int n = m.layers[l].kernel->cols();
+        widths += ", " + std::to_string(n);
+        acts += (l ? ", " : "") + std::to_string(int(m.layers[l].act));
+        values += n;
+        maxWidth = std::max(maxWidth, n);
+    }
+    return {{"MLP_LAYERS", std::to_string(m.layers.size())},
+            {"MLP_WIDTHS", widths + ")"},
+            {"MLP_ACTS", acts + ")"},
+            {"MLP_SIZE", std::to_string(values)},
+            {"MLP_MAXW", std::to_string(maxWidth)},
+            {"MLP_BATCH", std::to_string(m.x->rows())},
+            {"PW_LOSS", std::to_string(int(m.loss))}};
+}
+inline void bindSmallMlp(Pass& p, const SmallMlp& m) {
+    p.input("X", *m.x).input("T", *m.t);
+    float alpha[4] = {0, 0, 0, 0};
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        p.input("W" + std::to_string(l), *m.layers[l].kernel).input("B" + std::to_string(l), *m.layers[l].bias);
+        alpha[l] = m.layers[l].alpha;
+    }
+    p.uniform("invCount", 1.0f / float(int64_t(m.t->rows()) * m.t->cols()));
+    p.uniform("mlp_alpha", alpha[0], alpha[1], alpha[2], alpha[3]);
+}
+}  // namespace detail
+
+// mean = the mean point-wise loss of m's output on the batch (1 x 1), one pass.
+inline Pass& recordSmallMlpLoss(PassList& list, const SmallMlp& m, Tensor& mean) {
+    detail::requireSmallMlp("small MLP loss", m);
+    if (!mean || mean.rows() != 1 || mean.cols() != 1)
+        throw ArgumentError("small MLP loss: mean is " + (mean ? mean.shapeString() : std::string("empty")) +
+                            ", expected 1x1");
+    detail::requireSameContext("small MLP loss", "mean", mean, "the batch", *m.x);
+    Pass& p = list.add(Pass(mean.context(), "loss/mlp_loss", detail::smallMlpDefines(m)));
+    detail::bindSmallMlp(p, m);
+    p.output(mean);
+    return p;
+}
+
+// The optimizer update of m's layer `layer` kernel (or its bias), whose
+// fragments compute that parameter's gradient themselves; `param` must hold
+// that tensor in front. State slots and the loss guard as recordOptimizerUpdate's.
+inline Pass& recordSmallMlpUpdate(PassList& list, const OptimizerConfig& c, const SmallMlp& m, int layer, bool bias,
+                                  PingPong& param, std::vector<PingPong*> state, const Tensor* lossGuard = nullptr) {
+    detail::requireSmallMlp("small MLP update", m);
+    if (layer < 0 || layer >= int(m.layers.size()))
+        throw ArgumentError("small MLP update: layer " + std::to_string(layer) + " of " +
+                            std::to_string(m.layers.size()));
+    detail::requireUpdatable(c, param, state, lossGuard);
+    const Tensor& own = bias ? *m.layers[size_t(layer)].bias : *m.layers[size_t(layer)].kernel;
+    if (param.front().texture() != own.texture())
+        throw ArgumentError("small MLP update: the parameter (" + param.front().shapeString() + ") is not layer " +
+                            std::to_string(layer) + "'s " + (bias ? "bias" : "kernel"));
+    Defines d = detail::smallMlpDefines(m);
+    d.push_back({"MLP_PARAM_LAYER", std::to_string(layer)});
+    d.push_back({"MLP_PARAM_BIAS", bias ? "1" : "0"});
+    Pass& p = detail::addUpdatePass(list, c, param, state, d);
+    detail::bindSmallMlp(p, m);
+    if (lossGuard) p.input("LOSS", *lossGuard);
+    return p;
+}
+
+}  // namespace gltrain

@@ -1,0 +1,319 @@
+// A small dense network's step recomputed per fragment (ops/mlp.hpp, lib/mlp):
+// the loss pass and every parameter's update against the reference network
+// (reference dense layers, activations and losses in double). The updates are
+// SGD with lr 1 and no decay, so p - p' is the gradient the kernel computed:
+// within 2e-5 of the largest reference gradient (fp32 sums and the p - p'
+// cancellation). The loss within 1e-5 relative. Odd widths 1 to 9, one to four
+// layers, every activation, both losses, windows and pages. The other
+// optimizers are checked against their own pass fed the reference gradient,
+// and the gradient against finite differences of the loss pass itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gltrain/ops/mlp.hpp"
+#include "gltrain/reference.hpp"
+#include "test_context.hpp"
+
+using namespace gltrain;
+using gltrain::test::randomMatrix;
+
+namespace {
+
+using MatD = HostMatrixT<double>;
+
+struct Net {
+    std::vector<int> widths;  // N0 .. NL
+    std::vector<Activation> acts;
+    int batch;
+    PointwiseLoss loss;
+    Layout layout = Layout::Packed;  // of the parameters
+    bool small = false;              // the paged context, x and t windows past its first page
+};
+
+std::string name(const Net& n) {
+    std::string s;
+    for (int w : n.widths) s += (s.empty() ? "" : "-") + std::to_string(w);
+    s += " batch " + std::to_string(n.batch) + (n.loss == PointwiseLoss::MeanSquaredError ? " mse" : " bce");
+    return s + " " + layoutName(n.layout) + (n.small ? " paged" : "");
+}
+
+// The network's values on the host and as tensors; x and t are row windows
+// (from row 70 of 100-row bases in the paged case).
+struct Fixture {
+    Context* ctx;
+    HostMatrix x, t;
+    std::vector<HostMatrix> w, b;
+    Tensor xBase, tBase, xb, tb;
+    std::vector<std::unique_ptr<PingPong>> W, B;
+    SmallMlp mlp;
+    float alpha = 0.2f;
+
+    Fixture(const Net& n, unsigned seed) : ctx(n.small ? &test::smallContext() : &test::context()) {
+        const int L = int(n.acts.size()), first = n.small ? 70 : 1, rows = n.small ? 100 : n.batch + 2;
+        HostMatrix xs = randomMatrix(rows, n.widths[0], seed), ts = randomMatrix(rows, n.widths[L], seed + 1, 0.0f, 1.0f);
+        xBase = Tensor(*ctx, xs);
+        tBase = Tensor(*ctx, ts);
+        xb = Tensor::rowWindow(xBase, first, n.batch);
+        tb = Tensor::rowWindow(tBase, first, n.batch);
+        x = HostMatrix(n.batch, n.widths[0]);
+        t = HostMatrix(n.batch, n.widths[L]);
+        std::copy_n(xs.data.begin() + first * n.widths[0], x.data.size(), x.data.begin());
+        std::copy_n(ts.data.begin() + first * n.widths[L], t.data.size(), t.data.begin());
+        mlp.x = &xb;
+        mlp.t = &tb;
+        mlp.loss = n.loss;
+        for (int l = 0; l < L; ++l) {
+            const float s = 1.5f / std::sqrt(float(n.widths[size_t(l)]));
+            w.push_back(randomMatrix(n.widths[size_t(l)], n.widths[size_t(l) + 1], seed + 10 + unsigned(l), -s, s));
+            b.push_back(randomMatrix(1, n.widths[size_t(l) + 1], seed + 20 + unsigned(l), -0.5f, 0.5f));
+            W.push_back(std::make_unique<PingPong>(*ctx, w.back(), n.layout));
+            B.push_back(std::make_unique<PingPong>(*ctx, b.back(), n.layout));
+        }
+        for (int l = 0; l < L; ++l)
+            mlp.layers.push_back({&W[size_t(l)]->front(), &B[size_t(l)]->front(), n.acts[size_t(l)], alpha});
+    }
+};
+
+struct Reference {
+    double loss;
+    std::vector<MatD> dW, db;
+};
+Reference reference(const Net& n, const Fixture& f) {
+    const size_t L = n.acts.size();
+    std::vector<MatD> in{f.x.cast<double>()}, z;
+    for (size_t l = 0; l < L; ++l) {
+        z.push_back(ref::densePreactivation(in.back(), f.w[l].cast<double>(), f.b[l].cast<double>()));
+        in.push_back(ref::activate(z.back(), n.acts[l], double(f.alpha)));
+    }
+    const MatD t = f.t.cast<double>();
+    auto lossAndGrad = n.loss == PointwiseLoss::MeanSquaredError ? ref::mse(in.back(), t)
+                                                                 : ref::binaryCrossEntropyWithLogits(in.back(), t);
+    Reference r{double(lossAndGrad.loss), std::vector<MatD>(L), std::vector<MatD>(L)};
+    MatD dy = lossAndGrad.grad;
+    for (size_t l = L; l-- > 0;) {
+        auto g = ref::denseBackward(in[l], f.w[l].cast<double>(), z[l], dy, n.acts[l], double(f.alpha));
+        r.dW[l] = g.dW;
+        r.db[l] = g.db;
+        dy = g.dX;
+    }
+    return r;
+}
+
+// max |got - want| / max |want| (want's scale at least 1e-6).
+double scaledDiff(const HostMatrix& got, const MatD& want) {
+    double scale = 1e-6, err = 0;
+    for (double v : want.data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got.data.size(); ++i) err = std::max(err, std::fabs(double(got.data[i]) - want.data[i]));
+    return got.data.size() == want.data.size() ? err / scale : INFINITY;
+}
+
+HostMatrix minus(const HostMatrix& a, const HostMatrix& b) {
+    HostMatrix d = a;
+    for (size_t i = 0; i < d.data.size(); ++i) d.data[i] -= b.data[i];
+    return d;
+}
+
+const std::vector<Net>& nets() {
+    using A = Activation;
+    static const std::vector<Net> v = {
+        {{2, 8, 1}, {A::Tanh, A::Linear}, 4, PointwiseLoss::MeanSquaredError},
+        {{1, 1}, {A::Linear}, 1, PointwiseLoss::BinaryCrossEntropyWithLogits},
+        {{3, 5, 3}, {A::ReLU, A::Sigmoid}, 5, PointwiseLoss::BinaryCrossEntropyWithLogits, Layout::Unpacked},
+        {{5, 7, 6, 3}, {A::LeakyReLU, A::GELU, A::Softplus}, 3, PointwiseLoss::MeanSquaredError},
+        {{4, 9, 1, 5, 2}, {A::Tanh, A::ReLU, A::Linear, A::Sigmoid}, 7, PointwiseLoss::MeanSquaredError,
+         Layout::PackedRows4},
+        {{3, 70, 2}, {A::Tanh, A::Linear}, 9, PointwiseLoss::BinaryCrossEntropyWithLogits, Layout::Packed, true},
+    };
+    return v;
+}
+
+}  // namespace
+
+TEST(KernelsMlp, LossAndGradientsMatchTheReference) {
+    OptimizerConfig sgd;
+    sgd.kind = OptimizerKind::SGD;
+    sgd.lr = 1.0f;
+    for (const Net& n : nets()) {
+        Fixture f(n, 7);
+        if (n.small) ASSERT_TRUE(f.xBase.geometry().paged() && f.W[1]->front().geometry().paged()) << name(n);
+        const Reference want = reference(n, f);
+        Tensor mean(*f.ctx, 1, 1);
+        PassList list;
+        recordSmallMlpLoss(list, f.mlp, mean);
+        for (size_t l = 0; l < n.acts.size(); ++l) {
+            recordSmallMlpUpdate(list, sgd, f.mlp, int(l), false, *f.W[l], {});
+            recordSmallMlpUpdate(list, sgd, f.mlp, int(l), true, *f.B[l], {});
+        }
+        EXPECT_EQ(list.size(), 1 + 2 * n.acts.size());
+        list.run();
+        const float loss = mean.download().data[0];
+        EXPECT_NEAR(loss, want.loss, 1e-5 * std::max(1.0, std::fabs(want.loss))) << name(n);
+        for (size_t l = 0; l < n.acts.size(); ++l) {
+            EXPECT_LE(scaledDiff(minus(f.w[l], f.W[l]->back().download()), want.dW[l]), 2e-5) << name(n) << " dW" << l;
+            EXPECT_LE(scaledDiff(minus(f.b[l], f.B[l]->back().download()), want.db[l]), 2e-5) << name(n) << " db" << l;
+        }
+    }
+}
+
+// Central differences of the loss pass (h = 1e-2 on a few entries of every
+// parameter) against the gradient the updates computed: within 2e-3 of the
+// largest gradient (fp32 losses divided by 2h).
+TEST(KernelsMlp, GradientsMatchFiniteDifferencesOfTheLoss) {
+    const Net& n = nets()[3];
+    Fixture f(n, 11);
+    OptimizerConfig sgd;
+    sgd.kind = OptimizerKind::SGD;
+    sgd.lr = 1.0f;
+    Tensor mean(*f.ctx, 1, 1);
+    PassList loss, updates;
+    recordSmallMlpLoss(loss, f.mlp, mean);
+    for (size_t l = 0; l < n.acts.size(); ++l) {
+        recordSmallMlpUpdate(updates, sgd, f.mlp, int(l), false, *f.W[l], {});
+        recordSmallMlpUpdate(updates, sgd, f.mlp, int(l), true, *f.B[l], {});
+    }
+    updates.run();
+    for (size_t l = 0; l < n.acts.size(); ++l) {
+        for (bool bias : {false, true}) {
+            PingPong& p = bias ? *f.B[l] : *f.W[l];
+            const HostMatrix p0 = bias ? f.b[l] : f.w[l];
+            const HostMatrix g = minus(p0, p.back().download());
+            double gmax = 1e-6;
+            for (float v : g.data) gmax = std::max(gmax, double(std::fabs(v)));
+            for (size_t i = 0; i < p0.data.size(); i += 3) {
+                const float h = 1e-2f;
+                double at[2];
+                for (int side = 0; side < 2; ++side) {
+                    HostMatrix q = p0;
+                    q.data[i] += side ? h : -h;
+                    p.front().upload(q);
+                    loss.run();
+                    at[side] = mean.download().data[0];
+                }
+                p.front().upload(p0);
+                EXPECT_NEAR((at[1] - at[0]) / (2 * h), g.data[i], 2e-3 * gmax)
+                    << "layer " << l << (bias ? " bias " : " kernel ") << i;
+            }
+        }
+    }
+}
+
+// Momentum, Nesterov, Adam, AdamW and RMSProp (with and without momentum) through
+// the recomputed gradient match the same optimizer's pass fed the reference gradient.
+TEST(KernelsMlp, EveryOptimizerMatchesItsUpdateWithTheGradientGiven) {
+    const Net& n = nets()[2];
+    for (OptimizerKind kind : {OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
+                               OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+        for (float momentum : {0.0f, 0.9f}) {
+            if (momentum == 0.0f && kind != OptimizerKind::RMSProp) continue;
+            OptimizerConfig c;
+            c.kind = kind;
+            c.lr = 0.05f;
+            c.weightDecay = 0.01f;
+            c.momentum = kind == OptimizerKind::RMSProp ? momentum : 0.9f;
+            Fixture f(n, 13);
+            const Reference want = reference(n, f);
+            for (size_t l = 0; l < n.acts.size(); ++l) {
+                for (bool bias : {false, true}) {
+                    PingPong& p = bias ? *f.B[l] : *f.W[l];
+                    HostMatrix slot0 = randomMatrix(p.front().rows(), p.front().cols(), 40, 0.0f, 0.1f);
+                    std::vector<std::unique_ptr<PingPong>> s1, s2;
+                    std::vector<PingPong*> p1, p2;
+                    for (int s = 0; s < c.stateSlots(); ++s) {
+                        s1.push_back(std::make_unique<PingPong>(*f.ctx, slot0, n.layout));
+                        s2.push_back(std::make_unique<PingPong>(*f.ctx, slot0, n.layout));
+                        p1.push_back(s1.back().get());
+                        p2.push_back(s2.back().get());
+                    }
+                    PingPong given(*f.ctx, bias ? f.b[l] : f.w[l], n.layout);
+                    Tensor grad(*f.ctx, (bias ? want.db[l] : want.dW[l]).cast<float>(), n.layout);
+                    PassList list;
+                    recordSmallMlpUpdate(list, c, f.mlp, int(l), bias, p, p1);
+                    recordOptimizerUpdate(list, c, given, grad, p2);
+                    list.run();
+                    const std::string what = std::string(optimizerName(kind)) + " mu " + std::to_string(momentum) +
+                                             " layer " + std::to_string(l) + (bias ? " bias" : " kernel");
+                    EXPECT_LE(test::relativeError(p.back().download(), given.back().download()), 1e-5) << what;
+                    for (size_t s = 0; s < s1.size(); ++s)
+                        EXPECT_LE(test::relativeError(s1[s]->back().download(), s2[s]->back().download()), 1e-4)
+                            << what << " slot " << s;
+                }
+            }
+        }
+    }
+}
+
+// A NaN loss guard keeps every parameter; bad networks are refused before
+// anything is recorded, saying what was wrong.
+TEST(KernelsMlp, GuardAndRefusals) {
+    const Net& n = nets()[0];
+    Fixture f(n, 17);
+    OptimizerConfig sgd;
+    sgd.kind = OptimizerKind::SGD;
+    Tensor nan(*f.ctx, HostMatrix(1, 1, std::vector<float>{NAN}));
+    PassList guarded;
+    recordSmallMlpUpdate(guarded, sgd, f.mlp, 0, false, *f.W[0], {}, &nan);
+    guarded.run();
+    EXPECT_EQ(f.W[0]->back().download().data, f.w[0].data);
+
+    Context& ctx = *f.ctx;
+    Tensor mean(ctx, 1, 1), wide(ctx, 1, 2), w3(ctx, 3, 8), b9(ctx, 1, 9), x3(ctx, 4, 3), t2(ctx, 4, 2);
+    auto refused = [&](SmallMlp m, const std::string& says) {
+        PassList l;
+        try {
+            recordSmallMlpLoss(l, m, mean);
+            ADD_FAILURE() << "accepted; expected: " << says;
+        } catch (const ArgumentError& e) {
+            EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+        }
+        EXPECT_THROW(recordSmallMlpUpdate(l, sgd, m, 0, false, *f.W[0], {}), ArgumentError);
+        EXPECT_EQ(l.size(), 0u);
+    };
+    SmallMlp m = f.mlp;
+    m.layers[0].kernel = &w3;
+    refused(m, "layer 0's kernel is 3x8");
+    m = f.mlp;
+    m.layers[1].bias = &b9;
+    refused(m, "layer 1's bias is 1x9");
+    m = f.mlp;
+    m.x = &x3;
+    refused(m, "layer 0's kernel is 2x8 but its input has 3 columns");
+    m = f.mlp;
+    m.t = &t2;
+    refused(m, "the targets are 4x2");
+    m = f.mlp;
+    m.layers.clear();
+    refused(m, "0 layers");
+    m = f.mlp;
+    const SmallMlp::Layer last = m.layers.back();
+    for (int i = 0; i < 4; ++i) m.layers.push_back(last);
+    refused(m, "6 layers");
+    m = f.mlp;
+    m.layers[0].act = Activation::LeakyReLU;
+    m.layers[0].alpha = NAN;
+    refused(m, "non-finite LeakyReLU slope");
+    PassList l;
+    EXPECT_THROW(recordSmallMlpLoss(l, f.mlp, wide), ArgumentError);
+    EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 0, true, *f.W[0], {}), ArgumentError);  // not layer 0's bias
+    EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 2, false, *f.W[0], {}), ArgumentError);
+    EXPECT_EQ(l.size(), 0u);
+    // The size limits: 129 values a row, and a fragment's multiply-adds.
+    HostMatrix big = randomMatrix(1, 127, 3);
+    Tensor xw(ctx, big), wb(ctx, 127, 1), bb(ctx, 1, 1), tb(ctx, 1, 1);
+    SmallMlp wideNet;
+    wideNet.x = &xw;
+    wideNet.t = &tb;
+    wideNet.layers.push_back({&wb, &bb, Activation::Linear, 0.0f});
+    EXPECT_EQ(smallMlpProblem(wideNet), "");
+    Tensor wb2(ctx, 127, 2), bb2(ctx, 1, 2), tb2(ctx, 1, 2);
+    wideNet.layers[0] = {&wb2, &bb2, Activation::Linear, 0.0f};
+    wideNet.t = &tb2;
+    EXPECT_NE(smallMlpProblem(wideNet).find("129 values per row"), std::string::npos) << smallMlpProblem(wideNet);
+    Tensor xl(ctx, 200, 10), wl(ctx, 10, 5), bl(ctx, 1, 5), tl(ctx, 200, 5);
+    SmallMlp longNet;
+    longNet.x = &xl;
+    longNet.t = &tl;
+    longNet.layers.push_back({&wl, &bl, Activation::Linear, 0.0f});
+    EXPECT_NE(smallMlpProblem(longNet).find("20000 multiply-adds per fragment"), std::string::npos)
+        << smallMlpProblem(longNet);
+}
