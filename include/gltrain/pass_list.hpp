@@ -49,8 +49,10 @@ public:
         temps_.emplace_back(ctx, rows, cols, layout);
         return temps_.back();
     }
-    void run() {
-        for (auto& p : passes_) p.run();
+    void run() { run(0, passes_.size()); }
+    // Runs passes [from, to).
+    void run(size_t from, size_t to) {
+        for (size_t i = from; i < std::min(to, passes_.size()); ++i) passes_[i].run();
     }
     size_t size() const { return passes_.size(); }
 

@@ -39,6 +39,7 @@
 #include "gltrain/ops/loss.hpp"
 #include "gltrain/ops/loss_scale.hpp"
 #include "gltrain/ops/matmul.hpp"
+#include "gltrain/ops/mlp.hpp"
 #include "gltrain/ops/optimizer.hpp"
 #include "gltrain/ops/random.hpp"
 #include "gltrain/ops/reduce.hpp"
@@ -228,7 +229,20 @@ public:
         }
         p.prepareBatch(epoch, batch);
         p.setStepUniforms(step_, options_);
-        p.train.run();
+        const bool read = !replay && f.options.lossEvery > 0 && (step_ + 1) % f.options.lossEvery == 0;
+        const bool readNow = read && !f.options.asyncLoss;
+        float loss = 0;
+        if (readNow) {
+            // The loss is read as soon as it exists: the backward passes and updates
+            // are issued after the wait and flushed, so the GPU runs them while the
+            // caller goes on (a read at the step's end waits for all of them).
+            p.train.run(0, p.lossPasses);
+            loss = p.lossMean.download().data[0];
+            p.train.run(p.lossPasses, p.train.size());
+        } else {
+            p.train.run();
+        }
+        glFlush();  // the step starts on the GPU now, not at the next read
         p.swapAll();
         ++step_;
         ++f.epochSteps;
@@ -239,7 +253,6 @@ public:
         StepInfo info;
         info.step = step_;
         info.epoch = epoch;
-        const bool read = !replay && f.options.lossEvery > 0 && step_ % f.options.lossEvery == 0;
         // A read in flight is taken when its fence has signalled — or at an epoch's
         // end, where waiting is fine. (Browsers update fences only between event-loop
         // turns, so a synchronous fit there sees its async losses at epoch ends.)
@@ -257,7 +270,7 @@ public:
                     f.pendingStep = step_;
                 }
             } else {
-                takeLoss(f, p.lossMean.download().data[0], step_, &info);
+                takeLoss(f, loss, step_, &info);
             }
         }
         info.elapsedSeconds = seconds(f.start);
@@ -548,7 +561,8 @@ private:
         PingPong correctSum;         // correct predictions accumulated over an epoch / an evaluation
         PingPong lossSum;
         PassList forward;  // gather + forward (predict, evaluate)
-        PassList train;    // gather + forward + loss + backward + updates
+        PassList train;    // forward + loss + backward + updates (or recordSmallMlpStep's passes)
+        size_t lossPasses = 0;  // train's first passes, up to the one that writes lossMean
         PassList evalTail; // loss, sums (after forward)
         std::vector<Pass*> gathers;
         std::vector<Pass*> dropouts;
@@ -1196,6 +1210,47 @@ private:
 
     // The largest last layer (batch x in x out multiply-adds) whose pass also writes the loss gradient.
     static constexpr int64_t kLossGradInForwardMacs = 1 << 16;
+    // The largest recomputed step (ops/mlp.hpp: smallMlpStepMacs) a small dense model trains with.
+    static constexpr int64_t kSmallMlpStepMacs = 1 << 16;
+
+    // A training plan for a small dense model (Dense layers, a point-wise loss,
+    // no clipping or loss scaling): the loss pass and one update pass per
+    // parameter, each running the network itself (ops/mlp.hpp): 1 + P passes
+    // instead of a pass per layer, the backward matmuls and the updates. Records
+    // nothing and returns false for any other model or a step past kSmallMlpStepMacs.
+    bool recordSmallMlpStep(Plan& p) {
+        if (options_.loss == LossKind::SoftmaxCrossEntropy || options_.clipNorm > 0.0f || lossScalingOn()) return false;
+        SmallMlp m;
+        m.x = &p.xb;
+        m.t = &p.yb;
+        m.loss = options_.loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
+                                                               : PointwiseLoss::MeanSquaredError;
+        std::vector<LayerState*> dense;
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            if (std::holds_alternative<Flatten>(specs_[i])) continue;  // rows are already flat
+            auto* d = std::get_if<Dense>(&specs_[i]);
+            if (!d) return false;
+            LayerState& S = layers_[i];
+            m.layers.push_back({&S.param("kernel").value->front(), &S.param("bias").value->front(), d->activation, d->alpha});
+            dense.push_back(&S);
+        }
+        if (!smallMlpProblem(m).empty() || smallMlpStepMacs(m) > kSmallMlpStepMacs) return false;
+        const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
+        recordSmallMlpLoss(p.train, m, p.lossMean);
+        p.lossPasses = p.train.size();
+        for (size_t l = 0; l < dense.size(); ++l) {
+            for (const char* name : {"kernel", "bias"}) {
+                Variable& v = dense[l]->param(name);
+                std::vector<PingPong*> slots;
+                for (auto& s : v.slots) slots.push_back(s.get());
+                p.updates.push_back(&recordSmallMlpUpdate(p.train, updateConfig(), m, int(l),
+                                                          std::string(name) == "bias", *v.value, slots, guard));
+                p.swaps.push_back(v.value.get());
+                for (auto* s : slots) p.swaps.push_back(s);
+            }
+        }
+        return true;
+    }
 
     // How many batches a training plan gathers at once: up to 16, and no more
     // than about 8 MiB of rows (values: x and y columns). Each pass costs a
@@ -1251,6 +1306,7 @@ private:
             p.gathers.push_back(&g);
         }
 
+        if (training && recordSmallMlpStep(p)) return;
         PassList& fw = training ? p.train : p.forward;
         const size_t L = layers_.size();
         // The loss gradient (training), and dynamic loss scaling's factor (half floats).
@@ -1396,6 +1452,7 @@ private:
             p.swaps.push_back(&p.correctSum);
         }
         if (!training) return;
+        p.lossPasses = p.train.size();
 
         // Backward.
         struct ParamGrad {
