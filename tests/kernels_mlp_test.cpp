@@ -297,7 +297,7 @@ TEST(KernelsMlp, GuardAndRefusals) {
     EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 0, true, *f.W[0], {}), ArgumentError);  // not layer 0's bias
     EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 2, false, *f.W[0], {}), ArgumentError);
     EXPECT_EQ(l.size(), 0u);
-    // The size limits: 129 values a row, and a fragment's multiply-adds.
+    // The size limits: 129 values a row, 551 weights, and a fragment's multiply-adds.
     HostMatrix big = randomMatrix(1, 127, 3);
     Tensor xw(ctx, big), wb(ctx, 127, 1), bb(ctx, 1, 1), tb(ctx, 1, 1);
     SmallMlp wideNet;
@@ -309,6 +309,13 @@ TEST(KernelsMlp, GuardAndRefusals) {
     wideNet.layers[0] = {&wb2, &bb2, Activation::Linear, 0.0f};
     wideNet.t = &tb2;
     EXPECT_NE(smallMlpProblem(wideNet).find("129 values per row"), std::string::npos) << smallMlpProblem(wideNet);
+    Tensor xp(ctx, 4, 20), wp(ctx, 20, 25), bp(ctx, 1, 25), wp2(ctx, 25, 1), bp2(ctx, 1, 1), tp(ctx, 4, 1);
+    SmallMlp manyWeights;
+    manyWeights.x = &xp;
+    manyWeights.t = &tp;
+    manyWeights.layers = {{&wp, &bp, Activation::ReLU, 0.0f}, {&wp2, &bp2, Activation::Linear, 0.0f}};
+    EXPECT_NE(smallMlpProblem(manyWeights).find("551 weights and biases"), std::string::npos)
+        << smallMlpProblem(manyWeights);
     Tensor xl(ctx, 200, 10), wl(ctx, 10, 5), bl(ctx, 1, 5), tl(ctx, 200, 5);
     SmallMlp longNet;
     longNet.x = &xl;

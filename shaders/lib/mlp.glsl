@@ -9,6 +9,7 @@
 // defines: MLP_LAYERS (1 .. 4); MLP_WIDTHS int[](N0, ..., NL); MLP_ACTS int[](...), each
 //          layer's activation (lib/activation's kinds);
 //          MLP_SIZE = N0 + ... + NL; MLP_MAXW = max N(l); MLP_BATCH = B;
+//          MLP_PARAMS = sum (N(l) + 1) N(l+1), the weights and biases;
 //          PW_LOSS (lib/pointwise_loss, on the last layer's output);
 //          MLP_PARAM_LAYER, MLP_PARAM_BIAS: the parameter mlpGrad() differentiates
 // uniforms: invCount = 1 / (B NL); mlp_alpha: layer l's LeakyReLU slope in lane l
@@ -27,6 +28,9 @@ uniform vec4 mlp_alpha;
 // pre-activations; z of the network's input is unused).
 float mlpA[MLP_SIZE];
 float mlpZ[MLP_SIZE];
+// Every weight, fetched once a fragment (mlpLoad) rather than once a batch row:
+// layer l's kernel row-major from mlpParamOffset(l), then its bias.
+float mlpP[MLP_PARAMS];
 
 int mlpOffset(int l) {
     int o = 0;
@@ -58,15 +62,33 @@ float mlpBias(int l, int j) {
     return B0_at(0, j);
 }
 
-// Fills mlpA and mlpZ for batch row r.
+int mlpParamOffset(int l) {
+    int o = 0;
+    for (int k = 0; k < l; ++k) o += (mlpWidth[k] + 1) * mlpWidth[k + 1];
+    return o;
+}
+// Layer l's kernel element (i, j) (i = N(l): its bias) in mlpP.
+float mlpWeight(int l, int i, int j) { return mlpP[mlpParamOffset(l) + i * mlpWidth[l + 1] + j]; }
+
+// Fills mlpP.
+void mlpLoad() {
+    for (int l = 0; l < MLP_LAYERS; ++l) {
+        int o = mlpParamOffset(l), n = mlpWidth[l], m = mlpWidth[l + 1];
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < m; ++j) mlpP[o + i * m + j] = mlpKernel(l, i, j);
+        for (int j = 0; j < m; ++j) mlpP[o + n * m + j] = mlpBias(l, j);
+    }
+}
+
+// Fills mlpA and mlpZ for batch row r (after mlpLoad).
 void mlpForward(int r) {
     for (int i = 0; i < mlpWidth[0]; ++i) mlpA[i] = X_at(r, i);
     int o = 0;
     for (int l = 0; l < MLP_LAYERS; ++l) {
         int n = mlpWidth[l], next = o + n;
         for (int j = 0; j < mlpWidth[l + 1]; ++j) {
-            float s = mlpBias(l, j);
-            for (int i = 0; i < n; ++i) s += mlpA[o + i] * mlpKernel(l, i, j);
+            float s = mlpWeight(l, n, j);
+            for (int i = 0; i < n; ++i) s += mlpA[o + i] * mlpWeight(l, i, j);
             mlpZ[next + j] = s;
             mlpA[next + j] = act_f_kind(mlpAct[l], vec4(s), mlp_alpha[l]).x;
         }
@@ -97,6 +119,7 @@ vec4 mlpGrad() {
     int inRow = mlpOffset(MLP_PARAM_LAYER) + t.y;
     float d[MLP_MAXW], dn[MLP_MAXW];
     vec4 g = vec4(0.0);
+    mlpLoad();
     for (int r = 0; r < MLP_BATCH; ++r) {
         mlpForward(r);
         int o = mlpOffset(MLP_LAYERS);
@@ -108,7 +131,7 @@ vec4 mlpGrad() {
             int ol = mlpOffset(l);
             for (int i = 0; i < mlpWidth[l]; ++i) {
                 float s = 0.0;
-                for (int j = 0; j < mlpWidth[l + 1]; ++j) s += d[j] * mlpKernel(l, i, j);
+                for (int j = 0; j < mlpWidth[l + 1]; ++j) s += d[j] * mlpWeight(l, i, j);
                 dn[i] = s * act_df_kind(mlpAct[l - 1], vec4(mlpZ[ol + i]), mlp_alpha[l - 1]).x;
             }
             for (int i = 0; i < mlpWidth[l]; ++i) d[i] = dn[i];

@@ -8,6 +8,7 @@
 // output: 1 x 1, L = invCount * sum_r,j pw_loss(aL[r, j], T[r, j])
 void main() {
     float sum = 0.0;
+    mlpLoad();
     for (int r = 0; r < MLP_BATCH; ++r) {
         mlpForward(r);
         sum += mlpRowLoss(r);

@@ -37,6 +37,7 @@ struct SmallMlp {
 
 constexpr int kSmallMlpMaxLayers = 4;     // lib/mlp's W0 .. W3
 constexpr int kSmallMlpMaxValues = 128;   // N0 + ... + NL: two arrays of them per fragment
+constexpr int kSmallMlpMaxParams = 512;  // the weights and biases a fragment keeps
 constexpr int64_t kSmallMlpFragmentMacs = 16384;  // one fragment's loop (browser GPU watchdogs)
 
 namespace detail {
@@ -53,13 +54,14 @@ inline int64_t texels(const Tensor& t) { return int64_t(t.rows()) * t.geometry()
 }  // namespace detail
 
 // Why `m` cannot run as lib/mlp ("" when it can): missing or mis-shaped
-// tensors, other contexts, more than kSmallMlpMaxLayers layers or the size limits.
+// tensors, other contexts, more than kSmallMlpMaxLayers layers or the size limits
+// (values a row, weights, a fragment's multiply-adds).
 inline std::string smallMlpProblem(const SmallMlp& m) {
     if (!m.x || !*m.x) return "the batch x is missing or empty";
     if (!m.t || !*m.t) return "the targets t are missing or empty";
     if (m.layers.empty() || m.layers.size() > size_t(kSmallMlpMaxLayers))
         return std::to_string(m.layers.size()) + " layers (1 to " + std::to_string(kSmallMlpMaxLayers) + " run in one fragment)";
-    int values = m.x->cols();
+    int values = m.x->cols(), params = 0;
     for (size_t l = 0; l < m.layers.size(); ++l) {
         auto& L = m.layers[l];
         const std::string name = "layer " + std::to_string(l);
@@ -73,6 +75,7 @@ inline std::string smallMlpProblem(const SmallMlp& m) {
         if (!isActivation(L.act) || (L.act == Activation::LeakyReLU && !std::isfinite(L.alpha)))
             return name + " has an unknown activation or a non-finite LeakyReLU slope";
         values += L.kernel->cols();
+        params += (L.kernel->rows() + 1) * L.kernel->cols();
     }
     if (m.t->rows() != m.x->rows() || m.t->cols() != detail::smallMlpWidth(m, m.layers.size()))
         return "the targets are " + m.t->shapeString() + ", expected " + std::to_string(m.x->rows()) + "x" +
@@ -80,6 +83,8 @@ inline std::string smallMlpProblem(const SmallMlp& m) {
     if (!m.t->sameContext(*m.x)) return "the targets belong to another context";
     if (values > kSmallMlpMaxValues)
         return std::to_string(values) + " values per row (at most " + std::to_string(kSmallMlpMaxValues) + ")";
+    if (params > kSmallMlpMaxParams)
+        return std::to_string(params) + " weights and biases (at most " + std::to_string(kSmallMlpMaxParams) + ")";
     if (detail::smallMlpFragmentMacs(m) > kSmallMlpFragmentMacs)
         return std::to_string(detail::smallMlpFragmentMacs(m)) + " multiply-adds per fragment (at most " +
                std::to_string(kSmallMlpFragmentMacs) + ")";
@@ -100,19 +105,21 @@ inline void requireSmallMlp(const char* op, const SmallMlp& m) {
 }
 inline Defines smallMlpDefines(const SmallMlp& m) {
     std::string widths = "int[](" + std::to_string(m.x->cols()), acts = "int[](";
-    int values = m.x->cols(), maxWidth = m.x->cols();
+    int values = m.x->cols(), maxWidth = m.x->cols(), params = 0;
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const int n = m.layers[l].kernel->cols();
         widths += ", " + std::to_string(n);
         acts += (l ? ", " : "") + std::to_string(int(m.layers[l].act));
         values += n;
         maxWidth = std::max(maxWidth, n);
+        params += (m.layers[l].kernel->rows() + 1) * n;
     }
     return {{"MLP_LAYERS", std::to_string(m.layers.size())},
             {"MLP_WIDTHS", widths + ")"},
             {"MLP_ACTS", acts + ")"},
             {"MLP_SIZE", std::to_string(values)},
             {"MLP_MAXW", std::to_string(maxWidth)},
+            {"MLP_PARAMS", std::to_string(params)},
             {"MLP_BATCH", std::to_string(m.x->rows())},
             {"PW_LOSS", std::to_string(int(m.loss))}};
 }
