@@ -23,6 +23,7 @@ const P = quick
   : { warmup: 5, steps: 50, blocks: 10, epochRows: 0 };
 const sizes = (params.get('sizes') || '256,512,1024').split(',').map(Number);
 const only = params.get('only')?.split(',');  // contestant names, for a quick look at one
+const someWorkloads = params.get('workloads')?.split(',');  // W1 .. W4, likewise
 
 const state = { lines: [], done: false, error: null, results: [], info: {}, protocol: { ...P, quick, reps, sizes } };
 window.compare = state;
@@ -326,10 +327,11 @@ async function main() {
     ...sizes.map((n) => [`W3 N=${n}`, (c) => w3(c, n)]),
     ['W4 steps', (c) => c.w4Steps(d)],
   ];
+  const chosen = someWorkloads ? workloads.filter(([label]) => someWorkloads.includes(label.split(' ')[0])) : workloads;
   for (let rep = 0; rep < reps; rep++) {
     const res = Object.fromEntries(contestants.map((c) => [c.name, {}]));
     state.results.push(res);
-    for (const [label, run] of workloads) {
+    for (const [label, run] of chosen) {
       for (const c of contestants) {
         const t0 = now();
         let got;

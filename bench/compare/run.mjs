@@ -4,7 +4,7 @@
 // (scripts/browser.mjs: Debian's Chromium, SwiftShader WebGL2) and writes the
 // markdown report: machine, renderers, one table per repetition with medians
 // and speed ratios, the native column and the step profiles when given.
-//   node bench/compare/run.mjs [--quick] [--reps N] [--only name,name] [--out FILE]
+//   node bench/compare/run.mjs [--quick] [--reps N] [--only name,name] [--workloads W1,W4] [--out FILE]
 //        [--native run1.json,run2.json] [--profile-native FILE] [--profile-web FILE]
 // Prints the page's progress; the report goes to --out (else stdout).
 import fs from 'node:fs';
@@ -42,7 +42,8 @@ let state;
 try {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log('page error:', e.message));
-  const q = new URLSearchParams({ reps: String(reps), ...(quick ? { quick: '1' } : {}), ...(opt('--only') ? { only: opt('--only') } : {}) });
+  const q = new URLSearchParams({ reps: String(reps), ...(quick ? { quick: '1' } : {}), ...(opt('--only') ? { only: opt('--only') } : {}),
+                                     ...(opt('--workloads') ? { workloads: opt('--workloads') } : {}) });
   const response = await page.goto(`${server.url}/index.html?${q}`);
   if (!response.ok()) throw new Error(`run.mjs: the page failed to load (HTTP ${response.status()})`);
   const deadline = Date.now() + timeoutMs;
