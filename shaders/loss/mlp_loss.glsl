@@ -3,7 +3,7 @@
 // forward passes (ops/mlp.hpp).
 // inputs: X, T, W0, B0, W1?, B1?, W2?, B2?, W3?, B3?
 // uses: lib/mlp
-// defines: lib/mlp's (MLP_LAYERS, MLP_WIDTHS, ...; PW_LOSS)
+// defines: lib/mlp's (MLP_LAYERS, MLP_LOAD, MLP_FORWARD, MLP_ROW_LOSS, ...; PW_LOSS)
 // uniforms: invCount = 1 / (B NL)
 // output: 1 x 1, L = invCount * sum_r,j pw_loss(aL[r, j], T[r, j])
 void main() {

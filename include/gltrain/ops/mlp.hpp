@@ -103,25 +103,69 @@ inline void requireSmallMlp(const char* op, const SmallMlp& m) {
     std::string why = smallMlpProblem(m);
     if (!why.empty()) throw ArgumentError(std::string(op) + ": " + why);
 }
-inline Defines smallMlpDefines(const SmallMlp& m) {
-    std::string widths = "int[](" + std::to_string(m.x->cols()), acts = "int[](";
-    int values = m.x->cols(), maxWidth = m.x->cols(), params = 0;
-    for (size_t l = 0; l < m.layers.size(); ++l) {
-        const int n = m.layers[l].kernel->cols();
-        widths += ", " + std::to_string(n);
-        acts += (l ? ", " : "") + std::to_string(int(m.layers[l].act));
-        values += n;
-        maxWidth = std::max(maxWidth, n);
-        params += (m.layers[l].kernel->rows() + 1) * n;
+// lib/mlp's defines for m: the statement lists written out element by element
+// (constant indices only). paramLayer >= 0 adds MLP_BACKWARD and the offsets of
+// that layer's kernel (or bias) for mlpGrad().
+inline Defines smallMlpDefines(const SmallMlp& m, int paramLayer = -1, bool bias = false) {
+    const size_t L = m.layers.size();
+    std::vector<int> width{m.x->cols()}, value{0}, param{0};  // widths; offsets in mlpA/Z/D and mlpP
+    for (auto& l : m.layers) {
+        width.push_back(l.kernel->cols());
+        value.push_back(value.back() + width[width.size() - 2]);
+        param.push_back(param.back() + (l.kernel->rows() + 1) * l.kernel->cols());
     }
-    return {{"MLP_LAYERS", std::to_string(m.layers.size())},
-            {"MLP_WIDTHS", widths + ")"},
-            {"MLP_ACTS", acts + ")"},
-            {"MLP_SIZE", std::to_string(values)},
-            {"MLP_MAXW", std::to_string(maxWidth)},
-            {"MLP_PARAMS", std::to_string(params)},
-            {"MLP_BATCH", std::to_string(m.x->rows())},
-            {"PW_LOSS", std::to_string(int(m.loss))}};
+    auto n = [](int i) { return std::to_string(i); };
+    // Layer l's kernel element (i, j) in mlpP; i = width[l] is its bias.
+    auto w = [&](size_t l, int i, int j) { return "mlpP[" + n(param[l] + i * width[l + 1] + j) + "]"; };
+    auto act = [&](const char* f, size_t l, const std::string& z) {
+        return std::string(f) + "(" + n(int(m.layers[l].act)) + ", vec4(" + z + "), mlp_alpha[" + n(int(l)) + "]).x";
+    };
+    std::string load, forward, loss, backward;
+    for (size_t l = 0; l < L; ++l)
+        for (int i = 0; i <= width[l]; ++i)
+            for (int j = 0; j < width[l + 1]; ++j)
+                load += w(l, i, j) + " = " +
+                        (i < width[l] ? "W" + n(int(l)) + "_at(" + n(i) + ", " + n(j) + ")" : "B" + n(int(l)) + "_at(0, " + n(j) + ")") +
+                        "; ";
+    for (int i = 0; i < width[0]; ++i) forward += "mlpA[" + n(i) + "] = X_at(r, " + n(i) + "); ";
+    for (size_t l = 0; l < L; ++l)
+        for (int j = 0; j < width[l + 1]; ++j) {
+            const std::string k = n(value[l + 1] + j);
+            forward += "mlpZ[" + k + "] = " + w(l, width[l], j);
+            for (int i = 0; i < width[l]; ++i) forward += " + mlpA[" + n(value[l] + i) + "] * " + w(l, i, j);
+            forward += "; mlpA[" + k + "] = " + act("act_f_kind", l, "mlpZ[" + k + "]") + "; ";
+        }
+    for (int j = 0; j < width[L]; ++j)
+        loss += "sum += pw_loss(vec4(mlpA[" + n(value[L] + j) + "]), vec4(T_at(r, " + n(j) + "))).x; ";
+    Defines d = {{"MLP_LAYERS", n(int(L))},
+                 {"MLP_SIZE", n(value[L] + width[L])},
+                 {"MLP_PARAMS", n(param[L])},
+                 {"MLP_BATCH", n(m.x->rows())},
+                 {"MLP_LOAD", load},
+                 {"MLP_FORWARD", forward},
+                 {"MLP_ROW_LOSS", loss},
+                 {"PW_LOSS", n(int(m.loss))}};
+    if (paramLayer < 0) return d;
+    for (int j = 0; j < width[L]; ++j) {
+        const std::string k = n(value[L] + j);
+        backward += "mlpD[" + k + "] = pw_grad(vec4(mlpA[" + k + "]), vec4(T_at(r, " + n(j) + ")), invCount).x * " +
+                    act("act_df_kind", L - 1, "mlpZ[" + k + "]") + "; ";
+    }
+    for (size_t l = L - 1; l > size_t(paramLayer); --l)  // d at layer l's output -> its input
+        for (int i = 0; i < width[l]; ++i) {
+            const std::string k = n(value[l] + i);
+            backward += "mlpD[" + k + "] = (0.0";
+            for (int j = 0; j < width[l + 1]; ++j) backward += " + mlpD[" + n(value[l + 1] + j) + "] * " + w(l, i, j);
+            backward += ") * " + act("act_df_kind", l - 1, "mlpZ[" + k + "]") + "; ";
+        }
+    const size_t pl = size_t(paramLayer);
+    d.push_back({"MLP_BACKWARD", backward});
+    d.push_back({"MLP_PARAM_LAYER", n(paramLayer)});
+    d.push_back({"MLP_PARAM_BIAS", bias ? "1" : "0"});
+    d.push_back({"MLP_PARAM_IN", n(value[pl])});
+    d.push_back({"MLP_PARAM_OUT", n(value[pl + 1])});
+    d.push_back({"MLP_PARAM_WIDTH", n(width[pl + 1])});
+    return d;
 }
 inline void bindSmallMlp(Pass& p, const SmallMlp& m) {
     p.input("X", *m.x).input("T", *m.t);
@@ -162,10 +206,7 @@ inline Pass& recordSmallMlpUpdate(PassList& list, const OptimizerConfig& c, cons
     if (param.front().texture() != own.texture())
         throw ArgumentError("small MLP update: the parameter (" + param.front().shapeString() + ") is not layer " +
                             std::to_string(layer) + "'s " + (bias ? "bias" : "kernel"));
-    Defines d = detail::smallMlpDefines(m);
-    d.push_back({"MLP_PARAM_LAYER", std::to_string(layer)});
-    d.push_back({"MLP_PARAM_BIAS", bias ? "1" : "0"});
-    Pass& p = detail::addUpdatePass(list, c, param, state, d);
+    Pass& p = detail::addUpdatePass(list, c, param, state, detail::smallMlpDefines(m, layer, bias));
     detail::bindSmallMlp(p, m);
     if (lossGuard) p.input("LOSS", *lossGuard);
     return p;
