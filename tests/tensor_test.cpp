@@ -213,6 +213,9 @@ TEST(Tensor, RowWindowMisuseIsRejected) {
     EXPECT_NE(message([&] { Tensor::rowWindow(b, 0, 0); }).find("not within"), std::string::npos);
     EXPECT_NE(message([&] { Tensor::rowWindow(Tensor(), 0, 1); }).find("empty"), std::string::npos);
     Tensor w = Tensor::rowWindow(b, 2, 4);
+    // A window of that window stays within its 4 rows, though the base has more.
+    EXPECT_NE(message([&] { Tensor::rowWindow(w, 3, 2); }).find("rows [3, 5) are not within the 4x6 tensor"),
+              std::string::npos);
     EXPECT_NE(message([&] { w.moveWindow(7); }).find("rows [7, 11) are not within the 10x6 base"), std::string::npos);
     EXPECT_NE(message([&] { b.moveWindow(0); }).find("not a row window"), std::string::npos);
     EXPECT_NE(message([&] { w.upload(HostMatrix(4, 6)); }).find("is a row window of a 10x6 tensor"), std::string::npos);

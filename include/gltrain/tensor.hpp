@@ -52,12 +52,13 @@ public:
     // layout its padding rows are the base's next rows (kernels mask them).
     static Tensor rowWindow(const Tensor& base, int first, int count) {
         base.requireLive("Tensor::rowWindow");
+        // A window of a window is a window of the same root, within the first one's rows.
         const Tensor& root = base.base_ ? *base.base_ : base;
+        if (count <= 0 || first < 0 || first + count > base.rows())
+            throw ArgumentError("Tensor::rowWindow: rows [" + std::to_string(first) + ", " +
+                                std::to_string(first + count) + ") are not within the " + base.shapeString() +
+                                " tensor");
         first += base.row0_;
-        if (count <= 0 || first < root.row0_ || first + count > root.rows())
-            throw ArgumentError("Tensor::rowWindow: rows [" + std::to_string(first - base.row0_) + ", " +
-                                std::to_string(first - base.row0_ + count) + ") are not within the " +
-                                base.shapeString() + " tensor");
         Tensor w;
         w.ctx_ = root.ctx_;
         w.geom_ = root.geom_;
