@@ -109,7 +109,19 @@ TEST(KernelsLoss, CrossEntropyWithLabelsMatchesReference) {
         EXPECT_LE(scaledError(grad.download(), r.grad, 1e-6 * invN, 1e-5), 1.0) << name(c);
         EXPECT_LE(scaledError(loss.download(), r.lossPerRow, 1e-5, 1e-5), 1.0) << name(c);
         EXPECT_NEAR(mean(loss.download()), r.mean(), 1e-5 * std::max(1.0, double(r.mean()))) << name(c);
+        // The loss alone (an evaluation): no gradient pass, the same per-row losses.
+        PassList lossOnly;
+        Tensor loss2(ctx, c.rows, 1, c.layout);
+        recordSoftmaxCrossEntropy(lossOnly, tx, labels, nullptr, &loss2);
+        for (auto& pass : lossOnly.passes()) EXPECT_NE(pass.kernel(), "loss/softmax_xent_grad");
+        lossOnly.run();
+        EXPECT_EQ(loss2.download().data, loss.download().data) << name(c);
     }
+    Context& ctx = test::context();
+    Tensor x(ctx, 3, 4), labels(ctx, 3, 1);
+    PassList nothing;
+    EXPECT_THROW(recordSoftmaxCrossEntropy(nothing, x, labels, nullptr), ArgumentError);
+    EXPECT_EQ(nothing.size(), 0u);
 }
 
 TEST(KernelsLoss, CrossEntropyOneHotMatchesReference) {

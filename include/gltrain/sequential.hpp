@@ -1427,9 +1427,7 @@ private:
         Tensor* rows = training ? nullptr : &p.lossRows;
         switch (options_.loss) {
             case LossKind::SoftmaxCrossEntropy:
-                // recordSoftmaxCrossEntropy always writes a gradient: an evaluation gives it a scratch.
-                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, training ? *grad : p.temp(ctx, B, outputSize_), rows,
-                                          &p.lossMean, gradScale);
+                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, grad, rows, &p.lossMean, gradScale);
                 break;
             case LossKind::MeanSquaredError:
                 recordMse(lossList, *p.logits, p.yb, pointwiseGrad, rows, &p.lossMean, gradScale);

@@ -75,11 +75,13 @@ inline void requireScale(const char* op, const Tensor* gradScale, const Tensor& 
     detail::requireSameContext(op, "gradScale", *gradScale, "the prediction", ref);
 }
 inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const Tensor& logits, const Tensor& y,
-                              Tensor& grad, Tensor* lossPerRow, Tensor* meanLoss, const Tensor* gradScale = nullptr) {
+                              Tensor* grad, Tensor* lossPerRow, Tensor* meanLoss, const Tensor* gradScale = nullptr) {
     requireLogits(op, logits);
     const int n = logits.rows(), c = logits.cols();
     requireShape(op, onehot ? "targets" : "labels", y, n, onehot ? c : 1, logits, "logits");
-    requireShape(op, "grad", grad, n, c, logits, "logits");
+    if (!grad && !lossPerRow && !meanLoss)
+        throw ArgumentError(std::string(op) + ": nothing to compute (no grad, lossPerRow or meanLoss)");
+    if (grad) requireShape(op, "grad", *grad, n, c, logits, "logits");
     if (lossPerRow) requireShape(op, "lossPerRow", *lossPerRow, n, 1, logits, "logits");
     requireMean(op, meanLoss, logits, "logits");
     requireScale(op, gradScale, logits);
@@ -87,13 +89,15 @@ inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const
     if (meanLoss && !lossPerRow) lossPerRow = &list.temp(ctx, n, 1, Layout::Unpacked);
     const Defines d = {{"ONEHOT", onehot ? "1" : "0"}};
     Tensor& stats = recordSoftmaxStats(list, logits);
-    Pass& g = list.add(Pass(ctx, "loss/softmax_xent_grad", d))
-                  .input("X", logits)
-                  .input("STATS", stats)
-                  .input("Y", y)
-                  .output(grad)
-                  .uniform("invN", 1.0f / float(n));
-    if (gradScale) g.input("SCALE", *gradScale);
+    if (grad) {
+        Pass& g = list.add(Pass(ctx, "loss/softmax_xent_grad", d))
+                      .input("X", logits)
+                      .input("STATS", stats)
+                      .input("Y", y)
+                      .output(*grad)
+                      .uniform("invN", 1.0f / float(n));
+        if (gradScale) g.input("SCALE", *gradScale);
+    }
     if (lossPerRow)
         list.add(Pass(ctx, "loss/softmax_xent_loss", d)).input("X", logits).input("STATS", stats).input("Y", y).output(*lossPerRow);
     if (meanLoss) recordMeanAll(list, *lossPerRow, *meanLoss);
@@ -172,17 +176,23 @@ inline void recordSoftmax(PassList& list, const Tensor& x, Tensor& out) {
 // grad (N x C) = (softmax(logits) - onehot) / N; lossPerRow (N x 1), if not null,
 // = logsumexp(logits[r]) - logits[r, label[r]]; meanLoss (1 x 1), if not null, = mean of those.
 // gradScale (optional, 1 x n): the gradient is multiplied by gradScale[0, 0] (dynamic loss scaling).
-inline void recordSoftmaxCrossEntropy(PassList& list, const Tensor& logits, const Tensor& labels, Tensor& grad,
+// grad may be null (an evaluation: the loss alone), then lossPerRow or meanLoss must not be.
+inline void recordSoftmaxCrossEntropy(PassList& list, const Tensor& logits, const Tensor& labels, Tensor* grad,
                                       Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr,
                                       const Tensor* gradScale = nullptr) {
     loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropy", false, logits, labels, grad, lossPerRow, meanLoss,
                                    gradScale);
 }
+inline void recordSoftmaxCrossEntropy(PassList& list, const Tensor& logits, const Tensor& labels, Tensor& grad,
+                                      Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr,
+                                      const Tensor* gradScale = nullptr) {
+    recordSoftmaxCrossEntropy(list, logits, labels, &grad, lossPerRow, meanLoss, gradScale);
+}
 // Softmax cross-entropy with target distributions (N x C, one-hot or smoothed):
 // grad = (softmax(logits) - targets) / N; lossPerRow[r] = sum_c t (lse - x), zero-target terms skipped.
 inline void recordSoftmaxCrossEntropyOneHot(PassList& list, const Tensor& logits, const Tensor& targets, Tensor& grad,
                                             Tensor* lossPerRow = nullptr, Tensor* meanLoss = nullptr) {
-    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropyOneHot", true, logits, targets, grad, lossPerRow,
+    loss_detail::recordSoftmaxXent(list, "softmaxCrossEntropyOneHot", true, logits, targets, &grad, lossPerRow,
                                    meanLoss);
 }
 // Mean squared error: grad (if not null) = 2 (pred - target) / (N C); loss (if not null)
