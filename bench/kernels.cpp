@@ -1,18 +1,22 @@
 // Kernel benchmark: matmul GFLOP/s (square N and the shapes of a
 // 784-256-128-10 MLP at batch 128, forward and both backward forms), ms per
-// call for the other kernels, and the fixed cost of one pass (1x1 output).
+// call for the other kernels, the fixed cost of one pass (1x1 output), and
+// small dense models' training steps with one pass per parameter (ops/mlp.hpp)
+// against the general step.
 // Each figure is the median of repeated timed runs; every run is forced to
 // complete by reading one texel back (glReadPixels waits for the GPU, in
 // browsers too). Prints a table; there is no pass/fail on time.
-//   bench_kernels [--quick] [--sizes N,N,...] [--max-k K]
+//   bench_kernels [--quick] [--sizes N,N,...] [--max-k K] [--small-dense]
 // --sizes replaces the square matmul sizes (default 256, 512, 1024, and 2048,
 // 4096 on a hardware renderer); --max-k sets their K-split threshold
-// (MatmulOptions::maxKPerPass; default: the renderer's).
+// (MatmulOptions::maxKPerPass; default: the renderer's); --small-dense runs only
+// the small dense models' table.
 #include <gltrain/gltrain.hpp>
 #include <gltrain/ops/elementwise.hpp>
 #include <gltrain/ops/loss.hpp>
 #include <gltrain/ops/matmul.hpp>
 #include <gltrain/ops/optimizer.hpp>
+#include <gltrain/sequential.hpp>
 #include <gltrain/ops/random.hpp>
 #include <gltrain/ops/reduce.hpp>
 
@@ -21,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -83,23 +88,89 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
                 kernel.c_str(), kernel == "matmul_tiled" ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
+// Small dense models (MSE, SGD) trained on the GPU with the recomputed step
+// (one pass per parameter) and with the general one: median ms/step over
+// blocks of 10 steps whose last reads the loss, and with the loss read every
+// step; the recomputed step's multiply-adds (what CompileOptions::smallDenseStepMacs
+// bounds). The models fit ops/mlp.hpp's per-fragment limits.
+void smallDenseTable(int reps) {
+    ContextOptions o;
+    o.backend = BackendPreference::Gpu;
+    Context ctx(o);
+    struct Shape {
+        std::vector<int> widths;
+        int batch;
+    };
+    const std::vector<Shape> shapes = {{{2, 8, 1}, 4},      {{2, 8, 1}, 16},      {{2, 8, 1}, 64},
+                                       {{2, 8, 8, 1}, 16},   {{4, 16, 1}, 32},     {{4, 32, 1}, 16},
+                                       {{2, 16, 16, 1}, 8},  {{2, 16, 16, 1}, 32}, {{2, 64, 1}, 32},
+                                       {{8, 32, 32, 1}, 4}};
+    std::printf("\n| small dense model (MSE, SGD) | batch | recomputed step, multiply-adds | loss every 10: recomputed / general, ms/step | loss every step: recomputed / general |\n");
+    std::printf("|---|---:|---:|---:|---:|\n");
+    for (const Shape& sh : shapes) {
+        const int rows = 4096;
+        HostMatrix x = random(rows, sh.widths.front(), 11), y = random(rows, sh.widths.back(), 12);
+        int64_t macs = 0, texels = 0;
+        for (size_t l = 0; l + 1 < sh.widths.size(); ++l) {
+            macs += int64_t(sh.widths[l]) * sh.widths[l + 1];
+            texels += int64_t(sh.widths[l] + 1) * ((sh.widths[l + 1] + 3) / 4);
+        }
+        const int64_t stepMacs = texels * 2 * macs * sh.batch;
+        double ms[2][2];  // [general, recomputed][every 10, every step]
+        for (int recomputed = 0; recomputed < 2; ++recomputed) {
+            Sequential m(ctx, sh.widths.front());
+            for (size_t l = 1; l + 1 < sh.widths.size(); ++l) m.add(Dense{sh.widths[l], Activation::Tanh});
+            m.add(Dense{sh.widths.back()});
+            CompileOptions c;
+            c.loss = LossKind::MeanSquaredError;
+            c.optimizer.kind = OptimizerKind::SGD;
+            c.optimizer.lr = 0.01f;
+            c.smallDenseStepMacs = recomputed ? std::numeric_limits<int64_t>::max() : 0;
+            m.compile(c);
+            for (int every : {10, 1}) {
+                FitOptions f;
+                f.epochs = 1000;
+                f.batchSize = sh.batch;
+                f.lossEvery = every;
+                m.beginFit(x, Targets(y), f);
+                for (int i = 0; i < 20 || m.step() % every; ++i) m.stepOnce();
+                std::vector<double> t;
+                for (int b = 0; b < reps * (every == 1 ? 10 : 2); ++b) {
+                    auto t0 = std::chrono::steady_clock::now();
+                    for (int i = 0; i < every; ++i) m.stepOnce();
+                    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / every);
+                }
+                m.endFit();
+                std::sort(t.begin(), t.end());
+                ms[recomputed][every == 1] = t[t.size() / 2];
+            }
+        }
+        std::string name;
+        for (int w : sh.widths) name += (name.empty() ? "" : "-") + std::to_string(w);
+        std::printf("| %s | %d | %lld | %.3f / %.3f | %.3f / %.3f |\n", name.c_str(), sh.batch, (long long)stepMacs,
+                    ms[1][0], ms[0][0], ms[1][1], ms[0][1]);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false;
+    bool quick = false, smallDenseOnly = false;
     std::vector<int> sizes;
     int squareMaxK = MatmulOptions{}.maxKPerPass;
     try {
         for (int i = 1; i < argc; ++i) {
             if (std::strcmp(argv[i], "--quick") == 0) {
                 quick = true;
+            } else if (std::strcmp(argv[i], "--small-dense") == 0) {
+                smallDenseOnly = true;
             } else if (std::strcmp(argv[i], "--max-k") == 0 && i + 1 < argc) {
                 squareMaxK = std::stoi(argv[++i]);
             } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
                 std::stringstream in(argv[++i]);
                 for (std::string v; std::getline(in, v, ',');) sizes.push_back(std::stoi(v));
             } else {
-                throw ArgumentError(std::string("unknown argument '") + argv[i] + "' (valid: --quick, --sizes N,N,..., --max-k K)");
+                throw ArgumentError(std::string("unknown argument '") + argv[i] + "' (valid: --quick, --sizes N,N,..., --max-k K, --small-dense)");
             }
         }
         Context ctx;
@@ -107,6 +178,10 @@ int main(int argc, char** argv) {
         std::printf("gltrain kernel benchmark\nrenderer: %s\nversion:  %s\n\n", caps.renderer.c_str(),
                     caps.version.c_str());
         int reps = quick ? 3 : 7;
+        if (smallDenseOnly) {
+            smallDenseTable(reps);
+            return 0;
+        }
 
         std::printf("compute kernels: %s (%s)\n\n", caps.computeKernels ? "on" : "off", caps.computeReason.c_str());
         std::printf("| matmul                     |      M x     K x     N | layout (A, B -> C)       | kernel       | K/pass |   ms/call |   GFLOP/s |\n");
@@ -219,6 +294,7 @@ int main(int argc, char** argv) {
         recordAdd(tiny, one, two, out);
         double s = medianSeconds([&] { tiny.run(); }, out, reps, 200);
         std::printf("\nper-pass fixed overhead (1x1 add, 200 passes per sync): %.4f ms\n", s * 1e3);
+        smallDenseTable(reps);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_kernels: %s\n", e.what());

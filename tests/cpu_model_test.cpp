@@ -243,6 +243,28 @@ TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
         }
 }
 
+// CompileOptions::smallDenseStepMacs bounds the recomputed step: 0 keeps a
+// model the default would recompute on the general step; negative is refused.
+TEST(CpuModel, SmallDenseStepMacsChoosesTheStep) {
+    HostMatrix x = randomMatrix(16, 2, 57), y = randomMatrix(16, 1, 58);
+    for (int64_t limit : {int64_t(1) << 16, int64_t(0)}) {
+        Sequential m(test::context(), 2);
+        m.add(Dense{8, Activation::Tanh}).add(Dense{1});
+        CompileOptions c;
+        c.loss = LossKind::MeanSquaredError;
+        c.smallDenseStepMacs = limit;
+        m.compile(c);
+        bool recomputed = false;
+        for (auto& p : m.profileStep(x, Targets(y), 4, 1)) recomputed |= p.kernel == "loss/mlp_loss";
+        EXPECT_EQ(recomputed, limit > 0) << limit;
+    }
+    Sequential m(test::context(), 2);
+    m.add(Dense{1});
+    CompileOptions c;
+    c.smallDenseStepMacs = -1;
+    EXPECT_THROW(m.compile(c), ArgumentError);
+}
+
 // A checkpoint is the same file on both backends: trained on one, loaded on
 // the other, the predictions agree to 1e-5 and training resumes from its step.
 TEST(CpuModel, CheckpointsLoadAcrossBackends) {

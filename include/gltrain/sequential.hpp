@@ -77,6 +77,7 @@ public:
         options.schedule.validate();
         options.lossScaling.validate();
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
+        if (options.smallDenseStepMacs < 0) throw ArgumentError("compile: smallDenseStepMacs must be >= 0");
         if (specs_.empty()) throw ArgumentError("compile: the model has no layers");
         if (options.loss != LossKind::SoftmaxCrossEntropy && options.loss != LossKind::MeanSquaredError &&
             options.loss != LossKind::BinaryCrossEntropy)
@@ -1210,14 +1211,11 @@ private:
 
     // The largest last layer (batch x in x out multiply-adds) whose pass also writes the loss gradient.
     static constexpr int64_t kLossGradInForwardMacs = 1 << 16;
-    // The largest recomputed step (ops/mlp.hpp: smallMlpStepMacs) a small dense model trains with.
-    static constexpr int64_t kSmallMlpStepMacs = 1 << 16;
-
     // A training plan for a small dense model (Dense layers, a point-wise loss,
     // no clipping or loss scaling): the loss pass and one update pass per
     // parameter, each running the network itself (ops/mlp.hpp): 1 + P passes
     // instead of a pass per layer, the backward matmuls and the updates. Records
-    // nothing and returns false for any other model or a step past kSmallMlpStepMacs.
+    // nothing and returns false for any other model or a step past smallDenseStepMacs.
     bool recordSmallMlpStep(Plan& p) {
         if (options_.loss == LossKind::SoftmaxCrossEntropy || options_.clipNorm > 0.0f || lossScalingOn()) return false;
         SmallMlp m;
@@ -1234,7 +1232,7 @@ private:
             m.layers.push_back({&S.param("kernel").value->front(), &S.param("bias").value->front(), d->activation, d->alpha});
             dense.push_back(&S);
         }
-        if (!smallMlpProblem(m).empty() || smallMlpStepMacs(m) > kSmallMlpStepMacs) return false;
+        if (!smallMlpProblem(m).empty() || smallMlpStepMacs(m) > options_.smallDenseStepMacs) return false;
         const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
         recordSmallMlpLoss(p.train, m, p.lossMean);
         p.lossPasses = p.train.size();

@@ -38,6 +38,10 @@ struct CompileOptions {
     uint32_t seed = 1;            // initialisers, shuffling, dropout
     NanPolicy onNaN = NanPolicy::Stop;
     LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
+    // Small dense models (ops/mlp.hpp, README "Small dense models"): the largest
+    // recomputed step, in multiply-adds over all update fragments, trained with
+    // one pass per parameter; 0: always the general step.
+    int64_t smallDenseStepMacs = int64_t(1) << 16;
 };
 
 // Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
