@@ -187,20 +187,20 @@ TEST(CpuModel, BatchesGatheredInChunksMatchTheCpuBackend) {
         EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << "step " << i + 1;
 }
 
-// MSE and BCE models of two dense layers. In batches of 8 the step is small
-// enough to be recomputed by the loss pass and each parameter's update
-// (ops/mlp.hpp: 5 passes, nothing else). In batches of 48 it is not: a last
-// layer that is linear writes the loss gradient in its own pass
-// (recordDenseLossGrad; no loss/pointwise_grad pass), others leave it to a
-// pass of its own. Every way, every step's loss agrees with the CPU backend's,
-// as do the weights after them.
+// MSE and BCE models of two dense layers, in batches of 8. By default the
+// step is small enough to be recomputed by the loss pass and each
+// parameter's update (ops/mlp.hpp: 5 passes, nothing else). With
+// smallDenseStepMacs 0 it takes the general step: a last layer that is linear
+// writes the loss gradient in its own pass (recordDenseLossGrad; no
+// loss/pointwise_grad pass), others leave it to a pass of its own. Every way,
+// every step's loss agrees with the CPU backend's, as do the weights after them.
 TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
     HostMatrix x = randomMatrix(48, 6, 55), y = randomMatrix(48, 2, 56, 0.0f, 1.0f);
-    for (int batch : {8, 48})
+    for (bool recomputed : {true, false})
     for (LossKind loss : {LossKind::MeanSquaredError, LossKind::BinaryCrossEntropy})
         for (Activation last : {Activation::Linear, Activation::Tanh}) {
             const std::string what = std::string(loss == LossKind::MeanSquaredError ? "mse" : "bce") + ", last layer " +
-                                     activationName(last) + ", batch " + std::to_string(batch);
+                                     activationName(last) + (recomputed ? ", recomputed" : ", general");
             auto run = [&](Context& ctx, std::vector<float>& losses) {
                 auto m = std::make_unique<Sequential>(ctx, 6);
                 m->add(Dense{5, Activation::ReLU}).add(Dense{2, last});
@@ -209,10 +209,11 @@ TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
                 c.optimizer.kind = OptimizerKind::Momentum;
                 c.optimizer.lr = 0.05f;
                 c.seed = 9;
+                if (!recomputed) c.smallDenseStepMacs = 0;
                 m->compile(c);
                 FitOptions f;
-                f.epochs = 24 * batch / 48;
-                f.batchSize = batch;
+                f.epochs = 4;
+                f.batchSize = 8;
                 Callbacks cb;
                 cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
                 m->fit(x, Targets(y), f, cb);
@@ -229,8 +230,8 @@ TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
                 EXPECT_LE(maxRelDiff(a->weight(a->layerName(l), "kernel"), b->weight(b->layerName(l), "kernel").cast<double>()),
                           1e-4)
                     << what << ", layer " << l;
-            const auto passes = b->profileStep(x, Targets(y), batch, 1);
-            if (batch == 8) {
+            const auto passes = b->profileStep(x, Targets(y), 8, 1);
+            if (recomputed) {
                 ASSERT_EQ(passes.size(), 5u) << what;
                 EXPECT_EQ(passes[0].kernel, "loss/mlp_loss") << what;
                 for (size_t i = 1; i < passes.size(); ++i) EXPECT_EQ(passes[i].kernel, "update/momentum") << what;
@@ -247,7 +248,7 @@ TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
 // model the default would recompute on the general step; negative is refused.
 TEST(CpuModel, SmallDenseStepMacsChoosesTheStep) {
     HostMatrix x = randomMatrix(16, 2, 57), y = randomMatrix(16, 1, 58);
-    for (int64_t limit : {int64_t(1) << 16, int64_t(0)}) {
+    for (int64_t limit : {CompileOptions{}.smallDenseStepMacs, int64_t(0)}) {
         Sequential m(test::context(), 2);
         m.add(Dense{8, Activation::Tanh}).add(Dense{1});
         CompileOptions c;

@@ -40,8 +40,10 @@ struct CompileOptions {
     LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
     // Small dense models (ops/mlp.hpp, README "Small dense models"): the largest
     // recomputed step, in multiply-adds over all update fragments, trained with
-    // one pass per parameter; 0: always the general step.
-    int64_t smallDenseStepMacs = int64_t(1) << 16;
+    // one pass per parameter; 0: always the general step. The default is where
+    // the recomputed step stopped winning in Chromium on SwiftShader
+    // (bench_kernels --small-dense; natively on llvmpipe it wins up to ~1M).
+    int64_t smallDenseStepMacs = int64_t(1) << 17;
 };
 
 // Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
