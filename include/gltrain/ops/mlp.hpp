@@ -6,9 +6,10 @@
 // the step; the general step needs a forward pass per layer, the backward
 // matmuls and the updates after them (W4's 2-8-1 MLP: 10 passes, here 5).
 //
-// Worth it only while a fragment's arithmetic stays far below a pass's fixed
-// cost (about 0.06 ms on a software renderer): Sequential uses it for models
-// whose whole recomputed step (smallMlpStepMacs) is small.
+// Worth it only while the recomputed arithmetic stays below the passes it
+// saves (about 0.05-0.1 ms each on a software renderer): Sequential uses it for
+// models whose whole recomputed step (smallMlpStepMacs) is at most
+// CompileOptions::smallDenseStepMacs (measured: bench_kernels --small-dense).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -36,9 +37,9 @@ struct SmallMlp {
 };
 
 constexpr int kSmallMlpMaxLayers = 4;     // lib/mlp's W0 .. W3
-constexpr int kSmallMlpMaxValues = 128;   // N0 + ... + NL: two arrays of them per fragment
+constexpr int kSmallMlpMaxValues = 128;   // N0 + ... + NL: three arrays of them per fragment
 constexpr int kSmallMlpMaxParams = 512;  // the weights and biases a fragment keeps
-constexpr int64_t kSmallMlpFragmentMacs = 16384;  // one fragment's loop (browser GPU watchdogs)
+constexpr int64_t kSmallMlpFragmentMacs = 16384;  // one fragment's work (browser GPU watchdogs)
 
 namespace detail {
 inline int smallMlpWidth(const SmallMlp& m, size_t l) {
