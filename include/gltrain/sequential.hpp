@@ -1216,13 +1216,17 @@ private:
     // parameter, each running the network itself (ops/mlp.hpp): 1 + P passes
     // instead of a pass per layer, the backward matmuls and the updates. Records
     // nothing and returns false for any other model or a step past smallDenseStepMacs.
+    // MSE or BCE as the kernels name them (not meaningful for softmax cross-entropy).
+    PointwiseLoss pointwiseLossKind() const {
+        return options_.loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
+                                                             : PointwiseLoss::MeanSquaredError;
+    }
     bool recordSmallMlpStep(Plan& p) {
         if (options_.loss == LossKind::SoftmaxCrossEntropy || options_.clipNorm > 0.0f || lossScalingOn()) return false;
         SmallMlp m;
         m.x = &p.xb;
         m.t = &p.yb;
-        m.loss = options_.loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
-                                                               : PointwiseLoss::MeanSquaredError;
+        m.loss = pointwiseLossKind();
         std::vector<LayerState*> dense;
         for (size_t i = 0; i < layers_.size(); ++i) {
             if (std::holds_alternative<Flatten>(specs_[i])) continue;  // rows are already flat
@@ -1237,12 +1241,11 @@ private:
         recordSmallMlpLoss(p.train, m, p.lossMean);
         p.lossPasses = p.train.size();
         for (size_t l = 0; l < dense.size(); ++l) {
-            for (const char* name : {"kernel", "bias"}) {
-                Variable& v = dense[l]->param(name);
+            for (bool bias : {false, true}) {
+                Variable& v = dense[l]->param(bias ? "bias" : "kernel");
                 std::vector<PingPong*> slots;
                 for (auto& s : v.slots) slots.push_back(s.get());
-                p.updates.push_back(&recordSmallMlpUpdate(p.train, updateConfig(), m, int(l),
-                                                          std::string(name) == "bias", *v.value, slots, guard));
+                p.updates.push_back(&recordSmallMlpUpdate(p.train, updateConfig(), m, int(l), bias, *v.value, slots, guard));
                 p.swaps.push_back(v.value.get());
                 for (auto* s : slots) p.swaps.push_back(s);
             }
@@ -1318,9 +1321,7 @@ private:
         // renderer (bench/RESULTS.md): worth it while the product is far below a
         // pass's fixed cost (~0.06 ms there), up to 64k multiply-adds.
         const bool pointwiseLoss = options_.loss != LossKind::SoftmaxCrossEntropy;
-        const PointwiseLoss pwLoss = options_.loss == LossKind::BinaryCrossEntropy
-                                         ? PointwiseLoss::BinaryCrossEntropyWithLogits
-                                         : PointwiseLoss::MeanSquaredError;
+        const PointwiseLoss pwLoss = pointwiseLossKind();
         bool lossGradInForward = false;
         std::vector<const Tensor*> in(L), out(L);
         std::vector<Tensor*> z(L, nullptr), mask(L, nullptr);
