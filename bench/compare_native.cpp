@@ -16,10 +16,12 @@
 // Medians after warm-up; no pass/fail on time.
 //
 //   bench_compare_native [--quick] [--profile] [--steps] [--data DIR] [--sizes 256,512,...]
+//                        [--fetch auto|sampled|texelFetch]
 // --quick: fewer steps, and the "epoch" is 60 steps (7,680 rows), so the
 // accuracy is lower; --sizes replaces W3's sizes (the GPU script adds 2048, 4096).
 // --steps: a quick look while working on kernels: the GPU backend (forced),
 // synthetic rows of the workloads' shapes, the step-time and matmul rows only.
+// --fetch: ContextOptions::fetch (how kernels read texels), to compare the two.
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/ops/matmul.hpp>
@@ -171,10 +173,18 @@ std::vector<int> parseSizes(const std::string& s) {
 
 }  // namespace
 
+FetchPreference parseFetch(const std::string& v) {
+    if (v == "auto") return FetchPreference::Auto;
+    if (v == "sampled") return FetchPreference::Sampled;
+    if (v == "texelFetch") return FetchPreference::TexelFetch;
+    throw ArgumentError("--fetch: expected auto, sampled or texelFetch, got '" + v + "'");
+}
+
 int main(int argc, char** argv) {
     Protocol p;
     bool profile = false, stepsOnly = false;
     std::string dir = kFashionMnistDir;
+    ContextOptions options;
     try {
         for (int i = 1; i < argc; ++i) {
             std::string a = argv[i];
@@ -183,17 +193,19 @@ int main(int argc, char** argv) {
             else if (a == "--steps") stepsOnly = true;
             else if (a == "--data" && i + 1 < argc) dir = argv[++i];
             else if (a == "--sizes" && i + 1 < argc) p.sizes = parseSizes(argv[++i]);
+            else if (a == "--fetch" && i + 1 < argc) options.fetch = parseFetch(argv[++i]);
             else throw ArgumentError("bench_compare_native: unknown argument '" + a +
-                                     "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,...)");
+                                     "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,..., "
+                                     "--fetch auto|sampled|texelFetch)");
         }
-        ContextOptions options;
         if (profile || stepsOnly) options.backend = BackendPreference::Gpu;  // they time GPU passes
         Context ctx(options);
         const Capabilities& caps = ctx.caps();
 
         if (profile) {
             // Values do not change the time a pass takes: synthetic rows of the right shapes.
-            std::printf("renderer: %s\n", caps.renderer.c_str());
+            std::printf("renderer: %s; texel reads: %s\n", caps.renderer.c_str(),
+                        caps.sampledFetch ? "texture()" : "texelFetch");
             std::mt19937 rng(3);
             std::uniform_real_distribution<float> d(0, 1);
             HostMatrix x(512, 784);
@@ -219,6 +231,7 @@ int main(int argc, char** argv) {
         nlohmann::json out;
         out["backend"] = "gltrain-native";
         out["renderer"] = caps.renderer;
+        out["fetch"] = caps.sampledFetch ? "texture()" : "texelFetch";
         out["engine"] = std::string(backendName(caps.backend)) + " backend (" + caps.backendReason + ")";
         out["version"] = caps.version;
         out["quick"] = p.epochRows > 0;

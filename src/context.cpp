@@ -53,6 +53,10 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         options_.feedback != FeedbackPreference::Off)
         throw ArgumentError("Context: feedback " + std::to_string(int(options_.feedback)) +
                             " is not a FeedbackPreference (auto, on or off)");
+    if (options_.fetch != FetchPreference::Auto && options_.fetch != FetchPreference::Sampled &&
+        options_.fetch != FetchPreference::TexelFetch)
+        throw ArgumentError("Context: fetch " + std::to_string(int(options_.fetch)) +
+                            " is not a FetchPreference (auto, sampled or texelFetch)");
     if (!(options_.feedbackMinWork >= 0.0) || std::isinf(options_.feedbackMinWork))
         throw ArgumentError("Context: feedbackMinWork must be a finite number >= 0, got " +
                             std::to_string(options_.feedbackMinWork));
@@ -80,10 +84,11 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     caps_.backendReason = choice.reason;
     chooseCompute();
     chooseFeedback();
+    chooseFetch();
     maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
                                                   : caps_.maxTextureSize;
     pool_ = std::make_unique<TexturePool>();
-    shaders_ = std::make_unique<ShaderRegistry>();
+    shaders_ = std::make_unique<ShaderRegistry>(caps_.sampledFetch);
     createObjects();
     measurePrecision();
     if (options_.backend == BackendPreference::Auto && caps_.softwareRenderer) preferCpuIfFaster();
@@ -148,6 +153,21 @@ void Context::chooseFeedback() {
     }
 }
 
+void Context::chooseFetch() {
+    const bool swiftShader = caps_.renderer.find("SwiftShader") != std::string::npos;
+    if (options_.fetch == FetchPreference::Sampled) {
+        caps_.sampledFetch = true;
+        caps_.fetchReason = "ContextOptions::fetch = sampled";
+    } else if (options_.fetch == FetchPreference::TexelFetch) {
+        caps_.sampledFetch = false;
+        caps_.fetchReason = "ContextOptions::fetch = texelFetch";
+    } else {
+        caps_.sampledFetch = swiftShader;
+        caps_.fetchReason = swiftShader ? "SwiftShader: cheaper than texelFetch (ContextOptions::fetch = texelFetch keeps it)"
+                                        : "measured cheaper only on SwiftShader (ContextOptions::fetch = sampled forces it)";
+    }
+}
+
 GLuint Context::feedbackBuffer(size_t bytes) {
     if (!feedbackBuffer_ || bytes > feedbackBytes_) {
         if (!feedbackBuffer_) feedbackBuffer_ = BufferHandle::create();
@@ -170,6 +190,7 @@ void Context::startWithoutGl(const std::string& reason) {
     caps_.computeReason = "no GL context";
     caps_.feedbackKernels = false;
     caps_.feedbackReason = "no GL context";
+    caps_.fetchReason = "no GL context";
     caps_.measuredMantissaBits = 23;  // IEEE fp32 in host memory
     pool_ = std::make_unique<TexturePool>();
     shaders_ = std::make_unique<ShaderRegistry>();

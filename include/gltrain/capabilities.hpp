@@ -43,6 +43,8 @@ struct Capabilities {
     std::string computeReason;          // why they do or do not
     bool feedbackKernels = false;       // matmul runs as a transform-feedback kernel (ContextOptions::feedback decides)
     std::string feedbackReason;         // why it does or does not
+    bool sampledFetch = false;          // fragment and vertex kernels read with texture() (ContextOptions::fetch decides)
+    std::string fetchReason;            // why they do or do not
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;          // why this backend (what was missing or disabled)
     std::vector<std::string> extensions;
@@ -88,6 +90,7 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "compute shaders:             " << yn(c.computeShaders) << "; compute kernels "
        << (c.computeKernels ? "on" : "off") << ": " << c.computeReason << "\n"
        << "transform-feedback matmul:   " << (c.feedbackKernels ? "on" : "off") << ": " << c.feedbackReason << "\n"
+       << "texel reads:                 " << (c.sampledFetch ? "texture()" : "texelFetch") << ": " << c.fetchReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
     return os;

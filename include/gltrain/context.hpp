@@ -109,6 +109,7 @@ private:
     void queryCapabilities();
     void chooseCompute();
     void chooseFeedback();
+    void chooseFetch();
     void measurePrecision();
     void createObjects();
     void abandonObjects();

@@ -33,10 +33,22 @@ enum class ComputePreference { Auto, On, Off };
 //   Off   never
 enum class FeedbackPreference { Auto, On, Off };
 
+// How fragment and vertex kernels read their inputs' texels (compute kernels
+// always use texelFetch): the same texel either way (NEAREST, one level).
+//   Auto        texture() at the texel's centre on SwiftShader, where the
+//               read costs less (bench_compare_native --steps --fetch in
+//               Chromium: W1 28-29 against 33-35 ms/step, W3 N = 1024 5.0
+//               against 4.6-4.8 GFLOP/s); texelFetch elsewhere (llvmpipe ran
+//               the matmul tests 3x slower with texture())
+//   Sampled     texture() everywhere (tests use it to check the helpers on llvmpipe)
+//   TexelFetch  texelFetch everywhere
+enum class FetchPreference { Auto, Sampled, TexelFetch };
+
 struct ContextOptions {
     BackendPreference backend = BackendPreference::Auto;
     ComputePreference compute = ComputePreference::Auto;
     FeedbackPreference feedback = FeedbackPreference::Auto;
+    FetchPreference fetch = FetchPreference::Auto;
     // The feedback matmul runs for products of at least this many multiply-adds;
     // below, the fragment kernels' one pass beats its two (SwiftShader: W1's
     // 128x784x256 products, 2^24.6, ran no faster; N = 512 and 1024 ran 1.3-1.5x).

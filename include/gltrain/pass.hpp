@@ -142,6 +142,7 @@ public:
             glUniform4i(loc.geom, g.rows, g.cols, g.pageWidth, g.pageHeight);
             glUniform1i(loc.pagesX, g.pagesX);
             if (inputs_[i]->isWindow()) glUniform1i(loc.row0, inputs_[i]->firstRow());
+            if (loc.texScale >= 0) glUniform2f(loc.texScale, 1.0f / float(g.pageWidth), 1.0f / float(g.pageHeight));
         }
         for (const auto& u : uniforms_) {
             if (u.kind == 'f') {

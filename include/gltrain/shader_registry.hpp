@@ -74,6 +74,7 @@ struct Program {
         GLint geom = -1;    // ivec4 (rows, cols, pageWidth, pageHeight)
         GLint pagesX = -1;  // int
         GLint row0 = -1;    // int: a row window's first row (X_WINDOW)
+        GLint texScale = -1;  // vec2: 1 / (pageWidth, pageHeight) (fragment and feedback kernels)
     };
     std::vector<InputLocations> inputLocations;
     GLint outGeom = -1;    // ivec4 (rows, cols, texelsPerRow, 0)
@@ -88,7 +89,9 @@ struct Program {
 
 class ShaderRegistry {
 public:
-    ShaderRegistry() {
+    // sampledFetch: fragment and vertex kernels read texels with texture() instead
+    // of texelFetch (Capabilities::sampledFetch).
+    explicit ShaderRegistry(bool sampledFetch = false) : sampledFetch_(sampledFetch) {
         for (const auto& s : embeddedShaders()) sources_[s.name] = s.source;
     }
 
@@ -231,13 +234,20 @@ private:
         }
     }
 
-    static std::string inputHelpers(const std::string& x, bool fragment = true) {
+    enum class Stage { Fragment, Feedback, Compute };
+
+    static std::string inputHelpers(const std::string& x, Stage stage, bool sampledFetch) {
         // The paged path maps a texel to (page column, page row) with a division;
-        // the unpaged one is a single texelFetch.
+        // the unpaged one is a single fetch: texelFetch, or with sampledFetch
+        // texture() at the texel's centre (NEAREST, one level: the same texel; on
+        // SwiftShader it costs less, see ContextOptions::fetch). Compute kernels
+        // have no implicit level and always use texelFetch.
+        const bool sampled = sampledFetch && stage != Stage::Compute;
         std::string s;
         s += "uniform highp sampler2DArray " + x + ";\n";
         s += "uniform ivec4 " + x + "_geom;\n";
         s += "uniform int " + x + "_pagesX;\n";
+        if (sampled) s += "uniform vec2 " + x + "_texScale;  // 1 / (page width, page height)\n";
         s += "ivec2 " + x + "_shape() { return " + x + "_geom.xy; }\n";
         s += "#if " + x + "_WINDOW\n";
         s += "uniform int " + x + "_row0;\n";
@@ -255,18 +265,20 @@ private:
         s += "#endif\n";
         s += "#if " + x + "_PAGED\n";
         s += "  int px = tx / " + x + "_geom.z; int py = gy / " + x + "_geom.w;\n";
-        s += "  return texelFetch(" + x + ", ivec3(tx - px * " + x + "_geom.z, gy - py * " + x + "_geom.w, (py * " +
-             x + "_pagesX + px) * " + x + "_PHASES + ph), 0);\n";
-        s += "#else\n";
-        s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n";
-        s += "#endif\n}\n";
+        s += "  tx -= px * " + x + "_geom.z; gy -= py * " + x + "_geom.w; ph += (py * " + x + "_pagesX + px) * " + x +
+             "_PHASES;\n";
+        s += "#endif\n";
+        if (sampled)
+            s += "  return texture(" + x + ", vec3((vec2(tx, gy) + 0.5) * " + x + "_texScale, float(ph)));\n}\n";
+        else
+            s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n}\n";
         s += "float " + x + "_at(int r, int c) {\n";
         s += "#if " + x + "_PACKED\n";
         s += "  return " + x + "_texel(c >> 2, r)[c & 3];\n";
         s += "#else\n";
         s += "  return " + x + "_texel(c, r).x;\n";
         s += "#endif\n}\n";
-        if (!fragment) return s;  // a compute kernel has no output texel of its own
+        if (stage != Stage::Fragment) return s;  // no output texel of its own
         // The values of X at the elements of the output texel being computed (X has
         // the output's shape): one fetch when the layouts agree, lane by lane otherwise.
         s += "vec4 " + x + "_aligned() {\n";
@@ -297,7 +309,7 @@ private:
     }
 
     static std::string prelude(const std::string& defines, const std::vector<std::string>& inputs,
-                               const std::vector<std::string>& outputs) {
+                               const std::vector<std::string>& outputs, bool sampledFetch) {
         std::string s =
             "#version 300 es\n"
             "precision highp float;\n"
@@ -330,7 +342,7 @@ private:
             s += "layout(location = " + std::to_string(i) + ") out vec4 gltrain_out_" + outputs[i] + ";\n";
             s += "void set" + outputs[i] + "(vec4 v) { gltrain_out_" + outputs[i] + " = gltrain_mask(v); }\n";
         }
-        for (auto& x : inputs) s += inputHelpers(x);
+        for (auto& x : inputs) s += inputHelpers(x, Stage::Fragment, sampledFetch);
         return s;
     }
 
@@ -371,13 +383,13 @@ private:
             "  imageStore(gltrain_out, ivec3(tx, gy, ph), v);\n"
             "#endif\n"
             "}\n";
-        for (auto& x : inputs) s += inputHelpers(x, false);
+        for (auto& x : inputs) s += inputHelpers(x, Stage::Compute, false);
         return s;
     }
 
     // A feedback kernel's prelude: the block helpers and the captured outputs F0..F{RC-1}.
     static std::string feedbackPrelude(const std::string& defines, const std::vector<std::string>& inputs,
-                                       std::pair<int, int> block) {
+                                       std::pair<int, int> block, bool sampledFetch) {
         std::string s =
             "#version 300 es\n"
             "precision highp float;\n"
@@ -391,7 +403,7 @@ private:
             "  return ivec2((gl_VertexID % out_geom.w) * FB_COLS, (gl_VertexID / out_geom.w) * FB_ROWS);\n"
             "}\n";
         for (int i = 0; i < block.first * block.second; ++i) s += "out vec4 F" + std::to_string(i) + ";\n";
-        for (auto& x : inputs) s += inputHelpers(x, false);
+        for (auto& x : inputs) s += inputHelpers(x, Stage::Feedback, sampledFetch);
         return s;
     }
 
@@ -492,8 +504,8 @@ private:
         std::pair<int, int> block{0, 0};
         if (feedback) block = feedbackBlock(name, body);
         std::string pre = compute    ? computePrelude(defines, p->inputs)
-                          : feedback ? feedbackPrelude(defines, p->inputs, block)
-                                     : prelude(defines, p->inputs, renderTargets(body, defines));
+                          : feedback ? feedbackPrelude(defines, p->inputs, block, sampledFetch_)
+                                     : prelude(defines, p->inputs, renderTargets(body, defines), sampledFetch_);
         for (auto& lib : libraries(body)) pre += source(lib) + "\n";
         std::string full = pre + body;
         const char* src = full.c_str();
@@ -542,7 +554,8 @@ private:
             const std::string& x = p->inputs[i];
             glUniform1i(p->uniformLocation(x), GLint(i));
             p->inputLocations.push_back(
-                {p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX"), p->uniformLocation(x + "_row0")});
+                {p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX"), p->uniformLocation(x + "_row0"),
+                 p->uniformLocation(x + "_texScale")});
         }
         p->outGeom = p->uniformLocation("out_geom");
         p->outOrigin = p->uniformLocation("out_origin");
@@ -552,6 +565,7 @@ private:
         return p;
     }
 
+    bool sampledFetch_ = false;
     std::map<std::string, std::string> sources_;
     std::map<std::string, std::unique_ptr<Program>> cache_;
     ShaderObjectHandle vs_;
