@@ -137,7 +137,7 @@ public:
             if (!inputs_[i]) continue;
             const TexelGeometry& g = inputs_[i]->geometry();
             glActiveTexture(GLenum(GL_TEXTURE0 + unit));
-            glBindTexture(GL_TEXTURE_2D_ARRAY, inputs_[i]->texture());
+            glBindTexture(textureTarget(g.layers()), inputs_[i]->texture());
             const auto& loc = program_->inputLocations[unit++];
             glUniform4i(loc.geom, g.rows, g.cols, g.pageWidth, g.pageHeight);
             glUniform1i(loc.pagesX, g.pagesX);
@@ -185,8 +185,7 @@ public:
             for (int p = 0; p < og.pages(); ++p) {
                 auto pr = og.pageRect(p * phases);
                 for (GLsizei o = 0; o < n; ++o)
-                    glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o), output_()->texture(), 0,
-                                              p * phases + o);
+                    attachLayer(GLenum(GL_COLOR_ATTACHMENT0 + o), output_()->texture(), og.layers(), p * phases + o);
                 glViewport(0, 0, pr.width, pr.height);
                 glUniform2i(program_->outOrigin, pr.x0, pr.y0);
                 glDrawArrays(GL_TRIANGLES, 0, 3);
@@ -197,8 +196,7 @@ public:
                 auto pr = og.pageRect(l);
                 if (pr.height == 0) continue;
                 for (GLsizei o = 0; o < n; ++o)
-                    glFramebufferTextureLayer(GL_FRAMEBUFFER, GLenum(GL_COLOR_ATTACHMENT0 + o),
-                                              outputs_[size_t(o)]->texture(), 0, l);
+                    attachLayer(GLenum(GL_COLOR_ATTACHMENT0 + o), outputs_[size_t(o)]->texture(), og.layers(), l);
                 glViewport(0, 0, pr.width, pr.height);
                 glUniform2i(program_->outOrigin, pr.x0, pr.y0);
                 glUniform2i(program_->outRowmap, og.phases, pr.phase);
@@ -225,7 +223,8 @@ private:
             throw UnsupportedError("Pass '" + kernel_ + "': compute kernels store RGBA32F; this context's backend is " +
                                    backendName(ctx_->backend()));
         glUniform4i(program_->outPages, og.pageWidth, og.pageHeight, og.pagesX, 0);
-        glBindImageTexture(0, output_()->texture(), 0, GL_TRUE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+        // Layered for a texture array (image2DArray), the one level of a 2D texture (image2D).
+        glBindImageTexture(0, output_()->texture(), 0, og.layers() > 1 ? GL_TRUE : GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
         glDispatchCompute(GLuint((og.cols + computeTile_.second - 1) / computeTile_.second),
                           GLuint((og.rows + computeTile_.first - 1) / computeTile_.first), 1);
         glMemoryBarrier(GL_ALL_BARRIER_BITS);
@@ -252,7 +251,7 @@ private:
         // Nothing is drawn, but a draw still needs a complete framebuffer, and WebGL
         // refuses one with a sampled texture attached (the last pass's output may be
         // an input): attach the output, which is not.
-        glFramebufferTextureLayer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, output_()->texture(), 0, 0);
+        attachLayer(GL_COLOR_ATTACHMENT0, output_()->texture(), og.layers(), 0);
         glEnable(GL_RASTERIZER_DISCARD);
         glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, buffer);
         glBeginTransformFeedback(GL_POINTS);
@@ -264,8 +263,9 @@ private:
         glBindBuffer(GL_TRANSFORM_FEEDBACK_BUFFER, 0);
         glDisable(GL_RASTERIZER_DISCARD);
         glBindBuffer(GL_PIXEL_UNPACK_BUFFER, buffer);
-        glBindTexture(GL_TEXTURE_2D_ARRAY, output_()->texture());
-        glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, og.texelsPerRow, og.rows, 1, GL_RGBA, GL_FLOAT, nullptr);
+        // An unpaged output without row phases (feedbackBlocksPerRow): a 2D texture.
+        glBindTexture(GL_TEXTURE_2D, output_()->texture());
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, og.texelsPerRow, og.rows, GL_RGBA, GL_FLOAT, nullptr);
         glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
         if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
     }

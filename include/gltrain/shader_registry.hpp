@@ -243,8 +243,14 @@ private:
         // SwiftShader it costs less, see ContextOptions::fetch). Compute kernels
         // have no implicit level and always use texelFetch.
         const bool sampled = sampledFetch && stage != Stage::Compute;
+        // One layer is a TEXTURE_2D (textureTarget), more a TEXTURE_2D_ARRAY.
         std::string s;
+        s += "#define " + x + "_LAYERED (" + x + "_PAGED || " + x + "_PHASES > 1)\n";
+        s += "#if " + x + "_LAYERED\n";
         s += "uniform highp sampler2DArray " + x + ";\n";
+        s += "#else\n";
+        s += "uniform highp sampler2D " + x + ";\n";
+        s += "#endif\n";
         s += "uniform ivec4 " + x + "_geom;\n";
         s += "uniform int " + x + "_pagesX;\n";
         if (sampled) s += "uniform vec2 " + x + "_texScale;  // 1 / (page width, page height)\n";
@@ -268,10 +274,17 @@ private:
         s += "  tx -= px * " + x + "_geom.z; gy -= py * " + x + "_geom.w; ph += (py * " + x + "_pagesX + px) * " + x +
              "_PHASES;\n";
         s += "#endif\n";
+        s += "#if " + x + "_LAYERED\n";
         if (sampled)
-            s += "  return texture(" + x + ", vec3((vec2(tx, gy) + 0.5) * " + x + "_texScale, float(ph)));\n}\n";
+            s += "  return texture(" + x + ", vec3((vec2(tx, gy) + 0.5) * " + x + "_texScale, float(ph)));\n";
         else
-            s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n}\n";
+            s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n";
+        s += "#else\n";
+        if (sampled)
+            s += "  return texture(" + x + ", (vec2(tx, gy) + 0.5) * " + x + "_texScale);\n";
+        else
+            s += "  return texelFetch(" + x + ", ivec2(tx, gy), 0);\n";
+        s += "#endif\n}\n";
         s += "float " + x + "_at(int r, int c) {\n";
         s += "#if " + x + "_PACKED\n";
         s += "  return " + x + "_texel(c >> 2, r)[c & 3];\n";
@@ -314,6 +327,7 @@ private:
             "#version 300 es\n"
             "precision highp float;\n"
             "precision highp int;\n"
+            "precision highp sampler2D;\n"
             "precision highp sampler2DArray;\n";
         s += defines;
         s +=
@@ -353,13 +367,19 @@ private:
             "#version 310 es\n"
             "precision highp float;\n"
             "precision highp int;\n"
+            "precision highp sampler2D;\n"
             "precision highp sampler2DArray;\n"
+            "precision highp image2D;\n"
             "precision highp image2DArray;\n";
         s += defines;
         s +=
             "uniform ivec4 out_geom;   // (rows, cols, texelsPerRow, 0)\n"
             "uniform ivec4 out_pages;  // (pageWidth, pageHeight, pagesX, 0)\n"
+            "#if OUT_PAGED || OUT_PHASES > 1\n"
             "layout(rgba32f, binding = 0) writeonly uniform highp image2DArray gltrain_out;\n"
+            "#else\n"
+            "layout(rgba32f, binding = 0) writeonly uniform highp image2D gltrain_out;\n"
+            "#endif\n"
             "ivec2 outShape() { return out_geom.xy; }\n"
             "void setTexel(int tx, int row, vec4 v) {\n"
             "  if (tx >= out_geom.z || row >= out_geom.x) return;\n"
@@ -379,8 +399,10 @@ private:
             "#if OUT_PAGED\n"
             "  int px = tx / out_pages.x, py = gy / out_pages.y;\n"
             "  imageStore(gltrain_out, ivec3(tx - px * out_pages.x, gy - py * out_pages.y, (py * out_pages.z + px) * OUT_PHASES + ph), v);\n"
-            "#else\n"
+            "#elif OUT_PHASES > 1\n"
             "  imageStore(gltrain_out, ivec3(tx, gy, ph), v);\n"
+            "#else\n"
+            "  imageStore(gltrain_out, ivec2(tx, gy), v);\n"
             "#endif\n"
             "}\n";
         for (auto& x : inputs) s += inputHelpers(x, Stage::Compute, false);
@@ -394,6 +416,7 @@ private:
             "#version 300 es\n"
             "precision highp float;\n"
             "precision highp int;\n"
+            "precision highp sampler2D;\n"
             "precision highp sampler2DArray;\n";
         s += defines;
         s += "#define FB_ROWS " + std::to_string(block.first) + "\n#define FB_COLS " + std::to_string(block.second) + "\n";

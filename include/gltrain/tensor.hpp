@@ -115,11 +115,12 @@ public:
         if (count != size())
             throw ArgumentError("Tensor::upload: " + std::to_string(count) + " values for a " + shapeString() +
                                 " tensor (expected " + std::to_string(size()) + ")");
-        glBindTexture(GL_TEXTURE_2D_ARRAY, texture());
+        const GLenum target = textureTarget(geom_.layers());
+        glBindTexture(target, texture());
         const int vpt = geom_.valuesPerTexel();
         // Fast path: one page whose rows are exactly whole texels, no repacking.
         if (geom_.layers() == 1 && geom_.cols == geom_.texelsPerRow * vpt && vpt == 4) {
-            glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, 0, geom_.texelsPerRow, geom_.rows, 1, GL_RGBA, GL_FLOAT, data);
+            glTexSubImage2D(target, 0, 0, 0, geom_.texelsPerRow, geom_.rows, GL_RGBA, GL_FLOAT, data);
         } else {
             std::vector<float> staging;
             for (int i = 0; i < geom_.layers(); ++i) {
@@ -135,11 +136,13 @@ public:
                             if (c < geom_.cols) out[size_t(x) * 4 + size_t(k)] = row[c];
                         }
                 }
-                glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, pr.layer, pr.width, pr.height, 1, GL_RGBA, GL_FLOAT,
-                                staging.data());
+                if (geom_.layers() > 1)
+                    glTexSubImage3D(target, 0, 0, 0, pr.layer, pr.width, pr.height, 1, GL_RGBA, GL_FLOAT, staging.data());
+                else
+                    glTexSubImage2D(target, 0, 0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
             }
         }
-        checkGl("Tensor::upload (glTexSubImage3D)");
+        checkGl("Tensor::upload (glTexSubImage)");
     }
     void upload(const std::vector<float>& v) { upload(v.data(), v.size()); }
     void upload(const HostMatrix& m) {
@@ -196,7 +199,7 @@ public:
     // Attaches layer `i` as the context framebuffer's colour attachment 0
     // (the framebuffer must be bound).
     void attachPage(int i) const {
-        glFramebufferTextureLayer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, texture(), 0, i);
+        attachLayer(GL_COLOR_ATTACHMENT0, texture(), geom_.layers(), i);
     }
     // Refuses a row window where `where` writes or reads whole pages.
     void requireWhole(const char* where) const {

@@ -89,6 +89,19 @@ private:
     TextureHandle tex_;
 };
 
+// A tensor's storage: a TEXTURE_2D when it has one layer, a TEXTURE_2D_ARRAY
+// when it is paged or interleaves its rows over layers (layout.hpp). On
+// SwiftShader a read from a 2D texture costs about two thirds of one from an
+// array (bench_compare_native --steps); elsewhere it costs no more.
+inline GLenum textureTarget(int layers) { return layers > 1 ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D; }
+
+// Attaches layer `layer` of a storage texture with `layers` layers to a colour
+// attachment of the bound framebuffer.
+inline void attachLayer(GLenum attachment, GLuint texture, int layers, int layer) {
+    if (layers > 1) glFramebufferTextureLayer(GL_FRAMEBUFFER, attachment, texture, 0, layer);
+    else glFramebufferTexture2D(GL_FRAMEBUFFER, attachment, GL_TEXTURE_2D, texture, 0);
+}
+
 class TexturePool {
 public:
     TexturePool() : state_(std::make_shared<TexturePoolState>()) {}
@@ -111,15 +124,18 @@ public:
             }
         }
         TextureHandle t = TextureHandle::create();
-        glBindTexture(GL_TEXTURE_2D_ARRAY, t.get());
-        glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, key.format, key.width, key.height, key.layers);
-        // Kernels use texelFetch only; NEAREST keeps the texture complete without mipmaps.
-        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        checkGl(key.format == GL_RGBA16F ? "TexturePool::acquire (glTexStorage3D RGBA16F)"
-                                         : "TexturePool::acquire (glTexStorage3D RGBA32F)");
+        const GLenum target = textureTarget(key.layers);
+        glBindTexture(target, t.get());
+        if (key.layers > 1) glTexStorage3D(target, 1, key.format, key.width, key.height, key.layers);
+        else glTexStorage2D(target, 1, key.format, key.width, key.height);
+        // Kernels read texel centres (texelFetch or texture()); NEAREST and one
+        // level keep the texture complete and every read on exactly one texel.
+        glTexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        checkGl(key.format == GL_RGBA16F ? "TexturePool::acquire (glTexStorage RGBA16F)"
+                                         : "TexturePool::acquire (glTexStorage RGBA32F)");
         state_->stats.created++;
         return lend(key, std::move(t));
     }
