@@ -4,11 +4,13 @@
 # matmul GFLOP/s per kernel variant and layout up to N = 4096 (bench_kernels:
 # one-texel packed, 4x4 blocks into PackedRows4, 8x4 blocks into PackedRows8),
 # the convolution layers and CNN steps (bench_conv), and the side-by-side
-# workloads W1-W4 (bench_compare_native) with the step profiles.
+# workloads W1-W4 (bench_compare_native) with the step profiles; first the
+# native test suite (gltrain_tests) on that GPU, its summary in the report.
 #
 # Two steps:
 #   bash scripts/gpu_bench.sh --prepare    here: builds build-bench, copies the three
-#                                          binaries and Fashion-MNIST (.gz) into .gpu/
+#                                          benchmarks, the test suite and Fashion-MNIST
+#                                          (.gz) into .gpu/
 #   bash scripts/gpu_bench.sh              there, from the repository root: runs them
 # With the device tool (the lead's H200): --prepare here, then `run` with carry
 # [".gl", ".gpu"] (.gl: the GL loader .debs its README names) and the command
@@ -31,10 +33,11 @@ if ((prepare)); then
   source scripts/env.sh
   bash scripts/setup.sh
   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_BENCH=ON >/dev/null
-  cmake --build build-bench --target bench_kernels bench_conv bench_compare_native -j "$GLTRAIN_JOBS" >/dev/null
+  cmake --build build-bench --target bench_kernels bench_conv bench_compare_native gltrain_tests -j "$GLTRAIN_JOBS" >/dev/null
   mkdir -p .gpu/data
   grep -qxF '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
   cp build-bench/bench/bench_kernels build-bench/bench/bench_conv build-bench/bench/bench_compare_native .gpu/
+  cp build-bench/tests/gltrain_tests .gpu/
   cp /usr/share/datasets/fashion-mnist/*-ubyte.gz .gpu/data/
   echo "gpu_bench: .gpu/ holds the binaries ($(git rev-parse --short HEAD)) and the data ($(du -sh .gpu | cut -f1)); carry it with .gl"
   exit 0
@@ -49,6 +52,10 @@ fi
 vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 [ -f "$vendor" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$vendor"
 
+# The tests that read Fashion-MNIST look for it where Debian's package puts it.
+data=/usr/share/datasets/fashion-mnist
+[ -d "$data" ] || { mkdir -p "$data" && cp .gpu/data/*-ubyte.gz "$data/"; }
+
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo "unknown GPU")
 sizes=256,512,1024,2048,4096
 tmp=$(mktemp -d)
@@ -59,6 +66,13 @@ renderer=$(sed -n 's/^ *"renderer": "\(.*\)",*$/\1/p' "$tmp/compare.json")
 echo "# gltrain on a GPU"
 echo
 echo "Written by \`bash scripts/gpu_bench.sh${quick:+ --quick}\` on $(date -u '+%Y-%m-%d %H:%M UTC'); GPU: $gpu; renderer: $renderer; CPU: $(nproc) cores."
+echo
+echo "## The test suite on this GPU (gltrain_tests)"
+echo
+echo '```'
+(timeout 600 .gpu/gltrain_tests --gtest_brief=1 2>&1 || echo "gltrain_tests: exit status $?") |
+  grep -E '^\[ +(FAILED|PASSED|SKIPPED) +\]|tests from .* ran|exit status' || true
+echo '```'
 echo
 echo "## Side-by-side workloads (bench_compare_native)"
 echo

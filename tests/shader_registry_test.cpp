@@ -38,6 +38,18 @@ TEST(ShaderRegistry, CompileErrorNamesKernelAndBadLine) {
     }
 }
 
+TEST(ShaderRegistry, QuotesTheBadLineFromEveryDriversLog) {
+    // Mesa, ANGLE (SwiftShader) and NVIDIA point at a line each their own way; 10 prelude lines.
+    const std::string body = "void main() {\n    float x = nope;\n}\n";
+    const std::string want = "  shaders/k.glsl:2:     float x = nope;\n";
+    EXPECT_EQ(ShaderRegistry::quoteBadLines("0:12(15): error: `nope' undeclared\n", body, 10, "k"), want);
+    EXPECT_EQ(ShaderRegistry::quoteBadLines("ERROR: 0:12: 'nope' : undeclared identifier\n", body, 10, "k"), want);
+    EXPECT_EQ(ShaderRegistry::quoteBadLines("0(12) : error C1503: undefined variable \"nope\"\n", body, 10, "k"), want);
+    EXPECT_EQ(ShaderRegistry::quoteBadLines("0(3) : error C0000: syntax error\n", body, 10, "k"),
+              "  (line 3 of the generated prelude)\n");
+    EXPECT_EQ(ShaderRegistry::quoteBadLines("no line here\n", body, 10, "k"), "");
+}
+
 TEST(ShaderRegistry, ProgramsAreCachedByNameAndDefines) {
     Context& ctx = context();
     Tensor a(ctx, randomMatrix(3, 5, 1)), b(ctx, randomMatrix(3, 5, 2)), out(ctx, 3, 5);

@@ -436,18 +436,20 @@ private:
         return n;
     }
 
-    // Quotes the kernel lines a driver log points at. Mesa writes "0:12(5): error",
-    // ANGLE / SwiftShader "ERROR: 0:12: ..."; both carry "<string>:<line>".
+public:
+    // Quotes the kernel lines a driver log points at (public for its tests). Mesa
+    // writes "0:12(5): error", ANGLE / SwiftShader "ERROR: 0:12: ...", both
+    // "<string>:<line>"; NVIDIA "0(12) : error C1503: ...", "<string>(<line>)".
     static std::string quoteBadLines(const std::string& log, const std::string& body, int preludeLines,
                                      const std::string& name) {
         std::vector<std::string> lines;
         std::istringstream in(body);
         for (std::string l; std::getline(in, l);) lines.push_back(l);
-        static const std::regex re(R"((?:^|\s)\d+:(\d+)(?:\(\d+\))?:)");
+        static const std::regex re(R"((?:^|\s)\d+(?::(\d+)(?:\(\d+\))?:|\((\d+)\) ?:))");
         std::set<int> seen;
         std::string out;
         for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
-            int line = std::stoi((*it)[1].str()) - preludeLines;
+            int line = std::stoi((*it)[(*it)[1].matched ? 1 : 2].str()) - preludeLines;
             if (!seen.insert(line).second) continue;
             if (line >= 1 && line <= int(lines.size()))
                 out += "  shaders/" + name + ".glsl:" + std::to_string(line) + ": " + lines[size_t(line - 1)] + "\n";
@@ -457,6 +459,7 @@ private:
         return out;
     }
 
+private:
     static std::string definesList(const std::string& defines) {
         std::string s = defines;
         for (size_t p; (p = s.find("#define ")) != std::string::npos;) s.erase(p, 8);

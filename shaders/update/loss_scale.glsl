@@ -27,7 +27,9 @@ bool finite(float v) { return (floatBitsToUint(v) & 0x7fffffffu) < 0x7f800000u; 
 void main() {
     vec4 ls = LS_texel(0, 0);
     float s = ls.x, good = ls.y;
-    bool overflow = !(GMAX_at(0, 0) < overflowAt);
+    // finite() by its bits: NVIDIA's compiler turns !(g < overflowAt) into g >= overflowAt, false for NaN.
+    float gmax = GMAX_at(0, 0);
+    bool overflow = !finite(gmax) || !(gmax < overflowAt);
     vec4 next;
     if (overflow) next = vec4(max(s * 0.5, minScale), 0.0, 0.0, 0.0);
     else if (good + 1.0 >= growthInterval) next = vec4(min(s * 2.0, maxScale), 0.0, 0.0, 0.0);
