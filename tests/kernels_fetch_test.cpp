@@ -113,27 +113,8 @@ TEST(Fetch, ModelsMatchTheReferenceTheOtherWay) {
 TEST(Fetch, TrainingGivesTheSameLossesEitherWay) {
     // The same texels, the same arithmetic: an MLP's losses over 30 steps agree
     // (to 1e-5: compilers may still order a sum differently).
-    HostMatrix x = test::randomMatrix(96, 37, 5);
-    std::vector<int> y(96);
-    for (int i = 0; i < 96; ++i) y[size_t(i)] = (i * 5) % 4;
-    auto train = [&](Context& c) {
-        Sequential m(c, 37);
-        m.add(Dense{70, Activation::ReLU}).add(Dense{33, Activation::Tanh}).add(Dense{4});
-        CompileOptions co;
-        co.seed = 9;
-        co.optimizer.lr = 0.01f;
-        m.compile(co);
-        std::vector<float> losses;
-        FitOptions f;
-        f.epochs = 10;
-        f.batchSize = 32;
-        f.shuffle = false;
-        Callbacks cb;
-        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
-        m.fit(x, y, f, cb);
-        return losses;
-    };
-    std::vector<float> other = train(otherContext()), ours = train(test::context());
+    std::vector<float> other = test::mlpLosses(otherContext(), "").first;
+    std::vector<float> ours = test::mlpLosses(test::context(), "").first;
     ASSERT_EQ(other.size(), 30u);
     ASSERT_EQ(ours.size(), 30u);
     for (size_t i = 0; i < 30; ++i)

@@ -162,36 +162,40 @@ inline void expectCnnSgdStepMatchesTheReference(Context& ctx) {
     EXPECT_LE(maxRelDiff(p, out), 1e-4);
 }
 
+// 30 steps (10 epochs of 96 rows, batches of 32, no shuffle) of a 37-70-33-4
+// ReLU/tanh MLP on fixed data: the loss of every step, and whether `kernel`
+// runs in its step.
+inline std::pair<std::vector<float>, bool> mlpLosses(Context& c, const std::string& kernel) {
+    HostMatrix x = randomMatrix(96, 37, 5);
+    std::vector<int> y(96);
+    for (int i = 0; i < 96; ++i) y[size_t(i)] = (i * 5) % 4;
+    c.makeCurrent();
+    Sequential m(c, 37);
+    m.add(Dense{70, Activation::ReLU}).add(Dense{33, Activation::Tanh}).add(Dense{4});
+    CompileOptions co;
+    co.seed = 9;
+    co.optimizer.lr = 0.01f;
+    m.compile(co);
+    std::vector<float> losses;
+    FitOptions f;
+    f.epochs = 10;
+    f.batchSize = 32;
+    f.shuffle = false;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+    m.fit(x, y, f, cb);
+    bool runs = false;
+    for (auto& t : m.profileStep(x, y, 32, 1)) runs = runs || t.kernel == kernel;
+    return std::make_pair(losses, runs);
+}
+
 // Two engines training the same small MLP (37-70-33-4, Adam, seed 9, 10 epochs of
 // 3 unshuffled batches of 32) agree: the losses to 1e-4 relative at every step
 // (the kernels sum in different orders), both learn, and `kernel` runs in the
 // step on `ctx` and not on `peer`.
 inline void expectTrainingAgrees(Context& ctx, Context& peer, const std::string& kernel) {
-    HostMatrix x = randomMatrix(96, 37, 5);
-    std::vector<int> y(96);
-    for (int i = 0; i < 96; ++i) y[size_t(i)] = (i * 5) % 4;
-    auto train = [&](Context& c) {
-        c.makeCurrent();
-        Sequential m(c, 37);
-        m.add(Dense{70, Activation::ReLU}).add(Dense{33, Activation::Tanh}).add(Dense{4});
-        CompileOptions co;
-        co.seed = 9;
-        co.optimizer.lr = 0.01f;
-        m.compile(co);
-        std::vector<float> losses;
-        FitOptions f;
-        f.epochs = 10;
-        f.batchSize = 32;
-        f.shuffle = false;
-        Callbacks cb;
-        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
-        m.fit(x, y, f, cb);
-        bool runs = false;
-        for (auto& t : m.profileStep(x, y, 32, 1)) runs = runs || t.kernel == kernel;
-        return std::make_pair(losses, runs);
-    };
-    auto theirs = train(peer);
-    auto ours = train(ctx);
+    auto theirs = mlpLosses(peer, kernel);
+    auto ours = mlpLosses(ctx, kernel);
     ASSERT_EQ(ours.first.size(), 30u);
     ASSERT_EQ(theirs.first.size(), 30u);
     for (size_t i = 0; i < 30; ++i)
