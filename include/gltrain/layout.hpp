@@ -25,8 +25,9 @@
 //
 // Pages: a texel grid wider or taller than MAX_TEXTURE_SIZE is cut into
 // pages of at most max x max texels, stored as the layers of one
-// TEXTURE_2D_ARRAY (layer = (pageY * pagesX + pageX) * phases + row phase).
-// Kernels sample through generated helpers that map a texel coordinate to
+// TEXTURE_2D_ARRAY (layer = (pageY * pagesX + pageX) * phases + row phase);
+// a tensor of one layer (unpaged, no row phases) is a TEXTURE_2D, whose reads
+// cost less on SwiftShader (textureTarget in texture_pool.hpp). Kernels sample through generated helpers that map a texel coordinate to
 // (x, y, layer), so a paged tensor works everywhere an unpaged one does
 // (TensorFlow.js throws here).
 #pragma once

@@ -44,8 +44,10 @@
 // unpaged Packed tensor with one row of blocks per texel row (see Pass).
 //
 // Layout and paging are compile-time defines, so each kernel is specialised
-// for the tensors it runs on: the common unpaged case samples with one
-// texelFetch, the paged case maps texels to pages with a division.
+// for the tensors it runs on: the common unpaged case reads one texel of a
+// sampler2D (texelFetch, or texture() at its centre where
+// Capabilities::sampledFetch says so), the paged case maps texels to pages of a
+// sampler2DArray with a division.
 #pragma once
 #include <algorithm>
 #include <map>
@@ -361,7 +363,8 @@ private:
     }
 
     // A compute kernel's prelude: the output is one image (the output tensor's
-    // texture array, bound layered to image unit 0) written through setTexel().
+    // texture, bound to image unit 0: image2D, or layered image2DArray) written
+    // through setTexel().
     static std::string computePrelude(const std::string& defines, const std::vector<std::string>& inputs) {
         std::string s =
             "#version 310 es\n"
