@@ -130,6 +130,9 @@ void Context::chooseCompute() {
     }
 }
 
+// The renderer whose measurements chose the feedback matmul and texture() reads.
+static bool isSwiftShader(const Capabilities& c) { return c.renderer.find("SwiftShader") != std::string::npos; }
+
 // Transform-feedback matmul (ops/matmul.hpp): measured on SwiftShader
 // (bench_compare_native --steps in Chromium, and W3 of bench/COMPARE.md at
 // N = 512 and 1024) at 1.3-1.5x the fragment kernels, so Auto uses it
@@ -143,7 +146,7 @@ void Context::chooseFeedback() {
         caps_.feedbackReason = "the half-float backend (the captured blocks are fp32)";
     else if (caps_.computeKernels)
         caps_.feedbackReason = "compute kernels run matmul";
-    else if (options_.feedback == FeedbackPreference::Auto && caps_.renderer.find("SwiftShader") == std::string::npos)
+    else if (options_.feedback == FeedbackPreference::Auto && !isSwiftShader(caps_))
         caps_.feedbackReason = "measured faster only on SwiftShader (ContextOptions::feedback = on forces it)";
     else {
         caps_.feedbackKernels = true;
@@ -154,7 +157,7 @@ void Context::chooseFeedback() {
 }
 
 void Context::chooseFetch() {
-    const bool swiftShader = caps_.renderer.find("SwiftShader") != std::string::npos;
+    const bool swiftShader = isSwiftShader(caps_);
     if (options_.fetch == FetchPreference::Sampled) {
         caps_.sampledFetch = true;
         caps_.fetchReason = "ContextOptions::fetch = sampled";

@@ -91,8 +91,8 @@ private:
 
 // A tensor's storage: a TEXTURE_2D when it has one layer, a TEXTURE_2D_ARRAY
 // when it is paged or interleaves its rows over layers (layout.hpp). On
-// SwiftShader a read from a 2D texture costs about two thirds of one from an
-// array (bench_compare_native --steps); elsewhere it costs no more.
+// SwiftShader a texture() read from a 2D texture cost 0.7-0.9 of one from an
+// array (bench/probes/texel_reads.html); elsewhere it costs no more.
 inline GLenum textureTarget(int layers) { return layers > 1 ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D; }
 
 // Attaches layer `layer` of a storage texture with `layers` layers to a colour
