@@ -126,7 +126,9 @@ double matmulGflops(Context& ctx, int n, int reps) {
     HostMatrix ha(n, n), hb(n, n);
     for (auto& v : ha.data) v = float(ra() * 2 - 1);
     for (auto& v : hb.data) v = float(rb() * 2 - 1);
-    Tensor a(ctx, ha, Layout::PackedRows4), b(ctx, hb, Layout::PackedRows4), c(ctx, n, n, Layout::PackedRows4);
+    // The layout gltrain gives a tensor made to be multiplied (as the JavaScript Tensor).
+    const Layout layout = matmulLayout(ctx, n);
+    Tensor a(ctx, ha, layout), b(ctx, hb, layout), c(ctx, n, n, layout);
     PassList list;
     recordMatmul(list, a, b, c);
     list.run();

@@ -340,13 +340,7 @@ public:
             c.makeCurrent();
             auto* t = new TensorImpl;
             t->owner = &c;
-            // Rows interleaved over 8 layers from 8 rows on where the device has 8 draw
-            // buffers, else over 4 from 4 rows on (as Sequential's dense layers), so matmul
-            // runs the 8x4 (4x4) register-blocked kernel.
-            const Layout layout = r >= 8 && c.ctx->caps().maxDrawBuffers >= 8 ? Layout::PackedRows8
-                                  : r >= 4                                    ? Layout::PackedRows4
-                                                                              : Layout::Packed;
-            t->t = Tensor(*c.ctx, r, k, layout);
+            t->t = Tensor(*c.ctx, r, k, matmulLayout(*c.ctx, r));
             if (!v.empty()) t->t.upload(v);
             else t->t.clear();
             return t;

@@ -43,15 +43,21 @@ TEST(FeedbackKernels, WhoRunsThem) {
     Tensor longA(ctx, 8, kMax + 4), longB(ctx, kMax + 4, 8);
     EXPECT_EQ(kernelsOf(longA, longB, c).front(), "forward/matmul") << "K past kFeedbackMaxK: the K-split fragment kernels";
 
-    // ContextOptions::feedbackMinWork: smaller products keep the fragment kernels.
+    // ContextOptions::feedbackMinWork: smaller products into a row-interleaved C
+    // keep the block kernel; a Packed C (which it cannot write) takes feedback
+    // at any size.
     ContextOptions big;
     big.backend = BackendPreference::Gpu;
     big.feedback = FeedbackPreference::On;
     big.feedbackMinWork = 8 * 8 * 8;
     Context sized(big);
-    Tensor p(sized, 8, 8), q(sized, 8, 8), r(sized, 8, 8), s(sized, 8, 7), t(sized, 7, 8);
+    Tensor p(sized, 8, 8), q(sized, 8, 8), r(sized, 8, 8, Layout::PackedRows4), s(sized, 8, 7), t(sized, 7, 8);
+    Tensor packedC(sized, 8, 8);
     EXPECT_EQ(kernelsOf(p, q, r), kFeedback);
-    EXPECT_EQ(kernelsOf(s, t, r), std::vector<std::string>{"forward/matmul"});
+    EXPECT_EQ(kernelsOf(s, t, r), std::vector<std::string>{"forward/matmul_block"});
+    EXPECT_EQ(kernelsOf(s, t, packedC), kFeedback);
+    // The layout of a tensor made to be multiplied follows: Packed here.
+    EXPECT_EQ(matmulLayout(sized, 64), Layout::Packed);
     big.feedbackMinWork = -1;
     EXPECT_THROW(Context bad(big), ArgumentError);
 
@@ -67,6 +73,10 @@ TEST(FeedbackKernels, WhoRunsThem) {
     EXPECT_NE(off.caps().feedbackReason.find("feedback = off"), std::string::npos) << off.caps().feedbackReason;
     Tensor x(off, 8, 8), y(off, 8, 8), z(off, 8, 8);
     EXPECT_EQ(kernelsOf(x, y, z), std::vector<std::string>{"forward/matmul"});
+    // Without feedback a tensor made to be multiplied is what the block kernel writes.
+    EXPECT_EQ(matmulLayout(off, 3), Layout::Packed);
+    EXPECT_EQ(matmulLayout(off, 4), Layout::PackedRows4);
+    EXPECT_EQ(matmulLayout(off, 64), off.caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : Layout::PackedRows4);
     ctx.makeCurrent();
 }
 

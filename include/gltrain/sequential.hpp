@@ -820,9 +820,7 @@ private:
     // Every other kernel writes a row-interleaved tensor in one draw per layer,
     // so what they write (gathers, activations, losses, parameters) is Packed.
     static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
-    Layout blockLayout(int rows) const {
-        return rows >= 8 && ctx_->caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : layoutFor(rows);
-    }
+    Layout blockLayout(int rows) const { return gltrain::blockLayout(*ctx_, rows); }
 
     using Checkpoint = std::pair<std::vector<std::pair<std::string, TensorData>>, std::map<std::string, std::string>>;
     Checkpoint checkpoint() const {

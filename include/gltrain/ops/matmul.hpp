@@ -119,14 +119,20 @@ inline FeedbackStaging feedbackStaging(const Tensor& c) {
 
 // Where the feedback kernel can run: the context chose it, one operand at most
 // transposed, K within kFeedbackMaxK, and the staging tensor within the
-// texture size.
+// texture size. It runs for any size when C is one texel row per row (the
+// block kernel cannot write it, and the one-texel kernel is slower: in
+// Chromium on SwiftShader, packed N = 128 / 256 ran 2.5 / 2.9 GFLOP/s one
+// texel a fragment against 2.8-3.0 / 3.9-6.8 by feedback), else from
+// ContextOptions::feedbackMinWork multiply-adds on (below, the block kernel's
+// one pass beats feedback's two).
 inline bool feedbackFits(const Tensor& a, const Tensor& c, const MatmulOptions& o) {
     Context& ctx = c.context();
     if (!ctx.caps().feedbackKernels || (o.transA && o.transB)) return false;
     const int k = o.transA ? a.rows() : a.cols();
     const FeedbackStaging staging = feedbackStaging(c);
     const double work = double(c.rows()) * c.cols() * k;
-    return work >= ctx.options().feedbackMinWork && k <= kFeedbackMaxK &&
+    const bool blockable = rowPhases(c.layout()) > 1;
+    return (!blockable || work >= ctx.options().feedbackMinWork) && k <= kFeedbackMaxK &&
            staging.cols / 4 <= ctx.maxTextureSize() && staging.rows <= ctx.maxTextureSize();
 }
 
@@ -157,8 +163,8 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
 // ContextOptions::compute = on) and every operand is packed (any row layout);
 // the transform-feedback kernel and its epilogue pass where the context chose
 // them (Capabilities::feedbackKernels: SwiftShader), every operand is packed,
-// not both are transposed, K <= kFeedbackMaxK and the product has at least
-// ContextOptions::feedbackMinWork multiply-adds;
+// not both are transposed, K <= kFeedbackMaxK and either C is Packed or the
+// product has at least ContextOptions::feedbackMinWork multiply-adds;
 // the register-blocked kernel (4x4 or 8x4 blocks) when C is PackedRows4 or
 // PackedRows8 and every operand is packed (and not both transposed); the
 // one-texel-per-fragment kernel, which handles any layouts, otherwise.
@@ -198,6 +204,22 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
         if (o.dactZ) p.input("Z", *o.dactZ);
         p.output(c);
     });
+}
+
+// The layout the register-blocked kernel writes: rows interleaved over 8
+// layers (8x4 blocks) where the device has 8 draw buffers, else over 4 (4x4).
+inline Layout blockLayout(const Context& ctx, int rows) {
+    if (rows < 4) return Layout::Packed;
+    return rows >= 8 && ctx.caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : Layout::PackedRows4;
+}
+
+// The layout a tensor made to be multiplied gets (the JavaScript Tensor, the
+// benchmarks): Packed where the transform-feedback kernel runs matmul (it
+// reads a TEXTURE_2D faster than row-interleaved layers: in Chromium on
+// SwiftShader, N = 1024 ran 8.7 GFLOP/s from packed operands against 5.7 from
+// PackedRows8, bench_kernels), else blockLayout.
+inline Layout matmulLayout(const Context& ctx, int rows) {
+    return ctx.caps().feedbackKernels ? Layout::Packed : blockLayout(ctx, rows);
 }
 
 GLTRAIN_IMMEDIATE(matmul, recordMatmul, (const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}),
