@@ -237,13 +237,23 @@ public:
         return guard([&]() -> ContextImpl* {
             Options o(options, "Context",
                       {"canvas", "maxTextureSize", "debugChecks", "disableFloat32Render", "disableHalfFloatRender",
-                       "backend"});
+                       "backend", "feedback", "fetch"});
             ContextOptions co;
             const std::string backend = o.string("backend", "auto");
             if (backend == "auto") co.backend = BackendPreference::Auto;
             else if (backend == "webgl") co.backend = BackendPreference::Gpu;
             else if (backend == "cpu") co.backend = BackendPreference::Cpu;
             else throw ArgumentError("Context: backend must be 'auto', 'webgl' or 'cpu', got '" + backend + "'");
+            const std::string feedback = o.string("feedback", "auto");
+            if (feedback == "auto") co.feedback = FeedbackPreference::Auto;
+            else if (feedback == "on") co.feedback = FeedbackPreference::On;
+            else if (feedback == "off") co.feedback = FeedbackPreference::Off;
+            else throw ArgumentError("Context: feedback must be 'auto', 'on' or 'off', got '" + feedback + "'");
+            const std::string fetch = o.string("fetch", "auto");
+            if (fetch == "auto") co.fetch = FetchPreference::Auto;
+            else if (fetch == "sampled") co.fetch = FetchPreference::Sampled;
+            else if (fetch == "texelFetch") co.fetch = FetchPreference::TexelFetch;
+            else throw ArgumentError("Context: fetch must be 'auto', 'sampled' or 'texelFetch', got '" + fetch + "'");
             co.canvas = o.string("canvas", "");
             co.maxTextureSize = int(o.integer("maxTextureSize", 0, 0));
             co.debugChecks = o.boolean("debugChecks", false);
@@ -292,6 +302,10 @@ public:
             o.set("float16Renderable", c.float16Renderable);
             o.set("backend", std::string(backendName(c.backend)));
             o.set("backendReason", c.backendReason);
+            o.set("feedbackKernels", c.feedbackKernels);
+            o.set("feedbackReason", c.feedbackReason);
+            o.set("sampledFetch", c.sampledFetch);
+            o.set("fetchReason", c.fetchReason);
             val ext = val::array();
             for (auto& e : c.extensions) ext.call<void>("push", e);
             o.set("extensions", ext);

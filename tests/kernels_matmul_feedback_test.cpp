@@ -11,6 +11,7 @@
 #include "gltrain/sequential.hpp"
 #include "matmul_check.hpp"
 #include "model_reference_steps.hpp"
+#include "reference_test_util.hpp"
 #include "test_context.hpp"
 
 using namespace gltrain;
@@ -78,6 +79,25 @@ TEST(FeedbackKernels, WhoRunsThem) {
     EXPECT_EQ(matmulLayout(off, 4), Layout::PackedRows4);
     EXPECT_EQ(matmulLayout(off, 64), off.caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : Layout::PackedRows4);
     ctx.makeCurrent();
+}
+
+// The feedback kernel writes a staging tensor, then C: no one pass both reads
+// and writes C, so matmul itself refuses a C that is also an operand.
+TEST(FeedbackKernels, RefusesAnOutputThatIsAlsoAnOperand) {
+    for (bool feedback : {true, false}) {
+        ContextOptions o;
+        o.backend = BackendPreference::Gpu;
+        o.feedback = feedback ? FeedbackPreference::On : FeedbackPreference::Off;
+        Context c(o);
+        Tensor a(c, 8, 8), b(c, 8, 8), z(c, 1, 8);
+        reftest::expectArgumentError([&] { matmul(a, a, a); }, {"matmul: an output is also input 'A'"});
+        reftest::expectArgumentError([&] { matmul(b, a, a); }, {"an output is also input 'B'"});
+        MatmulOptions withBias;
+        withBias.bias = &z;
+        Tensor row(c, 1, 8);
+        reftest::expectArgumentError([&] { matmul(row, b, z, withBias); }, {"an output is also input 'bias'"});
+    }
+    test::context().makeCurrent();
 }
 
 TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {

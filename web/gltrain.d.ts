@@ -215,6 +215,14 @@ export interface Capabilities {
   backend: 'gpu-float32' | 'gpu-float16' | 'cpu';
   /** Why this backend: what was missing or disabled. */
   backendReason: string;
+  /** Large matmuls run as a vertex kernel whose outputs transform feedback captures (SwiftShader by
+   *  default: faster there than the fragment kernels); feedbackReason says why or why not. */
+  feedbackKernels: boolean;
+  feedbackReason: string;
+  /** Kernels read texels with texture() at the texel's centre rather than texelFetch (SwiftShader by
+   *  default: cheaper there); fetchReason says why. */
+  sampledFetch: boolean;
+  fetchReason: string;
   /** SwiftShader, llvmpipe, ... */
   softwareRenderer: boolean;
   /** Measured by a probe kernel through the storage (fp32: 23, half floats: 10). */
@@ -236,6 +244,11 @@ export interface ContextOptions {
    *  CPU backend (WebAssembly SIMD); on a software renderer (SwiftShader) the faster of the two by a
    *  startup matmul. 'webgl': WebGL2 or an error. 'cpu': no WebGL context at all (tensors throw). */
   backend?: 'auto' | 'webgl' | 'cpu';
+  /** The transform-feedback matmul: 'auto' (default: on SwiftShader), 'on' or 'off'. */
+  feedback?: 'auto' | 'on' | 'off';
+  /** How kernels read texels: 'auto' (default: texture() on SwiftShader, texelFetch elsewhere),
+   *  'sampled' (texture() at the texel's centre) or 'texelFetch'. Results are the same either way. */
+  fetch?: 'auto' | 'sampled' | 'texelFetch';
   /** CSS selector of a <canvas>; omitted: a fresh OffscreenCanvas (works in workers). */
   canvas?: string;
   /** Pretend MAX_TEXTURE_SIZE is this (tests use it to exercise paging). */

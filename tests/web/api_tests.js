@@ -69,6 +69,41 @@ function mlp(ctx, inputs = 2, hidden = 8, outputs = 2, compile = {}) {
     .add({ type: 'dense', units: outputs })
     .compile({ optimizer: { type: 'adam', lr: 0.05 }, ...compile });
 }
+
+// C = op(A)·op(B) on ctx against a host reference in double, on odd shapes; deletes ctx.
+function matmulAgainstReference(ctx) {
+  const rand = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 2);
+  // C = op(A)·op(B) in double; A stored ar x ac, B stored br x bc.
+  const ref = (a, ar, ac, b, br, bc, ta, tb) => {
+    const m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
+    const c = new Float64Array(m * n);
+    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
+      let s = 0;
+      for (let q = 0; q < k; q++) s += (ta ? a[q * ac + i] : a[i * ac + q]) * (tb ? b[j * bc + q] : b[q * bc + j]);
+      c[i * n + j] = s;
+    }
+    return c;
+  };
+  // 70 rows > 64: A is paged; 33 x 20 x 17 fits one page; 3 rows stay packed.
+  const name = `${ctx.capabilities.feedbackReason}; ${ctx.capabilities.fetchReason}`;
+  for (const [m, k, n, ta, tb] of [[70, 9, 5, false, false], [33, 20, 17, false, false], [3, 13, 6, false, false],
+                                   [7, 70, 3, true, false], [6, 11, 70, false, true]]) {
+    const [ar, ac] = ta ? [k, m] : [m, k];
+    const [br, bc] = tb ? [n, k] : [k, n];
+    const ha = rand(ar * ac, 1), hb = rand(br * bc, 2);
+    const a = new gl.Tensor(ctx, ar, ac, ha), b = new gl.Tensor(ctx, br, bc, hb), c = new gl.Tensor(ctx, m, n);
+    assert(gl.matmul(a, b, c, { transA: ta, transB: tb }) === c, 'returns out');
+    const got = c.download(), want = ref(ha, ar, ac, hb, br, bc, ta, tb);
+    // Tolerance: 1e-5 x max(1, |value|) x K, fp32 sums of K products of values up to 2.
+    for (let i = 0; i < want.length; i++) {
+      assert(Math.abs(got[i] - want[i]) <= 1e-5 * Math.max(1, Math.abs(want[i])) * k,
+             `${name}: ${m}x${k}x${n} ta=${ta} tb=${tb}: element ${i} is ${got[i]}, expected ${want[i]}`);
+    }
+    a.delete(); b.delete(); c.delete();
+  }
+  ctx.delete();
+}
+
 async function fetchBytes(url) {
   const r = await fetch(url);
   assert(r.ok, `fetch ${url}`);
@@ -109,7 +144,20 @@ const tests = {
     canvas.remove();
 
     expectError(() => new gl.Context({ backend: 'webgl', canvas: '#no-such-canvas' }), 'UnsupportedError', "no element matches the canvas selector '#no-such-canvas'");
-    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender, backend)");
+    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender, backend, feedback, fetch)");
+    expectError(() => new gl.Context({ backend: 'webgl', feedback: 'yes' }), 'ArgumentError', "Context: feedback must be 'auto', 'on' or 'off', got 'yes'");
+    expectError(() => new gl.Context({ backend: 'webgl', fetch: 'texture' }), 'ArgumentError', "Context: fetch must be 'auto', 'sampled' or 'texelFetch', got 'texture'");
+    // The kernel choices are reported, and the options set them.
+    for (const [options, feedbackKernels, sampledFetch] of [[{ feedback: 'on', fetch: 'sampled' }, true, true],
+                                                             [{ feedback: 'off', fetch: 'texelFetch' }, false, false]]) {
+      const chosen = new gl.Context({ backend: 'webgl', ...options });
+      const k = chosen.capabilities;
+      assertEq(k.feedbackKernels, feedbackKernels, `feedbackKernels with ${JSON.stringify(options)} (${k.feedbackReason})`);
+      assertEq(k.sampledFetch, sampledFetch, `sampledFetch with ${JSON.stringify(options)} (${k.fetchReason})`);
+      assert(k.feedbackReason.includes(`feedback = ${options.feedback}`), k.feedbackReason);
+      assert(k.fetchReason.includes(`fetch = ${options.fetch}`), k.fetchReason);
+      chosen.delete();
+    }
     expectError(() => new gl.Context({ backend: 'webgl', maxTextureSize: 'big' }), 'ArgumentError', "maxTextureSize must be a number, got 'big'");
     expectError(() => new gl.Context(42), 'ArgumentError', 'options must be an object, got a number');
   },
@@ -139,35 +187,12 @@ const tests = {
     ctx.delete();
   },
 
-  'matmul: products (plain and transposed) against a host reference on odd shapes; shape, alias and option errors'() {
+  'matmul: products (plain and transposed) against a host reference on odd shapes, by every kernel; shape, alias and option errors'() {
+    // The default kernels, then each other way: transform feedback on or off, texture() or texelFetch reads.
+    for (const kernels of [{}, { feedback: 'on', fetch: 'sampled' }, { feedback: 'off', fetch: 'texelFetch' }])
+      matmulAgainstReference(new gl.Context({ backend: 'webgl', maxTextureSize: 64, ...kernels }));
     const ctx = new gl.Context({ backend: 'webgl', maxTextureSize: 64 });
     const rand = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 2);
-    // C = op(A)·op(B) in double; A stored ar x ac, B stored br x bc.
-    const ref = (a, ar, ac, b, br, bc, ta, tb) => {
-      const m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
-      const c = new Float64Array(m * n);
-      for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
-        let s = 0;
-        for (let q = 0; q < k; q++) s += (ta ? a[q * ac + i] : a[i * ac + q]) * (tb ? b[j * bc + q] : b[q * bc + j]);
-        c[i * n + j] = s;
-      }
-      return c;
-    };
-    // 70 rows > 64: A is paged; 5 x 3 stays packed (fewer than 4 rows would too).
-    for (const [m, k, n, ta, tb] of [[70, 9, 5, false, false], [3, 13, 6, false, false], [7, 70, 3, true, false], [6, 11, 70, false, true]]) {
-      const [ar, ac] = ta ? [k, m] : [m, k];
-      const [br, bc] = tb ? [n, k] : [k, n];
-      const ha = rand(ar * ac, 1), hb = rand(br * bc, 2);
-      const a = new gl.Tensor(ctx, ar, ac, ha), b = new gl.Tensor(ctx, br, bc, hb), c = new gl.Tensor(ctx, m, n);
-      assert(gl.matmul(a, b, c, { transA: ta, transB: tb }) === c, 'returns out');
-      const got = c.download(), want = ref(ha, ar, ac, hb, br, bc, ta, tb);
-      // Tolerance: 1e-5 x max(1, |value|) x K, fp32 sums of K products of values up to 2.
-      for (let i = 0; i < want.length; i++) {
-        assert(Math.abs(got[i] - want[i]) <= 1e-5 * Math.max(1, Math.abs(want[i])) * k,
-               `${m}x${k}x${n} ta=${ta} tb=${tb}: element ${i} is ${got[i]}, expected ${want[i]}`);
-      }
-      a.delete(); b.delete(); c.delete();
-    }
     const a = new gl.Tensor(ctx, 4, 3), b = new gl.Tensor(ctx, 5, 2), c = new gl.Tensor(ctx, 4, 2);
     expectError(() => gl.matmul(a, b, c), 'ArgumentError', 'matmul: inner dimensions differ');
     const sq = new gl.Tensor(ctx, 4, 4, rand(16, 3));

@@ -40,6 +40,11 @@ export async function main(): Promise<number> {
   void engine;
   // @ts-expect-error: the backends are 'auto', 'webgl' and 'cpu'
   void new gl.Context({ backend: 'gpu' });
+  const kernels = new gl.Context({ backend: 'webgl', feedback: 'off', fetch: 'texelFetch' });
+  const chosen: string = `${kernels.capabilities.feedbackKernels} ${kernels.capabilities.sampledFetch}`;
+  void chosen;
+  // @ts-expect-error: texel reads are 'auto', 'sampled' or 'texelFetch'
+  void new gl.Context({ fetch: 'texture' });
   const data = gl.Dataset.fromArrays(x, y, 4);
   const ev = model.evaluate(data, { batchSize: 4 });
   const probs: Float32Array = model.predict(x);

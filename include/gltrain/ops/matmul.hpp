@@ -92,7 +92,13 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
     requireSameContext("matmul", "A", a, "C", c);
     if (o.bias) requireSameContext("matmul", "A", a, "bias", *o.bias);
     if (o.dactZ) requireSameContext("matmul", "A", a, "Z", *o.dactZ);
-
+    // Pass::run refuses this too, but the transform-feedback kernel writes a
+    // staging tensor first, so no single pass would see it.
+    const std::pair<const char*, const Tensor*> inputs[] = {{"A", &a}, {"B", &b}, {"bias", o.bias}, {"Z", o.dactZ}};
+    for (auto& [name, t] : inputs)
+        if (t && t->texture() == c.texture())
+            throw ArgumentError(std::string("matmul: an output is also input '") + name +
+                                "' (C shares its texture); write the product to another tensor");
 }
 }  // namespace detail
 
