@@ -25,17 +25,19 @@ void main() {
     vec4 d4 = vec4(0.0), d5 = vec4(0.0), d6 = vec4(0.0), d7 = vec4(0.0);
 #if TRANS_A
     // C[m, :] = sum_k A[k, m] B[k, :]: A's texel (m/4, k) holds A[k, 4g..4g+3].
+    // Four k per iteration (SwiftShader pays per loop iteration), then the tail.
+#define STEP(k) { \
+        vec4 b = B_texel(x0, k), e = B_texel(x1, k); \
+        vec4 a = A_texel(g, k); \
+        c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b; \
+        d0 += a.x * e; d1 += a.y * e; d2 += a.z * e; d3 += a.w * e; \
+        a = A_texel(g2, k); \
+        c4 += a.x * b; c5 += a.y * b; c6 += a.z * b; c7 += a.w * b; \
+        d4 += a.x * e; d5 += a.y * e; d6 += a.z * e; d7 += a.w * e; }
     int g = o.y >> 2, g2 = min(g + 1, lastRow >> 2);
-    int K = A_shape().x;
-    for (int k = 0; k < K; ++k) {
-        vec4 b = B_texel(x0, k), e = B_texel(x1, k);
-        vec4 a = A_texel(g, k);
-        c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b;
-        d0 += a.x * e; d1 += a.y * e; d2 += a.z * e; d3 += a.w * e;
-        a = A_texel(g2, k);
-        c4 += a.x * b; c5 += a.y * b; c6 += a.z * b; c7 += a.w * b;
-        d4 += a.x * e; d5 += a.y * e; d6 += a.z * e; d7 += a.w * e;
-    }
+    int K = A_shape().x, kEnd4 = K & ~3;
+    for (int k = 0; k < kEnd4; k += 4) { STEP(k) STEP(k + 1) STEP(k + 2) STEP(k + 3) }
+    for (int k = kEnd4; k < K; ++k) STEP(k)
 #else
     ivec4 r = min(ivec4(o.y) + ivec4(0, 1, 2, 3), ivec4(lastRow));
     ivec4 s = min(ivec4(o.y) + ivec4(4, 5, 6, 7), ivec4(lastRow));
