@@ -13,6 +13,9 @@
 // Fetches per 4 k: NN and NT 4 of B + P of A for 16P multiply-adds (8 per 64
 // at P = 4, 12 per 128 at P = 8); TN 1 of B + P/4 of A per k (one texel of A
 // holds 4 rows' coefficients) — against 20 per 64 for four one-texel fragments.
+// Each loop iteration covers 8 k (NN, NT) or 4 (TN): SwiftShader pays per
+// iteration, and W1's step in Chromium took 22-25 against 26-28 ms with one
+// 4-k step (TN: one k) per iteration.
 uniform int k0;
 uniform int k1;
 
@@ -31,67 +34,57 @@ void main() {
     int g = t.y >> 2;
 #if OUT_PHASES == 8
     int g2 = min(g + 1, lastRow >> 2);  // rows 4..7 of the block (past the end: clamped, discarded)
+#define STEP(k) { \
+        vec4 b = B_texel(x, k); \
+        vec4 a = A_texel(g, k); \
+        c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b; \
+        a = A_texel(g2, k); \
+        c4 += a.x * b; c5 += a.y * b; c6 += a.z * b; c7 += a.w * b; }
+#else
+#define STEP(k) { \
+        vec4 b = B_texel(x, k); \
+        vec4 a = A_texel(g, k); \
+        c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b; }
 #endif
-    for (int k = k0; k < k1; ++k) {
-        vec4 b = B_texel(x, k);
-        vec4 a = A_texel(g, k);
-        c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b;
-#if OUT_PHASES == 8
-        a = A_texel(g2, k);
-        c4 += a.x * b; c5 += a.y * b; c6 += a.z * b; c7 += a.w * b;
-#endif
-    }
+    // Four k per iteration (SwiftShader pays per loop iteration), then the tail.
+    int kEnd4 = k0 + ((k1 - k0) / 4) * 4;
+    for (int k = k0; k < kEnd4; k += 4) { STEP(k) STEP(k + 1) STEP(k + 2) STEP(k + 3) }
+    for (int k = kEnd4; k < k1; ++k) STEP(k)
 #elif TRANS_B
-    // C[r, c] = dot(A[r, :], B[c, :]) four k at a time; padding lanes are zero.
+    // C[r, c] = dot(A[r, :], B[c, :]) four k at a time; padding lanes are zero;
+    // two steps per iteration (SwiftShader pays per loop iteration).
+#define ROW(c, row) { vec4 a = A_texel(kt, row); c += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3)); }
+#if OUT_PHASES == 8
+#define STEP4(k4) { int kt = (k4); \
+        vec4 b0 = B_texel(kt, cs.x), b1 = B_texel(kt, cs.y), b2 = B_texel(kt, cs.z), b3 = B_texel(kt, cs.w); \
+        ROW(c0, r.x) ROW(c1, r.y) ROW(c2, r.z) ROW(c3, r.w) ROW(c4, s.x) ROW(c5, s.y) ROW(c6, s.z) ROW(c7, s.w) }
+#else
+#define STEP4(k4) { int kt = (k4); \
+        vec4 b0 = B_texel(kt, cs.x), b1 = B_texel(kt, cs.y), b2 = B_texel(kt, cs.z), b3 = B_texel(kt, cs.w); \
+        ROW(c0, r.x) ROW(c1, r.y) ROW(c2, r.z) ROW(c3, r.w) }
+#endif
     int lastCol = B_geom.x - 1;
     ivec4 cs = min(ivec4(x * 4) + ivec4(0, 1, 2, 3), ivec4(lastCol));
-    for (int k = k0; k < k1; k += 4) {
-        int k4 = k >> 2;
-        vec4 b0 = B_texel(k4, cs.x), b1 = B_texel(k4, cs.y), b2 = B_texel(k4, cs.z), b3 = B_texel(k4, cs.w);
-        vec4 a = A_texel(k4, r.x);
-        c0 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-        a = A_texel(k4, r.y);
-        c1 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-        a = A_texel(k4, r.z);
-        c2 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-        a = A_texel(k4, r.w);
-        c3 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-#if OUT_PHASES == 8
-        a = A_texel(k4, s.x);
-        c4 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-        a = A_texel(k4, s.y);
-        c5 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-        a = A_texel(k4, s.z);
-        c6 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-        a = A_texel(k4, s.w);
-        c7 += vec4(dot(a, b0), dot(a, b1), dot(a, b2), dot(a, b3));
-#endif
-    }
+    // Texels k0/4 .. ceil(k1/4) - 1 of each row (k1 past a multiple of 4 only at K, in padding).
+    int t0 = k0 >> 2, t1 = (k1 + 3) >> 2, t2 = t0 + ((t1 - t0) / 2) * 2;
+    for (int k4 = t0; k4 < t2; k4 += 2) { STEP4(k4) STEP4(k4 + 1) }
+    if (t2 < t1) STEP4(t2)
 #else
-    // C[r, :] = sum_k A[r, k] B[k, :]: four k per step, A's padding lanes are zero.
-    int kEnd4 = k0 + ((k1 - k0) / 4) * 4;
-    for (int k = k0; k < kEnd4; k += 4) {
-        int k4 = k >> 2;
-        vec4 b0 = B_texel(x, k), b1 = B_texel(x, k + 1), b2 = B_texel(x, k + 2), b3 = B_texel(x, k + 3);
-        vec4 a = A_texel(k4, r.x);
-        c0 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
-        a = A_texel(k4, r.y);
-        c1 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
-        a = A_texel(k4, r.z);
-        c2 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
-        a = A_texel(k4, r.w);
-        c3 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+    // C[r, :] = sum_k A[r, k] B[k, :]: four k per step, A's padding lanes are zero;
+    // two steps per iteration (SwiftShader pays per loop iteration).
+#define ROW(c, row) { vec4 a = A_texel(k4, row); c += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3; }
 #if OUT_PHASES == 8
-        a = A_texel(k4, s.x);
-        c4 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
-        a = A_texel(k4, s.y);
-        c5 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
-        a = A_texel(k4, s.z);
-        c6 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
-        a = A_texel(k4, s.w);
-        c7 += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+#define STEP4(k) { int k4 = (k) >> 2; \
+        vec4 b0 = B_texel(x, k), b1 = B_texel(x, (k) + 1), b2 = B_texel(x, (k) + 2), b3 = B_texel(x, (k) + 3); \
+        ROW(c0, r.x) ROW(c1, r.y) ROW(c2, r.z) ROW(c3, r.w) ROW(c4, s.x) ROW(c5, s.y) ROW(c6, s.z) ROW(c7, s.w) }
+#else
+#define STEP4(k) { int k4 = (k) >> 2; \
+        vec4 b0 = B_texel(x, k), b1 = B_texel(x, (k) + 1), b2 = B_texel(x, (k) + 2), b3 = B_texel(x, (k) + 3); \
+        ROW(c0, r.x) ROW(c1, r.y) ROW(c2, r.z) ROW(c3, r.w) }
 #endif
-    }
+    int kEnd4 = k0 + ((k1 - k0) / 4) * 4, kEnd8 = k0 + ((k1 - k0) / 8) * 8;
+    for (int k = k0; k < kEnd8; k += 8) { STEP4(k) STEP4(k + 4) }
+    if (kEnd8 < kEnd4) STEP4(kEnd8)
     for (int k = kEnd4; k < k1; ++k) {
         vec4 b = B_texel(x, k);
         c0 += A_at(r.x, k) * b; c1 += A_at(r.y, k) * b; c2 += A_at(r.z, k) * b; c3 += A_at(r.w, k) * b;
