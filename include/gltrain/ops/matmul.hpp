@@ -125,7 +125,7 @@ inline FeedbackStaging feedbackStaging(const Tensor& c) {
 
 // Where the feedback kernel can run: the context chose it, one operand at most
 // transposed, K within kFeedbackMaxK, and the staging tensor within the
-// texture size. It runs for any size when C is one texel row per row (the
+// texture size. It runs for any size when C is not row-interleaved (the
 // block kernel cannot write it, and the one-texel kernel is slower: in
 // Chromium on SwiftShader, packed N = 128 / 256 ran 2.5 / 2.9 GFLOP/s one
 // texel a fragment against 2.8-3.0 / 3.9-6.8 by feedback), else from
