@@ -176,9 +176,7 @@ std::vector<int> parseSizes(const std::string& s) {
 }  // namespace
 
 FetchPreference parseFetch(const std::string& v) {
-    if (v == "auto") return FetchPreference::Auto;
-    if (v == "sampled") return FetchPreference::Sampled;
-    if (v == "texelFetch") return FetchPreference::TexelFetch;
+    if (auto f = fetchPreferenceFromName(v)) return *f;
     throw ArgumentError("--fetch: expected auto, sampled or texelFetch, got '" + v + "'");
 }
 

@@ -245,14 +245,10 @@ public:
             else if (backend == "cpu") co.backend = BackendPreference::Cpu;
             else throw ArgumentError("Context: backend must be 'auto', 'webgl' or 'cpu', got '" + backend + "'");
             const std::string feedback = o.string("feedback", "auto");
-            if (feedback == "auto") co.feedback = FeedbackPreference::Auto;
-            else if (feedback == "on") co.feedback = FeedbackPreference::On;
-            else if (feedback == "off") co.feedback = FeedbackPreference::Off;
+            if (auto f = feedbackPreferenceFromName(feedback)) co.feedback = *f;
             else throw ArgumentError("Context: feedback must be 'auto', 'on' or 'off', got '" + feedback + "'");
             const std::string fetch = o.string("fetch", "auto");
-            if (fetch == "auto") co.fetch = FetchPreference::Auto;
-            else if (fetch == "sampled") co.fetch = FetchPreference::Sampled;
-            else if (fetch == "texelFetch") co.fetch = FetchPreference::TexelFetch;
+            if (auto f = fetchPreferenceFromName(fetch)) co.fetch = *f;
             else throw ArgumentError("Context: fetch must be 'auto', 'sampled' or 'texelFetch', got '" + fetch + "'");
             co.canvas = o.string("canvas", "");
             co.maxTextureSize = int(o.integer("maxTextureSize", 0, 0));

@@ -1,6 +1,7 @@
 // ContextOptions: how a Context is created, and switches that force a device
 // capability off so every fallback can be exercised on any machine.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,21 @@ enum class FeedbackPreference { Auto, On, Off };
 //   Sampled     texture() everywhere (tests use it to check the helpers on llvmpipe)
 //   TexelFetch  texelFetch everywhere
 enum class FetchPreference { Auto, Sampled, TexelFetch };
+
+// The names the JavaScript options and the benchmarks' flags use; nullopt for
+// any other (each caller words its own error).
+inline std::optional<FeedbackPreference> feedbackPreferenceFromName(const std::string& name) {
+    if (name == "auto") return FeedbackPreference::Auto;
+    if (name == "on") return FeedbackPreference::On;
+    if (name == "off") return FeedbackPreference::Off;
+    return std::nullopt;
+}
+inline std::optional<FetchPreference> fetchPreferenceFromName(const std::string& name) {
+    if (name == "auto") return FetchPreference::Auto;
+    if (name == "sampled") return FetchPreference::Sampled;
+    if (name == "texelFetch") return FetchPreference::TexelFetch;
+    return std::nullopt;
+}
 
 struct ContextOptions {
     BackendPreference backend = BackendPreference::Auto;

@@ -820,7 +820,6 @@ private:
     // Every other kernel writes a row-interleaved tensor in one draw per layer,
     // so what they write (gathers, activations, losses, parameters) is Packed.
     static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
-    Layout blockLayout(int rows) const { return gltrain::blockLayout(*ctx_, rows); }
 
     using Checkpoint = std::pair<std::vector<std::pair<std::string, TensorData>>, std::map<std::string, std::string>>;
     Checkpoint checkpoint() const {
@@ -1344,7 +1343,7 @@ private:
                     recordDenseTrain(fw, *cur, W, b, d->activation, *z[i], y, d->alpha);
                     cur = &y;
                 } else {
-                    Tensor& y = p.temp(ctx, B, outCols, blockLayout(B));
+                    Tensor& y = p.temp(ctx, B, outCols, blockLayout(ctx, B));
                     recordDense(fw, *cur, W, b, d->activation, y, d->alpha);
                     if (training) z[i] = &y;  // f'(Y) is f'(Z)
                     cur = &y;
@@ -1481,7 +1480,7 @@ private:
             if (auto* d = std::get_if<Dense>(&specs_[i])) {
                 const Tensor* dz = preactivationGrad(d->activation, d->alpha);
                 Variable &W = S.param("kernel"), &b = S.param("bias");
-                Tensor& dW = p.temp(ctx, inCols, outCols, blockLayout(inCols));
+                Tensor& dW = p.temp(ctx, inCols, outCols, blockLayout(ctx, inCols));
                 MatmulOptions tn;
                 tn.transA = true;
                 recordMatmul(p.train, *in[i], *dz, dW, tn);
@@ -1495,7 +1494,7 @@ private:
                 }
                 dcurHasDerivative = false;
                 if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols, blockLayout(B));
+                    Tensor& dx = p.temp(ctx, B, inCols, blockLayout(ctx, B));
                     MatmulOptions nt;
                     nt.transB = true;
                     // Fuse the previous dense layer's f'(Z) into this pass (its incoming gradient).
