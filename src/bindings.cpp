@@ -232,6 +232,7 @@ class ContextImpl {
 public:
     explicit ContextImpl(ContextOptions o) : ctx(std::make_unique<Context>(std::move(o))) {}
     std::unique_ptr<Context> ctx;
+    cpu::Workspace workspace;  // the packed panels of the CPU backend's Tensor products
 
     static ContextImpl* create(val options) {
         return guard([&]() -> ContextImpl* {
@@ -327,10 +328,16 @@ public:
 
 // ---- Tensor ------------------------------------------------------------------
 
+// A matrix on the Context's backend: a texture on the GPU backends; host
+// memory on the CPU backend (asked for, or chosen on a software renderer where
+// a startup matmul ran faster on the CPU), where matmul runs cpu::matmul.
 class TensorImpl {
 public:
     ContextImpl* owner = nullptr;
-    Tensor t;
+    Tensor t;         // GPU backends
+    HostMatrix host;  // the CPU backend
+
+    bool onHost() const { return !t; }
 
     static TensorImpl* create(ContextImpl& c, val rows, val cols, val data) {
         return guard([&]() -> TensorImpl* {
@@ -347,26 +354,38 @@ public:
                     throw ArgumentError("Tensor: data has " + std::to_string(v.size()) + " values, a " + std::to_string(r) +
                                         "x" + std::to_string(k) + " tensor needs " + std::to_string(size_t(r) * k));
             }
-            c.makeCurrent();
-            auto* t = new TensorImpl;
+            auto t = std::make_unique<TensorImpl>();
             t->owner = &c;
+            if (c.ctx->backend() == Backend::Cpu) {
+                t->host = v.empty() ? HostMatrix(r, k) : HostMatrix(r, k, std::move(v));
+                return t.release();
+            }
+            c.makeCurrent();
             t->t = Tensor(*c.ctx, r, k, matmulLayout(*c.ctx, r));
             if (!v.empty()) t->t.upload(v);
             else t->t.clear();
-            return t;
+            return t.release();
         });
     }
-    int rows() const { return t.rows(); }
-    int cols() const { return t.cols(); }
+    int rows() const { return onHost() ? host.rows : t.rows(); }
+    int cols() const { return onHost() ? host.cols : t.cols(); }
     void upload(val data) {
         guard([&] {
             std::vector<float> v = floatsFrom(data, "Tensor.upload: data");
-            owner->makeCurrent();
-            t.upload(v);
+            if (!onHost()) {
+                owner->makeCurrent();
+                return t.upload(v);
+            }
+            if (v.size() != host.data.size())
+                throw ArgumentError("Tensor::upload: " + std::to_string(v.size()) + " values for a " +
+                                    std::to_string(host.rows) + "x" + std::to_string(host.cols) + " tensor (expected " +
+                                    std::to_string(host.data.size()) + ")");
+            host.data = std::move(v);
         });
     }
     val download() {
         return guard([&] {
+            if (onHost()) return float32Copy(host.data.data(), host.data.size());
             owner->makeCurrent();
             HostMatrix m = t.download();
             return float32Copy(m.data.data(), m.data.size());
@@ -379,8 +398,27 @@ public:
             MatmulOptions m;
             m.transA = o.boolean("transA", false);
             m.transB = o.boolean("transB", false);
-            out.owner->makeCurrent();
-            gltrain::matmul(a.t, b.t, out.t, m);
+            // Checked first: tensors of two contexts may be on two backends.
+            const std::pair<const char*, const TensorImpl*> operands[] = {{"A", &a}, {"B", &b}};
+            for (auto& [name, x] : operands)
+                if (x->owner != out.owner)
+                    throw ArgumentError(std::string("matmul: ") + name + " (" + std::to_string(x->rows()) + "x" +
+                                        std::to_string(x->cols()) + ") and C (" + std::to_string(out.rows()) + "x" +
+                                        std::to_string(out.cols()) + ") belong to different gltrain::Contexts");
+            if (!out.onHost()) {
+                out.owner->makeCurrent();
+                return gltrain::matmul(a.t, b.t, out.t, m);
+            }
+            // The CPU backend: the GPU op's other checks, in its words.
+            detail::validateMatmulShapes({a.rows(), a.cols()}, {b.rows(), b.cols()}, {out.rows(), out.cols()},
+                                         m.transA, m.transB);
+            for (auto& [name, x] : operands)
+                if (x == &out)
+                    throw ArgumentError(std::string("matmul: an output is also input '") + name +
+                                        "' (C shares its memory); write the product to another tensor");
+            const int k = m.transA ? a.rows() : a.cols();
+            cpu::matmul(out.rows(), out.cols(), k, a.host.data.data(), a.cols(), m.transA, b.host.data.data(), b.cols(),
+                        m.transB, out.host.data.data(), out.cols(), cpu::Epilogue{}, out.owner->workspace);
         });
     }
 };

@@ -242,7 +242,8 @@ export interface Deletable {
 export interface ContextOptions {
   /** Which engine trains models. 'auto' (default): WebGL2 when it renders float textures, else the
    *  CPU backend (WebAssembly SIMD); on a software renderer (SwiftShader) the faster of the two by a
-   *  startup matmul. 'webgl': WebGL2 or an error. 'cpu': no WebGL context at all (tensors throw). */
+   *  startup matmul. 'webgl': WebGL2 or an error. 'cpu': no WebGL context at all. Tensors follow the
+   *  backend: textures on WebGL2, host memory (and a WebAssembly matmul) on the CPU. */
   backend?: 'auto' | 'webgl' | 'cpu';
   /** The transform-feedback matmul: 'auto' (default: on SwiftShader), 'on' or 'off'. */
   feedback?: 'auto' | 'on' | 'off';
@@ -275,6 +276,8 @@ export interface ContextConstructor {
   new (options?: ContextOptions): Context;
 }
 
+/** A matrix on its Context's backend: a texture on WebGL2; host memory on the CPU backend (asked for,
+ *  or 'auto' on a software renderer where the CPU measured faster), where matmul runs on the CPU. */
 export interface Tensor extends Deletable {
   readonly rows: number;
   readonly cols: number;

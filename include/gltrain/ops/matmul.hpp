@@ -12,6 +12,7 @@
 #pragma once
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "gltrain/activation.hpp"
 #include "gltrain/pass_list.hpp"
@@ -67,20 +68,26 @@ void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const 
 }  // namespace detail
 
 namespace detail {
+// C = op(A)·op(B)'s shapes, given as (rows, cols): also checked for the
+// JavaScript Tensors a CPU-backend Context keeps in host memory.
+inline void validateMatmulShapes(std::pair<int, int> a, std::pair<int, int> b, std::pair<int, int> c, bool transA,
+                                 bool transB) {
+    auto str = [](std::pair<int, int> s) { return std::to_string(s.first) + "x" + std::to_string(s.second); };
+    const int m = transA ? a.second : a.first, ka = transA ? a.first : a.second;
+    const int kb = transB ? b.second : b.first, n = transB ? b.first : b.second;
+    const std::string desc = std::string(transA ? "Aᵀ" : "A") + " (A is " + str(a) + ") · " + (transB ? "Bᵀ" : "B") +
+                             " (B is " + str(b) + ")";
+    if (ka != kb) throw ArgumentError("matmul: inner dimensions differ: " + desc);
+    if (c.first != m || c.second != n)
+        throw ArgumentError("matmul: C is " + str(c) + ", expected " + std::to_string(m) + "x" + std::to_string(n) +
+                            " for " + desc);
+}
+
 inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, const MatmulOptions& o) {
     if (!a || !b || !c) throw ArgumentError("matmul: an operand is an empty tensor");
+    validateMatmulShapes({a.rows(), a.cols()}, {b.rows(), b.cols()}, {c.rows(), c.cols()}, o.transA, o.transB);
     const int m = o.transA ? a.cols() : a.rows();
-    const int ka = o.transA ? a.rows() : a.cols();
-    const int kb = o.transB ? b.cols() : b.rows();
     const int n = o.transB ? b.rows() : b.cols();
-    auto desc = [&] {
-        return std::string(o.transA ? "Aᵀ" : "A") + " (A is " + a.shapeString() + ") · " + (o.transB ? "Bᵀ" : "B") +
-               " (B is " + b.shapeString() + ")";
-    };
-    if (ka != kb) throw ArgumentError("matmul: inner dimensions differ: " + desc());
-    if (c.rows() != m || c.cols() != n)
-        throw ArgumentError("matmul: C is " + c.shapeString() + ", expected " + std::to_string(m) + "x" +
-                            std::to_string(n) + " for " + desc());
     if (o.bias && (o.bias->rows() != 1 || o.bias->cols() != n))
         throw ArgumentError("matmul: bias is " + o.bias->shapeString() + ", expected 1x" + std::to_string(n));
     if (o.dactZ && (o.dactZ->rows() != m || o.dactZ->cols() != n))
