@@ -96,6 +96,12 @@ public:
     // The buffer transform-feedback kernels write to, grown to at least `bytes`
     // (allocation happens on a pass's first run, never in the steady state).
     GLuint feedbackBuffer(size_t bytes);
+    // The host buffer synchronous reads stage texels in, grown to at least
+    // `floats` and kept: a training loop's loss reads allocate nothing.
+    float* readStaging(size_t floats) {
+        if (readStaging_.size() < floats) readStaging_.resize(floats);
+        return readStaging_.data();
+    }
 
     // Makes this context current on the calling thread (native) / for the GL calls (web).
     void makeCurrent();
@@ -125,6 +131,7 @@ private:
     VertexArrayHandle vao_;
     BufferHandle feedbackBuffer_;
     size_t feedbackBytes_ = 0;
+    std::vector<float> readStaging_;
     std::unique_ptr<TexturePool> pool_;
     std::unique_ptr<ShaderRegistry> shaders_;
     uint64_t generation_ = 0;

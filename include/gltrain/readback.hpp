@@ -81,6 +81,13 @@ public:
 
     // The tensor's values; waits for the GPU if it is not ready yet.
     HostMatrix get() {
+        HostMatrix m;
+        get(m);
+        return m;
+    }
+    // The same into `into`, reshaped to the tensor's shape: no allocation once
+    // `into` has held as many values (the training loop's asynchronous loss reads).
+    void get(HostMatrix& into) {
         requireCurrent("AsyncReadback::get");
 #ifndef __EMSCRIPTEN__
         if (fence_) {
@@ -88,26 +95,26 @@ public:
             }
         }
 #endif
-        std::vector<float> texels(bytes_ / 4);
+        texels_.resize(bytes_ / 4);  // sized once: the buffer's size never changes
         glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
 #ifdef __EMSCRIPTEN__
-        glGetBufferSubData(GL_PIXEL_PACK_BUFFER, 0, GLsizeiptr(bytes_), texels.data());
+        glGetBufferSubData(GL_PIXEL_PACK_BUFFER, 0, GLsizeiptr(bytes_), texels_.data());
 #else
         void* p = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, GLsizeiptr(bytes_), GL_MAP_READ_BIT);
         if (!p) throw GlError("AsyncReadback::get: glMapBufferRange failed");
-        std::memcpy(texels.data(), p, bytes_);
+        std::memcpy(texels_.data(), p, bytes_);
         glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
 #endif
         glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
         ctx_->checkRead("AsyncReadback::get");
-        HostMatrix m(geom_.rows, geom_.cols);
+        into.rows = geom_.rows, into.cols = geom_.cols;
+        into.data.resize(size_t(geom_.rows) * size_t(geom_.cols));
         size_t offset = 0;
         for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
-            geom_.unpackPage(pr, texels.data() + offset, m.data.data());
+            geom_.unpackPage(pr, texels_.data() + offset, into.data.data());
             offset += size_t(pr.width) * size_t(pr.height) * 4;
         }
-        return m;
     }
 
 private:
@@ -121,6 +128,7 @@ private:
     uint64_t generation_ = 0;
     TexelGeometry geom_;
     size_t bytes_ = 0;
+    std::vector<float> texels_;  // get()'s copy of the buffer, kept between reads
     BufferHandle pbo_;
     SyncHandle fence_;
 };

@@ -224,7 +224,7 @@ public:
         f.replaying = replay;
         if (!replay && f.rowsInSums + p.batch > ctx_->exactIntegerLimit()) {
             // The next count could pass what the storage holds exactly (2048 for half floats).
-            f.correctHost += p.correctSum.front().download().data[0];
+            f.correctHost += readValue(p.correctSum.front());
             p.correctSum.front().clear();
             f.rowsInSums = 0;
         }
@@ -238,7 +238,7 @@ public:
             // are issued after the wait and flushed, so the GPU runs them while the
             // caller goes on (a read at the step's end waits for all of them).
             p.train.run(0, p.lossPasses);
-            loss = p.lossMean.download().data[0];
+            loss = readValue(p.lossMean);
             p.train.run(p.lossPasses, p.train.size());
         } else {
             p.train.run();
@@ -260,7 +260,8 @@ public:
         const bool epochEnd = batch + 1 == f.stepsPerEpoch;
         if (f.pending && (epochEnd || f.reader->ready())) {
             f.pending = false;
-            takeLoss(f, f.reader->get().data[0], f.pendingStep, &info);
+            f.reader->get(read1x1_);
+            takeLoss(f, read1x1_.data[0], f.pendingStep, &info);
         }
         if (read) {
             if (f.options.asyncLoss) {
@@ -1121,6 +1122,12 @@ private:
         d.order.upload(std::vector<float>(order.begin(), order.end()));
     }
 
+    // A 1x1 tensor's value (a loss, a count), read without allocating.
+    float readValue(const Tensor& t) {
+        t.download(read1x1_);
+        return read1x1_.data[0];
+    }
+
     void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
         if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
             long from = std::max(1L, atStep - std::max(1, f.options.lossEvery) + 1);
@@ -1148,12 +1155,12 @@ private:
         e.epoch = epoch;
         e.step = step_;
         if (f.epochLossCount == 0 || f.options.lossEvery == 0) {
-            float l = p.lossMean.download().data[0];
+            float l = readValue(p.lossMean);
             takeLoss(f, l, step_, nullptr);
         }
         e.loss = float(f.epochLossSum / std::max(1, f.epochLossCount));
         if (options_.loss == LossKind::SoftmaxCrossEntropy)
-            e.accuracy = float((f.correctHost + p.correctSum.front().download().data[0]) / std::max(1L, f.countedRows));
+            e.accuracy = float((f.correctHost + readValue(p.correctSum.front())) / std::max(1L, f.countedRows));
         else
             e.accuracy = std::numeric_limits<float>::quiet_NaN();
         e.seconds = seconds(f.epochStart);
@@ -1181,8 +1188,8 @@ private:
         // Takes a plan's sums into the host's; before a count could pass what the
         // storage holds exactly (2^24 rows, 2048 for half floats) and at the end.
         auto take = [&](Plan& p) {
-            lossSum += p.lossSum.front().download().data[0];
-            if (options_.loss == LossKind::SoftmaxCrossEntropy) correct += p.correctSum.front().download().data[0];
+            lossSum += readValue(p.lossSum.front());
+            if (options_.loss == LossKind::SoftmaxCrossEntropy) correct += readValue(p.correctSum.front());
             p.resetSums();
         };
         long fullRows = 0;
@@ -1619,6 +1626,7 @@ private:
     int restorations_ = 0;
     // Dynamic loss scaling's state (scale, good steps), shared by the training plans.
     std::unique_ptr<PingPong> lossScale_;
+    HostMatrix read1x1_;  // the host copy of the step's 1x1 reads, kept (readValue)
 };
 
 }  // namespace gltrain

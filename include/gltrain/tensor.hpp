@@ -171,28 +171,37 @@ public:
 
     // Reads the whole tensor back (a synchronous GPU round trip).
     HostMatrix download() const {
+        HostMatrix m;
+        download(m);
+        return m;
+    }
+    // The same into `into`, reshaped to rows x cols: no allocation once `into`
+    // has held as many values and the context's read staging has grown (the
+    // training loop reads its losses and counts this way).
+    void download(HostMatrix& into) const {
         requireLive("Tensor::download");
         if (base_) {  // the base's rows, sliced
-            HostMatrix all = base_->download(), m(rows(), cols());
-            std::copy_n(all.data.begin() + std::ptrdiff_t(size_t(row0_) * size_t(cols())), m.data.size(), m.data.begin());
-            return m;
+            HostMatrix all = base_->download();
+            into.rows = rows(), into.cols = cols();
+            into.data.assign(all.data.begin() + std::ptrdiff_t(size_t(row0_) * size_t(cols())),
+                             all.data.begin() + std::ptrdiff_t(size_t(row0_ + rows()) * size_t(cols())));
+            return;
         }
         if (!renderable())
             throw ArgumentError("Tensor::download: the " + shapeString() +
                                 " tensor is sampled-only RGBA32F data, which this half-float context cannot read back");
-        HostMatrix m(rows(), cols());
-        std::vector<float> staging;
+        into.rows = rows(), into.cols = cols();
+        into.data.resize(size());
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
         for (int i = 0; i < geom_.layers(); ++i) {
             auto pr = geom_.pageRect(i);
             if (pr.height == 0) continue;
             attachPage(i);
-            staging.resize(size_t(pr.width) * size_t(pr.height) * 4);
-            glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
-            geom_.unpackPage(pr, staging.data(), m.data.data());
+            float* staging = ctx_->readStaging(size_t(pr.width) * size_t(pr.height) * 4);
+            glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging);
+            geom_.unpackPage(pr, staging, into.data.data());
         }
         ctx_->checkRead("Tensor::download (glReadPixels)");
-        return m;
     }
     std::vector<float> downloadVector() const { return download().data; }
 
