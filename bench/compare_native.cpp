@@ -16,12 +16,14 @@
 // Medians after warm-up; no pass/fail on time.
 //
 //   bench_compare_native [--quick] [--profile] [--steps] [--data DIR] [--sizes 256,512,...]
-//                        [--fetch auto|sampled|texelFetch]
+//                        [--fetch auto|sampled|texelFetch] [--feedback-min-work MACS]
 // --quick: fewer steps, and the "epoch" is 60 steps (7,680 rows), so the
 // accuracy is lower; --sizes replaces W3's sizes (the GPU script adds 2048, 4096).
 // --steps: a quick look while working on kernels: the GPU backend (forced),
 // synthetic rows of the workloads' shapes, the step-time and matmul rows only.
 // --fetch: ContextOptions::fetch (how kernels read texels), to compare the two.
+// --feedback-min-work: ContextOptions::feedbackMinWork (the smallest product,
+// in multiply-adds, the transform-feedback matmul takes into a row-interleaved C).
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/ops/matmul.hpp>
@@ -31,6 +33,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -180,6 +183,13 @@ FetchPreference parseFetch(const std::string& v) {
     throw ArgumentError("--fetch: expected auto, sampled or texelFetch, got '" + v + "'");
 }
 
+double parseWork(const std::string& v) {
+    char* end = nullptr;
+    const double w = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end || !(w >= 0)) throw ArgumentError("--feedback-min-work: expected a number >= 0, got '" + v + "'");
+    return w;
+}
+
 int main(int argc, char** argv) {
     Protocol p;
     bool profile = false, stepsOnly = false;
@@ -194,9 +204,10 @@ int main(int argc, char** argv) {
             else if (a == "--data" && i + 1 < argc) dir = argv[++i];
             else if (a == "--sizes" && i + 1 < argc) p.sizes = parseSizes(argv[++i]);
             else if (a == "--fetch" && i + 1 < argc) options.fetch = parseFetch(argv[++i]);
+            else if (a == "--feedback-min-work" && i + 1 < argc) options.feedbackMinWork = parseWork(argv[++i]);
             else throw ArgumentError("bench_compare_native: unknown argument '" + a +
                                      "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,..., "
-                                     "--fetch auto|sampled|texelFetch)");
+                                     "--fetch auto|sampled|texelFetch, --feedback-min-work MACS)");
         }
         if (profile || stepsOnly) options.backend = BackendPreference::Gpu;  // they time GPU passes
         Context ctx(options);
