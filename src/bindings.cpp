@@ -336,8 +336,10 @@ public:
     ContextImpl* owner = nullptr;
     Tensor t;         // GPU backends
     HostMatrix host;  // the CPU backend
+    bool hostMemory = false;
 
-    bool onHost() const { return !t; }
+    // Decided when the tensor is made (by its context's backend), never inferred from `t`.
+    bool onHost() const { return hostMemory; }
 
     static TensorImpl* create(ContextImpl& c, val rows, val cols, val data) {
         return guard([&]() -> TensorImpl* {
@@ -357,6 +359,7 @@ public:
             auto t = std::make_unique<TensorImpl>();
             t->owner = &c;
             if (c.ctx->backend() == Backend::Cpu) {
+                t->hostMemory = true;
                 t->host = v.empty() ? HostMatrix(r, k) : HostMatrix(r, k, std::move(v));
                 return t.release();
             }
