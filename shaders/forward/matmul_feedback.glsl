@@ -3,6 +3,8 @@
 // (8 x 8 element) block of C, all of K in one loop. On SwiftShader a fragment
 // can write 8 texels and a vertex 31, and the larger block needs 16 fetches
 // per 4 k for 256 multiply-adds where the 8x4 fragment kernel needs 12 for 128.
+// A loop iteration covers 8 k in A·B and A·Bᵀ, 4 in Aᵀ·B (SwiftShader pays per
+// iteration).
 // inputs: A, B
 // stage: feedback
 // block: 8 x 2
@@ -47,25 +49,28 @@ void main() {
     int lastCol = B_shape().x - 1;
     ivec4 cs = min(ivec4(x0 * 4) + ivec4(0, 1, 2, 3), ivec4(lastCol));
     ivec4 ct = min(ivec4(x1 * 4) + ivec4(0, 1, 2, 3), ivec4(lastCol));
-    int K4 = (A_shape().y + 3) >> 2;
-    for (int k4 = 0; k4 < K4; ++k4) {
-        vec4 b0 = B_texel(k4, cs.x), b1 = B_texel(k4, cs.y), b2 = B_texel(k4, cs.z), b3 = B_texel(k4, cs.w);
-        vec4 e0 = B_texel(k4, ct.x), e1 = B_texel(k4, ct.y), e2 = B_texel(k4, ct.z), e3 = B_texel(k4, ct.w);
-        ROW(c0, d0, r.x) ROW(c1, d1, r.y) ROW(c2, d2, r.z) ROW(c3, d3, r.w)
-        ROW(c4, d4, s.x) ROW(c5, d5, s.y) ROW(c6, d6, s.z) ROW(c7, d7, s.w)
-    }
+#define STEP4(kt) { int k4 = (kt); \
+        vec4 b0 = B_texel(k4, cs.x), b1 = B_texel(k4, cs.y), b2 = B_texel(k4, cs.z), b3 = B_texel(k4, cs.w); \
+        vec4 e0 = B_texel(k4, ct.x), e1 = B_texel(k4, ct.y), e2 = B_texel(k4, ct.z), e3 = B_texel(k4, ct.w); \
+        ROW(c0, d0, r.x) ROW(c1, d1, r.y) ROW(c2, d2, r.z) ROW(c3, d3, r.w) \
+        ROW(c4, d4, s.x) ROW(c5, d5, s.y) ROW(c6, d6, s.z) ROW(c7, d7, s.w) }
+    // Two texels (8 k) per iteration: SwiftShader pays per loop iteration.
+    int K4 = (A_shape().y + 3) >> 2, K8 = K4 & ~1;
+    for (int t = 0; t < K8; t += 2) { STEP4(t) STEP4(t + 1) }
+    if (K8 < K4) STEP4(K8)
 #else
     // C[r, :] = sum_k A[r, k] B[k, :]: four k per step, A's padding lanes are zero.
 #define ROW(c, d, row) { vec4 a = A_texel(k4, row); c += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3; d += a.x * e0 + a.y * e1 + a.z * e2 + a.w * e3; }
 #define TAIL(c, d, row) { float a = A_at(row, k); c += a * b; d += a * e; }
-    int K = A_shape().y, kEnd4 = K & ~3;
-    for (int k = 0; k < kEnd4; k += 4) {
-        int k4 = k >> 2;
-        vec4 b0 = B_texel(x0, k), b1 = B_texel(x0, k + 1), b2 = B_texel(x0, k + 2), b3 = B_texel(x0, k + 3);
-        vec4 e0 = B_texel(x1, k), e1 = B_texel(x1, k + 1), e2 = B_texel(x1, k + 2), e3 = B_texel(x1, k + 3);
-        ROW(c0, d0, r.x) ROW(c1, d1, r.y) ROW(c2, d2, r.z) ROW(c3, d3, r.w)
-        ROW(c4, d4, s.x) ROW(c5, d5, s.y) ROW(c6, d6, s.z) ROW(c7, d7, s.w)
-    }
+#define STEP4(kk) { int k = (kk), k4 = k >> 2; \
+        vec4 b0 = B_texel(x0, k), b1 = B_texel(x0, k + 1), b2 = B_texel(x0, k + 2), b3 = B_texel(x0, k + 3); \
+        vec4 e0 = B_texel(x1, k), e1 = B_texel(x1, k + 1), e2 = B_texel(x1, k + 2), e3 = B_texel(x1, k + 3); \
+        ROW(c0, d0, r.x) ROW(c1, d1, r.y) ROW(c2, d2, r.z) ROW(c3, d3, r.w) \
+        ROW(c4, d4, s.x) ROW(c5, d5, s.y) ROW(c6, d6, s.z) ROW(c7, d7, s.w) }
+    // Eight k per iteration (SwiftShader pays per loop iteration), then four, then the tail.
+    int K = A_shape().y, kEnd4 = K & ~3, kEnd8 = K & ~7;
+    for (int k8 = 0; k8 < kEnd8; k8 += 8) { STEP4(k8) STEP4(k8 + 4) }
+    if (kEnd8 < kEnd4) STEP4(kEnd8)
     for (int k = kEnd4; k < K; ++k) {
         vec4 b = B_texel(x0, k), e = B_texel(x1, k);
         TAIL(c0, d0, r.x) TAIL(c1, d1, r.y) TAIL(c2, d2, r.z) TAIL(c3, d3, r.w)
