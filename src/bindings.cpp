@@ -372,6 +372,7 @@ public:
     }
     int rows() const { return onHost() ? host.rows : t.rows(); }
     int cols() const { return onHost() ? host.cols : t.cols(); }
+    std::string shapeString() const { return detail::shapeString(rows(), cols()); }
     void upload(val data) {
         guard([&] {
             std::vector<float> v = floatsFrom(data, "Tensor.upload: data");
@@ -379,10 +380,7 @@ public:
                 owner->makeCurrent();
                 return t.upload(v);
             }
-            if (v.size() != host.data.size())
-                throw ArgumentError("Tensor::upload: " + std::to_string(v.size()) + " values for a " +
-                                    std::to_string(host.rows) + "x" + std::to_string(host.cols) + " tensor (expected " +
-                                    std::to_string(host.data.size()) + ")");
+            if (v.size() != host.data.size()) throw detail::uploadLengthError(v.size(), host.rows, host.cols);
             host.data = std::move(v);
         });
     }
@@ -405,9 +403,7 @@ public:
             const std::pair<const char*, const TensorImpl*> operands[] = {{"A", &a}, {"B", &b}};
             for (auto& [name, x] : operands)
                 if (x->owner != out.owner)
-                    throw ArgumentError(std::string("matmul: ") + name + " (" + std::to_string(x->rows()) + "x" +
-                                        std::to_string(x->cols()) + ") and C (" + std::to_string(out.rows()) + "x" +
-                                        std::to_string(out.cols()) + ") belong to different gltrain::Contexts");
+                    throw detail::differentContextsError("matmul", name, x->shapeString(), "C", out.shapeString());
             if (!out.onHost()) {
                 out.owner->makeCurrent();
                 return gltrain::matmul(a.t, b.t, out.t, m);

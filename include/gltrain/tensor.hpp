@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gltrain/context.hpp"
+#include "gltrain/error.hpp"
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/layout.hpp"
 
@@ -29,6 +30,21 @@ namespace gltrain {
 // device samples, so data keeps full precision on the half-float backend too
 // (half floats hold integers only up to 2048: row indices would not survive).
 enum class TensorUse { RenderTarget, Sampled };
+
+namespace detail {
+// Words shared by Tensor and the JavaScript binding's host-memory tensor, so
+// the two kinds refuse the same mistake in the same terms.
+inline std::string shapeString(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+inline ArgumentError uploadLengthError(size_t count, int rows, int cols) {
+    return ArgumentError("Tensor::upload: " + std::to_string(count) + " values for a " + shapeString(rows, cols) +
+                         " tensor (expected " + std::to_string(size_t(rows) * size_t(cols)) + ")");
+}
+inline ArgumentError differentContextsError(const std::string& op, const char* an, const std::string& aShape,
+                                            const char* bn, const std::string& bShape) {
+    return ArgumentError(op + ": " + an + " (" + aShape + ") and " + bn + " (" + bShape +
+                         ") belong to different gltrain::Contexts");
+}
+}  // namespace detail
 
 class Tensor {
 public:
@@ -105,16 +121,14 @@ public:
             throw ContextLostError(std::string(where) + ": the " + shapeString() +
                                    " tensor's values were lost with the GL context; make it again");
     }
-    std::string shapeString() const { return std::to_string(rows()) + "x" + std::to_string(cols()); }
+    std::string shapeString() const { return detail::shapeString(rows(), cols()); }
 
     // Uploads rows*cols row-major values; any other count is an ArgumentError.
     void upload(const float* data, size_t count) {
         requireLive("Tensor::upload");
         requireWhole("Tensor::upload");
         if (!data && count != 0) throw ArgumentError("Tensor::upload: data is a null pointer");
-        if (count != size())
-            throw ArgumentError("Tensor::upload: " + std::to_string(count) + " values for a " + shapeString() +
-                                " tensor (expected " + std::to_string(size()) + ")");
+        if (count != size()) throw detail::uploadLengthError(count, rows(), cols());
         const GLenum target = textureTarget(geom_.layers());
         glBindTexture(target, texture());
         const int vpt = geom_.valuesPerTexel();
@@ -236,9 +250,7 @@ namespace detail {
 // PassList as it was.
 inline void requireSameContext(const std::string& op, const char* an, const Tensor& a, const char* bn,
                                const Tensor& b) {
-    if (a && b && !a.sameContext(b))
-        throw ArgumentError(op + ": " + an + " (" + a.shapeString() + ") and " + bn + " (" + b.shapeString() +
-                            ") belong to different gltrain::Contexts");
+    if (a && b && !a.sameContext(b)) throw differentContextsError(op, an, a.shapeString(), bn, b.shapeString());
 }
 }  // namespace detail
 
