@@ -17,6 +17,9 @@
 #include <functional>
 #include <string>
 #include <vector>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "gltrain/context.hpp"
 #include "gltrain/gl.hpp"
@@ -62,6 +65,15 @@ inline Snapshot snapshot(Context& ctx, long step) {
     s.gpuBytes = p.liveBytes + p.freeBytes;
     s.programs = ctx.shaders().compiledCount();
     s.glError = glGetError();
+    // RSS once the renderer is idle and free heap pages are back with the OS:
+    // what the process holds, not the high-water mark of a busy moment. A
+    // software renderer's threads allocate and free as they draw, and how much
+    // of that stays resident depends on timing (one of two native suite runs
+    // beside a compile measured 5 MiB more at the end than at the start).
+    glFinish();
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
     s.rssKiB = rssKiB();
     return s;
 }
