@@ -27,6 +27,7 @@
 #include "gltrain/gltrain.hpp"
 #include "gltrain/idx.hpp"
 #include "gltrain/sequential.hpp"
+#include "gltrain/tfjs_layers.hpp"
 
 using emscripten::val;
 
@@ -988,6 +989,21 @@ public:
             return val(u8["buffer"]);
         });
     }
+    // TF.js Layers format in memory: {modelJson, weightData, weightsFile} (the
+    // manifest names the one shard weightsFile), for tf.io.fromMemory or a
+    // download of the two files that tf.loadLayersModel reads.
+    val exportTfjs() {
+        return guard([&] {
+            owner->makeCurrent();
+            const TfjsArtifacts a = gltrain::exportTfjs(*model);
+            val u8 = val::global("Uint8Array").new_(emscripten::typed_memory_view(a.weightData.size(), a.weightData.data()));
+            val out = val::object();
+            out.set("modelJson", a.modelJson);
+            out.set("weightData", u8["buffer"]);
+            out.set("weightsFile", std::string(kTfjsShardName));
+            return out;
+        });
+    }
     void loadCheckpoint(val bytes) {
         guard([&] {
             std::vector<uint8_t> b = bytesFrom(bytes, "loadCheckpoint: bytes");
@@ -1129,6 +1145,7 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .function("predict", &SequentialImpl::predict)
         .function("predictDataset", &SequentialImpl::predictDataset)
         .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)
+        .function("exportTfjs", &SequentialImpl::exportTfjs)
         .function("loadCheckpoint", &SequentialImpl::loadCheckpoint)
         .function("getWeight", &SequentialImpl::getWeight)
         .function("setWeight", &SequentialImpl::setWeight)

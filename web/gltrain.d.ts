@@ -357,9 +357,22 @@ export interface Sequential extends Deletable {
   saveCheckpoint(): ArrayBuffer;
   /** Validates everything first: on any error the model is unchanged. */
   loadCheckpoint(bytes: ArrayBuffer | ArrayBufferView): this;
+  /**
+   * The TensorFlow.js Layers format in memory: model.json's text and its one weights shard, which the
+   * manifest names `weightsFile`. Serve the two files side by side for `tf.loadLayersModel(url)`, or with
+   * `j = JSON.parse(modelJson)`: `tf.loadLayersModel(tf.io.fromMemory({modelTopology: j.modelTopology,
+   * weightSpecs: j.weightsManifest[0].weights, weightData}))`. A model with GELU does not export (TF.js 4.22
+   * cannot load its name): ArgumentError.
+   */
+  exportTfjs(): TfjsExport;
   /** A parameter or statistic as stored (Conv2D kernel: (kh*kw*C) x filters, row-major). */
   getWeight(layer: string, which: WeightName): Float32Array;
   setWeight(layer: string, which: WeightName, data: Float32Array): this;
+}
+export interface TfjsExport {
+  modelJson: string;
+  weightData: ArrayBuffer;
+  weightsFile: string;
 }
 export interface SequentialConstructor {
   new (ctx: Context, input: ModelInput): Sequential;

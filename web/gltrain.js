@@ -474,6 +474,7 @@ function makeApi(M) {
       return out;
     }
     saveCheckpoint() { return call(() => this._raw.saveCheckpoint()); }
+    exportTfjs() { return call(() => this._raw.exportTfjs()); }
     loadCheckpoint(bytes) {
       this.#idle('loadCheckpoint');
       call(() => this._raw.loadCheckpoint(bytes));

@@ -631,6 +631,37 @@ const tests = {
     ctx.delete();
   },
 
+  async 'exportTfjs: model.json and its one shard hold the trained weights in manifest order; GELU and an uncompiled model are refused'() {
+    const ctx = new gl.Context(WEBGL);
+    const { x, y } = randomData(32, 8, 4);
+    const m = mlp(ctx, 8, 16, 4);
+    await m.fit(x, y, { epochs: 1, batchSize: 16 });
+    const e = m.exportTfjs();
+    assertEq(e.weightsFile, 'group1-shard1of1.bin', 'shard name');
+    assert(e.weightData instanceof ArrayBuffer, 'weightData is an ArrayBuffer');
+    const j = JSON.parse(e.modelJson);
+    assertEq(j.format, 'layers-model', 'format');
+    assertEq(j.modelTopology.class_name, 'Sequential', 'topology');
+    assertEq(j.modelTopology.config.layers.map((l) => l.class_name).join(','), 'Dense,Dense', 'layers');
+    assertEq(j.modelTopology.config.layers[0].config.activation, 'tanh', 'activation');
+    assertEq(JSON.stringify(j.weightsManifest[0].paths), JSON.stringify([e.weightsFile]), 'the manifest names the shard');
+    const specs = j.weightsManifest[0].weights;
+    assertEq(specs.map((s) => `${s.name}[${s.shape}]`).join(' '), 'dense_0/kernel[8,16] dense_0/bias[16] dense_1/kernel[16,4] dense_1/bias[4]', 'names and shapes');
+    let offset = 0;
+    for (const s of specs) {
+      const n = s.shape.reduce((p, q) => p * q, 1);
+      const [layer, which] = s.name.split('/');
+      assert(sameArray(new Float32Array(e.weightData, offset, n), m.getWeight(layer, which)), `${s.name} as trained`);
+      offset += 4 * n;
+    }
+    assertEq(offset, e.weightData.byteLength, 'the shard holds the manifest\'s weights and nothing more');
+    const g = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 3, activation: 'gelu' }).compile();
+    expectError(() => g.exportTfjs(), 'ArgumentError', "exportTfjs: layer 'dense_0'");
+    const u = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 3 });
+    expectError(() => u.exportTfjs(), 'ArgumentError', 'exportTfjs: the model is not compiled');
+    ctx.delete();
+  },
+
   async 'delete() releases textures (pool counters); scopes delete what they made'() {
     const ctx = new gl.Context(WEBGL);
     const base = ctx.poolStats().live;

@@ -51,6 +51,8 @@ export async function main(): Promise<number> {
   const classes: Int32Array = model.predictClasses(data);
   const bytes: ArrayBuffer = model.saveCheckpoint();
   model.loadCheckpoint(bytes).setWeight('dense_0', 'bias', model.getWeight('dense_0', 'bias'));
+  const exported: { modelJson: string; weightData: ArrayBuffer; weightsFile: string } = model.exportTfjs();
+  void exported;
   const kept = gl.scope((s) => {
     const t = new gl.Tensor(ctx, 2, 2, new Float32Array(4));
     s.keep(t);
