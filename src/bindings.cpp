@@ -765,27 +765,67 @@ public:
 
     void compile(val options) {
         guard([&] {
-            Options o(options, "compile", {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
-            CompileOptions c;
-            std::string loss = lower(o.string("loss", "softmax_cross_entropy"));
-            if (loss == "softmax_cross_entropy") c.loss = LossKind::SoftmaxCrossEntropy;
-            else if (loss == "mse" || loss == "mean_squared_error") c.loss = LossKind::MeanSquaredError;
-            else if (loss == "binary_cross_entropy") c.loss = LossKind::BinaryCrossEntropy;
-            else
-                throw ArgumentError("compile: unknown loss '" + loss +
-                                    "' (valid: softmax_cross_entropy, mse, binary_cross_entropy)");
-            c.optimizer = parseOptimizer(o);
-            if (o.has("learningRate")) c.optimizer.lr = o.real("learningRate", c.optimizer.lr);
-            if (o.has("schedule")) c.schedule = parseSchedule(o.raw("schedule"));
-            c.clipNorm = o.real("clipNorm", 0.0f);
-            c.seed = uint32_t(o.integer("seed", 1, 0, 0xFFFFFFFFll));
-            std::string nan = lower(o.string("onNaN", "stop"));
-            if (nan == "stop") c.onNaN = NanPolicy::Stop;
-            else if (nan == "skip") c.onNaN = NanPolicy::Skip;
-            else if (nan == "ignore") c.onNaN = NanPolicy::Ignore;
-            else throw ArgumentError("compile: onNaN must be 'stop', 'skip' or 'ignore', got '" + nan + "'");
+            const CompileOptions c = parseCompile(options, "compile");
             owner->makeCurrent();
             model->compile(c);
+        });
+    }
+
+    // compile()'s options ({loss, optimizer, ...}); `where` names the call in errors.
+    static CompileOptions parseCompile(val options, const std::string& where) {
+        Options o(options, where, {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
+        CompileOptions c;
+        std::string loss = lower(o.string("loss", "softmax_cross_entropy"));
+        if (loss == "softmax_cross_entropy") c.loss = LossKind::SoftmaxCrossEntropy;
+        else if (loss == "mse" || loss == "mean_squared_error") c.loss = LossKind::MeanSquaredError;
+        else if (loss == "binary_cross_entropy") c.loss = LossKind::BinaryCrossEntropy;
+        else
+            throw ArgumentError(where + ": unknown loss '" + loss +
+                                "' (valid: softmax_cross_entropy, mse, binary_cross_entropy)");
+        c.optimizer = parseOptimizer(o);
+        if (o.has("learningRate")) c.optimizer.lr = o.real("learningRate", c.optimizer.lr);
+        if (o.has("schedule")) c.schedule = parseSchedule(o.raw("schedule"));
+        c.clipNorm = o.real("clipNorm", 0.0f);
+        c.seed = uint32_t(o.integer("seed", 1, 0, 0xFFFFFFFFll));
+        std::string nan = lower(o.string("onNaN", "stop"));
+        if (nan == "stop") c.onNaN = NanPolicy::Stop;
+        else if (nan == "skip") c.onNaN = NanPolicy::Skip;
+        else if (nan == "ignore") c.onNaN = NanPolicy::Ignore;
+        else throw ArgumentError(where + ": onNaN must be 'stop', 'skip' or 'ignore', got '" + nan + "'");
+        return c;
+    }
+
+    // The type name add() takes for a layer, for one made elsewhere (an import).
+    static std::string layerType(const Layer& l) {
+        if (std::holds_alternative<Dense>(l)) return "dense";
+        if (std::holds_alternative<ActivationLayer>(l)) return "activation";
+        if (std::holds_alternative<Dropout>(l)) return "dropout";
+        if (std::holds_alternative<Softmax>(l)) return "softmax";
+        if (std::holds_alternative<Conv2D>(l)) return "conv2d";
+        if (std::holds_alternative<MaxPool2D>(l)) return "maxpool2d";
+        if (std::holds_alternative<AveragePool2D>(l)) return "averagepool2d";
+        if (std::holds_alternative<GlobalAveragePooling2D>(l)) return "globalaveragepooling2d";
+        if (std::holds_alternative<Flatten>(l)) return "flatten";
+        return "batchnormalization";
+    }
+
+    // A compiled model from TF.js's Layers format: model.json's text and the
+    // bytes of its one weights shard (exportTfjs's two parts), compiled with
+    // compile()'s options. A malformed or unsupported file is a FormatError
+    // naming the layer or weight; nothing is made then.
+    static SequentialImpl* fromTfjs(ContextImpl& c, val modelJson, val weightData, val options) {
+        return guard([&]() -> SequentialImpl* {
+            if (!modelJson.isString())
+                throw ArgumentError("fromTfjs: modelJson must be model.json's text (a string), got " + typeName(modelJson));
+            const std::vector<uint8_t> bytes = bytesFrom(weightData, "fromTfjs: weightData");
+            const CompileOptions options_ = parseCompile(options, "fromTfjs");
+            c.makeCurrent();
+            auto s = std::make_unique<SequentialImpl>();
+            s->owner = &c;
+            s->model = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
+            for (size_t i = 0; i < s->model->layerCount(); ++i)
+                s->infos.push_back({layerType(s->model->layer(i)), s->model->layerName(i)});
+            return s.release();
         });
     }
 
@@ -1131,6 +1171,7 @@ EMSCRIPTEN_BINDINGS(gltrain) {
 
     class_<SequentialImpl>("SequentialImpl")
         .class_function("create", &SequentialImpl::create, allow_raw_pointers())
+        .class_function("fromTfjs", &SequentialImpl::fromTfjs, allow_raw_pointers())
         .function("add", &SequentialImpl::add)
         .function("compile", &SequentialImpl::compile)
         .function("beginFit", &SequentialImpl::beginFit, allow_raw_pointers())

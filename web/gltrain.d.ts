@@ -376,6 +376,12 @@ export interface TfjsExport {
 }
 export interface SequentialConstructor {
   new (ctx: Context, input: ModelInput): Sequential;
+  /**
+   * A compiled model from TensorFlow.js's Layers format: model.json's text (or the parsed object) and its one weights
+   * shard, as `exportTfjs()` gives them or as TF.js saves them (`model.save(tf.io.withSaveHandler(...))`). Layers
+   * and activations as the C++ `importTfjs` takes; anything else is a FormatError naming the layer or weight.
+   */
+  fromTfjs(ctx: Context, modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, options?: CompileOptions): Sequential;
 }
 
 export interface Scope {

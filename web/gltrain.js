@@ -282,15 +282,26 @@ function makeApi(M) {
     return o;
   }
 
+  // A model made by the module itself (an import), for Sequential's constructor to wrap.
+  class Imported { constructor(raw) { this.raw = raw; } }
+
   class Sequential extends Handle {
     #ctx;
     #fitActive = false;
     // input: the number of input features, or {inputSize} / {inputShape: [h, w, c]}.
     constructor(ctx, input) {
       contextOf(ctx, 'Sequential');
-      super(call(() => M.SequentialImpl.create(ctx._raw, input)));
+      super(input instanceof Imported ? input.raw : call(() => M.SequentialImpl.create(ctx._raw, input)));
       this.#ctx = ctx;
       ctx._adopt(this);
+    }
+    // A compiled model from TF.js's Layers format: model.json's text (or its
+    // parsed object) and the bytes of its one weights shard, as exportTfjs()
+    // gives them; options as compile() takes them.
+    static fromTfjs(ctx, modelJson, weightData, options = {}) {
+      contextOf(ctx, 'fromTfjs');
+      const text = modelJson !== null && typeof modelJson === 'object' ? JSON.stringify(modelJson) : modelJson;
+      return new Sequential(ctx, new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options))));
     }
     get context() { return this.#ctx; }
     get inputSize() { return this._raw.inputSize(); }

@@ -662,6 +662,33 @@ const tests = {
     ctx.delete();
   },
 
+  async 'fromTfjs: an exported model imports with the same layers and predictions and trains on; bad files are FormatErrors'() {
+    const ctx = new gl.Context(WEBGL);
+    const { x, y } = randomData(64, 8, 4);
+    const a = mlp(ctx, 8, 16, 4);
+    await a.fit(x, y, { epochs: 2, batchSize: 16 });
+    const e = a.exportTfjs();
+    const b = gl.Sequential.fromTfjs(ctx, e.modelJson, e.weightData, { optimizer: { type: 'sgd', lr: 0.1 } });
+    assert(b.compiled, 'compiled');
+    assertEq(JSON.stringify(b.summary()), JSON.stringify(a.summary()), 'the same layers, shapes and parameter counts');
+    assert(sameArray(b.predict(x), a.predict(x)), 'identical predictions');
+    const c = gl.Sequential.fromTfjs(ctx, JSON.parse(e.modelJson), new Uint8Array(e.weightData));  // object and view
+    assert(sameArray(c.predict(x), a.predict(x)), 'identical predictions from the parsed object and a view');
+    const before = b.evaluate(x, y).loss;
+    await b.fit(x, y, { epochs: 5, batchSize: 16 });
+    assert(b.evaluate(x, y).loss < before, 'fine-tuning lowers the loss');
+    expectError(() => gl.Sequential.fromTfjs(ctx, e.modelJson, e.weightData.slice(0, 100)), 'FormatError', 'model.json');
+    expectError(() => gl.Sequential.fromTfjs(ctx, '{"format": "layers-model"', e.weightData), 'FormatError', 'model.json');
+    const unknown = JSON.parse(e.modelJson);
+    unknown.modelTopology.config.layers[0].class_name = 'LSTM';
+    expectError(() => gl.Sequential.fromTfjs(ctx, unknown, e.weightData), 'FormatError', 'LSTM');
+    expectError(() => gl.Sequential.fromTfjs(ctx, 42, e.weightData), 'ArgumentError', "fromTfjs: modelJson must be model.json's text (a string), got a number");
+    expectError(() => gl.Sequential.fromTfjs(ctx, e.modelJson, 'bytes'), 'ArgumentError', 'fromTfjs: weightData must be an ArrayBuffer or a Uint8Array, got a string');
+    expectError(() => gl.Sequential.fromTfjs(ctx, e.modelJson, e.weightData, { loss: 'hinge' }), 'ArgumentError', "fromTfjs: unknown loss 'hinge'");
+    expectError(() => gl.Sequential.fromTfjs({}, e.modelJson, e.weightData), 'ArgumentError', 'fromTfjs: the first argument must be a Context');
+    ctx.delete();
+  },
+
   async 'delete() releases textures (pool counters); scopes delete what they made'() {
     const ctx = new gl.Context(WEBGL);
     const base = ctx.poolStats().live;

@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type Sequential, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 
 export async function main(): Promise<number> {
@@ -52,7 +52,8 @@ export async function main(): Promise<number> {
   const bytes: ArrayBuffer = model.saveCheckpoint();
   model.loadCheckpoint(bytes).setWeight('dense_0', 'bias', model.getWeight('dense_0', 'bias'));
   const exported: { modelJson: string; weightData: ArrayBuffer; weightsFile: string } = model.exportTfjs();
-  void exported;
+  const imported: Sequential = gl.Sequential.fromTfjs(ctx, exported.modelJson, exported.weightData, { optimizer: 'sgd' });
+  imported.delete();
   const kept = gl.scope((s) => {
     const t = new gl.Tensor(ctx, 2, 2, new Float32Array(4));
     s.keep(t);
