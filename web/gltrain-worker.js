@@ -72,6 +72,12 @@ const ops = {
     model = m;
     return model.summary();
   },
+  buildFromTfjs({ modelJson, weightData, compile }) {
+    const m = gl.Sequential.fromTfjs(ctx, modelJson, weightData, compile);
+    model?.delete();
+    model = m;
+    return model.summary();
+  },
   async fit({ id, train, options }) {
     const m = needModel('fit');
     const { evaluateEvery, validationData, ...rest } = options ?? {};
@@ -122,6 +128,9 @@ const ops = {
   },
   saveCheckpoint() {
     return needModel('saveCheckpoint').saveCheckpoint();
+  },
+  exportTfjs() {
+    return needModel('exportTfjs').exportTfjs();
   },
   loadCheckpoint({ bytes }) {
     needModel('loadCheckpoint').loadCheckpoint(bytes);

@@ -466,6 +466,8 @@ export declare class TrainingWorker {
   readonly version: string;
   load(name: string, source: WorkerDataSource, options?: { transfer?: boolean }): Promise<DatasetInfo>;
   build(model: WorkerModelSpec, compile?: CompileOptions): Promise<LayerSummary[]>;
+  /** Replaces the worker's model with a TF.js Layers model (as `Sequential.fromTfjs`). */
+  buildFromTfjs(modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, compile?: CompileOptions): Promise<LayerSummary[]>;
   fit(train: string, options?: WorkerFitOptions): Promise<FitResult>;
   /** Stops a running fit between slices (it resolves with stopped: true). */
   stop(): void;
@@ -476,6 +478,7 @@ export declare class TrainingWorker {
   x(dataset: string, start?: number, count?: number): Promise<Float32Array>;
   targets(dataset: string): Promise<Int32Array | Float32Array | null>;
   saveCheckpoint(): Promise<ArrayBuffer>;
+  exportTfjs(): Promise<TfjsExport>;
   loadCheckpoint(bytes: ArrayBuffer): Promise<boolean>;
   poolStats(): Promise<PoolStats>;
   summary(): Promise<LayerSummary[]>;

@@ -584,6 +584,10 @@ export class TrainingWorker {
   }
   // Replaces the worker's model: {inputSize | inputShape, layers: [...]}, compile options.
   build(model, compile = {}) { return this.#request('build', { model, compile }); }
+  // Replaces the worker's model with a TF.js Layers model (Sequential.fromTfjs).
+  buildFromTfjs(modelJson, weightData, compile = {}) {
+    return this.#request('buildFromTfjs', { modelJson, weightData, compile });
+  }
   // Trains on dataset `train`; options as Sequential.fit (validationData: a dataset name) plus
   // evaluateEvery: {dataset, steps} which evaluates during training (onEvaluate).
   fit(train, options = {}) {
@@ -609,6 +613,7 @@ export class TrainingWorker {
   x(dataset, start, count) { return this.#request('x', { dataset, start, count }); }
   targets(dataset) { return this.#request('targets', { dataset }); }
   saveCheckpoint() { return this.#request('saveCheckpoint', {}); }
+  exportTfjs() { return this.#request('exportTfjs', {}); }
   loadCheckpoint(bytes) { return this.#request('loadCheckpoint', { bytes }); }
   poolStats() { return this.#request('poolStats', {}); }
   summary() { return this.#request('summary', {}); }

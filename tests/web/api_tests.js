@@ -812,6 +812,13 @@ const tests = {
     await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
     await w.loadCheckpoint(ck);
     assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'checkpoint through the worker');
+    const ex = await w.exportTfjs();
+    assertEq(ex.weightData.byteLength, 4 * (784 * 32 + 32 + 32 * 10 + 10), 'TF.js export through the worker');
+    await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 10 }] });
+    const importedLayers = await w.buildFromTfjs(ex.modelJson, ex.weightData, { optimizer: 'sgd' });
+    assertEq(importedLayers.map((l) => l.outputSize).join(','), '32,10', 'the imported layers');
+    assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'TF.js import through the worker');
+    await expectReject(w.buildFromTfjs('{', ex.weightData), 'FormatError', 'model.json');
     await expectReject(w.build({ inputSize: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add (dense): units must be in [1,');
     await expectReject(w.fit('nope'), 'ArgumentError', "fit: no dataset named 'nope'");
     await expectReject(w.load('bad', { images: 'data/missing', labels: 'data/missing' }), 'IoError', 'HTTP 404');

@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type Sequential, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type Sequential, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 
 export async function main(): Promise<number> {
@@ -95,6 +95,9 @@ export async function main(): Promise<number> {
   ctx.loseContext();
   ctx.restoreContext();
   const p: Int32Array = await worker.predictClasses({ dataset: 'train', count: 10 });
+  const ex = await worker.exportTfjs();
+  const rebuilt: LayerSummary[] = await worker.buildFromTfjs(ex.modelJson, ex.weightData);
+  void rebuilt;
   worker.terminate();
 
   // @ts-expect-error: a layer type that does not exist

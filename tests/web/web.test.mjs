@@ -68,7 +68,10 @@ test('api', { timeout: 900000 }, async (t) => {
   const page = await context.newPage();
   const errors = watch(page, (m) => m.location().url.includes('/data/missing'));  // the 404 one test asks for
   await page.goto(`${server.url}/tests/api.html`);
-  await page.waitForFunction(() => window.apiTestsReady === true, null, { timeout: 60000 });
+  // A page that fails to load (a syntax error in api_tests.js) says why, not only that it timed out.
+  await page.waitForFunction(() => window.apiTestsReady === true, null, { timeout: 60000 }).catch((e) => {
+    throw new Error(`the API test page did not load: ${errors.join('; ') || e.message}`);
+  });
   const names = await page.evaluate(() => window.apiTests.names);
   assert.ok(names.length >= 10, 'the API tests loaded');
   for (const name of names) {
