@@ -164,6 +164,10 @@ TEST_P(TensorRowWindow, PassesSampleTheWindowsRows) {
                     << layoutName(outLayout);
             }
             EXPECT_TRUE(bitEqual(w.download(), sliceRows(hb, first, count)));
+            HostMatrix reused(2, 3, std::vector<float>(6, 9.0f));  // reshaped, its old values gone
+            w.download(reused);
+            ASSERT_EQ(reused.data.size(), size_t(count) * size_t(base.cols));
+            EXPECT_TRUE(bitEqual(reused, sliceRows(hb, first, count))) << "into a reused matrix";
         }
         // One recorded pass, the window moved between runs.
         Tensor w = Tensor::rowWindow(b, 0, 3), out(ctx, 3, base.cols);
@@ -182,6 +186,7 @@ TEST_P(TensorRowWindow, PassesSampleTheWindowsRows) {
         Tensor o2(ctx, 2, base.cols);
         scale(ww, 1.0f, o2);
         EXPECT_TRUE(bitEqual(o2.download(), sliceRows(hb, 7, 2)));
+        EXPECT_TRUE(bitEqual(ww.download(), sliceRows(hb, 7, 2)));
     }
 }
 

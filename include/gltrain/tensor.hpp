@@ -194,11 +194,12 @@ public:
     // training loop reads its losses and counts this way).
     void download(HostMatrix& into) const {
         requireLive("Tensor::download");
-        if (base_) {  // the base's rows, sliced
-            HostMatrix all = base_->download();
+        if (base_) {  // the base's rows into `into`, then the window's moved to the front
+            base_->download(into);
+            const size_t n = size();
+            std::memmove(into.data.data(), into.data.data() + size_t(row0_) * size_t(cols()), n * sizeof(float));
+            into.data.resize(n);
             into.rows = rows(), into.cols = cols();
-            into.data.assign(all.data.begin() + std::ptrdiff_t(size_t(row0_) * size_t(cols())),
-                             all.data.begin() + std::ptrdiff_t(size_t(row0_ + rows()) * size_t(cols())));
             return;
         }
         if (!renderable())
