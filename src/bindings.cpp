@@ -797,6 +797,7 @@ public:
 
     // The type name add() takes for a layer, for one made elsewhere (an import).
     static std::string layerType(const Layer& l) {
+        static_assert(std::variant_size_v<Layer> == 10, "layerType: name the new layer type below");
         if (std::holds_alternative<Dense>(l)) return "dense";
         if (std::holds_alternative<ActivationLayer>(l)) return "activation";
         if (std::holds_alternative<Dropout>(l)) return "dropout";
