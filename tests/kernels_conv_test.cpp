@@ -6,6 +6,10 @@
 // most a few thousand random-sign terms, as in kernels_matmul_test.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "gltrain/ops/batchnorm.hpp"
 #include "gltrain/ops/conv.hpp"
 #include "gltrain/reference.hpp"
@@ -204,5 +208,42 @@ TEST(KernelsBatchNorm, MatchesReference) {
                 EXPECT_LE(err(dx.download(), grads.dX), 1e-4) << at;
             }
         }
+    }
+}
+
+// update/moving_average against the reference on odd widths and two layouts;
+// with a loss guard, a finite loss lets the average move and a NaN or Inf one
+// leaves it exactly as it was.
+TEST(KernelsBatchNorm, MovingAverageMatchesReferenceAndHonoursTheLossGuard) {
+    Context& ctx = gltrain::test::context();
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int c : {1, 3, 5, 127, 1025})
+        for (Layout layout : {Layout::Packed, Layout::Unpacked}) {
+            const std::string where = "1x" + std::to_string(c) + " " + layoutName(layout);
+            HostMatrix a = randomMatrix(1, c, 21, 0.0f, 2.0f), x = randomMatrix(1, c, 22, 0.0f, 2.0f);
+            const auto want = ref::movingAverage(a.cast<double>(), x.cast<double>(), 0.9, 1.25);
+            for (float loss : {0.0f /* no guard */, 2.5f, nan, inf, -inf}) {
+                const bool guarded = loss != 0.0f;
+                PingPong avg(ctx, a, layout);
+                Tensor stat(ctx, x, layout), guard(ctx, HostMatrix(1, 1, std::vector<float>{loss}));
+                PassList l;
+                recordMovingAverage(l, avg, stat, 0.9f, 1.25f, guarded ? &guard : nullptr);
+                l.run();
+                avg.swap();
+                const HostMatrix got = avg.front().download();
+                if (guarded && !std::isfinite(loss))
+                    EXPECT_EQ(got.data, a.data) << where << " loss " << loss;
+                else
+                    EXPECT_LE(err(got, want), kTol) << where << " loss " << loss;
+            }
+        }
+    PingPong avg(ctx, 1, 4);
+    Tensor wrong(ctx, 1, 3);
+    PassList l;
+    try {
+        recordMovingAverage(l, avg, wrong, 0.9f, 1.0f);
+        ADD_FAILURE() << "a 1x3 statistic for a 1x4 average was accepted";
+    } catch (const ArgumentError& e) {
+        EXPECT_STREQ(e.what(), "movingAverage: the statistic is 1x3, expected 1x4");
     }
 }

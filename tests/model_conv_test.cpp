@@ -111,6 +111,51 @@ TEST(ModelConv, CheckpointRoundTripKeepsPredictions) {
     EXPECT_EQ(other.predict(x).data, before.data);
 }
 
+// A step whose loss is NaN or Inf changes nothing under NanPolicy Skip and Stop —
+// batch normalization's moving averages included (they are updated after the
+// loss is known, guarded by it as the parameters are) — on the GPU as on the CPU
+// backend; under Ignore the averages move. The bad steps have targets of 1e30,
+// whose squared error is Inf: the batch statistics themselves are fine.
+TEST(ModelConv, NonFiniteLossKeepsBatchNormMovingAverages) {
+    HostMatrix x = randomMatrix(32, 6, 41), good = randomMatrix(32, 1, 42), bad(32, 1, 1e30f);
+    for (Context* ctx : {&test::context(), &test::cpuContext()})
+        for (NanPolicy policy : {NanPolicy::Skip, NanPolicy::Stop, NanPolicy::Ignore}) {
+            SCOPED_TRACE(std::string(ctx == &test::cpuContext() ? "cpu" : "gpu") + ", policy " +
+                         std::to_string(int(policy)));
+            Sequential m(*ctx, 6);
+            m.add(Dense{5}).add(BatchNormalization{0.5f}).add(Dense{1});
+            CompileOptions c;
+            c.loss = LossKind::MeanSquaredError;
+            c.optimizer.kind = OptimizerKind::SGD;
+            c.optimizer.lr = 0.05f;
+            c.onNaN = policy;
+            m.compile(c);
+            FitOptions f;
+            f.batchSize = 8;
+            f.epochs = 1;
+            f.shuffle = false;
+            m.fit(x, Targets(good), f);  // four good steps: the averages leave their initial 0 and 1
+            const std::string bn = m.layerName(1);
+            const HostMatrix mean = m.weight(bn, "moving_mean"), var = m.weight(bn, "moving_variance");
+            const HostMatrix kernel = m.weight(m.layerName(0), "kernel");
+            EXPECT_NE(mean.data, std::vector<float>(5, 0.0f));
+            f.epochs = 2;  // one more epoch (epochs counts from the model's first)
+            if (policy == NanPolicy::Stop) {
+                const std::string msg = message([&] { m.fit(x, Targets(bad), f); });
+                EXPECT_NE(msg.find("fit: the loss is Inf"), std::string::npos) << msg;
+            } else {
+                m.fit(x, Targets(bad), f);
+            }
+            if (policy == NanPolicy::Ignore) {
+                EXPECT_NE(m.weight(bn, "moving_mean").data, mean.data);
+                continue;
+            }
+            EXPECT_EQ(m.weight(bn, "moving_mean").data, mean.data);
+            EXPECT_EQ(m.weight(bn, "moving_variance").data, var.data);
+            EXPECT_EQ(m.weight(m.layerName(0), "kernel").data, kernel.data);
+        }
+}
+
 #ifndef __EMSCRIPTEN__
 // Native only: at software-renderer speed this takes about a minute here and
 // several in the browser, where the web pages train the same models (#6).

@@ -1330,6 +1330,12 @@ private:
         std::vector<const Tensor*> in(L), out(L);
         std::vector<Tensor*> z(L, nullptr), mask(L, nullptr);
         std::vector<std::pair<Tensor*, Tensor*>> batchStats(L, {nullptr, nullptr});  // BatchNormalization: mean, var
+        struct MovingAverage {  // BatchNormalization's, moved after the updates
+            PingPong* avg;
+            const Tensor* stat;
+            float momentum, scale;
+        };
+        std::vector<MovingAverage> movingAverages;
         const Tensor* cur = &p.xb;
         for (size_t i = 0; i < L; ++i) {
             LayerState& S = layers_[i];
@@ -1383,15 +1389,12 @@ private:
                     Tensor& var = p.temp(ctx, 1, C);
                     recordBatchStats(fw, *cur, C, mean, var);
                     recordBatchNormApply(fw, *cur, mean, var, gamma, beta, bn->epsilon, Activation::Linear, y);
-                    // Moving averages, the variance made unbiased (reference/batchnorm.hpp).
+                    // Moving averages, the variance made unbiased (reference/batchnorm.hpp):
+                    // recorded after the updates, guarded by the loss as they are.
                     const double m = double(B) * S.out.pixels();
-                    const std::string unbias = std::to_string(m > 1 ? m / (m - 1) : 1.0);
-                    recordBinary(fw, "moving mean", "(alpha * (a) + (1.0 - alpha) * (b))", movingMean.value->front(), mean,
-                                 movingMean.value->back(), bn->momentum);
-                    recordBinary(fw, "moving variance", "(alpha * (a) + (1.0 - alpha) * " + unbias + " * (b))",
-                                 movingVar.value->front(), var, movingVar.value->back(), bn->momentum);
-                    p.swaps.push_back(movingMean.value.get());
-                    p.swaps.push_back(movingVar.value.get());
+                    const float unbias = float(m > 1 ? m / (m - 1) : 1.0);
+                    movingAverages.push_back({movingMean.value.get(), &mean, bn->momentum, 1.0f});
+                    movingAverages.push_back({movingVar.value.get(), &var, bn->momentum, unbias});
                     batchStats[i] = {&mean, &var};
                 } else {
                     recordBatchNormApply(fw, *cur, movingMean.value->front(), movingVar.value->front(), gamma, beta,
@@ -1599,6 +1602,13 @@ private:
             p.updates.push_back(&u);
             p.swaps.push_back(v->value.get());
             for (auto* s : slots) p.swaps.push_back(s);
+        }
+        // The loss, not a loss-scaling step guard: an overflowed scaled gradient
+        // does not make the batch's statistics wrong.
+        for (auto& a : movingAverages) {
+            recordMovingAverage(p.train, *a.avg, *a.stat, a.momentum, a.scale,
+                                options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean);
+            p.swaps.push_back(a.avg);
         }
     }
 

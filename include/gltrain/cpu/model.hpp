@@ -11,9 +11,8 @@
 // class only computes. Every buffer is sized on first use of a batch size and
 // reused, so the steady state allocates nothing.
 //
-// One difference from the GPU, by design: a step whose loss is NaN or Inf
-// (with NanPolicy Stop or Skip) changes nothing at all — batch normalization's
-// moving averages included, which the GPU path still updates.
+// As on the GPU, a step whose loss is NaN or Inf (with NanPolicy Stop or Skip)
+// changes nothing at all, batch normalization's moving averages included.
 #pragma once
 #include <cmath>
 #include <cstdint>

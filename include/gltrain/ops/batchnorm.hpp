@@ -5,14 +5,17 @@
 //   batchNormApply:    act(gamma (x - mean) rstd + beta)     forward/bn_apply
 //   batchNormParamGrads: dgamma, dbeta                        backward/bn_params (2 targets), reduce/sum_slices
 //   batchNormInputGrad: dX of training-mode normalization    backward/bn_input
+//   movingAverage:     momentum avg + (1 - momentum) scale stat  update/moving_average
 //
 // Every kernel takes a vectorised path when C is a multiple of 4 (a texel is
 // 4 channels of one pixel) and a per-lane path otherwise.
 #pragma once
+#include <cmath>
 #include <string>
 
 #include "gltrain/activation.hpp"
 #include "gltrain/ops/conv.hpp"
+#include "gltrain/ping_pong.hpp"
 
 namespace gltrain {
 
@@ -95,6 +98,25 @@ inline Pass& recordBatchNormInputGrad(PassList& list, const Tensor& dy, const Te
     p.input("DY", dy).input("X", x).input("MEAN", mean).input("VAR", var).input("GAMMA", gamma);
     p.input("DGAMMA", dgamma).input("DBETA", dbeta).output(dx);
     return p.uniformInt("channels", c).uniform("eps", eps);
+}
+
+// A moving average (1 x C) moved toward this step's statistic: reads avg.front(),
+// writes avg.back() (the caller swaps). Recorded after the step's loss, with
+// `lossGuard` (its 1x1 loss) given, a NaN or Inf loss leaves the average as it was.
+inline Pass& recordMovingAverage(PassList& list, PingPong& avg, const Tensor& stat, float momentum, float scale,
+                                 const Tensor* lossGuard = nullptr) {
+    detail::requireShape("movingAverage", "the statistic", stat, avg.front().rows(), avg.front().cols());
+    if (!(momentum >= 0.0f && momentum <= 1.0f) || !std::isfinite(scale))
+        throw ArgumentError("movingAverage: momentum must be in [0, 1] and the scale finite, got " +
+                            std::to_string(momentum) + " and " + std::to_string(scale));
+    detail::requireSameContext("movingAverage", "the average", avg.front(), "the statistic", stat);
+    Pass& p = list.add(Pass(stat.context(), "update/moving_average"));
+    p.input("A", avg.front()).input("X", stat).output(avg.back()).uniform("momentum", momentum).uniform("scale", scale);
+    if (lossGuard) {
+        detail::requireSameContext("movingAverage", "the average", avg.front(), "the loss guard", *lossGuard);
+        p.input("LOSS", *lossGuard);
+    }
+    return p;
 }
 
 }  // namespace gltrain

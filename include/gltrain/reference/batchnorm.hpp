@@ -1,5 +1,5 @@
 // Batch normalization over channels: the reference for forward/bn_stats,
-// forward/bn_apply and backward/bn_*.
+// forward/bn_apply, backward/bn_* and update/moving_average.
 //
 // X is N x (P*C) (P pixels of C channels; P = 1 after a Dense layer). Each
 // channel is normalised over its N*P values:
@@ -90,6 +90,18 @@ BatchNormGrads<T> batchNormBackward(const HostMatrixT<T>& X, const HostMatrixT<T
             g.dX(n, j) = gamma(0, c) * rstd / m * (m * dY(n, j) - g.dBeta(0, c) - xhat(n, j) * g.dGamma(0, c));
         }
     return g;
+}
+
+// A running average moved toward a statistic (both 1 x C): the moving mean with
+// scale 1, the moving variance with scale M / (M - 1).
+template <class T>
+HostMatrixT<T> movingAverage(const HostMatrixT<T>& avg, const HostMatrixT<T>& stat, detail::NonDeduced<T> momentum,
+                             detail::NonDeduced<T> scale) {
+    if (avg.rows != stat.rows || avg.cols != stat.cols)
+        detail::fail("movingAverage", "the average is " + detail::shape(avg) + " but the statistic " + detail::shape(stat));
+    HostMatrixT<T> out(avg.rows, avg.cols);
+    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = momentum * avg.data[i] + (1 - momentum) * scale * stat.data[i];
+    return out;
 }
 
 }  // namespace gltrain::ref
