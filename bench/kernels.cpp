@@ -88,7 +88,7 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
                 kernel.c_str(), kernel == "matmul_tiled" ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
-// Small dense models (MSE, SGD) trained on the GPU with the recomputed step
+// Small dense models (MSE or softmax cross-entropy, SGD) trained on the GPU with the recomputed step
 // (one pass per parameter) and with the general one: median ms/step over
 // blocks of 10 steps whose last reads the loss, and with the loss read every
 // step; the recomputed step's multiply-adds (what CompileOptions::smallDenseStepMacs
@@ -100,16 +100,21 @@ void smallDenseTable(int reps) {
     struct Shape {
         std::vector<int> widths;
         int batch;
+        bool softmax = false;  // softmax cross-entropy on class labels (else MSE)
     };
     const std::vector<Shape> shapes = {{{2, 8, 1}, 4},      {{2, 8, 1}, 16},      {{2, 8, 1}, 64},
                                        {{2, 8, 8, 1}, 16},   {{4, 16, 1}, 32},     {{4, 32, 1}, 16},
                                        {{2, 16, 16, 1}, 8},  {{2, 16, 16, 1}, 32}, {{2, 64, 1}, 32},
-                                       {{8, 32, 32, 1}, 4}};
-    std::printf("\n| small dense model (MSE, SGD) | batch | recomputed step, multiply-adds | loss every 10: recomputed / general, ms/step | loss every step: recomputed / general |\n");
+                                       {{8, 32, 32, 1}, 4},  {{2, 8, 3}, 16, true}, {{4, 16, 3}, 32, true},
+                                       {{4, 16, 16, 3}, 16, true}};
+    std::printf("\n| small dense model (SGD), loss | batch | recomputed step, multiply-adds | loss every 10: recomputed / general, ms/step | loss every step: recomputed / general |\n");
     std::printf("|---|---:|---:|---:|---:|\n");
     for (const Shape& sh : shapes) {
-        const int rows = 4096;
-        HostMatrix x = random(rows, sh.widths.front(), 11), y = random(rows, sh.widths.back(), 12);
+        const int rows = 4096, classes = sh.widths.back();
+        HostMatrix x = random(rows, sh.widths.front(), 11), y = random(rows, sh.softmax ? 1 : classes, 12);
+        std::vector<int> labels(static_cast<size_t>(rows));
+        for (int r = 0; r < rows; ++r) labels[size_t(r)] = (r * 7 + int(x.data[size_t(r) * size_t(x.cols)] > 0)) % classes;
+        const Targets targets = sh.softmax ? Targets(labels) : Targets(y);
         int64_t macs = 0, texels = 0;
         for (size_t l = 0; l + 1 < sh.widths.size(); ++l) {
             macs += int64_t(sh.widths[l]) * sh.widths[l + 1];
@@ -122,7 +127,7 @@ void smallDenseTable(int reps) {
             for (size_t l = 1; l + 1 < sh.widths.size(); ++l) m.add(Dense{sh.widths[l], Activation::Tanh});
             m.add(Dense{sh.widths.back()});
             CompileOptions c;
-            c.loss = LossKind::MeanSquaredError;
+            c.loss = sh.softmax ? LossKind::SoftmaxCrossEntropy : LossKind::MeanSquaredError;
             c.optimizer.kind = OptimizerKind::SGD;
             c.optimizer.lr = 0.01f;
             c.smallDenseStepMacs = recomputed ? std::numeric_limits<int64_t>::max() : 0;
@@ -132,7 +137,7 @@ void smallDenseTable(int reps) {
                 f.epochs = 1000;
                 f.batchSize = sh.batch;
                 f.lossEvery = every;
-                m.beginFit(x, Targets(y), f);
+                m.beginFit(x, targets, f);
                 for (int i = 0; i < 20 || m.step() % every; ++i) m.stepOnce();
                 std::vector<double> t;
                 for (int b = 0; b < reps * (every == 1 ? 10 : 2); ++b) {
@@ -147,6 +152,7 @@ void smallDenseTable(int reps) {
         }
         std::string name;
         for (int w : sh.widths) name += (name.empty() ? "" : "-") + std::to_string(w);
+        name += sh.softmax ? ", softmax" : ", mse";
         std::printf("| %s | %d | %lld | %.3f / %.3f | %.3f / %.3f |\n", name.c_str(), sh.batch, (long long)stepMacs,
                     ms[1][0], ms[0][0], ms[1][1], ms[0][1]);
     }

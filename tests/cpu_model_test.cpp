@@ -244,6 +244,68 @@ TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
         }
 }
 
+// A small softmax classifier (with and without a final Softmax layer) takes the
+// recomputed step too: the loss pass, the correct count's and one update per
+// parameter (2 + 4 passes). Its losses, weights and epoch accuracies agree with
+// the CPU backend's and with the general step's.
+TEST(CpuModel, SmallSoftmaxClassifierTakesTheRecomputedStep) {
+    HostMatrix x = randomMatrix(48, 5, 71);
+    std::vector<int> y(48);
+    for (int i = 0; i < 48; ++i) y[size_t(i)] = int(x.data[size_t(i) * 5] > 0.0f) + int(x.data[size_t(i) * 5 + 1] > 0.3f);
+    for (bool softmaxLayer : {false, true}) {
+        struct Run {
+            std::vector<float> losses, accuracies;
+            std::unique_ptr<Sequential> m;
+        };
+        auto run = [&](Context& ctx, bool recomputed) {
+            Run r;
+            r.m = std::make_unique<Sequential>(ctx, 5);
+            r.m->add(Dense{6, Activation::Tanh}).add(Dense{3});
+            if (softmaxLayer) r.m->add(Softmax{});
+            CompileOptions c;
+            c.optimizer.kind = OptimizerKind::Adam;
+            c.optimizer.lr = 0.02f;
+            c.seed = 4;
+            if (!recomputed) c.smallDenseStepMacs = 0;
+            r.m->compile(c);
+            FitOptions f;
+            f.epochs = 5;
+            f.batchSize = 8;
+            Callbacks cb;
+            cb.onStep = [&](const StepInfo& s) { r.losses.push_back(s.loss); };
+            cb.onEpoch = [&](const EpochInfo& e) { r.accuracies.push_back(e.accuracy); };
+            r.m->fit(x, y, f, cb);
+            return r;
+        };
+        const std::string what = softmaxLayer ? "with a Softmax layer" : "logits out";
+        Run cpu = run(test::cpuContext(), true), small = run(test::context(), true), general = run(test::context(), false);
+        ASSERT_EQ(small.losses.size(), 30u) << what;
+        for (const Run* other : {&cpu, &general}) {
+            ASSERT_EQ(other->losses.size(), small.losses.size()) << what;
+            for (size_t i = 0; i < small.losses.size(); ++i)
+                EXPECT_NEAR(other->losses[i], small.losses[i], 1e-4 * std::max(1.0f, small.losses[i])) << what << ", step " << i + 1;
+            // Each epoch counts 48 rows; a near-tie may round either way on another engine: one row.
+            ASSERT_EQ(other->accuracies.size(), small.accuracies.size()) << what;
+            for (size_t i = 0; i < small.accuracies.size(); ++i)
+                EXPECT_NEAR(other->accuracies[i], small.accuracies[i], 1.01 / 48) << what << ", epoch " << i;
+            for (size_t l : {0u, 1u})
+                EXPECT_LE(maxRelDiff(other->m->weight(other->m->layerName(l), "kernel"),
+                                     small.m->weight(small.m->layerName(l), "kernel").cast<double>()),
+                          1e-4)
+                    << what << ", layer " << l;
+        }
+        EXPECT_LT(small.losses.back(), small.losses.front()) << what;
+        EXPECT_GT(small.accuracies.back(), 0.6f) << what;
+        const auto passes = small.m->profileStep(x, y, 8, 1);
+        ASSERT_EQ(passes.size(), 6u) << what;
+        EXPECT_EQ(passes[0].kernel, "loss/mlp_loss") << what;
+        EXPECT_EQ(passes[1].kernel, "loss/mlp_correct") << what;
+        for (size_t i = 2; i < passes.size(); ++i) EXPECT_EQ(passes[i].kernel, "update/adam") << what;
+        const Evaluation e = small.m->evaluate(x, y);
+        EXPECT_NEAR(e.accuracy, general.m->evaluate(x, y).accuracy, 1.01 / 48) << what;
+    }
+}
+
 // CompileOptions::smallDenseStepMacs bounds the recomputed step: 0 keeps a
 // model the default would recompute on the general step; negative is refused.
 TEST(CpuModel, SmallDenseStepMacsChoosesTheStep) {

@@ -4,7 +4,8 @@
 // SGD with lr 1 and no decay, so p - p' is the gradient the kernel computed:
 // within 2e-5 of the largest reference gradient (fp32 sums and the p - p'
 // cancellation). The loss within 1e-5 relative. Odd widths 1 to 9, one to four
-// layers, every activation, both losses, windows and pages. The other
+// layers, every activation, all three losses (MSE, BCE, softmax cross-entropy
+// with class labels, whose correct count is checked too), windows and pages. The other
 // optimizers are checked against their own pass fed the reference gradient,
 // and the gradient against finite differences of the loss pass itself.
 #include <gtest/gtest.h>
@@ -29,12 +30,14 @@ struct Net {
     PointwiseLoss loss;
     Layout layout = Layout::Packed;  // of the parameters
     bool small = false;              // the paged context, x and t windows past its first page
+    bool softmax = false;            // softmax cross-entropy against class labels (loss unused)
 };
 
 std::string name(const Net& n) {
     std::string s;
     for (int w : n.widths) s += (s.empty() ? "" : "-") + std::to_string(w);
-    s += " batch " + std::to_string(n.batch) + (n.loss == PointwiseLoss::MeanSquaredError ? " mse" : " bce");
+    s += " batch " + std::to_string(n.batch) +
+         (n.softmax ? " softmax" : n.loss == PointwiseLoss::MeanSquaredError ? " mse" : " bce");
     return s + " " + layoutName(n.layout) + (n.small ? " paged" : "");
 }
 
@@ -43,6 +46,7 @@ std::string name(const Net& n) {
 struct Fixture {
     Context* ctx;
     HostMatrix x, t;
+    std::vector<int> labels;  // t's rows as class labels (softmax)
     std::vector<HostMatrix> w, b;
     Tensor xBase, tBase, xb, tb;
     std::vector<std::unique_ptr<PingPong>> W, B;
@@ -51,18 +55,24 @@ struct Fixture {
 
     Fixture(const Net& n, unsigned seed) : ctx(n.small ? &test::smallContext() : &test::context()) {
         const int L = int(n.acts.size()), first = n.small ? 70 : 1, rows = n.small ? 100 : n.batch + 2;
-        HostMatrix xs = randomMatrix(rows, n.widths[0], seed), ts = randomMatrix(rows, n.widths[L], seed + 1, 0.0f, 1.0f);
+        const int classes = n.widths[size_t(L)], tcols = n.softmax ? 1 : classes;
+        HostMatrix xs = randomMatrix(rows, n.widths[0], seed), ts = randomMatrix(rows, tcols, seed + 1, 0.0f, 1.0f);
+        if (n.softmax)
+            for (float& v : ts.data) v = std::min(std::floor(v * float(classes)), float(classes - 1));
         xBase = Tensor(*ctx, xs);
         tBase = Tensor(*ctx, ts);
         xb = Tensor::rowWindow(xBase, first, n.batch);
         tb = Tensor::rowWindow(tBase, first, n.batch);
         x = HostMatrix(n.batch, n.widths[0]);
-        t = HostMatrix(n.batch, n.widths[L]);
+        t = HostMatrix(n.batch, tcols);
         std::copy_n(xs.data.begin() + first * n.widths[0], x.data.size(), x.data.begin());
-        std::copy_n(ts.data.begin() + first * n.widths[L], t.data.size(), t.data.begin());
+        std::copy_n(ts.data.begin() + first * tcols, t.data.size(), t.data.begin());
+        if (n.softmax)
+            for (float v : t.data) labels.push_back(int(v));
         mlp.x = &xb;
         mlp.t = &tb;
         mlp.loss = n.loss;
+        mlp.softmaxLabels = n.softmax;
         for (int l = 0; l < L; ++l) {
             const float s = 1.5f / std::sqrt(float(n.widths[size_t(l)]));
             w.push_back(randomMatrix(n.widths[size_t(l)], n.widths[size_t(l) + 1], seed + 10 + unsigned(l), -s, s));
@@ -78,6 +88,7 @@ struct Fixture {
 struct Reference {
     double loss;
     std::vector<MatD> dW, db;
+    int correct = 0;  // softmax: rows whose argmax is the label
 };
 Reference reference(const Net& n, const Fixture& f) {
     const size_t L = n.acts.size();
@@ -87,10 +98,19 @@ Reference reference(const Net& n, const Fixture& f) {
         in.push_back(ref::activate(z.back(), n.acts[l], double(f.alpha)));
     }
     const MatD t = f.t.cast<double>();
-    auto lossAndGrad = n.loss == PointwiseLoss::MeanSquaredError ? ref::mse(in.back(), t)
-                                                                 : ref::binaryCrossEntropyWithLogits(in.back(), t);
-    Reference r{double(lossAndGrad.loss), std::vector<MatD>(L), std::vector<MatD>(L)};
-    MatD dy = lossAndGrad.grad;
+    Reference r{0.0, std::vector<MatD>(L), std::vector<MatD>(L)};
+    MatD dy;
+    if (n.softmax) {
+        auto lossAndGrad = ref::softmaxCrossEntropy(in.back(), f.labels);
+        r.loss = lossAndGrad.mean();
+        r.correct = ref::correctCount(in.back(), f.labels);
+        dy = lossAndGrad.grad;
+    } else {
+        auto lossAndGrad = n.loss == PointwiseLoss::MeanSquaredError ? ref::mse(in.back(), t)
+                                                                     : ref::binaryCrossEntropyWithLogits(in.back(), t);
+        r.loss = lossAndGrad.loss;
+        dy = lossAndGrad.grad;
+    }
     for (size_t l = L; l-- > 0;) {
         auto g = ref::denseBackward(in[l], f.w[l].cast<double>(), z[l], dy, n.acts[l], double(f.alpha));
         r.dW[l] = g.dW;
@@ -124,6 +144,11 @@ const std::vector<Net>& nets() {
         {{4, 9, 1, 5, 2}, {A::Tanh, A::ReLU, A::Linear, A::Sigmoid}, 7, PointwiseLoss::MeanSquaredError,
          Layout::PackedRows4},
         {{3, 70, 2}, {A::Tanh, A::Linear}, 9, PointwiseLoss::BinaryCrossEntropyWithLogits, Layout::Packed, true},
+        // Softmax cross-entropy: 2 to 7 classes, a hidden activation on the output, pages.
+        {{4, 6, 3}, {A::Tanh, A::Linear}, 11, {}, Layout::Packed, false, true},
+        {{1, 2}, {A::Linear}, 1, {}, Layout::Unpacked, false, true},
+        {{5, 9, 4, 7}, {A::ReLU, A::LeakyReLU, A::Sigmoid}, 5, {}, Layout::PackedRows4, false, true},
+        {{3, 70, 3}, {A::GELU, A::Linear}, 9, {}, Layout::Packed, true, true},
     };
     return v;
 }
@@ -138,17 +163,19 @@ TEST(KernelsMlp, LossAndGradientsMatchTheReference) {
         Fixture f(n, 7);
         if (n.small) ASSERT_TRUE(f.xBase.geometry().paged() && f.W[1]->front().geometry().paged()) << name(n);
         const Reference want = reference(n, f);
-        Tensor mean(*f.ctx, 1, 1);
+        Tensor mean(*f.ctx, 1, 1), count(*f.ctx, 1, 1), running(*f.ctx, HostMatrix(1, 1, std::vector<float>{3.0f}));
         PassList list;
         recordSmallMlpLoss(list, f.mlp, mean);
+        if (n.softmax) recordSmallMlpCorrectCount(list, f.mlp, count, &running);
         for (size_t l = 0; l < n.acts.size(); ++l) {
             recordSmallMlpUpdate(list, sgd, f.mlp, int(l), false, *f.W[l], {});
             recordSmallMlpUpdate(list, sgd, f.mlp, int(l), true, *f.B[l], {});
         }
-        EXPECT_EQ(list.size(), 1 + 2 * n.acts.size());
+        EXPECT_EQ(list.size(), (n.softmax ? 2 : 1) + 2 * n.acts.size());
         list.run();
         const float loss = mean.download().data[0];
         EXPECT_NEAR(loss, want.loss, 1e-5 * std::max(1.0, std::fabs(want.loss))) << name(n);
+        if (n.softmax) EXPECT_EQ(count.download().data[0], 3.0f + float(want.correct)) << name(n);
         for (size_t l = 0; l < n.acts.size(); ++l) {
             EXPECT_LE(scaledDiff(minus(f.w[l], f.W[l]->back().download()), want.dW[l]), 2e-5) << name(n) << " dW" << l;
             EXPECT_LE(scaledDiff(minus(f.b[l], f.B[l]->back().download()), want.db[l]), 2e-5) << name(n) << " db" << l;
@@ -160,39 +187,42 @@ TEST(KernelsMlp, LossAndGradientsMatchTheReference) {
 // parameter) against the gradient the updates computed: within 2e-3 of the
 // largest gradient (fp32 losses divided by 2h).
 TEST(KernelsMlp, GradientsMatchFiniteDifferencesOfTheLoss) {
-    const Net& n = nets()[3];
-    Fixture f(n, 11);
-    OptimizerConfig sgd;
-    sgd.kind = OptimizerKind::SGD;
-    sgd.lr = 1.0f;
-    Tensor mean(*f.ctx, 1, 1);
-    PassList loss, updates;
-    recordSmallMlpLoss(loss, f.mlp, mean);
-    for (size_t l = 0; l < n.acts.size(); ++l) {
-        recordSmallMlpUpdate(updates, sgd, f.mlp, int(l), false, *f.W[l], {});
-        recordSmallMlpUpdate(updates, sgd, f.mlp, int(l), true, *f.B[l], {});
-    }
-    updates.run();
-    for (size_t l = 0; l < n.acts.size(); ++l) {
-        for (bool bias : {false, true}) {
-            PingPong& p = bias ? *f.B[l] : *f.W[l];
-            const HostMatrix p0 = bias ? f.b[l] : f.w[l];
-            const HostMatrix g = minus(p0, p.back().download());
-            double gmax = 1e-6;
-            for (float v : g.data) gmax = std::max(gmax, double(std::fabs(v)));
-            for (size_t i = 0; i < p0.data.size(); i += 3) {
-                const float h = 1e-2f;
-                double at[2];
-                for (int side = 0; side < 2; ++side) {
-                    HostMatrix q = p0;
-                    q.data[i] += side ? h : -h;
-                    p.front().upload(q);
-                    loss.run();
-                    at[side] = mean.download().data[0];
+    for (const Net* np : {&nets()[3], &nets()[8]}) {  // MSE; softmax cross-entropy
+        const Net& n = *np;
+        SCOPED_TRACE(name(n));
+        Fixture f(n, 11);
+        OptimizerConfig sgd;
+        sgd.kind = OptimizerKind::SGD;
+        sgd.lr = 1.0f;
+        Tensor mean(*f.ctx, 1, 1);
+        PassList loss, updates;
+        recordSmallMlpLoss(loss, f.mlp, mean);
+        for (size_t l = 0; l < n.acts.size(); ++l) {
+            recordSmallMlpUpdate(updates, sgd, f.mlp, int(l), false, *f.W[l], {});
+            recordSmallMlpUpdate(updates, sgd, f.mlp, int(l), true, *f.B[l], {});
+        }
+        updates.run();
+        for (size_t l = 0; l < n.acts.size(); ++l) {
+            for (bool bias : {false, true}) {
+                PingPong& p = bias ? *f.B[l] : *f.W[l];
+                const HostMatrix p0 = bias ? f.b[l] : f.w[l];
+                const HostMatrix g = minus(p0, p.back().download());
+                double gmax = 1e-6;
+                for (float v : g.data) gmax = std::max(gmax, double(std::fabs(v)));
+                for (size_t i = 0; i < p0.data.size(); i += 3) {
+                    const float h = 1e-2f;
+                    double at[2];
+                    for (int side = 0; side < 2; ++side) {
+                        HostMatrix q = p0;
+                        q.data[i] += side ? h : -h;
+                        p.front().upload(q);
+                        loss.run();
+                        at[side] = mean.download().data[0];
+                    }
+                    p.front().upload(p0);
+                    EXPECT_NEAR((at[1] - at[0]) / (2 * h), g.data[i], 2e-3 * gmax)
+                        << "layer " << l << (bias ? " bias " : " kernel ") << i;
                 }
-                p.front().upload(p0);
-                EXPECT_NEAR((at[1] - at[0]) / (2 * h), g.data[i], 2e-3 * gmax)
-                    << "layer " << l << (bias ? " bias " : " kernel ") << i;
             }
         }
     }
@@ -292,7 +322,26 @@ TEST(KernelsMlp, GuardAndRefusals) {
     m.layers[0].act = Activation::LeakyReLU;
     m.layers[0].alpha = NAN;
     refused(m, "non-finite LeakyReLU slope");
+    // Softmax cross-entropy wants B x 1 labels and at least two classes; only it counts.
+    m = f.mlp;  // 2-8-1, t 4x1
+    m.softmaxLabels = true;
+    refused(m, "softmax cross-entropy over 1 output (needs at least 2 classes)");
+    const Net& sn = nets()[6];  // 4-6-3, softmax
+    Fixture sf(sn, 18);
+    m = sf.mlp;
+    Tensor t3(*sf.ctx, sn.batch, 3);
+    m.t = &t3;
+    try {
+        PassList none;
+        recordSmallMlpLoss(none, m, mean);
+        ADD_FAILURE() << "3 target columns accepted for class labels";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("the targets are 11x3, expected 11x1 (class labels)"), std::string::npos)
+            << e.what();
+    }
     PassList l;
+    EXPECT_THROW(recordSmallMlpCorrectCount(l, f.mlp, mean), ArgumentError);  // no labels
+    EXPECT_THROW(recordSmallMlpCorrectCount(l, sf.mlp, wide), ArgumentError);  // not 1x1
     EXPECT_THROW(recordSmallMlpLoss(l, f.mlp, wide), ArgumentError);
     EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 0, true, *f.W[0], {}), ArgumentError);  // not layer 0's bias
     EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 2, false, *f.W[0], {}), ArgumentError);

@@ -1215,25 +1215,28 @@ private:
 
     // The largest last layer (batch x in x out multiply-adds) whose pass also writes the loss gradient.
     static constexpr int64_t kLossGradInForwardMacs = 1 << 16;
-    // A training plan for a small dense model (Dense layers, a point-wise loss,
-    // no clipping or loss scaling): the loss pass and one update pass per
-    // parameter, each running the network itself (ops/mlp.hpp): 1 + P passes
-    // instead of a pass per layer, the backward matmuls and the updates. Records
-    // nothing and returns false for any other model or a step past smallDenseStepMacs.
+    // A training plan for a small dense model (Dense layers, a point-wise loss or
+    // softmax cross-entropy, no clipping or loss scaling): the loss pass (and for
+    // softmax the correct count's) and one update pass per parameter, each running
+    // the network itself (ops/mlp.hpp): 1 + P passes (2 + P) instead of a pass per
+    // layer, the loss's, the backward matmuls and the updates. Records nothing and
+    // returns false for any other model or a step past smallDenseStepMacs.
     // MSE or BCE as the kernels name them (not meaningful for softmax cross-entropy).
     PointwiseLoss pointwiseLossKind() const {
         return options_.loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
                                                              : PointwiseLoss::MeanSquaredError;
     }
     bool recordSmallMlpStep(Plan& p) {
-        if (options_.loss == LossKind::SoftmaxCrossEntropy || options_.clipNorm > 0.0f || lossScalingOn()) return false;
+        if (options_.clipNorm > 0.0f || lossScalingOn()) return false;
         SmallMlp m;
         m.x = &p.xb;
         m.t = &p.yb;
         m.loss = pointwiseLossKind();
+        m.softmaxLabels = options_.loss == LossKind::SoftmaxCrossEntropy;
         std::vector<LayerState*> dense;
         for (size_t i = 0; i < layers_.size(); ++i) {
-            if (std::holds_alternative<Flatten>(specs_[i])) continue;  // rows are already flat
+            // Rows are already flat; the loss reads the logits before a final Softmax.
+            if (std::holds_alternative<Flatten>(specs_[i]) || std::holds_alternative<Softmax>(specs_[i])) continue;
             auto* d = std::get_if<Dense>(&specs_[i]);
             if (!d) return false;
             LayerState& S = layers_[i];
@@ -1243,6 +1246,10 @@ private:
         if (!smallMlpProblem(m).empty() || smallMlpStepMacs(m) > options_.smallDenseStepMacs) return false;
         const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
         recordSmallMlpLoss(p.train, m, p.lossMean);
+        if (m.softmaxLabels) {  // the epoch's training accuracy, as the general step's reduce/argmax counts it
+            recordSmallMlpCorrectCount(p.train, m, p.correctSum.back(), &p.correctSum.front());
+            p.swaps.push_back(&p.correctSum);
+        }
         p.lossPasses = p.train.size();
         for (size_t l = 0; l < dense.size(); ++l) {
             for (bool bias : {false, true}) {

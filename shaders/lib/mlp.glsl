@@ -13,17 +13,23 @@
 //   MLP_LOAD          mlpP = every kernel (row-major) and bias, layer by layer
 //   MLP_FORWARD       batch row r: mlpA = X[r] and each layer's output after it, mlpZ = the
 //                     pre-activations (layer l's values at offset N0 + ... + N(l-1))
-//   MLP_ROW_LOSS      sum += row r's element losses
+//   MLP_ROW_LOSS      sum += row r's element losses (softmax cross-entropy: its row loss)
+//   MLP_ROW_CORRECT   right += 1 where row r's argmax is its label (softmax networks)
 //   MLP_BACKWARD      mlpD = the loss gradient at the pre-activations, from the last layer
 //                     down to the output of layer MLP_PARAM_LAYER (same offsets)
 //   MLP_PARAM_IN, MLP_PARAM_OUT, MLP_PARAM_WIDTH: where that layer's input (mlpA) and output
 //   gradient (mlpD) start, and its width; MLP_PARAM_BIAS: the bias instead of the kernel
-//   PW_LOSS (lib/pointwise_loss, on the last layer's output)
-// uniforms: invCount = 1 / (B NL); mlp_alpha: layer l's LeakyReLU slope in lane l
+//   PW_LOSS (lib/pointwise_loss, on the last layer's output), unless the network
+//   ends in softmax cross-entropy against class labels T (B x 1)
+// uniforms: invCount = 1 / (B NL), softmax cross-entropy 1 / B; mlp_alpha: layer l's
+//   LeakyReLU slope in lane l
 // formulas (include/gltrain/reference/dense.hpp, activations.hpp, loss.hpp), batch row r:
 //   forward   a0 = X[r];  z(l+1) = a(l) W(l) + b(l);  a(l+1) = f_l(z(l+1))
-//   loss      mean over r and j of pw_loss(aL[j], T[r, j])
-//   backward  d(L) = pw_grad(aL, T[r]) * invCount * f'_{L-1}(zL);  d(l) = (d(l+1) W(l)^T) * f'_{l-1}(z(l))
+//   loss      mean over r and j of pw_loss(aL[j], T[r, j]);
+//             softmax: mean over r of logsumexp(aL) - aL[T[r, 0]]
+//   backward  d(L) = pw_grad(aL, T[r]) * invCount * f'_{L-1}(zL)
+//             (softmax: (softmax(aL) - onehot(T[r, 0])) * invCount * f'_{L-1}(zL));
+//             d(l) = (d(l+1) W(l)^T) * f'_{l-1}(z(l))
 //   gradients dW(l) = sum_r a(l)^T d(l+1);  db(l) = sum_r d(l+1)
 #ifdef MLP_LAYERS
 uniform float invCount;

@@ -1,5 +1,6 @@
 // A tiny dense network's training step in 1 + P passes: the loss in one
-// fragment (loss/mlp_loss), then one update pass per parameter whose
+// fragment (loss/mlp_loss; with softmax cross-entropy also the running count of
+// correct predictions, loss/mlp_correct), then one update pass per parameter whose
 // fragments run the network forward and backward over the batch themselves
 // (lib/mlp: an update kernel with G unbound) instead of reading activations
 // and gradients from earlier passes. No pass reads another's output within
@@ -31,9 +32,12 @@ struct SmallMlp {
         float alpha = 0.0f;  // the LeakyReLU slope
     };
     const Tensor* x = nullptr;  // B x N0, the batch (a row window is fine)
-    const Tensor* t = nullptr;  // B x NL, the targets
+    const Tensor* t = nullptr;  // B x NL, the targets (B x 1 class labels with softmaxLabels)
     std::vector<Layer> layers;
     PointwiseLoss loss = PointwiseLoss::MeanSquaredError;  // of the last layer's output
+    // Softmax cross-entropy of the last layer's output against class labels t
+    // (B x 1, 0 .. NL-1, as floats) instead of `loss`.
+    bool softmaxLabels = false;
 };
 
 constexpr int kSmallMlpMaxLayers = 4;     // lib/mlp's W0 .. W3
@@ -78,9 +82,12 @@ inline std::string smallMlpProblem(const SmallMlp& m) {
         values += L.kernel->cols();
         params += (L.kernel->rows() + 1) * L.kernel->cols();
     }
-    if (m.t->rows() != m.x->rows() || m.t->cols() != detail::smallMlpWidth(m, m.layers.size()))
+    const int outputs = detail::smallMlpWidth(m, m.layers.size()), targetCols = m.softmaxLabels ? 1 : outputs;
+    if (m.t->rows() != m.x->rows() || m.t->cols() != targetCols)
         return "the targets are " + m.t->shapeString() + ", expected " + std::to_string(m.x->rows()) + "x" +
-               std::to_string(detail::smallMlpWidth(m, m.layers.size()));
+               std::to_string(targetCols) + (m.softmaxLabels ? " (class labels)" : "");
+    if (m.softmaxLabels && outputs < 2)
+        return "softmax cross-entropy over " + std::to_string(outputs) + " output (needs at least 2 classes)";
     if (!m.t->sameContext(*m.x)) return "the targets belong to another context";
     if (values > kSmallMlpMaxValues)
         return std::to_string(values) + " values per row (at most " + std::to_string(kSmallMlpMaxValues) + ")";
@@ -136,8 +143,27 @@ inline Defines smallMlpDefines(const SmallMlp& m, int paramLayer = -1, bool bias
             for (int i = 0; i < width[l]; ++i) forward += " + mlpA[" + n(value[l] + i) + "] * " + w(l, i, j);
             forward += "; mlpA[" + k + "] = " + act("act_f_kind", l, "mlpZ[" + k + "]") + "; ";
         }
-    for (int j = 0; j < width[L]; ++j)
-        loss += "sum += pw_loss(vec4(mlpA[" + n(value[L] + j) + "]), vec4(T_at(r, " + n(j) + "))).x; ";
+    // Softmax cross-entropy: the output's max and sum of exponentials, in a block
+    // that MLP_ROW_LOSS and MLP_BACKWARD open (lbl: the row's class label).
+    const auto out = [&](int j) { return "mlpA[" + n(value[L] + j) + "]"; };
+    std::string softmax = "float lbl = T_at(r, 0); float mx = " + out(0) + "; ";
+    for (int j = 1; j < width[L]; ++j) softmax += "mx = max(mx, " + out(j) + "); ";
+    softmax += "float se = 0.0";
+    for (int j = 0; j < width[L]; ++j) softmax += " + exp(" + out(j) + " - mx)";
+    softmax += "; ";
+    if (m.softmaxLabels) {  // loss_r = logsumexp(a) - a[label]
+        loss = "{ " + softmax + "sum += log(se) + mx";
+        for (int j = 0; j < width[L]; ++j) loss += " - (lbl == " + n(j) + ".0 ? " + out(j) + " : 0.0)";
+        loss += "; } ";
+    } else {
+        for (int j = 0; j < width[L]; ++j)
+            loss += "sum += pw_loss(vec4(" + out(j) + "), vec4(T_at(r, " + n(j) + "))).x; ";
+    }
+    // The prediction is right: argmax (ties to the lowest index, a NaN never wins,
+    // as ref::argmaxRows) equals the label.
+    std::string correct = "{ float best = uintBitsToFloat(0xff800000u), idx = 0.0; ";
+    for (int j = 0; j < width[L]; ++j) correct += "if (" + out(j) + " > best) { best = " + out(j) + "; idx = " + n(j) + ".0; } ";
+    correct += "right += idx == T_at(r, 0) ? 1.0 : 0.0; } ";
     Defines d = {{"MLP_LAYERS", n(int(L))},
                  {"MLP_SIZE", n(value[L] + width[L])},
                  {"MLP_PARAMS", n(param[L])},
@@ -146,12 +172,16 @@ inline Defines smallMlpDefines(const SmallMlp& m, int paramLayer = -1, bool bias
                  {"MLP_FORWARD", forward},
                  {"MLP_ROW_LOSS", loss},
                  {"PW_LOSS", n(int(m.loss))}};
+    if (m.softmaxLabels) d.push_back({"MLP_ROW_CORRECT", correct});
     if (paramLayer < 0) return d;
+    if (m.softmaxLabels) backward += "{ " + softmax;  // d = (softmax(a) - onehot(label)) / B
     for (int j = 0; j < width[L]; ++j) {
         const std::string k = n(value[L] + j);
-        backward += "mlpD[" + k + "] = pw_grad(vec4(mlpA[" + k + "]), vec4(T_at(r, " + n(j) + ")), invCount).x * " +
-                    act("act_df_kind", L - 1, "mlpZ[" + k + "]") + "; ";
+        const std::string grad = m.softmaxLabels ? "(exp(" + out(j) + " - mx) / se - (lbl == " + n(j) + ".0 ? 1.0 : 0.0)) * invCount"
+                                                 : "pw_grad(vec4(" + out(j) + "), vec4(T_at(r, " + n(j) + ")), invCount).x";
+        backward += "mlpD[" + k + "] = " + grad + " * " + act("act_df_kind", L - 1, "mlpZ[" + k + "]") + "; ";
     }
+    if (m.softmaxLabels) backward += "} ";
     for (size_t l = L - 1; l > size_t(paramLayer); --l)  // d at layer l's output -> its input
         for (int i = 0; i < width[l]; ++i) {
             const std::string k = n(value[l] + i);
@@ -175,12 +205,13 @@ inline void bindSmallMlp(Pass& p, const SmallMlp& m) {
         p.input("W" + std::to_string(l), *m.layers[l].kernel).input("B" + std::to_string(l), *m.layers[l].bias);
         alpha[l] = m.layers[l].alpha;
     }
-    p.uniform("invCount", 1.0f / float(int64_t(m.t->rows()) * m.t->cols()));
+    // The mean over rows (softmax cross-entropy) or over all elements (MSE, BCE).
+    p.uniform("invCount", 1.0f / float(m.softmaxLabels ? int64_t(m.t->rows()) : int64_t(m.t->rows()) * m.t->cols()));
     p.uniform("mlp_alpha", alpha[0], alpha[1], alpha[2], alpha[3]);
 }
 }  // namespace detail
 
-// mean = the mean point-wise loss of m's output on the batch (1 x 1), one pass.
+// mean = the mean loss of m's output on the batch (1 x 1), one pass.
 inline Pass& recordSmallMlpLoss(PassList& list, const SmallMlp& m, Tensor& mean) {
     detail::requireSmallMlp("small MLP loss", m);
     if (!mean || mean.rows() != 1 || mean.cols() != 1)
@@ -190,6 +221,26 @@ inline Pass& recordSmallMlpLoss(PassList& list, const SmallMlp& m, Tensor& mean)
     Pass& p = list.add(Pass(mean.context(), "loss/mlp_loss", detail::smallMlpDefines(m)));
     detail::bindSmallMlp(p, m);
     p.output(mean);
+    return p;
+}
+
+// out (1 x 1) = the batch's correct predictions (argmax == label) of a softmax
+// network, plus `running` (1 x 1) if given; one pass.
+inline Pass& recordSmallMlpCorrectCount(PassList& list, const SmallMlp& m, Tensor& out, const Tensor* running = nullptr) {
+    detail::requireSmallMlp("small MLP correct count", m);
+    if (!m.softmaxLabels) throw ArgumentError("small MLP correct count: the network has no class labels (softmaxLabels)");
+    for (const Tensor* t : {static_cast<const Tensor*>(&out), running})
+        if (t && (!*t || t->rows() != 1 || t->cols() != 1))
+            throw ArgumentError("small MLP correct count: the count is " + (*t ? t->shapeString() : std::string("empty")) +
+                                ", expected 1x1");
+    detail::requireSameContext("small MLP correct count", "the count", out, "the batch", *m.x);
+    Pass& p = list.add(Pass(out.context(), "loss/mlp_correct", detail::smallMlpDefines(m)));
+    detail::bindSmallMlp(p, m);
+    if (running) {
+        detail::requireSameContext("small MLP correct count", "the count", out, "the running count", *running);
+        p.input("RUNNING", *running);
+    }
+    p.output(out);
     return p;
 }
 
