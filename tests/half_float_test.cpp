@@ -22,9 +22,11 @@
 #include "gltrain/reference.hpp"
 #include "gltrain/reference/loss_scale.hpp"
 #include "gltrain/sequential.hpp"
+#include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
 using namespace gltrain;
+using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
 
 namespace {
@@ -270,6 +272,47 @@ TEST(HalfFloatTraining, OverflowSkipsTheStepAndHalvesTheScale) {
     m.fit(x, y, f);
     EXPECT_LT(m.lossScale(), 32768.0f);
     for (float v : m.weight("dense_0", "kernel").data) EXPECT_TRUE(std::isfinite(v));
+}
+
+// Batch normalization on RGBA16F: after 12 steps the moving averages agree with
+// the CPU backend's within half-float rounding (2e-2 of their scale), and so do
+// the predictions that use them. A step with targets of 1e30 (uploaded inputs
+// stay fp32: an Inf loss, which llvmpipe's half floats saturate at 65504, and
+// overflowed gradients) is skipped by loss scaling's step guard, and leaves them
+// exactly as they were.
+TEST(HalfFloatTraining, BatchNormMovingAveragesTrackTheCpuBackend) {
+    HostMatrix x = randomMatrix(48, 5, 81), good = randomMatrix(48, 1, 82), bad(48, 1, 1e30f);
+    auto train = [&](Context& ctx) {
+        auto m = std::make_unique<Sequential>(ctx, 5);
+        m->add(Dense{4, Activation::Linear}).add(BatchNormalization{0.8f}).add(Dense{1});
+        CompileOptions c;
+        c.loss = LossKind::MeanSquaredError;
+        c.optimizer.kind = OptimizerKind::SGD;
+        c.optimizer.lr = 0.05f;
+        c.seed = 6;
+        c.onNaN = NanPolicy::Skip;
+        m->compile(c);
+        FitOptions f;
+        f.epochs = 2;
+        f.batchSize = 8;
+        m->fit(x, Targets(good), f);
+        return m;
+    };
+    auto half = train(halfContext());
+    auto cpu = train(test::cpuContext());
+    const std::string bn = half->layerName(1);
+    for (const char* which : {"moving_mean", "moving_variance"}) {
+        const HostMatrix h = half->weight(bn, which), c = cpu->weight(bn, which);
+        EXPECT_LE(maxRelDiff(h, c.cast<double>()), 2e-2) << which;
+    }
+    EXPECT_LE(maxRelDiff(half->predict(x), cpu->predict(x).cast<double>()), 2e-2);
+    const HostMatrix mean = half->weight(bn, "moving_mean"), var = half->weight(bn, "moving_variance");
+    FitOptions more;
+    more.epochs = 3;
+    more.batchSize = 8;
+    half->fit(x, Targets(bad), more);
+    EXPECT_EQ(half->weight(bn, "moving_mean").data, mean.data);
+    EXPECT_EQ(half->weight(bn, "moving_variance").data, var.data);
 }
 
 TEST(HalfFloatTraining, FashionMnistMlpReachesItsBand) {

@@ -1610,11 +1610,11 @@ private:
             p.swaps.push_back(v->value.get());
             for (auto* s : slots) p.swaps.push_back(s);
         }
-        // The loss, not a loss-scaling step guard: an overflowed scaled gradient
-        // does not make the batch's statistics wrong.
+        // A skipped step changes nothing: the moving averages take the updates'
+        // guard (with loss scaling its step guard, which also catches a loss that
+        // half floats saturated at 65504 instead of making it Inf).
         for (auto& a : movingAverages) {
-            recordMovingAverage(p.train, *a.avg, *a.stat, a.momentum, a.scale,
-                                options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean);
+            recordMovingAverage(p.train, *a.avg, *a.stat, a.momentum, a.scale, guard);
             p.swaps.push_back(a.avg);
         }
     }

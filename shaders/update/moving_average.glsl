@@ -5,7 +5,8 @@
 // uniforms: momentum; scale (the statistic's factor: m / (m - 1) makes a biased
 //           variance unbiased, 1 for a mean)
 // output: like A (any layouts: X_aligned() lines X up with it)
-// formula: A' = momentum A + (1 - momentum) scale X;  A' = A where LOSS (1x1) is NaN or Inf
+// formula: A' = momentum A + (1 - momentum) scale X;  A' = A where LOSS (1x1: the step's loss,
+//          or dynamic loss scaling's step guard) is NaN or Inf
 uniform float momentum;
 uniform float scale;
 void main() {
