@@ -1129,6 +1129,10 @@ private:
     }
 
     void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
+        // Some drivers (llvmpipe) saturate half floats at 65504 instead of making
+        // them Inf: on RGBA16F such a loss overflowed, and is reported as the Inf it is.
+        if (ctx_->renderFormat() == GL_RGBA16F && std::fabs(loss) >= kHalfMax)
+            loss = std::copysign(std::numeric_limits<float>::infinity(), loss);
         if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
             long from = std::max(1L, atStep - std::max(1, f.options.lossEvery) + 1);
             finishFit();
