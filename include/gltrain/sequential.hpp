@@ -1401,7 +1401,7 @@ private:
                     recordBatchStats(fw, *cur, C, mean, var);
                     recordBatchNormApply(fw, *cur, mean, var, gamma, beta, bn->epsilon, Activation::Linear, y);
                     // Moving averages, the variance made unbiased (reference/batchnorm.hpp):
-                    // recorded after the updates, guarded by the loss as they are.
+                    // recorded after the updates, under their guard.
                     const double m = double(B) * S.out.pixels();
                     const float unbias = float(m > 1 ? m / (m - 1) : 1.0);
                     movingAverages.push_back({movingMean.value.get(), &mean, bn->momentum, 1.0f});

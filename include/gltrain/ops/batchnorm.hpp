@@ -102,7 +102,8 @@ inline Pass& recordBatchNormInputGrad(PassList& list, const Tensor& dy, const Te
 
 // A moving average (1 x C) moved toward this step's statistic: reads avg.front(),
 // writes avg.back() (the caller swaps). Recorded after the step's loss, with
-// `lossGuard` (its 1x1 loss) given, a NaN or Inf loss leaves the average as it was.
+// `lossGuard` given (the 1x1 loss, or loss scaling's step guard), a NaN or Inf
+// there leaves the average as it was, as recordOptimizerUpdate's guard does.
 inline Pass& recordMovingAverage(PassList& list, PingPong& avg, const Tensor& stat, float momentum, float scale,
                                  const Tensor* lossGuard = nullptr) {
     detail::requireShape("movingAverage", "the statistic", stat, avg.front().rows(), avg.front().cols());

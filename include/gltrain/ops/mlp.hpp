@@ -143,27 +143,29 @@ inline Defines smallMlpDefines(const SmallMlp& m, int paramLayer = -1, bool bias
             for (int i = 0; i < width[l]; ++i) forward += " + mlpA[" + n(value[l] + i) + "] * " + w(l, i, j);
             forward += "; mlpA[" + k + "] = " + act("act_f_kind", l, "mlpZ[" + k + "]") + "; ";
         }
-    // Softmax cross-entropy: the output's max and sum of exponentials, in a block
-    // that MLP_ROW_LOSS and MLP_BACKWARD open (lbl: the row's class label).
     const auto out = [&](int j) { return "mlpA[" + n(value[L] + j) + "]"; };
-    std::string softmax = "float lbl = T_at(r, 0); float mx = " + out(0) + "; ";
-    for (int j = 1; j < width[L]; ++j) softmax += "mx = max(mx, " + out(j) + "); ";
-    softmax += "float se = 0.0";
-    for (int j = 0; j < width[L]; ++j) softmax += " + exp(" + out(j) + " - mx)";
-    softmax += "; ";
-    if (m.softmaxLabels) {  // loss_r = logsumexp(a) - a[label]
-        loss = "{ " + softmax + "sum += log(se) + mx";
+    // Softmax cross-entropy: the output's max and sum of exponentials, in a block
+    // that MLP_ROW_LOSS and MLP_BACKWARD open (lbl: the row's class label); and
+    // whether the prediction is right: argmax (ties to the lowest index, a NaN
+    // never wins, as ref::argmaxRows) equals the label.
+    std::string softmax, correct;
+    if (m.softmaxLabels) {
+        softmax = "float lbl = T_at(r, 0); float mx = " + out(0) + "; ";
+        for (int j = 1; j < width[L]; ++j) softmax += "mx = max(mx, " + out(j) + "); ";
+        softmax += "float se = 0.0";
+        for (int j = 0; j < width[L]; ++j) softmax += " + exp(" + out(j) + " - mx)";
+        softmax += "; ";
+        loss = "{ " + softmax + "sum += log(se) + mx";  // loss_r = logsumexp(a) - a[label]
         for (int j = 0; j < width[L]; ++j) loss += " - (lbl == " + n(j) + ".0 ? " + out(j) + " : 0.0)";
         loss += "; } ";
+        correct = "{ float best = uintBitsToFloat(0xff800000u), idx = 0.0; ";
+        for (int j = 0; j < width[L]; ++j)
+            correct += "if (" + out(j) + " > best) { best = " + out(j) + "; idx = " + n(j) + ".0; } ";
+        correct += "right += idx == T_at(r, 0) ? 1.0 : 0.0; } ";
     } else {
         for (int j = 0; j < width[L]; ++j)
             loss += "sum += pw_loss(vec4(" + out(j) + "), vec4(T_at(r, " + n(j) + "))).x; ";
     }
-    // The prediction is right: argmax (ties to the lowest index, a NaN never wins,
-    // as ref::argmaxRows) equals the label.
-    std::string correct = "{ float best = uintBitsToFloat(0xff800000u), idx = 0.0; ";
-    for (int j = 0; j < width[L]; ++j) correct += "if (" + out(j) + " > best) { best = " + out(j) + "; idx = " + n(j) + ".0; } ";
-    correct += "right += idx == T_at(r, 0) ? 1.0 : 0.0; } ";
     Defines d = {{"MLP_LAYERS", n(int(L))},
                  {"MLP_SIZE", n(value[L] + width[L])},
                  {"MLP_PARAMS", n(param[L])},
