@@ -110,7 +110,7 @@ double stepMs(Sequential& m, const HostMatrix& x, const Targets& y, int batch, i
     f.batchSize = batch;
     f.lossEvery = lossEvery;
     const int timed = lossEvery == 1 ? p.steps : p.blocks * lossEvery;
-    const long stepsPerEpoch = x.rows / batch;
+    const long stepsPerEpoch = (x.rows + batch - 1) / batch;  // the last may be short
     f.epochs = int((m.step() + p.warmup + timed + lossEvery) / stepsPerEpoch + 2);
     m.beginFit(x, y, f);
     // Warm up to a read boundary, so every timed block ends with a read.
@@ -283,7 +283,7 @@ int main(int argc, char** argv) {
             auto t0 = Clock::now();
             m.fit(x, y, f);
             r["w1_epoch_s"] = msSince(t0) / 1e3;
-            r["w1_epoch_steps"] = x.rows / 128;
+            r["w1_epoch_steps"] = (x.rows + 127) / 128;
             r["w1_test_accuracy"] = m.evaluate(test.images, test.labels).accuracy;
         }
         {

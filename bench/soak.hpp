@@ -157,7 +157,7 @@ inline Result run(Context& ctx, const Options& o, const std::function<void(const
     c.seed = o.seed;
     model.compile(c);
 
-    const long stepsPerEpoch = o.rows / o.batch;
+    const long stepsPerEpoch = (o.rows + o.batch - 1) / o.batch;  // the last may be short
     FitOptions f;
     // Warm-up: past the first epoch end (every plan), the first loss read and the
     // first snapshot for a lost context (their read-back buffers, and whatever the

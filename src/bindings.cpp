@@ -894,11 +894,13 @@ public:
     void beginFit(DatasetImpl& train, DatasetImpl* validation, val options) {
         guard([&] {
             Options o(options, "fit",
-                      {"epochs", "batchSize", "shuffle", "validationSplit", "lossEvery", "asyncLoss", "snapshotEvery"});
+                      {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss",
+                       "snapshotEvery"});
             FitOptions f;
             f.epochs = int(o.integer("epochs", f.epochs));
             f.batchSize = int(o.integer("batchSize", f.batchSize));
             f.shuffle = o.boolean("shuffle", f.shuffle);
+            f.dropRemainder = o.boolean("dropRemainder", f.dropRemainder);
             f.validationSplit = o.real("validationSplit", f.validationSplit);
             f.lossEvery = int(o.integer("lossEvery", f.lossEvery));
             f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);

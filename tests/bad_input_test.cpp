@@ -565,8 +565,10 @@ std::vector<Row> rows() {
     fitRow("batch_zero", [] { return fitWith([](FitOptions& f) { f.batchSize = 0; }); }, {"fit", "batchSize", "0"});
     fitRow("batch_negative", [] { return fitWith([](FitOptions& f) { f.batchSize = -8; }); },
            {"fit", "batchSize", "-8"});
-    fitRow("batch_larger_than_data", [] { return fitWith([](FitOptions& f) { f.batchSize = 25; }); },
-           {"fit", "batchSize 25", "24"});
+    // (without dropRemainder such a batch size trains one step of all the rows: tests/fit_ragged_test.cpp)
+    fitRow("batch_larger_than_data_dropped",
+           [] { return fitWith([](FitOptions& f) { f.batchSize = 25, f.dropRemainder = true; }); },
+           {"fit", "batchSize 25", "24", "dropRemainder"});
     fitRow("lossEvery_negative", [] { return fitWith([](FitOptions& f) { f.lossEvery = -1; }); },
            {"fit", "lossEvery"});
     fitRow("validationSplit_one", [] { return fitWith([](FitOptions& f) { f.validationSplit = 1.0f; }); },

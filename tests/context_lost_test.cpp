@@ -93,16 +93,17 @@ TEST(ContextLost, CallsWhileLostThrowAndChangeNothing) {
 #endif
 }
 
-TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
-#ifdef __EMSCRIPTEN__
-    GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
-#else
+#ifndef __EMSCRIPTEN__
+namespace {
+// 4 epochs in batches of `batch`, the context lost after each step of
+// `losses` (.first), each time restored from the snapshot of step .second.
+void expectFitResumesFromTheSnapshots(int batch, const std::vector<std::pair<long, long>>& losses, long totalSteps) {
     HostMatrix x;
     std::vector<int> y;
     data(x, y);
     FitOptions f;
-    f.epochs = 4;  // 30 steps an epoch
-    f.batchSize = 8;
+    f.epochs = 4;
+    f.batchSize = batch;
     f.snapshotEvery = 25;
     f.validationSplit = 0.0f;
 
@@ -121,9 +122,6 @@ TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
     Callbacks cb;
     cb.onStep = [&](const StepInfo& s) { reported.push_back(s.step); };
     b.beginFit(x, y, f, cb);
-    // Lost at step 32 (the replay from the snapshot of step 25 passes the end of
-    // epoch 0 again) and at step 57 (7 steps past the snapshot of step 50).
-    std::vector<std::pair<long, long>> losses = {{32, 25}, {57, 50}};
     size_t next = 0;
     for (;;) {
         if (next < losses.size() && b.step() == losses[next].first) {
@@ -140,8 +138,8 @@ TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
     }
     EXPECT_EQ(next, losses.size());
     EXPECT_EQ(b.restorations(), 2);
-    EXPECT_EQ(b.step(), 120);
-    ASSERT_EQ(reported.size(), 120u);
+    EXPECT_EQ(b.step(), totalSteps);
+    ASSERT_EQ(reported.size(), size_t(totalSteps));
     for (size_t i = 0; i < reported.size(); ++i) ASSERT_EQ(reported[i], long(i + 1)) << "steps continuous";
     EXPECT_EQ(b.history().size(), 4u);
     EXPECT_EQ(b.saveCheckpoint(), uninterrupted) << "weights, optimizer state and step as without the loss";
@@ -161,5 +159,27 @@ TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
     c.load(path);
     EXPECT_EQ(c.saveCheckpoint(), uninterrupted);
     std::remove(path.c_str());
+}
+}  // namespace
+#endif
+
+TEST(ContextLost, FitResumesFromTheSnapshotAndEndsWhereAnUninterruptedRunEnds) {
+#ifdef __EMSCRIPTEN__
+    GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
+#else
+    // 30 steps an epoch. Lost at step 32 (the replay from the snapshot of step 25
+    // passes the end of epoch 0 again) and at step 57 (7 steps past the snapshot of step 50).
+    expectFitResumesFromTheSnapshots(8, {{32, 25}, {57, 50}}, 120);
+#endif
+}
+
+// Batches of 7: 34 full steps and one of 2 rows an epoch (tests/fit_ragged_test.cpp).
+// Lost right after each of the first two epochs' short steps: the replays run
+// them, from their own plan, and the epochs' ends again.
+TEST(ContextLost, FitWithAShortLastBatchResumesFromTheSnapshot) {
+#ifdef __EMSCRIPTEN__
+    GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
+#else
+    expectFitResumesFromTheSnapshots(7, {{35, 25}, {70, 50}}, 140);
 #endif
 }

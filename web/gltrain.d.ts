@@ -141,6 +141,11 @@ export interface BeginFitOptions {
   epochs?: number;
   batchSize?: number;
   shuffle?: boolean;
+  /**
+   * Leave out an epoch's last rows that do not fill a batch (default false: they train as one
+   * short step, as in Keras and tfjs; a batchSize above the row count then makes one step).
+   */
+  dropRemainder?: boolean;
   /** The last fraction of the rows is held out (as Keras does). */
   validationSplit?: number;
   validationData?: Dataset | { x: Float32Array; y: Targets };

@@ -119,7 +119,7 @@ function gltrainContestant(gl, name, options) {
   // ms/step through beginFit/stepOnce (the loss arrives in the step events).
   function stepMs(model, data, batch, lossEvery, scale = 1) {
     const count = stepsFor(lossEvery, scale);
-    const epochs = Math.ceil((model.step + (P.warmup + 1) * scale + count * lossEvery + lossEvery) / Math.floor(data.count / batch)) + 1;
+    const epochs = Math.ceil((model.step + (P.warmup + 1) * scale + count * lossEvery + lossEvery) / Math.ceil(data.count / batch)) + 1;
     model.beginFit(data, { epochs, batchSize: batch, lossEvery });
     let lost = 0;
     const step = () => {
@@ -149,7 +149,7 @@ function gltrainContestant(gl, name, options) {
         const t0 = now();
         await m.fit(ds, { epochs: 1, batchSize: 128 });
         const s = (now() - t0) / 1000;
-        return { w1_epoch_s: s, w1_epoch_steps: Math.floor(rows / 128), w1_test_accuracy: m.evaluate(test).accuracy };
+        return { w1_epoch_s: s, w1_epoch_steps: Math.ceil(rows / 128), w1_test_accuracy: m.evaluate(test).accuracy };
       } finally { m.delete(); ds.delete(); test.delete(); }
     },
     async w2Steps(d) {

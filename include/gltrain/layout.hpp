@@ -60,6 +60,13 @@ struct TexelGeometry {
     int pageWidth = 0, pageHeight = 0;  // texels in one page (every page is allocated this size)
     int pagesX = 0, pagesY = 0;
 
+    // The rest follows from these (and the texture size the pages were cut for).
+    bool operator==(const TexelGeometry& o) const {
+        return rows == o.rows && cols == o.cols && layout == o.layout && pageWidth == o.pageWidth &&
+               pageHeight == o.pageHeight && pagesX == o.pagesX && pagesY == o.pagesY;
+    }
+    bool operator!=(const TexelGeometry& o) const { return !(*this == o); }
+
     int pages() const { return pagesX * pagesY; }
     bool paged() const { return pages() > 1; }
     int layers() const { return pages() * phases; }

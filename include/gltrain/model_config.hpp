@@ -364,11 +364,12 @@ inline CompileOptions compileOptions(const nlohmann::json& j, const std::string&
 }
 
 inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source) {
-    Object o(j, source, "fit", {"epochs", "batchSize", "shuffle", "validationSplit", "lossEvery", "asyncLoss"});
+    Object o(j, source, "fit", {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss"});
     FitOptions f;
     f.epochs = o.integer("epochs", f.epochs, 1);
     f.batchSize = o.integer("batchSize", f.batchSize, 1);
     f.shuffle = o.boolean("shuffle", f.shuffle);
+    f.dropRemainder = o.boolean("dropRemainder", f.dropRemainder);
     f.validationSplit = o.real("validationSplit", f.validationSplit, "a number in [0, 1)", unitInterval);
     f.lossEvery = o.integer("lossEvery", f.lossEvery, 0);
     f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);

@@ -50,6 +50,18 @@ public:
     // Whether the buffer still exists: the context has not been lost since the reader was made.
     bool current() const { return ctx_->generation() == generation_; }
 
+    // Queues a read of another tensor of the same geometry into the same
+    // buffer (a training loop's loss, from whichever plan ran the step).
+    void issue(const Tensor& t) {
+        if (!t || t.geometry() != geom_)
+            throw ArgumentError("AsyncReadback::issue: the tensor is " + (t ? t.shapeString() : std::string("empty")) +
+                                ", a reader made for " + tensor_->shapeString() + " reads only that geometry");
+        t.requireLive("AsyncReadback::issue");
+        t.requireWhole("AsyncReadback::issue");
+        tensor_ = &t;
+        issue();
+    }
+
     // Queues another read of the tensor's current values into the same
     // buffer (a training loop reuses one reader: no allocation per read).
     void issue() {

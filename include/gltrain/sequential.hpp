@@ -164,9 +164,9 @@ public:
             if (nVal <= 0 || nVal >= n) throw ArgumentError("fit: validationSplit leaves no training or validation rows");
             n -= nVal;
         }
-        if (o.batchSize > n)
+        if (o.dropRemainder && o.batchSize > n)
             throw ArgumentError("fit: batchSize " + std::to_string(o.batchSize) + " is larger than the " +
-                                std::to_string(n) + " training rows");
+                                std::to_string(n) + " training rows, and dropRemainder leaves out a short batch");
         if (cpu_) return cpu_->beginFit(x, y, n, nVal, o, std::move(cb));
         fit_ = std::make_unique<FitState>();
         fit_->options = o;
@@ -176,9 +176,9 @@ public:
         fit_->train = upload(x, y, 0, n);
         if (nVal > 0) fit_->val = upload(x, y, n, nVal);
         else if (o.validationX) fit_->val = upload(*o.validationX, *o.validationY, 0, o.validationX->rows);
-        fit_->stepsPerEpoch = n / o.batchSize;  // a ragged last batch is dropped; the shuffle changes each epoch
-        fit_->plan = &plan(o.batchSize, true);
-        fit_->plan->bind(*fit_->train);
+        fit_->trainRows = n;
+        fit_->stepsPerEpoch = n / o.batchSize + (fit_->raggedRows() ? 1 : 0);
+        planFit(*fit_);
         fit_->endStep = long(o.epochs) * fit_->stepsPerEpoch;
         fit_->start = Clock::now();
         history_.clear();
@@ -198,37 +198,38 @@ public:
             f.snapshotted = true;
         }
         pollSnapshot();
-        Plan& p = *f.plan;
         const int epoch = int(step_ / f.stepsPerEpoch);
         const int batch = int(step_ % f.stepsPerEpoch);
+        Plan& p = f.planOf(batch);
         // A replayed step ran before the context was lost and was reported then.
         const bool replay = step_ + 1 <= f.reportedStep;
         if (f.startedEpoch != epoch) {
             f.startedEpoch = epoch;
             f.epochStart = Clock::now();
             f.epochLossSum = 0;
-            f.epochLossCount = 0;
+            f.epochLossRows = 0;
             f.epochSteps = 0;
+            f.epochRows = 0;
             f.correctHost = 0;
             f.countedRows = f.rowsInSums = 0;
-            p.resetSums();
+            f.resetSums();
         }
         if (f.shuffledEpoch != epoch) {
             shuffleInto(*f.train, epoch, f.options.shuffle);
             f.shuffledEpoch = epoch;
         }
         if (f.replaying && !replay) {  // the replay's counts were counted before the loss
-            p.resetSums();
+            f.resetSums();
             f.rowsInSums = 0;
         }
         f.replaying = replay;
         if (!replay && f.rowsInSums + p.batch > ctx_->exactIntegerLimit()) {
             // The next count could pass what the storage holds exactly (2048 for half floats).
-            f.correctHost += readValue(p.correctSum.front());
-            p.correctSum.front().clear();
+            f.correctHost += readCorrectSums(f);
+            f.resetSums();
             f.rowsInSums = 0;
         }
-        p.prepareBatch(epoch, batch);
+        p.prepareRows(epoch, batch * f.options.batchSize);
         p.setStepUniforms(step_, options_);
         const bool read = !replay && f.options.lossEvery > 0 && (step_ + 1) % f.options.lossEvery == 0;
         const bool readNow = read && !f.options.asyncLoss;
@@ -247,6 +248,7 @@ public:
         p.swapAll();
         ++step_;
         ++f.epochSteps;
+        f.epochRows += p.batch;
         if (!replay) f.countedRows += p.batch, f.rowsInSums += p.batch;
         snapshotCurrent_ = false;
         if (f.options.snapshotEvery > 0 && step_ % f.options.snapshotEvery == 0) issueSnapshot();
@@ -261,22 +263,23 @@ public:
         if (f.pending && (epochEnd || f.reader->ready())) {
             f.pending = false;
             f.reader->get(read1x1_);
-            takeLoss(f, read1x1_.data[0], f.pendingStep, &info);
+            takeLoss(f, read1x1_.data[0], f.pendingStep, f.pendingRows, &info);
         }
         if (read) {
             if (f.options.asyncLoss) {
                 if (!f.pending) {  // one read in flight at a time, through one reused buffer
                     if (!f.reader) f.reader = std::make_unique<AsyncReadback>(p.lossMean);
-                    else f.reader->issue();
+                    else f.reader->issue(p.lossMean);
                     f.pending = true;
                     f.pendingStep = step_;
+                    f.pendingRows = p.batch;
                 }
             } else {
-                takeLoss(f, loss, step_, &info);
+                takeLoss(f, loss, step_, p.batch, &info);
             }
         }
         info.elapsedSeconds = seconds(f.start);
-        info.samplesPerSecond = double(f.epochSteps) * p.batch / std::max(1e-9, seconds(f.epochStart));
+        info.samplesPerSecond = double(f.epochRows) / std::max(1e-9, seconds(f.epochStart));
         if (!replay) {
             f.reportedStep = step_;
             if (f.callbacks.onStep) f.callbacks.onStep(info);
@@ -322,10 +325,10 @@ public:
         auto d = upload(x, y, 0, batchSize);
         Plan& p = plan(batchSize, true);
         p.bind(*d);
-        p.prepareBatch(0, 0);
+        p.prepareRows(0, 0);
         p.setStepUniforms(step_, options_);
         auto times = p.train.profile(reps);
-        if (fit_ && fit_->plan == &p) p.bind(*fit_->train);
+        if (fit_ && (fit_->plan == &p || fit_->ragged == &p)) p.bind(*fit_->train);
         return times;
     }
     const std::vector<EpochInfo>& history() const { return cpu_ ? cpu_->history() : history_; }
@@ -555,7 +558,7 @@ private:
         Tensor xFill, yFill;
         PassList fill;
         int fillSteps = 1;
-        int filledEpoch = -1, filledChunk = -1;  // what xFill, yFill hold
+        int filledEpoch = -1, filledStart = -1;  // what xFill, yFill hold: rows from filledStart of that epoch
         std::deque<Tensor> tensors;  // activations, gradients (stable addresses)
         Tensor* output = nullptr;    // model output (after a final Softmax)
         Tensor* logits = nullptr;    // what the loss reads
@@ -579,22 +582,27 @@ private:
         void bind(DeviceData& d) {
             gathers[0]->input("SRC", d.x).input("IDX", d.order);
             if (d.y) gathers[1]->input("SRC", d.y).input("IDX", d.order);
-            filledEpoch = filledChunk = -1;  // another dataset (or order): gather again
+            filledEpoch = filledStart = -1;  // another dataset (or order): gather again
         }
-        // Training: points xb, yb at batch `batch` of `epoch`, gathering its
-        // chunk of fillSteps batches first unless it is already there. An epoch's
-        // last chunk may reach past the data (gather_rows clamps; unused rows).
-        void prepareBatch(int epoch, int batch) {
-            const int chunk = batch / fillSteps;
-            if (filledEpoch != epoch || filledChunk != chunk) {
-                gatherOffset(chunk * fillSteps * this->batch);
+        // Training: points xb, yb at the batch starting at row `first` of
+        // `epoch`'s order, gathering the chunk of fillSteps batches that holds it
+        // first unless it is already there. Chunks start at multiples of
+        // fillSteps batches; a batch that does not fall inside one (a short last
+        // batch, whose plan's batches are shorter than the full ones before it)
+        // starts its own. A chunk may reach past the data (gather_rows clamps;
+        // unused rows).
+        void prepareRows(int epoch, int first) {
+            const int span = fillSteps * batch;
+            int start = first / span * span;
+            if (first + batch > start + span) start = first;
+            if (filledEpoch != epoch || filledStart != start) {
+                gatherOffset(start);
                 fill.run();
                 filledEpoch = epoch;
-                filledChunk = chunk;
+                filledStart = start;
             }
-            const int first = (batch % fillSteps) * this->batch;
-            xb.moveWindow(first);
-            yb.moveWindow(first);
+            xb.moveWindow(first - start);
+            yb.moveWindow(first - start);
         }
         void gatherOffset(int off) {
             for (auto* g : gathers) g->uniformInt("offset", off);
@@ -617,18 +625,28 @@ private:
         FitOptions options;
         Callbacks callbacks;
         std::unique_ptr<DeviceData> train, val;
-        Plan* plan = nullptr;
+        Plan* plan = nullptr;    // full batches (none when the rows are fewer than a batch)
+        Plan* ragged = nullptr;  // the epoch's short last batch (none when it divides or is dropped)
         // Uploaded again after a lost context: the caller's x (which must outlive
         // the fit), and a copy of the targets (often a temporary made from labels).
         const HostMatrix* x = nullptr;
         Targets y;
         int trainRows = 0;              // x's first rows train; the rest (validationSplit) validate
         int stepsPerEpoch = 1;
+        // The rows of an epoch's short last batch (0: none).
+        int raggedRows() const { return options.dropRemainder ? 0 : trainRows % options.batchSize; }
+        // The plan that runs step `batch` of an epoch.
+        Plan& planOf(int batch) const { return ragged && batch + 1 == stepsPerEpoch ? *ragged : *plan; }
+        void resetSums() const {
+            for (Plan* p : {plan, ragged})
+                if (p) p->resetSums();
+        }
         long endStep = 0;
         int shuffledEpoch = -1, startedEpoch = -1;
         Clock::time_point start, epochStart;
         double epochLossSum = 0;
-        int epochLossCount = 0, epochSteps = 0;
+        long epochLossRows = 0, epochRows = 0;
+        int epochSteps = 0;
         // Epoch accuracy: correct counts in the GPU sum (rowsInSums rows) plus
         // those read out before the storage could lose an integer.
         double correctHost = 0;
@@ -639,6 +657,7 @@ private:
         std::unique_ptr<AsyncReadback> reader;  // the loss, read through a fence (asyncLoss)
         bool pending = false;
         long pendingStep = 0;
+        int pendingRows = 0;  // the rows of the step whose loss is in flight
     };
 
     static std::optional<PoolKind> poolKindOf(const Layer& l) {
@@ -927,7 +946,7 @@ private:
             fit->val.reset();
             fit->reader.reset();
             fit->pending = false;
-            fit->plan = nullptr;
+            fit->plan = fit->ragged = nullptr;
         }
         try {
             rebuildFrom(fit);
@@ -955,8 +974,7 @@ private:
         f.train = upload(*f.x, f.y, 0, f.trainRows);
         if (f.options.validationSplit > 0.0f) f.val = upload(*f.x, f.y, f.trainRows, f.x->rows - f.trainRows);
         else if (f.options.validationX) f.val = upload(*f.options.validationX, *f.options.validationY, 0, f.options.validationX->rows);
-        f.plan = &plan(f.options.batchSize, true);
-        f.plan->bind(*f.train);
+        planFit(f);
         f.shuffledEpoch = -1;
         f.countedRows -= f.rowsInSums;  // those counts were on the GPU
         f.rowsInSums = 0;
@@ -1128,7 +1146,8 @@ private:
         return read1x1_.data[0];
     }
 
-    void takeLoss(FitState& f, float loss, long atStep, StepInfo* info) {
+    // A step's mean loss over `rows` rows: reported, and weighted by its rows in the epoch's mean.
+    void takeLoss(FitState& f, float loss, long atStep, int rows, StepInfo* info) {
         // Some drivers (llvmpipe) saturate half floats at 65504 instead of making
         // them Inf: on RGBA16F such a loss overflowed, and is reported as the Inf it is.
         if (ctx_->renderFormat() == GL_RGBA16F && std::fabs(loss) >= kHalfMax)
@@ -1143,8 +1162,8 @@ private:
                                 "; training stopped and the weights of the last good step are kept");
         }
         if (std::isfinite(loss)) {
-            f.epochLossSum += loss;
-            f.epochLossCount++;
+            f.epochLossSum += double(loss) * rows;
+            f.epochLossRows += rows;
         }
         if (info) {
             info->loss = loss;
@@ -1154,29 +1173,49 @@ private:
     }
 
     void endEpoch(FitState& f, int epoch) {
-        Plan& p = *f.plan;
+        Plan& last = f.planOf(f.stepsPerEpoch - 1);
         EpochInfo e;
         e.epoch = epoch;
         e.step = step_;
-        if (f.epochLossCount == 0 || f.options.lossEvery == 0) {
-            float l = readValue(p.lossMean);
-            takeLoss(f, l, step_, nullptr);
+        if (f.epochLossRows == 0 || f.options.lossEvery == 0) {
+            float l = readValue(last.lossMean);
+            takeLoss(f, l, step_, last.batch, nullptr);
         }
-        e.loss = float(f.epochLossSum / std::max(1, f.epochLossCount));
+        e.loss = float(f.epochLossSum / double(std::max(1L, f.epochLossRows)));
         if (options_.loss == LossKind::SoftmaxCrossEntropy)
-            e.accuracy = float((f.correctHost + readValue(p.correctSum.front())) / std::max(1L, f.countedRows));
+            e.accuracy = float((f.correctHost + readCorrectSums(f)) / std::max(1L, f.countedRows));
         else
             e.accuracy = std::numeric_limits<float>::quiet_NaN();
         e.seconds = seconds(f.epochStart);
-        e.samplesPerSecond = double(f.epochSteps) * p.batch / std::max(1e-9, e.seconds);
+        e.samplesPerSecond = double(f.epochRows) / std::max(1e-9, e.seconds);
         if (f.val) {
-            Evaluation v = evaluateDevice(*f.val, p.batch);
+            Evaluation v = evaluateDevice(*f.val, f.options.batchSize);
             e.valLoss = v.loss;
             e.valAccuracy = v.accuracy;
-            f.plan->bind(*f.train);
+            bindFit(f);
         }
         history_.push_back(e);
         if (f.callbacks.onEpoch) f.callbacks.onEpoch(e);
+    }
+
+    // The training plans of a fit: one for full batches, one for a short last
+    // batch; both recorded before the first step (no compiles mid-epoch).
+    void planFit(FitState& f) {
+        const int full = f.trainRows / f.options.batchSize, rem = f.raggedRows();
+        f.plan = full ? &plan(f.options.batchSize, true) : nullptr;
+        f.ragged = rem ? &plan(rem, true) : nullptr;
+        bindFit(f);
+    }
+    void bindFit(FitState& f) {
+        for (Plan* p : {f.plan, f.ragged})
+            if (p) p->bind(*f.train);
+    }
+    // The correct predictions counted on the GPU since the sums were last reset.
+    float readCorrectSums(FitState& f) {
+        float n = 0;
+        for (Plan* p : {f.plan, f.ragged})
+            if (p) n += readValue(p->correctSum.front());
+        return n;
     }
 
     // Loss and accuracy over a dataset on the GPU: per-batch sums accumulate

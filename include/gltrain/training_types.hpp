@@ -62,6 +62,10 @@ struct FitOptions {
     int epochs = 1;
     int batchSize = 32;
     bool shuffle = true;           // reshuffled every epoch from (seed, epoch)
+    // An epoch's last rows that do not fill a batch train as one short step (as
+    // Keras and tfjs do; a batchSize above the row count makes one step of all
+    // rows); true leaves them out of that epoch (tf.data's drop_remainder).
+    bool dropRemainder = false;
     float validationSplit = 0.0f;  // the last fraction of x held out (as Keras does)
     const HostMatrix* validationX = nullptr;
     const Targets* validationY = nullptr;
@@ -83,7 +87,9 @@ struct StepInfo {
 };
 struct EpochInfo {
     int epoch = 0;
-    float loss = 0, accuracy = 0;  // mean over the epoch's steps (accuracy: classification only)
+    // loss: mean of the losses read, each weighted by its step's rows; accuracy: over
+    // the epoch's rows (classification only)
+    float loss = 0, accuracy = 0;
     float valLoss = std::numeric_limits<float>::quiet_NaN(), valAccuracy = std::numeric_limits<float>::quiet_NaN();
     double seconds = 0, samplesPerSecond = 0;
     long step = 0;

@@ -287,6 +287,29 @@ const tests = {
     ctx.delete();
   },
 
+  async 'fit: an epoch\'s short last batch is one more step; dropRemainder leaves it out'() {
+    const ctx = new gl.Context(WEBGL);
+    const { x, y } = randomData(40, 8, 4);
+    const run = async (options) => {
+      const m = mlp(ctx, 8, 16, 4);
+      const r = await m.fit(x, y, { epochs: 2, shuffle: false, ...options });
+      const out = { steps: r.steps, history: r.history, kernel: m.getWeight('dense_0', 'kernel') };
+      m.delete();
+      return out;
+    };
+    const ragged = await run({ batchSize: 16 });
+    assertEq(ragged.steps, 6, '40 rows in batches of 16: 2 full steps and one of 8, twice');
+    const dropped = await run({ batchSize: 16, dropRemainder: true });
+    assertEq(dropped.steps, 4, 'dropRemainder: the 8 rows are left out');
+    assert(ragged.kernel.some((v, i) => v !== dropped.kernel[i]), 'the short steps changed the weights');
+    const whole = await run({ batchSize: 64 });
+    const exact = await run({ batchSize: 40 });
+    assertEq(whole.steps, 2, 'a batch above the row count: one step of all rows an epoch');
+    assert(whole.kernel.every((v, i) => v === exact.kernel[i]), 'the same as batches of exactly the rows');
+    assertEq(whole.history[1].accuracy, exact.history[1].accuracy, 'accuracy over all rows');
+    ctx.delete();
+  },
+
   async 'fit: AbortSignal stops between slices; a second fit while one runs is refused'() {
     const ctx = new gl.Context(WEBGL);
     const m = mlp(ctx, 8, 16, 4);
@@ -328,9 +351,10 @@ const tests = {
     await expectReject(m.fit(x, bad, { epochs: 9 }), 'ArgumentError', 'fit: label 12 at row 3 is outside [0, 3)');
     const nan = x.slice(); nan[5] = NaN;
     await expectReject(m.fit(nan, y, { epochs: 9 }), 'ArgumentError', 'fit: value at row 1, column 1 is NaN or Inf');
-    await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64 }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows');
+    await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64, dropRemainder: true }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows, and dropRemainder leaves out a short batch');
+    await expectReject(m.fit(x, y, { epochs: 9, dropRemainder: 1 }), 'ArgumentError', 'fit: dropRemainder must be a boolean');
     await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs must be positive, got 0');
-    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', "fit: unknown option 'epoch' (valid: epochs, batchSize, shuffle, validationSplit, lossEvery, asyncLoss, snapshotEvery)");
+    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', "fit: unknown option 'epoch' (valid: epochs, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery)");
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', "fit: batchSize must be a number, got '8'");
     await expectReject(m.fit(x, Array.from(y), {}), 'ArgumentError', 'fit: y must be an Int32Array (or another integer typed array) of labels or a Float32Array of target values, got an array');
     await expectReject(m.fit(Array.from(x), y, {}), 'ArgumentError', 'fit: x must be a Float32Array or a Dataset, got an array');

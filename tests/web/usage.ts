@@ -23,7 +23,7 @@ export async function main(): Promise<number> {
   const y = new Int32Array(8);
   const steps: number[] = [];
   const result: FitResult = await model.fit(x, y, {
-    epochs: 2, batchSize: 4,
+    epochs: 2, batchSize: 4, dropRemainder: false,
     onStep: (s: StepEvent) => { if (s.loss !== null) steps.push(s.loss); },
     onEpoch: (e: EpochEvent) => { void e.accuracy; },
     onContextLost: (e) => { void e.step; },

@@ -1,9 +1,10 @@
 // The CPU backend's side of a Sequential: fit (beginFit / stepOnce), evaluate
 // and predict on a cpu::Model, with the GPU engine's semantics — the same
-// epoch order from (seed, epoch), steps of `batchSize` rows with a ragged last
-// batch dropped, loss reports every `lossEvery` steps (the CPU has every
-// step's loss at once, so `asyncLoss` reads it at once too), the NaN policy,
-// epoch means of the losses read, accuracy over the epoch's rows, validation
+// epoch order from (seed, epoch), steps of `batchSize` rows and a short last
+// one (unless dropRemainder), loss reports every `lossEvery` steps (the CPU
+// has every step's loss at once, so `asyncLoss` reads it at once too), the NaN
+// policy, epoch means of the losses read weighted by their steps' rows,
+// accuracy over the epoch's rows, validation
 // at each epoch's end, history and callbacks. Sequential validates every
 // argument before it gets here, and owns the global step (`step` points at it)
 // and the checkpoints.
@@ -37,7 +38,7 @@ public:
         if (nVal > 0) f->val = std::make_unique<Dataset>(dataset(x, y, nTrain, nVal, true));
         else if (o.validationX)
             f->val = std::make_unique<Dataset>(dataset(*o.validationX, *o.validationY, 0, o.validationX->rows, true));
-        f->stepsPerEpoch = nTrain / o.batchSize;
+        f->stepsPerEpoch = nTrain / o.batchSize + (!o.dropRemainder && nTrain % o.batchSize ? 1 : 0);
         f->endStep = long(o.epochs) * f->stepsPerEpoch;
         f->start = Clock::now();
         history_.clear();
@@ -54,14 +55,18 @@ public:
             f.startedEpoch = epoch;
             f.epochStart = Clock::now();
             f.epochLossSum = 0;
-            f.epochLossCount = f.epochSteps = 0;
+            f.epochLossRows = f.epochRows = 0;
+            f.epochSteps = 0;
             model_.resetSums();
             f.train.order = epochOrder(f.train.n, options_.seed, epoch, f.options.shuffle);
         }
-        const float loss = model_.trainStep(f.train, batch * B, B, step);
+        const int rows = std::min(B, f.train.n - batch * B);  // the last may be short
+        const float loss = model_.trainStep(f.train, batch * B, rows, step);
         ++step;
         ++f.epochSteps;
+        f.epochRows += rows;
         f.lastLoss = loss;
+        f.lastRows = rows;
         // Stop on the very step whose loss went bad (its updates were skipped).
         if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
             fit_.reset();
@@ -72,13 +77,13 @@ public:
         info.step = step;
         info.epoch = epoch;
         if (f.options.lossEvery > 0 && step % f.options.lossEvery == 0) {
-            take(f, loss);
+            take(f, loss, rows);
             info.loss = loss;
             info.lossRead = true;
             info.lossStep = step;
         }
         info.elapsedSeconds = seconds(f.start);
-        info.samplesPerSecond = double(f.epochSteps) * B / std::max(1e-9, seconds(f.epochStart));
+        info.samplesPerSecond = double(f.epochRows) / std::max(1e-9, seconds(f.epochStart));
         if (f.callbacks.onStep) f.callbacks.onStep(info);
         if (batch + 1 == f.stepsPerEpoch) endEpoch(f, epoch);
         if (step >= f.endStep) {
@@ -114,8 +119,8 @@ private:
         Callbacks callbacks;
         Dataset train;
         std::unique_ptr<Dataset> val;
-        int stepsPerEpoch = 1, startedEpoch = -1, epochSteps = 0, epochLossCount = 0;
-        long endStep = 0;
+        int stepsPerEpoch = 1, startedEpoch = -1, epochSteps = 0, lastRows = 0;
+        long endStep = 0, epochRows = 0, epochLossRows = 0;
         double epochLossSum = 0;
         float lastLoss = 0;
         Clock::time_point start, epochStart;
@@ -167,23 +172,24 @@ private:
         return d;
     }
 
-    void take(Fit& f, float loss) {
+    // A step's mean loss over `rows` rows, weighted by them in the epoch's mean.
+    void take(Fit& f, float loss, int rows) {
         if (!std::isfinite(loss)) return;
-        f.epochLossSum += loss;
-        f.epochLossCount++;
+        f.epochLossSum += double(loss) * rows;
+        f.epochLossRows += rows;
     }
 
     void endEpoch(Fit& f, int epoch) {
         EpochInfo e;
         e.epoch = epoch;
         e.step = *step_;
-        if (f.epochLossCount == 0 || f.options.lossEvery == 0) take(f, f.lastLoss);
-        e.loss = float(f.epochLossSum / std::max(1, f.epochLossCount));
+        if (f.epochLossRows == 0 || f.options.lossEvery == 0) take(f, f.lastLoss, f.lastRows);
+        e.loss = float(f.epochLossSum / double(std::max(1L, f.epochLossRows)));
         e.accuracy = options_.loss == LossKind::SoftmaxCrossEntropy
-                         ? float(double(model_.correctSum()) / (double(f.epochSteps) * f.options.batchSize))
+                         ? float(double(model_.correctSum()) / double(std::max(1L, f.epochRows)))
                          : std::numeric_limits<float>::quiet_NaN();
         e.seconds = seconds(f.epochStart);
-        e.samplesPerSecond = double(f.epochSteps) * f.options.batchSize / std::max(1e-9, e.seconds);
+        e.samplesPerSecond = double(f.epochRows) / std::max(1e-9, e.seconds);
         if (f.val) {
             const LossSums s = model_.evaluate(*f.val, f.options.batchSize);
             e.valLoss = float(s.loss / f.val->n);
