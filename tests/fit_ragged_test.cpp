@@ -188,7 +188,9 @@ TEST(FitRagged, ShuffledEpochsMatchTheCpuBackend) {
         SCOPED_TRACE(async ? "asynchronous loss reads" : "synchronous loss reads");
         const Run gpu = run(test::context(), async);
         EXPECT_EQ(cpu.losses.size(), 9u);
-        EXPECT_GE(gpu.losses.size(), async ? 6u : 9u);
+        // Asynchronous reads are taken when their fence has signalled, or at an
+        // epoch's end (in a browser only there): at least steps 1, 3 and 6.
+        EXPECT_GE(gpu.losses.size(), async ? 3u : 9u);
         for (auto [step, loss] : gpu.losses) {
             ASSERT_TRUE(cpu.losses.count(step)) << "step " << step;
             EXPECT_NEAR(loss, cpu.losses.at(step), 1e-4 * std::max(1.0f, loss)) << "step " << step;
