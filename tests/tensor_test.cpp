@@ -168,6 +168,9 @@ TEST_P(TensorRowWindow, PassesSampleTheWindowsRows) {
             w.download(reused);
             ASSERT_EQ(reused.data.size(), size_t(count) * size_t(base.cols));
             EXPECT_TRUE(bitEqual(reused, sliceRows(hb, first, count))) << "into a reused matrix";
+            HostMatrix fresh;  // the window's rows only: no host array for the whole base on the way
+            w.download(fresh);
+            EXPECT_LT(fresh.data.capacity(), hb.data.size()) << "rows [" << first << ", " << first + count << ")";
         }
         // One recorded pass, the window moved between runs.
         Tensor w = Tensor::rowWindow(b, 0, 3), out(ctx, 3, base.cols);

@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "gltrain/error.hpp"
 
@@ -89,12 +90,26 @@ struct TexelGeometry {
     }
     int rowOf(const PageRect& pr, int y) const { return (pr.y0 + y) * phases + pr.phase; }
 
+    // The texel rows [y0, y1) of a layer that hold logical rows in [first, first + count).
+    std::pair<int, int> pageRowsOf(const PageRect& pr, int first, int count) const {
+        // The first grid row g with g * phases + phase >= row (row - phase > -phases: no negative division).
+        auto gridRowFrom = [&](int row) { return (row - pr.phase + phases - 1) / phases; };
+        const int y0 = std::max(0, gridRowFrom(first) - pr.y0);
+        const int y1 = std::min(pr.height, gridRowFrom(first + count) - pr.y0);
+        return {y0, std::max(y0, y1)};
+    }
+
     // Scatters one layer's RGBA texels (as read back) into a row-major host array.
     void unpackPage(const PageRect& pr, const float* texels, float* out) const {
+        unpackPageRows(pr, 0, pr.height, texels, out, 0);
+    }
+    // The same for its texel rows [y0, y1) (read back from y0 on), into a host
+    // array whose first row is logical row `firstRow`.
+    void unpackPageRows(const PageRect& pr, int y0, int y1, const float* texels, float* out, int firstRow) const {
         const int vpt = valuesPerTexel();
-        for (int y = 0; y < pr.height; ++y) {
-            float* row = out + size_t(rowOf(pr, y)) * size_t(cols);
-            const float* in = texels + size_t(y) * size_t(pr.width) * 4;
+        for (int y = y0; y < y1; ++y) {
+            float* row = out + size_t(rowOf(pr, y) - firstRow) * size_t(cols);
+            const float* in = texels + size_t(y - y0) * size_t(pr.width) * 4;
             for (int x = 0; x < pr.width; ++x)
                 for (int k = 0; k < vpt; ++k) {
                     int c = (pr.x0 + x) * vpt + k;

@@ -191,30 +191,26 @@ public:
     }
     // The same into `into`, reshaped to rows x cols: no allocation once `into`
     // has held as many values and the context's read staging has grown (the
-    // training loop reads its losses and counts this way).
+    // training loop reads its losses and counts this way). A row window reads
+    // only the texel rows that hold its rows.
     void download(HostMatrix& into) const {
         requireLive("Tensor::download");
-        if (base_) {  // the base's rows into `into`, then the window's moved to the front
-            base_->download(into);
-            const size_t n = size();
-            std::memmove(into.data.data(), into.data.data() + size_t(row0_) * size_t(cols()), n * sizeof(float));
-            into.data.resize(n);
-            into.rows = rows(), into.cols = cols();
-            return;
-        }
-        if (!renderable())
+        const Tensor& root = base_ ? *base_ : *this;
+        if (!root.renderable())
             throw ArgumentError("Tensor::download: the " + shapeString() +
                                 " tensor is sampled-only RGBA32F data, which this half-float context cannot read back");
         into.rows = rows(), into.cols = cols();
         into.data.resize(size());
+        const TexelGeometry& g = root.geom_;  // a window's own has its row count
         glBindFramebuffer(GL_FRAMEBUFFER, ctx_->framebuffer());
-        for (int i = 0; i < geom_.layers(); ++i) {
-            auto pr = geom_.pageRect(i);
-            if (pr.height == 0) continue;
-            attachPage(i);
-            float* staging = ctx_->readStaging(size_t(pr.width) * size_t(pr.height) * 4);
-            glReadPixels(0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging);
-            geom_.unpackPage(pr, staging, into.data.data());
+        for (int i = 0; i < g.layers(); ++i) {
+            auto pr = g.pageRect(i);
+            auto [y0, y1] = g.pageRowsOf(pr, row0_, rows());
+            if (y1 == y0) continue;
+            root.attachPage(i);
+            float* staging = ctx_->readStaging(size_t(pr.width) * size_t(y1 - y0) * 4);
+            glReadPixels(0, y0, pr.width, y1 - y0, GL_RGBA, GL_FLOAT, staging);
+            g.unpackPageRows(pr, y0, y1, staging, into.data.data(), row0_);
         }
         ctx_->checkRead("Tensor::download (glReadPixels)");
     }
