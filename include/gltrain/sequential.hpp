@@ -160,7 +160,7 @@ public:
         if (o.validationX) checkData("fit (validation data)", *o.validationX, *o.validationY);
         int n = x.rows, nVal = 0;
         if (o.validationSplit > 0.0f) {
-            nVal = int(std::floor(double(n) * o.validationSplit));
+            nVal = n - trainingRows(n, o);
             if (nVal <= 0 || nVal >= n) throw ArgumentError("fit: validationSplit leaves no training or validation rows");
             n -= nVal;
         }
@@ -177,7 +177,7 @@ public:
         if (nVal > 0) fit_->val = upload(x, y, n, nVal);
         else if (o.validationX) fit_->val = upload(*o.validationX, *o.validationY, 0, o.validationX->rows);
         fit_->trainRows = n;
-        fit_->stepsPerEpoch = n / o.batchSize + (fit_->raggedRows() ? 1 : 0);
+        fit_->stepsPerEpoch = int(gltrain::stepsPerEpoch(n, o));
         planFit(*fit_);
         fit_->endStep = long(o.epochs) * fit_->stepsPerEpoch;
         fit_->start = Clock::now();

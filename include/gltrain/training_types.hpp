@@ -3,6 +3,7 @@
 // order in which an epoch visits the training rows. Shared by the GPU engine
 // (sequential.hpp) and the CPU backend (cpu/trainer.hpp).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -76,6 +77,16 @@ struct FitOptions {
     // training resumes from it (0: only the snapshots at the fit's start and end).
     int snapshotEvery = 100;
 };
+
+// The rows of x an epoch trains on: all but the last floor(rows * validationSplit).
+inline int trainingRows(int rows, const FitOptions& f) {
+    return rows - (f.validationSplit > 0.0f ? int(std::floor(double(rows) * f.validationSplit)) : 0);
+}
+// The steps of an epoch of n training rows: the full batches, and one short
+// batch of the rest unless dropRemainder.
+inline long stepsPerEpoch(int n, const FitOptions& f) {
+    return n / f.batchSize + (!f.dropRemainder && n % f.batchSize ? 1 : 0);
+}
 
 struct StepInfo {
     long step = 0;  // global step (1-based after the step ran)

@@ -161,7 +161,10 @@ expect 1 "badlabel.csv:2:9: field 3 (label): label 7 is out of range 0..1" "$G" 
 printf '1,2,3,0\n' > wide.csv
 expect 1 "has 3 values per row, the model (xor.json: input [2]) takes 2" "$G" train xor.json --data wide.csv
 printf 'x,y,label\n0.1,0.2,1\n' > onerow.csv
-expect 1 "batchSize 20 is larger than the 1 training rows" "$G" train xor.json --data onerow.csv
+# One row in batches of 20: a step of that row an epoch; with dropRemainder, nothing to train on.
+expect 0 "training: 2 epochs of 1 steps (batch 20)" "$G" train xor.json --data onerow.csv --epochs 2 --checkpoint onerow.safetensors
+sed 's/"batchSize": 20}/"batchSize": 20, "dropRemainder": true}/' xor.json > xor_drop.json
+expect 1 "batchSize 20 is larger than the 1 training rows, and dropRemainder leaves out a short batch" "$G" train xor_drop.json --data onerow.csv
 expect 1 "tensor 'dense_0/kernel' has shape [2, 16], the model needs [2, 1]" "$G" evaluate line.json --checkpoint xor.safetensors --data line.csv --label-column 0
 head -c 100 xor.safetensors > cut.safetensors
 expect 1 "cut.safetensors" "$G" evaluate xor.json --checkpoint cut.safetensors --data xor.csv

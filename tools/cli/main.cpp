@@ -299,13 +299,11 @@ int train(const std::vector<std::string>& argv) {
                                  "its weights\n", resume.c_str());
     }
 
-    // The step count fit() will reach: Sequential::beginFit holds out the
-    // validation split's rows and drops a ragged last batch each epoch.
+    // The step count fit() will reach (as Sequential::beginFit counts it).
     const FitOptions& fit = config.fit;
-    const long trainRows = data.x.rows - (fit.validationSplit > 0 ? long(std::floor(double(data.x.rows) * fit.validationSplit)) : 0);
-    const long stepsPerEpoch = std::max(1L, trainRows / fit.batchSize);
+    const long stepsPerEpoch = gltrain::stepsPerEpoch(gltrain::trainingRows(data.x.rows, fit), fit);
     const long endStep = long(fit.epochs) * stepsPerEpoch;
-    if (model->step() >= endStep) {
+    if (stepsPerEpoch > 0 && model->step() >= endStep) {  // (none: fit says why)
         std::printf("nothing to do: %s is at step %ld, and %d epochs of %ld steps end at step %ld (raise --epochs)\n",
                     resume.c_str(), model->step(), fit.epochs, stepsPerEpoch, endStep);
         return 0;

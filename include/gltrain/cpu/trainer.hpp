@@ -38,7 +38,7 @@ public:
         if (nVal > 0) f->val = std::make_unique<Dataset>(dataset(x, y, nTrain, nVal, true));
         else if (o.validationX)
             f->val = std::make_unique<Dataset>(dataset(*o.validationX, *o.validationY, 0, o.validationX->rows, true));
-        f->stepsPerEpoch = nTrain / o.batchSize + (!o.dropRemainder && nTrain % o.batchSize ? 1 : 0);
+        f->stepsPerEpoch = int(gltrain::stepsPerEpoch(nTrain, o));
         f->endStep = long(o.epochs) * f->stepsPerEpoch;
         f->start = Clock::now();
         history_.clear();
