@@ -208,7 +208,6 @@ public:
             f.epochStart = Clock::now();
             f.epochLossSum = 0;
             f.epochLossRows = 0;
-            f.epochSteps = 0;
             f.epochRows = 0;
             f.correctHost = 0;
             f.countedRows = f.rowsInSums = 0;
@@ -247,7 +246,6 @@ public:
         glFlush();  // the step starts on the GPU now, not at the next read
         p.swapAll();
         ++step_;
-        ++f.epochSteps;
         f.epochRows += p.batch;
         if (!replay) f.countedRows += p.batch, f.rowsInSums += p.batch;
         snapshotCurrent_ = false;
@@ -634,7 +632,7 @@ private:
         int trainRows = 0;              // x's first rows train; the rest (validationSplit) validate
         int stepsPerEpoch = 1;
         // The rows of an epoch's short last batch (0: none).
-        int raggedRows() const { return options.dropRemainder ? 0 : trainRows % options.batchSize; }
+        int raggedRows() const { return shortBatchRows(trainRows, options); }
         // The plan that runs step `batch` of an epoch.
         Plan& planOf(int batch) const { return ragged && batch + 1 == stepsPerEpoch ? *ragged : *plan; }
         void resetSums() const {
@@ -646,7 +644,6 @@ private:
         Clock::time_point start, epochStart;
         double epochLossSum = 0;
         long epochLossRows = 0, epochRows = 0;
-        int epochSteps = 0;
         // Epoch accuracy: correct counts in the GPU sum (rowsInSums rows) plus
         // those read out before the storage could lose an integer.
         double correctHost = 0;

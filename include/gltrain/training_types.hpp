@@ -82,11 +82,11 @@ struct FitOptions {
 inline int trainingRows(int rows, const FitOptions& f) {
     return rows - (f.validationSplit > 0.0f ? int(std::floor(double(rows) * f.validationSplit)) : 0);
 }
-// The steps of an epoch of n training rows: the full batches, and one short
-// batch of the rest unless dropRemainder.
-inline long stepsPerEpoch(int n, const FitOptions& f) {
-    return n / f.batchSize + (!f.dropRemainder && n % f.batchSize ? 1 : 0);
-}
+// The rows of the short batch that ends an epoch of n training rows (0: none,
+// the batches divide n or dropRemainder leaves the rest out).
+inline int shortBatchRows(int n, const FitOptions& f) { return f.dropRemainder ? 0 : n % f.batchSize; }
+// The steps of an epoch of n training rows: the full batches and the short one.
+inline long stepsPerEpoch(int n, const FitOptions& f) { return n / f.batchSize + (shortBatchRows(n, f) ? 1 : 0); }
 
 struct StepInfo {
     long step = 0;  // global step (1-based after the step ran)

@@ -56,14 +56,12 @@ public:
             f.epochStart = Clock::now();
             f.epochLossSum = 0;
             f.epochLossRows = f.epochRows = 0;
-            f.epochSteps = 0;
             model_.resetSums();
             f.train.order = epochOrder(f.train.n, options_.seed, epoch, f.options.shuffle);
         }
         const int rows = std::min(B, f.train.n - batch * B);  // the last may be short
         const float loss = model_.trainStep(f.train, batch * B, rows, step);
         ++step;
-        ++f.epochSteps;
         f.epochRows += rows;
         f.lastLoss = loss;
         f.lastRows = rows;
@@ -119,7 +117,7 @@ private:
         Callbacks callbacks;
         Dataset train;
         std::unique_ptr<Dataset> val;
-        int stepsPerEpoch = 1, startedEpoch = -1, epochSteps = 0, lastRows = 0;
+        int stepsPerEpoch = 1, startedEpoch = -1, lastRows = 0;
         long endStep = 0, epochRows = 0, epochLossRows = 0;
         double epochLossSum = 0;
         float lastLoss = 0;
