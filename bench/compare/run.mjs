@@ -128,7 +128,7 @@ out.push('Workloads (bench/compare/compare.js, bench/compare_native.cpp): W1 MLP
          'Adam, batch 64; W3 square fp32 matmul, each product read back; W4 MLP 2-8-1 tanh, MSE, SGD 0.1, batch 4. ' +
          `Medians over ${state.protocol.steps} single steps (loss every step) or ${state.protocol.blocks} blocks of 10 steps ` +
          `(loss every 10) after ${state.protocol.warmup} warm-up steps (W4: 4x as many). The epoch is each library's own fit() ` +
-         '(default loss reads; TensorFlow.js keeps the ragged last batch, gltrain drops it). ' +
+         '(default loss reads; both train the short last batch). ' +
          '"gltrain WebGL2" is the WebGL2 backend (forced); "gltrain auto" is what gltrain picks by itself (renderers above: ' +
          'on a software renderer, the CPU backend where a startup benchmark says it is faster). ' +
          '"×" columns: how many times faster gltrain in Chromium is than the other (time ratio other/gltrain; GFLOP/s gltrain/other; > 1: gltrain ahead).');
