@@ -26,6 +26,7 @@
 
 #include "gltrain/gltrain.hpp"
 #include "gltrain/idx.hpp"
+#include "gltrain/model_config.hpp"
 #include "gltrain/sequential.hpp"
 #include "gltrain/tfjs_layers.hpp"
 
@@ -123,10 +124,6 @@ std::string show(const val& v) {
 }
 bool isPlainObject(const val& v) {
     return !v.isNull() && !v.isUndefined() && v.typeOf().as<std::string>() == "object" && !v.isArray();
-}
-std::string lower(std::string s) {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 // A plain-object options argument: unknown names and wrong types are errors.
@@ -226,6 +223,56 @@ std::vector<uint8_t> bytesFrom(const val& a, const std::string& what) {
 }
 val float32Copy(const float* p, size_t n) { return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p)); }
 val numberOrNull(double d) { return std::isfinite(d) ? val(d) : val::null(); }
+
+// A JavaScript argument as JSON, for the model-config parsers
+// (model_config.hpp), which read layers and compile and fit options for the
+// JavaScript API as for model files: one vocabulary, one set of checks. Keys
+// whose value is undefined are left out (as absent options); NaN and Infinity
+// stay numbers, so the parsers name them. Anything JSON has no form for (a
+// function, a typed array, a class instance, a cycle) is an error naming its path.
+nlohmann::json jsonFrom(const val& v, const std::string& where, const std::string& path, int depth = 0) {
+    if (v.isNull() || v.isUndefined()) return nullptr;
+    if (v.isTrue() || v.isFalse()) return v.isTrue();
+    if (v.isString()) return v.as<std::string>();
+    if (v.isNumber()) {
+        const double d = v.as<double>();
+        // Integers stay integers, so messages show 3, not 3.0.
+        if (d == std::floor(d) && std::fabs(d) < 9007199254740992.0) return int64_t(d);
+        return d;
+    }
+    const std::string at = where + ": " + (path.empty() ? "" : path + ": ");
+    // (Options nest two or three levels; a cycle would recurse until the stack ran out.)
+    if (depth >= 16) throw ArgumentError(at + "nested more than 16 levels deep (a cycle?)");
+    if (v.isArray()) {
+        nlohmann::json a = nlohmann::json::array();
+        const int n = v["length"].as<int>();
+        for (int i = 0; i < n; ++i) a.push_back(jsonFrom(v[i], where, path + "[" + std::to_string(i) + "]", depth + 1));
+        return a;
+    }
+    if (typeName(v) != "an object")
+        throw ArgumentError(at + "expected a number, string, boolean, array or plain object, got " + typeName(v));
+    nlohmann::json o = nlohmann::json::object();
+    for (auto& k : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v))) {
+        val x = v[k];
+        if (!x.isUndefined()) o[k] = jsonFrom(x, where, path.empty() ? k : path + "." + k, depth + 1);
+    }
+    return o;
+}
+// An options argument as a JSON object (undefined and null: no options).
+nlohmann::json jsonOptions(const val& v, const std::string& where) {
+    return v.isUndefined() || v.isNull() ? nlohmann::json::object() : jsonFrom(v, where, "");
+}
+
+// Runs a model-config parser: its FormatErrors are ArgumentErrors here (a bad
+// argument, not a bad file), with the same message.
+template <class F>
+auto parseArgument(F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const FormatError& e) {
+        throw ArgumentError(e.what());
+    }
+}
 
 // ---- Context -----------------------------------------------------------------
 
@@ -560,48 +607,10 @@ public:
 
 // ---- Sequential --------------------------------------------------------------
 
-Initializer initializerArg(const Options& o, const char* key, Initializer def) {
-    if (!o.has(key)) return def;
-    val v = o.raw(key);
-    if (v.isString()) {
-        try {
-            return Initializer::parse(v.as<std::string>());
-        } catch (const ArgumentError& e) {
-            throw ArgumentError(o.where() + ": " + key + ": " + e.what());
-        }
-    }
-    Options io(v, o.where() + ": " + key, {"type", "value"});
-    std::string type = io.string("type", "");
-    if (type == "constant") return Initializer::constant(io.real("value", 0.0f));
-    if (io.has("value")) throw ArgumentError(o.where() + ": " + key + ": value is only for {type: 'constant'}");
-    try {
-        return Initializer::parse(type);
-    } catch (const ArgumentError& e) {
-        throw ArgumentError(o.where() + ": " + key + ": " + e.what() + " or {type: 'constant', value}");
-    }
-}
-Activation parseAct(const Options& o, const char* key, Activation def) {
-    if (!o.has(key)) return def;
-    try {
-        return parseActivation(o.string(key, ""));
-    } catch (const ArgumentError& e) {
-        throw ArgumentError(o.where() + ": " + e.what());
-    }
-}
-
-const char* const kLayerTypes =
-    "dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, "
-    "dropout, softmax";
-
-struct LayerInfo {
-    std::string type, name;
-};
-
 class SequentialImpl {
 public:
     ContextImpl* owner = nullptr;
     std::unique_ptr<Sequential> model;
-    std::vector<LayerInfo> infos;
     struct Event {
         bool epoch = false;
         StepInfo s;
@@ -656,111 +665,9 @@ public:
 
     void add(val spec) {
         guard([&] {
-            if (!isPlainObject(spec))
-                throw ArgumentError("add: a layer is an object such as {type: 'dense', units: 10}, got " + typeName(spec));
-            val t = spec["type"];
-            if (!t.isString())
-                throw ArgumentError("add: the layer needs a type (" + std::string(kLayerTypes) + "), got " + show(t));
-            std::string type;  // "max_pool2d" is "maxpool2d"
-            for (char ch : lower(t.as<std::string>()))
-                if (ch != '_') type += ch;
-            const std::string where = "add (" + type + ")";
-            LayerInfo info;
-            info.type = type;
-            Layer layer;
-            if (type == "dense") {
-                Options o(spec, where,
-                          {"type", "units", "activation", "alpha", "kernelInitializer", "biasInitializer", "inputDim", "name"});
-                Dense d;
-                if (!o.has("units")) throw ArgumentError(where + ": units is required");
-                d.units = int(o.integer("units", 0, 1));
-                d.activation = parseAct(o, "activation", Activation::Linear);
-                d.alpha = o.real("alpha", d.alpha);
-                d.kernelInit = initializerArg(o, "kernelInitializer", d.kernelInit);
-                d.biasInit = initializerArg(o, "biasInitializer", d.biasInit);
-                d.inputDim = int(o.integer("inputDim", 0, 1));
-                d.name = o.string("name", "");
-                info.name = d.name;
-                layer = d;
-            } else if (type == "activation") {
-                Options o(spec, where, {"type", "activation", "alpha", "name"});
-                ActivationLayer a;
-                if (!o.has("activation")) throw ArgumentError(where + ": activation is required");
-                a.activation = parseAct(o, "activation", a.activation);
-                a.alpha = o.real("alpha", a.alpha);
-                a.name = o.string("name", "");
-                info.name = a.name;
-                layer = a;
-            } else if (type == "dropout") {
-                Options o(spec, where, {"type", "rate", "name"});
-                Dropout d;
-                d.rate = o.real("rate", d.rate);
-                if (!(d.rate >= 0.0f && d.rate < 1.0f))
-                    throw ArgumentError(where + ": rate must be in [0, 1), got " + show(o.raw("rate")));
-                d.name = o.string("name", "");
-                info.name = d.name;
-                layer = d;
-            } else if (type == "softmax") {
-                Options o(spec, where, {"type", "name"});
-                Softmax s;
-                s.name = o.string("name", "");
-                info.name = s.name;
-                layer = s;
-            } else if (type == "conv2d") {
-                Options o(spec, where,
-                          {"type", "filters", "kernelSize", "stride", "padding", "activation", "alpha",
-                           "kernelInitializer", "biasInitializer", "name"});
-                Conv2D c;
-                if (!o.has("filters")) throw ArgumentError(where + ": filters is required");
-                c.filters = int(o.integer("filters", 0, 1));
-                c.kernelSize = int(o.integer("kernelSize", c.kernelSize, 1));
-                c.stride = int(o.integer("stride", c.stride, 1));
-                c.padding = parsePadding(o);
-                c.activation = parseAct(o, "activation", Activation::Linear);
-                c.alpha = o.real("alpha", c.alpha);
-                c.kernelInit = initializerArg(o, "kernelInitializer", c.kernelInit);
-                c.biasInit = initializerArg(o, "biasInitializer", c.biasInit);
-                c.name = o.string("name", "");
-                info.name = c.name;
-                layer = c;
-            } else if (type == "maxpool2d" || type == "averagepool2d") {
-                Options o(spec, where, {"type", "poolSize", "stride", "padding", "name"});
-                int pool = int(o.integer("poolSize", 2, 1));
-                int stride = int(o.integer("stride", 0, 0));
-                Padding pad = parsePadding(o);
-                std::string name = o.string("name", "");
-                info.name = name;
-                if (type == "maxpool2d") layer = MaxPool2D{pool, stride, pad, name};
-                else layer = AveragePool2D{pool, stride, pad, name};
-            } else if (type == "globalaveragepooling2d" || type == "flatten") {
-                Options o(spec, where, {"type", "name"});
-                info.name = o.string("name", "");
-                if (type == "flatten") layer = Flatten{info.name};
-                else layer = GlobalAveragePooling2D{info.name};
-            } else if (type == "batchnormalization") {
-                Options o(spec, where, {"type", "momentum", "epsilon", "name"});
-                BatchNormalization b;
-                b.momentum = o.real("momentum", b.momentum);
-                b.epsilon = o.real("epsilon", b.epsilon);
-                if (!(b.momentum >= 0.0f && b.momentum < 1.0f))
-                    throw ArgumentError(where + ": momentum must be in [0, 1), got " + show(o.raw("momentum")));
-                if (!(b.epsilon > 0.0f)) throw ArgumentError(where + ": epsilon must be positive, got " + show(o.raw("epsilon")));
-                b.name = o.string("name", "");
-                info.name = b.name;
-                layer = b;
-            } else {
-                throw ArgumentError("add: unknown layer type '" + t.as<std::string>() + "' (valid: " + kLayerTypes + ")");
-            }
+            Layer layer = parseArgument([&] { return layerFromJson(jsonFrom(spec, "add", ""), "add"); });
             model->add(std::move(layer));
-            infos.push_back(info);
         });
-    }
-
-    static Padding parsePadding(const Options& o) {
-        std::string p = lower(o.string("padding", "valid"));
-        if (p == "valid") return Padding::Valid;
-        if (p == "same") return Padding::Same;
-        throw ArgumentError(o.where() + ": padding must be 'valid' or 'same', got '" + p + "'");
     }
 
     void compile(val options) {
@@ -773,26 +680,7 @@ public:
 
     // compile()'s options ({loss, optimizer, ...}); `where` names the call in errors.
     static CompileOptions parseCompile(val options, const std::string& where) {
-        Options o(options, where, {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
-        CompileOptions c;
-        std::string loss = lower(o.string("loss", "softmax_cross_entropy"));
-        if (loss == "softmax_cross_entropy") c.loss = LossKind::SoftmaxCrossEntropy;
-        else if (loss == "mse" || loss == "mean_squared_error") c.loss = LossKind::MeanSquaredError;
-        else if (loss == "binary_cross_entropy") c.loss = LossKind::BinaryCrossEntropy;
-        else
-            throw ArgumentError(where + ": unknown loss '" + loss +
-                                "' (valid: softmax_cross_entropy, mse, binary_cross_entropy)");
-        c.optimizer = parseOptimizer(o);
-        if (o.has("learningRate")) c.optimizer.lr = o.real("learningRate", c.optimizer.lr);
-        if (o.has("schedule")) c.schedule = parseSchedule(o.raw("schedule"));
-        c.clipNorm = o.real("clipNorm", 0.0f);
-        c.seed = uint32_t(o.integer("seed", 1, 0, 0xFFFFFFFFll));
-        std::string nan = lower(o.string("onNaN", "stop"));
-        if (nan == "stop") c.onNaN = NanPolicy::Stop;
-        else if (nan == "skip") c.onNaN = NanPolicy::Skip;
-        else if (nan == "ignore") c.onNaN = NanPolicy::Ignore;
-        else throw ArgumentError(where + ": onNaN must be 'stop', 'skip' or 'ignore', got '" + nan + "'");
-        return c;
+        return parseArgument([&] { return compileOptionsFromJson(jsonOptions(options, where), where); });
     }
 
     // The type name add() takes for a layer, for one made elsewhere (an import).
@@ -824,87 +712,13 @@ public:
             auto s = std::make_unique<SequentialImpl>();
             s->owner = &c;
             s->model = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
-            for (size_t i = 0; i < s->model->layerCount(); ++i)
-                s->infos.push_back({layerType(s->model->layer(i)), s->model->layerName(i)});
             return s.release();
         });
     }
 
-    static OptimizerConfig parseOptimizer(const Options& o) {
-        OptimizerConfig c;
-        if (!o.has("optimizer")) return c;
-        val v = o.raw("optimizer");
-        std::string name;
-        std::unique_ptr<Options> oo;
-        if (v.isString()) {
-            name = v.as<std::string>();
-        } else {
-            oo = std::make_unique<Options>(v, "compile: optimizer",
-                                           std::initializer_list<const char*>{"type", "lr", "learningRate", "weightDecay",
-                                                                              "momentum", "beta1", "beta2", "eps", "rho"});
-            if (!oo->has("type")) throw ArgumentError("compile: optimizer needs a type ('adam', 'sgd', ...)");
-            name = oo->string("type", "");
-        }
-        std::string valid;
-        bool found = false;
-        for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
-                                OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
-            valid += (valid.empty() ? "" : ", ") + std::string(optimizerName(k));
-            if (lower(name) == optimizerName(k)) {
-                c.kind = k;
-                found = true;
-            }
-        }
-        if (!found) throw ArgumentError("compile: unknown optimizer '" + name + "' (valid: " + valid + ")");
-        if (oo) {
-            if (oo->has("lr") && oo->has("learningRate"))
-                throw ArgumentError("compile: optimizer: give lr or learningRate, not both");
-            c.lr = oo->real("lr", oo->real("learningRate", c.lr));
-            c.weightDecay = oo->real("weightDecay", c.weightDecay);
-            c.momentum = oo->real("momentum", c.momentum);
-            c.beta1 = oo->real("beta1", c.beta1);
-            c.beta2 = oo->real("beta2", c.beta2);
-            c.eps = oo->real("eps", c.eps);
-            c.rho = oo->real("rho", c.rho);
-        }
-        return c;
-    }
-    static Schedule parseSchedule(val v) {
-        Schedule s;
-        if (v.isString()) {
-            val o = val::object();
-            o.set("type", v);
-            v = o;
-        }
-        Options o(v, "compile: schedule", {"type", "stepSize", "gamma", "warmupSteps", "totalSteps", "minLr"});
-        std::string type = lower(o.string("type", "constant"));
-        if (type == "constant") s.kind = Schedule::Constant;
-        else if (type == "step") s.kind = Schedule::Step;
-        else if (type == "exponential") s.kind = Schedule::Exponential;
-        else if (type == "cosine") s.kind = Schedule::Cosine;
-        else throw ArgumentError("compile: schedule: unknown type '" + type + "' (valid: constant, step, exponential, cosine)");
-        s.stepSize = int(o.integer("stepSize", s.stepSize));
-        s.gamma = o.real("gamma", s.gamma);
-        s.warmupSteps = int(o.integer("warmupSteps", s.warmupSteps));
-        s.totalSteps = int(o.integer("totalSteps", s.totalSteps));
-        s.minLr = o.real("minLr", s.minLr);
-        return s;
-    }
-
     void beginFit(DatasetImpl& train, DatasetImpl* validation, val options) {
         guard([&] {
-            Options o(options, "fit",
-                      {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss",
-                       "snapshotEvery"});
-            FitOptions f;
-            f.epochs = int(o.integer("epochs", f.epochs));
-            f.batchSize = int(o.integer("batchSize", f.batchSize));
-            f.shuffle = o.boolean("shuffle", f.shuffle);
-            f.dropRemainder = o.boolean("dropRemainder", f.dropRemainder);
-            f.validationSplit = o.real("validationSplit", f.validationSplit);
-            f.lossEvery = int(o.integer("lossEvery", f.lossEvery));
-            f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
-            f.snapshotEvery = int(o.integer("snapshotEvery", f.snapshotEvery, 0));
+            FitOptions f = parseArgument([&] { return fitOptionsFromJson(jsonOptions(options, "fit"), "fit"); });
             if (validation) {
                 if (f.validationSplit > 0.0f) throw ArgumentError("fit: give validationSplit or validationData, not both");
                 f.validationX = &validation->x;
@@ -1082,12 +896,12 @@ public:
     val layers() const {
         val a = val::array();
         Shape3 in = model->inputShape();
-        for (size_t i = 0; i < infos.size(); ++i) {
-            const LayerInfo& L = infos[i];
+        for (size_t i = 0; i < model->layerCount(); ++i) {
+            const std::string type = layerType(model->layer(i));
             val o = val::object();
-            if (!compiled()) {
-                o.set("name", L.name);
-                o.set("type", L.type);
+            if (!compiled()) {  // the name given to add(), if any
+                o.set("name", std::visit([](const auto& l) { return l.name; }, model->layer(i)));
+                o.set("type", type);
                 o.set("outputShape", val::null());
                 o.set("outputSize", 0);
                 o.set("params", 0);
@@ -1096,11 +910,11 @@ public:
             }
             const Shape3 out = model->outputShape(i);
             double params = 0;  // trainable values
-            if (L.type == "dense") params = double(in.size()) * out.channels + out.channels;
-            else if (L.type == "conv2d") params = double(model->weight(model->layerName(i), "kernel").size()) + out.channels;
-            else if (L.type == "batchnormalization") params = 2.0 * out.channels;
+            if (type == "dense") params = double(in.size()) * out.channels + out.channels;
+            else if (type == "conv2d") params = double(model->weight(model->layerName(i), "kernel").size()) + out.channels;
+            else if (type == "batchnormalization") params = 2.0 * out.channels;
             o.set("name", model->layerName(i));
-            o.set("type", L.type);
+            o.set("type", type);
             val shape = val::array();
             shape.call<void>("push", out.height);
             shape.call<void>("push", out.width);

@@ -5,6 +5,7 @@
 // Chromium).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -56,7 +57,8 @@ TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
                   "momentum": 0.5, "beta1": 0.8, "beta2": 0.99, "eps": 1e-6, "rho": 0.95},
                   "schedule": {"type": "cosine", "stepSize": 7, "gamma": 0.5, "warmupSteps": 10, "totalSteps": 100, "minLr": 0.0001},
                   "clipNorm": 2.5, "seed": 4000000000, "onNaN": "skip"},
-      "fit": {"epochs": 3, "batchSize": 16, "shuffle": false, "validationSplit": 0.2, "lossEvery": 5, "asyncLoss": true}
+      "fit": {"epochs": 3, "batchSize": 16, "shuffle": false, "validationSplit": 0.2, "lossEvery": 5, "asyncLoss": true,
+              "snapshotEvery": 25}
     })";
     ModelConfig c = parseModelConfig(text, "all.json");
     EXPECT_EQ(c.source, "all.json");
@@ -120,6 +122,7 @@ TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
     EXPECT_FLOAT_EQ(c.fit.validationSplit, 0.2f);
     EXPECT_EQ(c.fit.lossEvery, 5);
     EXPECT_TRUE(c.fit.asyncLoss);
+    EXPECT_EQ(c.fit.snapshotEvery, 25);
 }
 
 TEST(ModelConfig, DefaultsAndShortForms) {
@@ -284,4 +287,31 @@ TEST(ModelConfig, CompileErrorsNameTheSource) {
         EXPECT_EQ(m.rfind("m.json: compile: layer dense_0", 0), 0u) << m;
         EXPECT_NE(m.find("Flatten"), std::string::npos) << m;
     }
+}
+
+// The parts one at a time, as the JavaScript API reads add()'s, compile()'s and
+// fit()'s arguments (src/bindings.cpp): with no path, errors read "source: key: ...";
+// NaN and Infinity (JavaScript numbers, not JSON) are named as such.
+TEST(ModelConfig, PartsParseAloneAndNameTheirKeys) {
+    const Layer l = layerFromJson(nlohmann::json::parse(R"({"type": "Max_Pool2D", "poolSize": 3})"), "add");
+    ASSERT_TRUE(std::holds_alternative<MaxPool2D>(l));
+    EXPECT_EQ(std::get<MaxPool2D>(l).poolSize, 3);
+    EXPECT_EQ(compileOptionsFromJson(nlohmann::json::parse(R"({"optimizer": "sgd"})"), "compile").optimizer.kind,
+              OptimizerKind::SGD);
+    EXPECT_EQ(fitOptionsFromJson(nlohmann::json::parse(R"({"snapshotEvery": 0})"), "fit").snapshotEvery, 0);
+
+    EXPECT_EQ(errorOf([] { layerFromJson(nlohmann::json::parse(R"({"type": "dense", "units": -3})"), "add"); }),
+              "add: units: expected a positive integer, got -3");
+    EXPECT_EQ(errorOf([] { layerFromJson(nlohmann::json::parse(R"({"units": 3})"), "add"); }).rfind("add: type: expected a layer type", 0),
+              0u);
+    EXPECT_EQ(errorOf([] { layerFromJson(nlohmann::json("dense"), "add"); }),
+              "add: expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got the string \"dense\"");
+    nlohmann::json nan = {{"optimizer", {{"type", "adam"}, {"lr", std::nan("")}}}};
+    EXPECT_EQ(errorOf([&] { compileOptionsFromJson(nan, "compile"); }), "compile: optimizer.lr: expected a positive number, got NaN");
+    nlohmann::json inf = {{"clipNorm", -INFINITY}};
+    EXPECT_EQ(errorOf([&] { compileOptionsFromJson(inf, "fromTfjs"); }),
+              "fromTfjs: clipNorm: expected a number >= 0 (0: no clipping), got -Infinity");
+    EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse(R"({"snapshotEvery": -1})"), "fit"); }),
+              "fit: snapshotEvery: expected an integer >= 0, got -1");
+    EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse("[1]"), "fit"); }), "fit: expected an object, got an array");
 }

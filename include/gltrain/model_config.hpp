@@ -60,10 +60,19 @@ inline std::string lower(std::string s) {
 // strings quoted, containers by kind.
 inline std::string show(const nlohmann::json& v) {
     if (v.is_string()) return "the string " + v.dump();
+    // (JSON text has no such numbers, but JavaScript arguments do: dump() says null.)
+    if (v.is_number_float() && !std::isfinite(v.get<double>()))
+        return std::isnan(v.get<double>()) ? "NaN" : v.get<double>() > 0 ? "Infinity" : "-Infinity";
     if (v.is_object()) return "an object";
     if (v.is_array()) return "an array";
     return v.dump();
 }
+
+// "source: path: what" (no path: "source: what").
+[[noreturn]] inline void failAt(const std::string& source, const std::string& path, const std::string& what) {
+    throw FormatError(source + ": " + (path.empty() ? "" : path + ": ") + what);
+}
+inline std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
 // A JSON object at `path` whose keys must all be in an allowed list; typed
 // reads that name the key's path in every error.
@@ -85,13 +94,11 @@ public:
 
     bool has(const char* k) const { return j_.contains(k); }
     const nlohmann::json& raw(const char* k) const { return j_.at(k); }
-    std::string at(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
+    std::string at(const std::string& k) const { return join(path_, k); }
     const std::string& path() const { return path_; }
     const std::string& source() const { return source_; }
 
-    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw FormatError(source_ + ": " + (path.empty() ? "" : path + ": ") + what);
-    }
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const { failAt(source_, path, what); }
 
     // An integer in [lo, hi]; 3.0 counts as 3 (JavaScript cannot tell them apart).
     int integer(const char* k, int def, long long lo, long long hi = std::numeric_limits<int>::max()) const {
@@ -209,11 +216,11 @@ const char* const kLayerTypes =
 // underscores ignored: "max_pool2d" is "maxpool2d").
 inline Layer layer(const nlohmann::json& j, const std::string& source, const std::string& path) {
     if (!j.is_object())
-        throw FormatError(source + ": " + path + ": expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got " +
-                          show(j));
+        failAt(source, path, "expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got " + show(j));
     if (!j.contains("type") || !j.at("type").is_string())
-        throw FormatError(source + ": " + path + ".type: expected a layer type (" + kLayerTypes + "), got " +
-                          (j.contains("type") ? show(j.at("type")) : std::string("nothing")));
+        failAt(source, join(path, "type"),
+               std::string("expected a layer type (") + kLayerTypes + "), got " +
+                   (j.contains("type") ? show(j.at("type")) : std::string("nothing")));
     std::string type;
     for (char c : lower(j.at("type").get<std::string>()))
         if (c != '_') type += c;
@@ -287,8 +294,8 @@ inline Layer layer(const nlohmann::json& j, const std::string& source, const std
         d.name = o.string("name", "");
         return d;
     }
-    throw FormatError(source + ": " + path + ".type: unknown layer type '" + j.at("type").get<std::string>() +
-                      "' (valid: " + kLayerTypes + ")");
+    failAt(source, join(path, "type"),
+           "unknown layer type '" + j.at("type").get<std::string>() + "' (valid: " + kLayerTypes + ")");
 }
 
 // "adam" or {"type": "adam", "lr": 0.001, ...}.
@@ -349,8 +356,8 @@ inline Schedule schedule(const Object& compile) {
     return s;
 }
 
-inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source) {
-    Object o(j, source, "compile", {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
+inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
+    Object o(j, source, path, {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
     CompileOptions c;
     const int loss = o.choice("loss", 0, {"softmax_cross_entropy", "mse", "mean_squared_error", "binary_cross_entropy"});
     c.loss = loss == 0 ? LossKind::SoftmaxCrossEntropy : loss == 3 ? LossKind::BinaryCrossEntropy : LossKind::MeanSquaredError;
@@ -363,8 +370,9 @@ inline CompileOptions compileOptions(const nlohmann::json& j, const std::string&
     return c;
 }
 
-inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source) {
-    Object o(j, source, "fit", {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss"});
+inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
+    Object o(j, source, path,
+             {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss", "snapshotEvery"});
     FitOptions f;
     f.epochs = o.integer("epochs", f.epochs, 1);
     f.batchSize = o.integer("batchSize", f.batchSize, 1);
@@ -373,6 +381,7 @@ inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source)
     f.validationSplit = o.real("validationSplit", f.validationSplit, "a number in [0, 1)", unitInterval);
     f.lossEvery = o.integer("lossEvery", f.lossEvery, 0);
     f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
+    f.snapshotEvery = o.integer("snapshotEvery", f.snapshotEvery, 0);
     return f;
 }
 
@@ -446,6 +455,20 @@ private:
 
 }  // namespace model_config_detail
 
+// One layer object, compile options or fit options (validationX / validationY
+// stay null) as JSON values: the parts of a model config, which the JavaScript
+// API parses its arguments with too (one vocabulary, one set of checks).
+// Errors are FormatErrors "source: path: what"; with no path, "source: what".
+inline Layer layerFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
+    return model_config_detail::layer(j, source, path);
+}
+inline CompileOptions compileOptionsFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
+    return model_config_detail::compileOptions(j, source, path);
+}
+inline FitOptions fitOptionsFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
+    return model_config_detail::fitOptions(j, source, path);
+}
+
 // A parsed JSON document (already free of duplicate keys) as a ModelConfig.
 inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::string& source = "<model config>") {
     using namespace model_config_detail;
@@ -460,8 +483,8 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
     if (!layers.is_array() || layers.empty())
         top.fail("layers", "expected a non-empty array of layer objects, got " + (layers.is_array() ? std::string("[]") : show(layers)));
     for (size_t i = 0; i < layers.size(); ++i) c.layers.push_back(layer(layers[i], source, "layers[" + std::to_string(i) + "]"));
-    if (top.has("compile")) c.compile = compileOptions(top.raw("compile"), source);
-    if (top.has("fit")) c.fit = fitOptions(top.raw("fit"), source);
+    if (top.has("compile")) c.compile = compileOptions(top.raw("compile"), source, "compile");
+    if (top.has("fit")) c.fit = fitOptions(top.raw("fit"), source, "fit");
     return c;
 }
 

@@ -220,29 +220,39 @@ const tests = {
   'layers and compile: every bad option is a clear error, the model stays usable'() {
     const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 4);
-    expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: unknown layer type 'dens' (valid: dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax)");
-    expectError(() => m.add({ type: 'dense' }), 'ArgumentError', 'add (dense): units is required');
-    expectError(() => m.add({ type: 'dense', units: -1 }), 'ArgumentError', 'add (dense): units must be in [1,');
-    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add (dense): unknown option 'activaton'");
-    expectError(() => m.add({ type: 'dense', units: 3, activation: 'relu6' }), 'ArgumentError', "unknown activation 'relu6' (valid names: linear, relu");
-    expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "initializer: unknown 'ones'");
-    expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add (dropout): rate must be in [0, 1), got 1.5');
-    expectError(() => m.add('dense'), 'ArgumentError', "a layer is an object such as {type: 'dense', units: 10}, got a string");
+    expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: type: unknown layer type 'dens' (valid: dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax)");
+    expectError(() => m.add({ type: 'dense' }), 'ArgumentError', "add: units: required for type 'dense'");
+    expectError(() => m.add({ type: 'dense', units: -1 }), 'ArgumentError', 'add: units: expected a positive integer, got');
+    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add: activaton: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name)");
+    expectError(() => m.add({ type: 'dense', units: 3, activation: 'relu6' }), 'ArgumentError', "add: activation: unknown activation 'relu6' (valid: linear, relu");
+    expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "add: kernelInitializer: unknown initializer 'ones' (valid: glorot_uniform");
+    expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add: rate: expected a number in [0, 1), got 1.5');
+    expectError(() => m.add('dense'), 'ArgumentError', 'add: expected a layer object such as {"type": "dense", "units": 10}, got the string "dense"');
     expectError(() => new gl.Sequential(ctx, 0), 'ArgumentError', 'Sequential: the input size must be a positive integer, got 0');
     expectError(() => new gl.Sequential(ctx, { inputSize: 4, extra: 1 }), 'ArgumentError', "Sequential: unknown option 'extra'");
     expectError(() => m.compile(), 'ArgumentError', 'compile: the model has no layers');
     m.add({ type: 'dense', units: 6, activation: 'relu', name: 'hidden' })
       .add({ type: 'dense', units: 3, inputDim: 5, name: 'out' });
     expectError(() => m.compile(), 'ArgumentError', 'expects input of size 5 but receives [batch, 6] from hidden');
-    expectError(() => m.compile({ optimizer: 'adagrad' }), 'ArgumentError', "compile: unknown optimizer 'adagrad' (valid: sgd, momentum, nesterov, adam, adamw, rmsprop)");
-    expectError(() => m.compile({ optimizer: { type: 'adam', lr: -1 } }), 'ArgumentError', 'optimizer: learning rate must be positive and finite');
-    expectError(() => m.compile({ optimizer: { type: 'adam', lr: NaN } }), 'ArgumentError', 'compile: optimizer: lr must be finite, got NaN');
-    expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', "compile: unknown option 'los' (valid: loss, optimizer, learningRate, schedule, clipNorm, seed, onNaN)");
-    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: unknown loss 'hinge'");
-    expectError(() => m.compile({ schedule: { type: 'cosine', totalSteps: 0 } }), 'ArgumentError', 'schedule: warmupSteps >= 0 and totalSteps > 0');
-    expectError(() => m.compile({ seed: -1 }), 'ArgumentError', 'compile: seed must be in [0, 4294967295], got -1');
+    expectError(() => m.compile({ optimizer: 'adagrad' }), 'ArgumentError', "compile: optimizer: unknown optimizer 'adagrad' (valid: sgd, momentum, nesterov, adam, adamw, rmsprop)");
+    expectError(() => m.compile({ optimizer: { type: 'adam', lr: -1 } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got -1');
+    expectError(() => m.compile({ optimizer: { type: 'adam', lr: NaN } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got NaN');
+    expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', 'compile: los: unknown key (valid: loss, optimizer, learningRate, schedule, clipNorm, seed, onNaN)');
+    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy)");
+    expectError(() => m.compile({ schedule: { type: 'cosine', totalSteps: 0 } }), 'ArgumentError', 'compile: schedule.totalSteps: expected a positive integer, got 0');
+    expectError(() => m.compile({ seed: -1 }), 'ArgumentError', 'compile: seed: expected an integer in [0, 4294967295], got -1');
+    // Options are read as JSON: what JSON cannot hold is named by its path.
+    expectError(() => m.compile({ optimizer: { type: 'adam', lr: () => 0.1 } }), 'ArgumentError', 'compile: optimizer.lr: expected a number, string, boolean, array or plain object, got a function');
+    expectError(() => m.add({ type: 'dense', units: new Float32Array(1) }), 'ArgumentError', 'add: units: expected a number, string, boolean, array or plain object, got a Float32Array');
+    const cyclic = { type: 'adam' };
+    cyclic.self = cyclic;
+    expectError(() => m.compile({ optimizer: cyclic }), 'ArgumentError', 'nested more than 16 levels deep (a cycle?)');
+    expectError(() => m.compile({ learningRate: Infinity }), 'ArgumentError', 'compile: learningRate: expected a positive number, got Infinity');
     assert(!m.compiled, 'not compiled after rejected compiles');
     const m2 = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 6 }).add({ type: 'dense', units: 3 });
+    const named = new gl.Sequential(ctx, 4).add({ type: 'Dense', units: 6, name: 'hidden' }).add({ type: 'batch_normalization' });
+    assertEq(JSON.stringify(named.summary().map((l) => [l.name, l.type])), JSON.stringify([['hidden', 'dense'], ['', 'batchnormalization']]),
+             'before compile: the names given and the types');
     m2.compile({ loss: 'softmax_cross_entropy', optimizer: { type: 'rmsprop', lr: 0.01, rho: 0.8 }, schedule: 'exponential', clipNorm: 1, seed: 3 });
     assert(m2.compiled, 'compiled');
     assertEq(m2.outputSize, 3, 'outputSize');
@@ -352,10 +362,10 @@ const tests = {
     const nan = x.slice(); nan[5] = NaN;
     await expectReject(m.fit(nan, y, { epochs: 9 }), 'ArgumentError', 'fit: value at row 1, column 1 is NaN or Inf');
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64, dropRemainder: true }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows, and dropRemainder leaves out a short batch');
-    await expectReject(m.fit(x, y, { epochs: 9, dropRemainder: 1 }), 'ArgumentError', 'fit: dropRemainder must be a boolean');
-    await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs must be positive, got 0');
-    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', "fit: unknown option 'epoch' (valid: epochs, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery)");
-    await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', "fit: batchSize must be a number, got '8'");
+    await expectReject(m.fit(x, y, { epochs: 9, dropRemainder: 1 }), 'ArgumentError', 'fit: dropRemainder: expected true or false, got 1');
+    await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs: expected a positive integer, got 0');
+    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', 'fit: epoch: unknown key (valid: epochs, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery)');
+    await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', 'fit: batchSize: expected a positive integer, got the string "8"');
     await expectReject(m.fit(x, Array.from(y), {}), 'ArgumentError', 'fit: y must be an Int32Array (or another integer typed array) of labels or a Float32Array of target values, got an array');
     await expectReject(m.fit(Array.from(x), y, {}), 'ArgumentError', 'fit: x must be a Float32Array or a Dataset, got an array');
     await expectReject(m.fit(x, new Float32Array(32), {}), 'ArgumentError', 'fit: one-hot targets have 1 columns, the model outputs 3');
@@ -593,10 +603,10 @@ const tests = {
     expectError(() => new gl.Sequential(ctx, { inputShape: [28, 0, 1] }), 'ArgumentError', 'Sequential: inputShape[1] must be a positive integer, got 0');
     expectError(() => new gl.Sequential(ctx, { inputSize: 4, inputShape: [2, 2, 1] }), 'ArgumentError', 'Sequential: give inputSize (a positive integer) or inputShape');
     const bad = new gl.Sequential(ctx, { inputShape: [6, 6, 1] });
-    expectError(() => bad.add({ type: 'conv2d', kernelSize: 3 }), 'ArgumentError', 'add (conv2d): filters is required');
-    expectError(() => bad.add({ type: 'conv2d', filters: 2, padding: 'full' }), 'ArgumentError', "add (conv2d): padding must be 'valid' or 'same', got 'full'");
-    expectError(() => bad.add({ type: 'max_pool2d', poolSize: 0 }), 'ArgumentError', 'add (maxpool2d): poolSize must be in [1,');
-    expectError(() => bad.add({ type: 'batch_normalization', momentum: 1 }), 'ArgumentError', 'add (batchnormalization): momentum must be in [0, 1), got 1');
+    expectError(() => bad.add({ type: 'conv2d', kernelSize: 3 }), 'ArgumentError', "add: filters: required for type 'conv2d'");
+    expectError(() => bad.add({ type: 'conv2d', filters: 2, padding: 'full' }), 'ArgumentError', "add: padding: unknown value 'full' (valid: valid, same)");
+    expectError(() => bad.add({ type: 'max_pool2d', poolSize: 0 }), 'ArgumentError', 'add: poolSize: expected a positive integer, got 0');
+    expectError(() => bad.add({ type: 'batch_normalization', momentum: 1 }), 'ArgumentError', 'add: momentum: expected a number in [0, 1), got 1');
     bad.add({ type: 'conv2d', filters: 2, kernelSize: 7, name: 'big' }).add({ type: 'flatten' }).add({ type: 'dense', units: 2 });
     expectError(() => bad.compile(), 'ArgumentError', 'big');
     assert(!bad.compiled, 'a shape error leaves the model uncompiled');
@@ -708,7 +718,7 @@ const tests = {
     expectError(() => gl.Sequential.fromTfjs(ctx, unknown, e.weightData), 'FormatError', 'LSTM');
     expectError(() => gl.Sequential.fromTfjs(ctx, 42, e.weightData), 'ArgumentError', "fromTfjs: modelJson must be model.json's text (a string), got a number");
     expectError(() => gl.Sequential.fromTfjs(ctx, e.modelJson, 'bytes'), 'ArgumentError', 'fromTfjs: weightData must be an ArrayBuffer or a Uint8Array, got a string');
-    expectError(() => gl.Sequential.fromTfjs(ctx, e.modelJson, e.weightData, { loss: 'hinge' }), 'ArgumentError', "fromTfjs: unknown loss 'hinge'");
+    expectError(() => gl.Sequential.fromTfjs(ctx, e.modelJson, e.weightData, { loss: 'hinge' }), 'ArgumentError', "fromTfjs: loss: unknown value 'hinge'");
     expectError(() => gl.Sequential.fromTfjs({}, e.modelJson, e.weightData), 'ArgumentError', 'fromTfjs: the first argument must be a Context');
     ctx.delete();
   },
@@ -843,7 +853,7 @@ const tests = {
     assertEq(importedLayers.map((l) => l.outputSize).join(','), '32,10', 'the imported layers');
     assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'TF.js import through the worker');
     await expectReject(w.buildFromTfjs('{', ex.weightData), 'FormatError', 'model.json');
-    await expectReject(w.build({ inputSize: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add (dense): units must be in [1,');
+    await expectReject(w.build({ inputSize: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add: units: expected a positive integer, got');
     await expectReject(w.fit('nope'), 'ArgumentError', "fit: no dataset named 'nope'");
     await expectReject(w.load('bad', { images: 'data/missing', labels: 'data/missing' }), 'IoError', 'HTTP 404');
     // stop() reaches a running fit.
