@@ -95,7 +95,7 @@ struct Options {
     long warmupSteps = 0;  // 0: one step past the first epoch, loss read and snapshot
     std::vector<int> layers = {784, 256, 128, 10};  // input, hidden..., classes
     int batch = 128;
-    int rows = 2048;           // training rows (synthetic)
+    int rows = 2000;           // training rows (synthetic): 15 batches of 128 and a short one of 80
     int validationRows = 256;  // evaluated at every epoch end
     int lossEvery = 50;        // asynchronous loss reads
     uint32_t seed = 7;
