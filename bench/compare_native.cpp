@@ -146,8 +146,8 @@ double matmulGflops(Context& ctx, int n, int reps) {
     return 2.0 * n * n * double(n) / (median(t) / 1e3) / 1e9;
 }
 
-// Where one step's time goes: each pass run and waited for (profileStep),
-// summed by kernel, most expensive first.
+// Where one step's time goes (profileStep: GPU timer queries where the context
+// has them, else each pass waited for), summed by kernel, most expensive first.
 void printProfile(const char* title, Sequential& m, const HostMatrix& x, const Targets& y, int batch) {
     auto passes = m.profileStep(x, y, batch, 5);
     std::map<std::string, std::pair<double, int>> byKernel;
@@ -160,7 +160,9 @@ void printProfile(const char* title, Sequential& m, const HostMatrix& x, const T
     std::vector<std::pair<double, std::string>> sorted;
     for (auto& kv : byKernel) sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
     std::sort(sorted.rbegin(), sorted.rend());
-    std::printf("\n### %s: %zu passes, %.2f ms when each is waited for\n\n", title, passes.size(), total);
+    const bool gpu = !passes.empty() && passes.front().gpuTimer;
+    std::printf("\n### %s: %zu passes, %.2f ms %s\n\n", title, passes.size(), total,
+                gpu ? "by GPU timer queries" : "when each is waited for");
     std::printf("| kernel (passes) | ms | share |\n|---|---:|---:|\n");
     for (auto& s : sorted) std::printf("| %s | %.3f | %.0f%% |\n", s.second.c_str(), s.first, 100 * s.first / total);
 }
@@ -215,8 +217,9 @@ int main(int argc, char** argv) {
 
         if (profile) {
             // Values do not change the time a pass takes: synthetic rows of the right shapes.
-            std::printf("renderer: %s; texel reads: %s\n", caps.renderer.c_str(),
-                        caps.sampledFetch ? "texture()" : "texelFetch");
+            std::printf("renderer: %s; texel reads: %s; pass times: %s\n", caps.renderer.c_str(),
+                        caps.sampledFetch ? "texture()" : "texelFetch",
+                        caps.timerQueries ? "GPU timer queries" : "host clock, each pass waited for");
             std::mt19937 rng(3);
             std::uniform_real_distribution<float> d(0, 1);
             HostMatrix x(512, 784);

@@ -110,7 +110,8 @@ void stepRow(Context& ctx, const char* label, void (*build)(Sequential&), int st
     // Where the time goes: the step's passes, summed by kernel.
     std::map<std::string, std::pair<double, int>> byKernel;
     double total = 0;
-    for (auto& p : m.profileStep(x, y, batch, 3)) {
+    const auto passes = m.profileStep(x, y, batch, 3);
+    for (auto& p : passes) {
         byKernel[p.kernel].first += p.ms;
         byKernel[p.kernel].second++;
         total += p.ms;
@@ -118,7 +119,8 @@ void stepRow(Context& ctx, const char* label, void (*build)(Sequential&), int st
     std::vector<std::pair<double, std::string>> sorted;
     for (auto& kv : byKernel) sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
     std::sort(sorted.rbegin(), sorted.rend());
-    std::printf("|   profile (passes waited for one by one: %.1f ms in all) |  |  |\n", total);
+    std::printf("|   profile (%s: %.1f ms in all) |  |  |\n",
+                !passes.empty() && passes.front().gpuTimer ? "GPU timer queries" : "passes waited for one by one", total);
     for (size_t i = 0; i < std::min<size_t>(6, sorted.size()); ++i)
         std::printf("|   %-42s | %8.1f | %7.0f%% |\n", sorted[i].second.c_str(), sorted[i].first, 100 * sorted[i].first / total);
 }

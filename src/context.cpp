@@ -313,6 +313,14 @@ void Context::queryCapabilities() {
     caps_.colorBufferFloat = caps_.hasExtension("EXT_color_buffer_float") || contains(caps_.version, "OpenGL ES 3.2");
     caps_.colorBufferHalfFloat = caps_.hasExtension("EXT_color_buffer_half_float") || caps_.colorBufferFloat;
     caps_.floatBlend = caps_.hasExtension("EXT_float_blend");
+#ifdef __EMSCRIPTEN__
+    caps_.timerReason = caps_.hasExtension("EXT_disjoint_timer_query_webgl2")
+                            ? "a browser gives query results only between event-loop turns, and profiles are synchronous"
+                            : "EXT_disjoint_timer_query_webgl2 is not advertised";
+#else
+    caps_.timerQueries = caps_.hasExtension("EXT_disjoint_timer_query");
+    caps_.timerReason = caps_.timerQueries ? "EXT_disjoint_timer_query" : "EXT_disjoint_timer_query is not advertised";
+#endif
     for (const char* sw : {"swiftshader", "llvmpipe", "softpipe", "software", "swrast", "lavapipe"})
         if (contains(caps_.renderer, sw)) caps_.softwareRenderer = true;
 

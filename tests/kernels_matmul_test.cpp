@@ -204,3 +204,31 @@ TEST(KernelsMatmulErrors, ShapesAreChecked) {
     o.maxKPerPass = 6;
     EXPECT_THROW(matmul(a, b2, c, o), ArgumentError);
 }
+
+// PassList::profile times each pass: by GPU timer queries where the context has
+// them (natively on llvmpipe and NVIDIA: EXT_disjoint_timer_query), else on the
+// host with each pass waited for (in a browser). Either way a product with
+// 512x the work of another must time longer, and every time is positive.
+TEST(PassListProfile, TimesEachPassByTheContextsClock) {
+    Context& ctx = test::context();
+    Tensor sa(ctx, randomMatrix(16, 16, 1)), sb(ctx, randomMatrix(16, 16, 2)), sc(ctx, 16, 16);
+    Tensor la(ctx, randomMatrix(128, 128, 3)), lb(ctx, randomMatrix(128, 128, 4)), lc(ctx, 128, 128);
+    PassList list;
+    recordMatmul(list, sa, sb, sc);
+    const size_t small = list.size();
+    recordMatmul(list, la, lb, lc);
+    const auto times = list.profile(3);
+    ASSERT_EQ(times.size(), list.size());
+    double smallMs = 0, largeMs = 0;
+    for (size_t i = 0; i < times.size(); ++i) {
+        EXPECT_EQ(times[i].gpuTimer, ctx.caps().timerQueries) << ctx.caps().timerReason;
+        EXPECT_GT(times[i].ms, 0.0) << times[i].kernel;
+        (i < small ? smallMs : largeMs) += times[i].ms;
+    }
+    EXPECT_GT(largeMs, smallMs) << "16^3 against 128^3 multiply-adds";
+    HostMatrix want = ref::matmul(la.download().cast<double>(), lb.download().cast<double>()).cast<float>();
+    EXPECT_LE(relativeError(lc.download(), want), 1e-5) << "the profiled runs compute the product";
+#ifndef __EMSCRIPTEN__
+    EXPECT_TRUE(ctx.caps().timerQueries) << "Mesa and NVIDIA advertise EXT_disjoint_timer_query: " << ctx.caps().timerReason;
+#endif
+}

@@ -33,6 +33,8 @@ struct Capabilities {
     bool colorBufferFloat = false;      // EXT_color_buffer_float advertised (or core in ES 3.2)
     bool colorBufferHalfFloat = false;  // EXT_color_buffer_half_float advertised
     bool floatBlend = false;            // EXT_float_blend advertised
+    bool timerQueries = false;          // PassList::profile times passes with GPU timer queries
+    std::string timerReason;            // why it does or does not
     bool float32Renderable = false;     // measured: an RGBA32F framebuffer is complete
     bool float16Renderable = false;     // measured: an RGBA16F framebuffer is complete
     bool softwareRenderer = false;      // SwiftShader, llvmpipe, softpipe, ...
@@ -91,6 +93,8 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << (c.computeKernels ? "on" : "off") << ": " << c.computeReason << "\n"
        << "transform-feedback matmul:   " << (c.feedbackKernels ? "on" : "off") << ": " << c.feedbackReason << "\n"
        << "texel reads:                 " << (c.sampledFetch ? "texture()" : "texelFetch") << ": " << c.fetchReason << "\n"
+       << "pass profiles:               " << (c.timerQueries ? "GPU timer queries" : "host clock, each pass waited for") << ": "
+       << c.timerReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
     return os;

@@ -11,6 +11,14 @@
 #include <GLES3/gl31.h>
 #define GLTRAIN_GL_COMPUTE 1
 #endif
+// EXT_disjoint_timer_query's enums (Capabilities::timerQueries), which the
+// core query functions take.
+#ifndef GL_TIME_ELAPSED_EXT
+#define GL_TIME_ELAPSED_EXT 0x88BF
+#endif
+#ifndef GL_GPU_DISJOINT_EXT
+#define GL_GPU_DISJOINT_EXT 0x8FBB
+#endif
 
 #include <cstdio>
 #include <string>

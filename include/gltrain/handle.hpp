@@ -60,6 +60,10 @@ struct ProgramTraits {
     static GLuint create() { return glCreateProgram(); }
     static void destroy(GLuint id) { glDeleteProgram(id); }
 };
+struct QueryTraits {
+    static GLuint create() { GLuint id = 0; glGenQueries(1, &id); return id; }
+    static void destroy(GLuint id) { glDeleteQueries(1, &id); }
+};
 struct ShaderObjectTraits {
     static void destroy(GLuint id) { glDeleteShader(id); }
 };
@@ -69,6 +73,7 @@ using FramebufferHandle = GlHandle<FramebufferTraits>;
 using BufferHandle = GlHandle<BufferTraits>;
 using VertexArrayHandle = GlHandle<VertexArrayTraits>;
 using ProgramHandle = GlHandle<ProgramTraits>;
+using QueryHandle = GlHandle<QueryTraits>;
 using ShaderObjectHandle = GlHandle<ShaderObjectTraits>;
 
 // A fence; GLsync is a pointer, not a GLuint, so it gets its own owner.

@@ -41,6 +41,7 @@ public:
     }
 
     const std::string& kernel() const { return kernel_; }
+    Context& context() const { return *ctx_; }
     const Tensor* outputTensor() const { return output_(); }
 
     // Binds tensor `t` to the kernel input called `name` (from its "// inputs:" line).

@@ -32,7 +32,8 @@ inline void waitFor(const Tensor& t) {
 
 struct PassTiming {
     std::string kernel;
-    double ms = 0;  // median over the runs
+    double ms = 0;          // median over the runs
+    bool gpuTimer = false;  // timed by a GPU timer query; else on the host, the pass waited for
 };
 
 class PassList {
@@ -56,34 +57,74 @@ public:
     }
     size_t size() const { return passes_.size(); }
 
-    // Where the time goes: runs the list `reps` times, waiting for each pass
-    // (waitFor on its output), and returns each pass's median time. Slower
-    // than run() by the waits; used by bench/ and Sequential::profileStep.
+    // Where the time goes: runs the list `reps` times and returns each pass's
+    // median time. Where the context has GPU timer queries
+    // (Capabilities::timerQueries), each pass is timed on the GPU while the
+    // list runs as in a step; otherwise (or if the GPU reports a disjoint
+    // interval in every run) each pass is waited for (waitFor on its output)
+    // and timed on the host, which adds a round trip to every pass. Used by
+    // bench/ and Sequential::profileStep.
     std::vector<PassTiming> profile(int reps = 5) {
-        std::vector<std::vector<double>> times(passes_.size());
         run();  // compiles every program first
-        if (!passes_.empty()) waitFor(*passes_.back().outputTensor());
-        for (int r = 0; r < std::max(1, reps); ++r) {
-            size_t i = 0;
-            for (auto& p : passes_) {
-                auto t0 = std::chrono::steady_clock::now();
-                p.run();
-                waitFor(*p.outputTensor());
-                times[i++].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        if (passes_.empty()) return {};
+        waitFor(*passes_.back().outputTensor());
+        reps = std::max(1, reps);
+        std::vector<std::vector<double>> times(passes_.size());
+        const bool gpu = passes_.front().context().caps().timerQueries && timeOnGpu(reps, times);
+        if (!gpu)
+            for (int r = 0; r < reps; ++r) {
+                size_t i = 0;
+                for (auto& p : passes_) {
+                    auto t0 = std::chrono::steady_clock::now();
+                    p.run();
+                    waitFor(*p.outputTensor());
+                    times[i++].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+                }
             }
-        }
         std::vector<PassTiming> out;
         size_t i = 0;
         for (auto& p : passes_) {
             auto& t = times[i++];
             std::sort(t.begin(), t.end());
-            out.push_back({p.kernel(), t[t.size() / 2]});
+            out.push_back({p.kernel(), t[t.size() / 2], gpu});
         }
         return out;
     }
     std::deque<Pass>& passes() { return passes_; }
 
 private:
+    // One TIME_ELAPSED query around each pass, `reps` runs of the list; a run
+    // the GPU reports as disjoint (its timer was reset or its clock changed) is
+    // dropped and run again, three times at most. False (times untouched) if
+    // no run came through.
+    bool timeOnGpu(int reps, std::vector<std::vector<double>>& times) {
+        std::vector<QueryHandle> queries;
+        for (size_t i = 0; i < passes_.size(); ++i) queries.push_back(QueryHandle::create());
+        std::vector<std::vector<double>> got(passes_.size());
+        GLint disjoint = 0;
+        glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // clears the flag
+        for (int r = 0, tries = 0; r < reps && tries < reps + 3; ++tries) {
+            for (size_t i = 0; i < passes_.size(); ++i) {
+                glBeginQuery(GL_TIME_ELAPSED_EXT, queries[i].get());
+                passes_[i].run();
+                glEndQuery(GL_TIME_ELAPSED_EXT);
+            }
+            std::vector<double> run(passes_.size());
+            for (size_t i = 0; i < passes_.size(); ++i) {
+                GLuint ns = 0;  // waits for the result; 32 bits of nanoseconds: up to 4.2 s a pass
+                glGetQueryObjectuiv(queries[i].get(), GL_QUERY_RESULT, &ns);
+                run[i] = double(ns) / 1e6;
+            }
+            glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
+            if (disjoint) continue;
+            for (size_t i = 0; i < passes_.size(); ++i) got[i].push_back(run[i]);
+            ++r;
+        }
+        if (got.front().empty()) return false;
+        times = std::move(got);
+        return true;
+    }
+
     std::deque<Pass> passes_;
     std::deque<Tensor> temps_;
 };

@@ -311,8 +311,9 @@ public:
     }
 
     // Where a training step's time goes: the step's passes at this batch size
-    // on the first rows of (x, y), each run `reps` times and waited for
-    // (PassList::profile). Nothing is swapped, so the model does not change.
+    // on the first rows of (x, y), each run `reps` times and timed
+    // (PassList::profile: GPU timer queries where the context has them, else
+    // each pass waited for). Nothing is swapped, so the model does not change.
     std::vector<PassTiming> profileStep(const HostMatrix& x, const Targets& y, int batchSize, int reps = 5) {
         requireCompiled("profileStep");
         if (cpu_) throw UnsupportedError("profileStep: this model trains on the CPU backend; the profile times GPU passes");
