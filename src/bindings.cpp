@@ -147,7 +147,6 @@ public:
             if (!ok) throw ArgumentError(where_ + ": unknown option '" + k + "' (valid: " + valid + ")");
         }
     }
-    const std::string& where() const { return where_; }
     bool has(const char* k) const { return !o_[k].isUndefined(); }
     val raw(const char* k) const { return o_[k]; }
 
@@ -159,7 +158,6 @@ public:
         if (!std::isfinite(d)) throw ArgumentError(where_ + ": " + k + " must be finite, got " + show(v));
         return d;
     }
-    float real(const char* k, float def) const { return float(number(k, def)); }
     int64_t integer(const char* k, int64_t def, int64_t lo = std::numeric_limits<int>::min(),
                     int64_t hi = std::numeric_limits<int>::max()) const {
         if (!has(k)) return def;
