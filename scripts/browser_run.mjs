@@ -24,13 +24,18 @@ try {
   const page = await context.newPage();
   let printed = 0;
   const query = [...args.map((a) => 'arg=' + encodeURIComponent(a)), ...files.map((f) => 'file=' + encodeURIComponent(f))].join('&');
-  const response = await page.goto(`${server.url}/${pageName}${query ? '?' + query : ''}`);
+  // Wait only for the navigation to commit: the program may start before the
+  // page's load event (its wasm compiled first) and then hold the main thread
+  // for the whole suite, so 'load' can come minutes late. The poll below waits
+  // for the thread instead, however long the program runs.
+  const response = await page.goto(`${server.url}/${pageName}${query ? '?' + query : ''}`, { waitUntil: 'commit' });
   if (!response.ok()) throw new Error(`browser_run: ${pageName} not found in ${dir} (HTTP ${response.status()})`);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const state = await page.evaluate((from) => ({
+    const state = await page.evaluate((from) => (window.gltrainTest ? {
       lines: window.gltrainTest.lines.slice(from), done: window.gltrainTest.done, status: window.gltrainTest.status,
-    }), printed);
+    } : { lines: [], done: false, bare: document.readyState === 'complete' }), printed);
+    if (state.bare) throw new Error(`browser_run: ${pageName} loaded without window.gltrainTest (not a test page?)`);
     for (const l of state.lines) console.log(l);
     printed += state.lines.length;
     if (state.done) { status = state.status; break; }
