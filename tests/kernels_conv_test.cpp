@@ -80,14 +80,15 @@ TEST(KernelsConv, ForwardAndBackwardMatchReference) {
             << "forward relu via im2col " << name(c);
         conv2dBackwardInput(tdy, tw, w, tdx);
         EXPECT_LE(err(tdx.download(), ref::conv2dBackwardInput(dyd, wd, w)), kTol) << "dX " << name(c);
-        // Slices: one; one output row of one sample each; bands of 2 rows (the last
-        // one short where OH is odd); one sample; two samples.
-        for (int taps : {1 << 20, 1, 2 * w.out.width + 1, w.out.pixels(), 2 * w.out.pixels()}) {
+        // Slices: the renderer's default; one; one output row of one sample each
+        // (more than kMaxSlicesPerSum: added in two passes); bands of 2 rows (the
+        // last one short where OH is odd); one sample; two samples.
+        for (int taps : {0, 1 << 20, 1, 2 * w.out.width + 1, w.out.pixels(), 2 * w.out.pixels()}) {
             conv2dBackwardFilter(tx, tdy, w, tdw, taps);
             EXPECT_LE(err(tdw.download(), ref::conv2dBackwardFilter(xd, dyd, w)), kTol)
                 << "dW " << name(c) << " tapsPerSlice " << taps;
         }
-        for (int taps : {1 << 20, 1, 2 * w.out.pixels()}) {  // one slice, one sample each, two samples each
+        for (int taps : {0, 1 << 20, 1, 2 * w.out.pixels()}) {  // default, one slice, one sample each, two samples each
             channelSum(tdy, c.filters, tdb, taps);
             EXPECT_LE(err(tdb.download(), ref::channelSum(dyd, c.filters)), kTol) << "db " << name(c) << " tapsPerSlice " << taps;
         }
@@ -155,7 +156,7 @@ TEST(KernelsConv, ShapeErrorsNameTheOperands) {
     Window pool = Window::make("t", {4, 4, 2}, 2, 2, 2, 2, Padding::Valid, 3);
     EXPECT_THROW(pool2d(x, pool, PoolKind::Max, y), ArgumentError);
     Tensor dw(ctx, 18, 4), db(ctx, 1, 4);
-    EXPECT_THROW(conv2dBackwardFilter(x, y, w, dw, 0), ArgumentError);
+    EXPECT_THROW(conv2dBackwardFilter(x, y, w, dw, -1), ArgumentError);  // 0 is the default
     EXPECT_THROW(channelSum(y, 4, db, -1), ArgumentError);
 }
 

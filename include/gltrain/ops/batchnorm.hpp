@@ -35,7 +35,7 @@ inline Defines channelDefines(int channels, std::initializer_list<const Tensor*>
 // mean, var (1 x C): two passes of forward/bn_stats (the mean, then the
 // variance around it), each over slices of rows added by reduce/sum_slices.
 inline void recordBatchStats(PassList& list, const Tensor& x, int channels, Tensor& mean, Tensor& var,
-                             int tapsPerSlice = kTapsPerSlice) {
+                             int tapsPerSlice = 0) {
     detail::requireChannels("batchStats", x, channels);
     detail::requireShape("batchStats", "mean", mean, 1, channels);
     detail::requireShape("batchStats", "var", var, 1, channels);
@@ -68,7 +68,7 @@ inline Pass& recordBatchNormApply(PassList& list, const Tensor& x, const Tensor&
 // reduce/sum_slices.
 inline void recordBatchNormParamGrads(PassList& list, const Tensor& dy, const Tensor& x, const Tensor& mean,
                                       const Tensor& var, float eps, Tensor& dgamma, Tensor& dbeta,
-                                      int tapsPerSlice = kTapsPerSlice) {
+                                      int tapsPerSlice = 0) {
     const int c = mean ? mean.cols() : 0;
     detail::requireChannels("batchNormParamGrads", x, c);
     detail::requireShape("batchNormParamGrads", "dY", dy, x.rows(), x.cols());

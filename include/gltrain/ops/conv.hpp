@@ -20,6 +20,7 @@
 // tested against reference/conv.hpp.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -132,15 +133,22 @@ inline void recordConv2DIm2col(PassList& list, const Tensor& x, const Tensor& w,
     recordReshape(list, product, y);
 }
 
-// The terms per slice of a filter gradient or channel sum, and the most texels
-// the slices of one pass may write together. Measured for the CNN layers
-// (batch 64; 1->8 channels on 28x28, 8->16 on 12x12): on an H200 the 1->8
-// filter gradient ran in 0.48-0.69 ms at 128-256 terms against 3.97 at the
-// earlier 2048, its channel sum in 0.064 ms against 2.0 unsliced; llvmpipe
-// was 1.2-1.3x faster at 256 than at 2048. The 3x3 32->64 layer already has
-// 4,608 texels a slice: more slices only added partials to sum (llvmpipe
-// 205 ms at 256 terms, 175 at 2048), hence the cap.
-constexpr int kTapsPerSlice = 256;
+// The terms per slice of a filter gradient or channel sum (tapsPerSlice = 0,
+// the default: by the renderer), and the most texels the slices of one pass
+// may write together. A GPU wants many short fragments, a software renderer
+// fewer, longer ones. Measured for the CNN layers (batch 64; 1->8 channels on
+// 28x28, 8->16 on 12x12), with the slices added in two passes where there are
+// many (sumSlices): on an H200 the 1->8 filter gradient took 0.31 ms at 64
+// terms, 0.34 at 128, 0.59 at 256 and 3.97 at 2048; in Chromium on SwiftShader
+// 17-22 ms at 256 against 26-36 at 64 (two runs, 2026-12-02 13:40 UTC);
+// llvmpipe was 1.2-1.3x faster at 256 than at 2048 and alike from 64 to 1024.
+// The 3x3 32->64 layer already has 4,608 texels a slice: more slices only
+// added partials to sum (llvmpipe 205 ms at 256 terms, 175 at 2048), hence the
+// cap.
+constexpr int kTapsPerSliceGpu = 64, kTapsPerSliceSoftware = 256;
+inline int defaultTapsPerSlice(const Context& ctx) {
+    return ctx.caps().softwareRenderer ? kTapsPerSliceSoftware : kTapsPerSliceGpu;
+}
 constexpr long long kMaxSliceTexels = 32768;
 
 namespace detail {
@@ -151,9 +159,12 @@ namespace detail {
 struct Slicing {
     int samples, rows, count;  // per slice; slices in all
 };
-inline Slicing sliceTaps(const char* op, int n, const Shape3& out, int tapsPerSlice, long long texelsPerSlice) {
-    if (tapsPerSlice <= 0)
-        throw ArgumentError(std::string(op) + ": tapsPerSlice must be positive, got " + std::to_string(tapsPerSlice));
+inline Slicing sliceTaps(const char* op, const Context& ctx, int n, const Shape3& out, int tapsPerSlice,
+                         long long texelsPerSlice) {
+    if (tapsPerSlice < 0)
+        throw ArgumentError(std::string(op) + ": tapsPerSlice must be positive (or 0: the renderer's default), got " +
+                            std::to_string(tapsPerSlice));
+    if (tapsPerSlice == 0) tapsPerSlice = defaultTapsPerSlice(ctx);
     const long long terms = (long long)n * out.pixels(), cap = std::max(1LL, kMaxSliceTexels / texelsPerSlice);
     const int taps = int(std::min<long long>(terms, std::max<long long>(tapsPerSlice, (terms + cap - 1) / cap)));
     Slicing s{std::max(1, taps / out.pixels()), out.height, 0};
@@ -164,7 +175,7 @@ inline Slicing sliceTaps(const char* op, int n, const Shape3& out, int tapsPerSl
 // The slicing of a per-channel sum over the rows of N x (P*C) x into `out`
 // (1 x C): slices of whole rows, a row's P pixels taken as one output row.
 inline Slicing sliceRows(const char* op, const Tensor& x, int channels, int tapsPerSlice, const Tensor& out) {
-    return sliceTaps(op, x.rows(), Shape3{1, x.cols() / channels, channels}, tapsPerSlice,
+    return sliceTaps(op, x.context(), x.rows(), Shape3{1, x.cols() / channels, channels}, tapsPerSlice,
                      out.geometry().texelsPerRow);
 }
 // Where a sliced pass writes: `out` itself for one slice, else a temp of the
@@ -172,9 +183,25 @@ inline Slicing sliceRows(const char* op, const Tensor& x, int channels, int taps
 inline Tensor& slicesOf(PassList& list, const Slicing& s, Tensor& out, Layout layout) {
     return s.count == 1 ? out : list.temp(out.context(), s.count * out.rows(), out.cols(), layout);
 }
-// ... which reduce/sum_slices then adds into `out`.
+// ... which reduce/sum_slices then adds into `out`: in one pass up to
+// kMaxSlicesPerSum slices, else in two (groups of about sqrt(S) slices, then
+// their sums). A fragment per output texel adds the slices one after another,
+// and a filter gradient has few texels: on an H200, the 1->8 5x5 layer's 655
+// slices took 0.25 ms to add in one pass.
+constexpr int kMaxSlicesPerSum = 32;
 inline void sumSlices(PassList& list, const Tensor& partial, Tensor& out) {
-    if (&partial != &out) list.add(Pass(out.context(), "reduce/sum_slices")).input("X", partial).output(out);
+    if (&partial == &out) return;
+    Context& ctx = out.context();
+    const int rows = out.rows(), slices = partial.rows() / rows;
+    auto add = [&](const Tensor& from, Tensor& to, int group) {
+        list.add(Pass(ctx, "reduce/sum_slices")).input("X", from).output(to).uniformInt("sliceRows", rows)
+            .uniformInt("group", group);
+    };
+    if (slices <= kMaxSlicesPerSum) return add(partial, out, slices);
+    const int group = int(std::ceil(std::sqrt(double(slices)))), sums = (slices + group - 1) / group;
+    Tensor& mid = list.temp(ctx, sums * rows, out.cols(), partial.layout());
+    add(partial, mid, group);
+    add(mid, out, sums);
 }
 }  // namespace detail
 
@@ -184,13 +211,13 @@ inline void sumSlices(PassList& list, const Tensor& partial, Tensor& out) {
 // — a GPU runs thousands at once, a CPU renderer shares them out by screen
 // tiles, and a browser's GPU watchdog never sees one very long loop.
 inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Tensor& dy, const Window& win, Tensor& dw,
-                                       int tapsPerSlice = kTapsPerSlice) {
+                                       int tapsPerSlice = 0) {
     const int n = x ? x.rows() : 0;
     detail::requireImages("conv2dBackwardFilter", "X", x, -1, win.in);
     detail::requireImages("conv2dBackwardFilter", "dY", dy, n, win.out);
     detail::requireShape("conv2dBackwardFilter", "dW", dw, win.kh * win.kw * win.in.channels, win.out.channels);
     Context& ctx = x.context();
-    const detail::Slicing sl = detail::sliceTaps("conv2dBackwardFilter", n, win.out, tapsPerSlice,
+    const detail::Slicing sl = detail::sliceTaps("conv2dBackwardFilter", ctx, n, win.out, tapsPerSlice,
                                                  (long long)dw.rows() * dw.geometry().texelsPerRow);
     Tensor& partial = detail::slicesOf(list, sl, dw, isPacked(dw.layout()) ? Layout::PackedRows4 : dw.layout());
     const bool vecF = win.out.channels % 4 == 0 && detail::allPacked({&x, &dy, &partial});
@@ -208,7 +235,7 @@ inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Te
 // each), added by reduce/sum_slices: as the filter gradient, many short
 // fragments instead of one per channel texel looping over every row.
 inline void recordChannelSum(PassList& list, const Tensor& x, int channels, Tensor& out,
-                             int tapsPerSlice = kTapsPerSlice) {
+                             int tapsPerSlice = 0) {
     if (!x) throw ArgumentError("channelSum: x is an empty tensor");
     if (channels <= 0 || x.cols() % channels != 0)
         throw ArgumentError("channelSum: x is " + x.shapeString() + ", not a whole number of pixels of " +
@@ -261,14 +288,14 @@ GLTRAIN_IMMEDIATE(conv2d, recordConv2D,
 GLTRAIN_IMMEDIATE(conv2dBackwardInput, recordConv2DBackwardInput,
                   (const Tensor& dy, const Tensor& w, const Window& win, Tensor& dx), (l, dy, w, win, dx))
 GLTRAIN_IMMEDIATE(conv2dBackwardFilter, recordConv2DBackwardFilter,
-                  (const Tensor& x, const Tensor& dy, const Window& win, Tensor& dw, int tapsPerSlice = kTapsPerSlice),
+                  (const Tensor& x, const Tensor& dy, const Window& win, Tensor& dw, int tapsPerSlice = 0),
                   (l, x, dy, win, dw, tapsPerSlice))
 GLTRAIN_IMMEDIATE(conv2dIm2col, recordConv2DIm2col,
                   (const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, Activation act, Tensor& y,
                    float alpha = 0.01f),
                   (l, x, w, bias, win, act, y, alpha))
 GLTRAIN_IMMEDIATE(reshape, recordReshape, (const Tensor& x, Tensor& y), (l, x, y))
-GLTRAIN_IMMEDIATE(channelSum, recordChannelSum, (const Tensor& x, int channels, Tensor& out, int tapsPerSlice = kTapsPerSlice),
+GLTRAIN_IMMEDIATE(channelSum, recordChannelSum, (const Tensor& x, int channels, Tensor& out, int tapsPerSlice = 0),
                   (l, x, channels, out, tapsPerSlice))
 GLTRAIN_IMMEDIATE(pool2d, recordPool2D, (const Tensor& x, const Window& win, PoolKind kind, Tensor& y),
                   (l, x, win, kind, y))
