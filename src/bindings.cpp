@@ -622,38 +622,10 @@ public:
         if (owner) owner->makeCurrent();
     }
 
+    // input: what a model file's "input" holds, a flat size or [height, width, channels].
     static SequentialImpl* create(ContextImpl& c, val input) {
         return guard([&]() -> SequentialImpl* {
-            Shape3 shape{1, 1, 0};
-            if (input.isNumber()) {
-                double d = input.as<double>();
-                if (!(d >= 1 && d == std::floor(d) && d <= std::numeric_limits<int>::max()))
-                    throw ArgumentError("Sequential: the input size must be a positive integer, got " + show(input));
-                shape.channels = int(d);
-            } else {
-                Options o(input, "Sequential", {"inputSize", "inputShape"});
-                if (o.has("inputSize") == o.has("inputShape"))
-                    throw ArgumentError("Sequential: give inputSize (a positive integer) or inputShape ([height, width, channels])");
-                if (o.has("inputSize")) {
-                    shape.channels = int(o.integer("inputSize", 0, 1));
-                } else {
-                    val a = o.raw("inputShape");
-                    if (!a.isArray() || a["length"].as<int>() != 3)
-                        throw ArgumentError("Sequential: inputShape must be [height, width, channels], got " + typeName(a));
-                    int dims[3];
-                    for (int i = 0; i < 3; ++i) {
-                        val v = a[i];
-                        if (!v.isNumber() || v.as<double>() < 1 || v.as<double>() != std::floor(v.as<double>()) ||
-                            v.as<double>() > 65536)
-                            throw ArgumentError("Sequential: inputShape[" + std::to_string(i) +
-                                                "] must be a positive integer, got " + show(v));
-                        dims[i] = v.as<int>();
-                    }
-                    if (int64_t(dims[0]) * dims[1] * dims[2] > std::numeric_limits<int>::max())
-                        throw ArgumentError("Sequential: inputShape is too large");
-                    shape = Shape3{dims[0], dims[1], dims[2]};
-                }
-            }
+            const Shape3 shape = parseArgument([&] { return inputShapeFromJson(jsonFrom(input, "Sequential", "input"), "Sequential"); });
             auto s = std::make_unique<SequentialImpl>();
             s->owner = &c;
             s->model = std::make_unique<Sequential>(*c.ctx, shape);

@@ -121,7 +121,7 @@ const ready = (async () => {
 function modelSpec(kind) {
   if (kind === 'cnn') {
     return {
-      inputShape: [28, 28, 1],
+      input: [28, 28, 1],
       layers: [
         { type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' },
         { type: 'maxpool2d', poolSize: 2 },
@@ -133,7 +133,7 @@ function modelSpec(kind) {
     };
   }
   return {
-    inputSize: 784,
+    input: 784,
     layers: [
       { type: 'dense', units: 256, activation: 'relu' },
       { type: 'dense', units: 128, activation: 'relu' },

@@ -56,10 +56,12 @@ const ops = {
     return { count: d.count, features: d.features, imageRows: d.imageRows, imageCols: d.imageCols };
   },
   build({ model: spec, compile }) {
-    if (!spec || typeof spec !== 'object' || !Array.isArray(spec.layers)) {
-      throw argError('build: the model is {inputSize | inputShape, layers: [...]}');
+    if (!spec || typeof spec !== 'object' || !Array.isArray(spec.layers) || !('input' in spec)) {
+      throw argError('build: the model is {input, layers: [...]} (input: a flat size or [height, width, channels])');
     }
-    const { layers, ...input } = spec;
+    const { input, layers, ...rest } = spec;
+    const extra = Object.keys(rest);
+    if (extra.length) throw argError(`build: unknown key '${extra[0]}' in the model (valid: input, layers)`);
     const m = new gl.Sequential(ctx, input);
     try {
       for (const l of layers) m.add(l);

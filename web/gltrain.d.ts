@@ -320,8 +320,8 @@ export interface DatasetConstructor {
   fetchIdx(imagesUrl: string | URL, labelsUrl: string | URL, options?: { numClasses?: number }): Promise<Dataset>;
 }
 
-/** Input features, or images as [height, width, channels] (rows of h*w*c values, NHWC). */
-export type ModelInput = number | { inputSize: number } | { inputShape: [number, number, number] };
+/** As a model file's "input": the number of input features, or images as [height, width, channels] (rows of h*w*c values, NHWC). */
+export type ModelInput = number | [number, number, number];
 
 export interface Sequential extends Deletable {
   readonly context: Context;
@@ -438,9 +438,9 @@ export declare function yieldToEventLoop(): Promise<void>;
 export type WorkerDataSource =
   | { x: Float32Array; y?: Targets; features: number }
   | { images: string; labels: string; start?: number; count?: number };
+/** As a model file's "input" and "layers". */
 export interface WorkerModelSpec {
-  inputSize?: number;
-  inputShape?: [number, number, number];
+  input: ModelInput;
   layers: LayerSpec[];
 }
 export interface EvaluateEvent { type: 'evaluate'; step: number; loss: number | null; accuracy: number | null; ms: number }

@@ -288,7 +288,7 @@ function makeApi(M) {
   class Sequential extends Handle {
     #ctx;
     #fitActive = false;
-    // input: the number of input features, or {inputSize} / {inputShape: [h, w, c]}.
+    // input: as a model file's "input": the number of input features, or images as [h, w, c].
     constructor(ctx, input) {
       contextOf(ctx, 'Sequential');
       super(input instanceof Imported ? input.raw : call(() => M.SequentialImpl.create(ctx._raw, input)));
@@ -582,7 +582,7 @@ export class TrainingWorker {
     const t = transfer && source.x ? [source.x.buffer, ...(source.y ? [source.y.buffer] : [])] : [];
     return this.#request('load', { name, source }, undefined, t);
   }
-  // Replaces the worker's model: {inputSize | inputShape, layers: [...]}, compile options.
+  // Replaces the worker's model: {input, layers: [...]} as in a model file, compile options.
   build(model, compile = {}) { return this.#request('build', { model, compile }); }
   // Replaces the worker's model with a TF.js Layers model (Sequential.fromTfjs).
   buildFromTfjs(modelJson, weightData, compile = {}) {

@@ -385,21 +385,21 @@ inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source,
     return f;
 }
 
-inline Shape3 inputShape(const Object& top) {
-    if (!top.has("input")) top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
-    const nlohmann::json& v = top.raw("input");
+// A model's input: the size of a flat input (784) or an image shape
+// [height, width, channels]; `path` names it in errors.
+inline Shape3 inputShape(const nlohmann::json& v, const std::string& source, const std::string& path) {
     const char* expect = "a positive integer or [height, width, channels]";
     const double maxInt = double(std::numeric_limits<int>::max());
-    auto dim = [&](const nlohmann::json& d, const std::string& path) {
+    auto dim = [&](const nlohmann::json& d, const std::string& at) {
         if (!d.is_number() || !(d.get<double>() >= 1 && d.get<double>() == std::floor(d.get<double>()) && d.get<double>() <= maxInt))
-            top.fail(path, "expected a positive integer, got " + show(d));
+            failAt(source, at, "expected a positive integer, got " + show(d));
         return int(d.get<double>());
     };
-    if (v.is_number()) return Shape3{1, 1, dim(v, "input")};
-    if (!v.is_array() || v.size() != 3) top.fail("input", std::string("expected ") + expect + ", got " + show(v) +
-                                                          (v.is_array() ? " of " + std::to_string(v.size()) + " values" : ""));
-    Shape3 s{dim(v[0], "input[0]"), dim(v[1], "input[1]"), dim(v[2], "input[2]")};
-    if (double(s.height) * s.width * s.channels > maxInt) top.fail("input", "the image shape has too many values");
+    if (v.is_number()) return Shape3{1, 1, dim(v, path)};
+    if (!v.is_array() || v.size() != 3) failAt(source, path, std::string("expected ") + expect + ", got " + show(v) +
+                                                           (v.is_array() ? " of " + std::to_string(v.size()) + " values" : ""));
+    Shape3 s{dim(v[0], path + "[0]"), dim(v[1], path + "[1]"), dim(v[2], path + "[2]")};
+    if (double(s.height) * s.width * s.channels > maxInt) failAt(source, path, "the image shape has too many values");
     return s;
 }
 
@@ -455,8 +455,8 @@ private:
 
 }  // namespace model_config_detail
 
-// One layer object, compile options or fit options (validationX / validationY
-// stay null) as JSON values: the parts of a model config, which the JavaScript
+// One layer object, compile options, fit options (validationX / validationY
+// stay null) or the input shape as JSON values: the parts of a model config, which the JavaScript
 // API parses its arguments with too (one vocabulary, one set of checks).
 // Errors are FormatErrors "source: path: what"; with no path, "source: what".
 inline Layer layerFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
@@ -468,6 +468,9 @@ inline CompileOptions compileOptionsFromJson(const nlohmann::json& j, const std:
 inline FitOptions fitOptionsFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
     return model_config_detail::fitOptions(j, source, path);
 }
+inline Shape3 inputShapeFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "input") {
+    return model_config_detail::inputShape(j, source, path);
+}
 
 // A parsed JSON document (already free of duplicate keys) as a ModelConfig.
 inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::string& source = "<model config>") {
@@ -477,7 +480,8 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
     ModelConfig c;
     c.source = source;
     c.description = top.string("description", "");
-    c.input = inputShape(top);
+    if (!top.has("input")) top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
+    c.input = inputShape(top.raw("input"), source, "input");
     if (!top.has("layers")) top.fail("layers", "required: an array of layer objects");
     const nlohmann::json& layers = top.raw("layers");
     if (!layers.is_array() || layers.empty())

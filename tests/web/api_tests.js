@@ -228,8 +228,9 @@ const tests = {
     expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "add: kernelInitializer: unknown initializer 'ones' (valid: glorot_uniform");
     expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add: rate: expected a number in [0, 1), got 1.5');
     expectError(() => m.add('dense'), 'ArgumentError', 'add: expected a layer object such as {"type": "dense", "units": 10}, got the string "dense"');
-    expectError(() => new gl.Sequential(ctx, 0), 'ArgumentError', 'Sequential: the input size must be a positive integer, got 0');
-    expectError(() => new gl.Sequential(ctx, { inputSize: 4, extra: 1 }), 'ArgumentError', "Sequential: unknown option 'extra'");
+    expectError(() => new gl.Sequential(ctx, 0), 'ArgumentError', 'Sequential: input: expected a positive integer, got 0');
+    expectError(() => new gl.Sequential(ctx, { inputSize: 4 }), 'ArgumentError',
+                'Sequential: input: expected a positive integer or [height, width, channels], got an object');
     expectError(() => m.compile(), 'ArgumentError', 'compile: the model has no layers');
     m.add({ type: 'dense', units: 6, activation: 'relu', name: 'hidden' })
       .add({ type: 'dense', units: 3, inputDim: 5, name: 'out' });
@@ -599,10 +600,12 @@ const tests = {
     const held = all.slice(59000, 500);
     all.delete();
     const ctx = new gl.Context(WEBGL);
-    expectError(() => new gl.Sequential(ctx, { inputShape: [28, 28] }), 'ArgumentError', 'Sequential: inputShape must be [height, width, channels], got an array');
-    expectError(() => new gl.Sequential(ctx, { inputShape: [28, 0, 1] }), 'ArgumentError', 'Sequential: inputShape[1] must be a positive integer, got 0');
-    expectError(() => new gl.Sequential(ctx, { inputSize: 4, inputShape: [2, 2, 1] }), 'ArgumentError', 'Sequential: give inputSize (a positive integer) or inputShape');
-    const bad = new gl.Sequential(ctx, { inputShape: [6, 6, 1] });
+    expectError(() => new gl.Sequential(ctx, [28, 28]), 'ArgumentError',
+                'Sequential: input: expected a positive integer or [height, width, channels], got an array of 2 values');
+    expectError(() => new gl.Sequential(ctx, [28, 0, 1]), 'ArgumentError', 'Sequential: input[1]: expected a positive integer, got 0');
+    expectError(() => new gl.Sequential(ctx, [28, 28, 1.5]), 'ArgumentError', 'Sequential: input[2]: expected a positive integer, got 1.5');
+    expectError(() => new gl.Sequential(ctx, [65536, 65536, 1]), 'ArgumentError', 'Sequential: input: the image shape has too many values');
+    const bad = new gl.Sequential(ctx, [6, 6, 1]);
     expectError(() => bad.add({ type: 'conv2d', kernelSize: 3 }), 'ArgumentError', "add: filters: required for type 'conv2d'");
     expectError(() => bad.add({ type: 'conv2d', filters: 2, padding: 'full' }), 'ArgumentError', "add: padding: unknown value 'full' (valid: valid, same)");
     expectError(() => bad.add({ type: 'max_pool2d', poolSize: 0 }), 'ArgumentError', 'add: poolSize: expected a positive integer, got 0');
@@ -610,7 +613,7 @@ const tests = {
     bad.add({ type: 'conv2d', filters: 2, kernelSize: 7, name: 'big' }).add({ type: 'flatten' }).add({ type: 'dense', units: 2 });
     expectError(() => bad.compile(), 'ArgumentError', 'big');
     assert(!bad.compiled, 'a shape error leaves the model uncompiled');
-    const m = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+    const m = new gl.Sequential(ctx, [28, 28, 1])
       .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' })
       .add({ type: 'max_pool2d', poolSize: 2 })
       .add({ type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' })
@@ -630,7 +633,7 @@ const tests = {
     await m.fit(train, { epochs: 2, batchSize: 64, lossEvery: 0 });
     const after = m.evaluate(held).accuracy;
     assert(after > 0.6 && after > before + 0.3, `the CNN learns: ${before} -> ${after}`);
-    const copy = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+    const copy = new gl.Sequential(ctx, [28, 28, 1])
       .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' })
       .add({ type: 'max_pool2d', poolSize: 2 })
       .add({ type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' })
@@ -821,7 +824,7 @@ const tests = {
     const { x, y } = randomData(40, 784, 10);
     await w.load('mine', { x, y, features: 784 }, { transfer: true });
     assertEq(x.length, 0, 'transferred (detached)');
-    const summary = await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] },
+    const summary = await w.build({ input: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] },
                                   { optimizer: { type: 'adam', lr: 0.003 } });
     assertEq(summary.length, 2, 'built');
     const steps = [];
@@ -843,17 +846,20 @@ const tests = {
     const ev = await w.evaluate('train');
     assert(Math.abs(ev.accuracy - hits / 1000) < 1e-6, 'evaluate agrees');
     const ck = await w.saveCheckpoint();
-    await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
+    await w.build({ input: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
     await w.loadCheckpoint(ck);
     assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'checkpoint through the worker');
     const ex = await w.exportTfjs();
     assertEq(ex.weightData.byteLength, 4 * (784 * 32 + 32 + 32 * 10 + 10), 'TF.js export through the worker');
-    await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 10 }] });
+    await w.build({ input: 784, layers: [{ type: 'dense', units: 10 }] });
     const importedLayers = await w.buildFromTfjs(ex.modelJson, ex.weightData, { optimizer: 'sgd' });
     assertEq(importedLayers.map((l) => l.outputSize).join(','), '32,10', 'the imported layers');
     assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'TF.js import through the worker');
     await expectReject(w.buildFromTfjs('{', ex.weightData), 'FormatError', 'model.json');
-    await expectReject(w.build({ inputSize: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add: units: expected a positive integer, got');
+    await expectReject(w.build({ input: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add: units: expected a positive integer, got');
+    await expectReject(w.build({ inputSize: 784, layers: [] }), 'ArgumentError', 'build: the model is {input, layers: [...]}');
+    await expectReject(w.build({ input: 784, layers: [], name: 'x' }), 'ArgumentError', "build: unknown key 'name' in the model (valid: input, layers)");
+    await expectReject(w.build({ input: [28, 28], layers: [] }), 'ArgumentError', 'Sequential: input: expected a positive integer or [height, width, channels]');
     await expectReject(w.fit('nope'), 'ArgumentError', "fit: no dataset named 'nope'");
     await expectReject(w.load('bad', { images: 'data/missing', labels: 'data/missing' }), 'IoError', 'HTTP 404');
     // stop() reaches a running fit.
@@ -864,7 +870,7 @@ const tests = {
     assert(stats.live > 0, 'pool stats from the worker');
     // A lost WebGL context inside the worker: its fit pauses and resumes from the
     // snapshot, onStep stays continuous, and the lost/restored callbacks cross over.
-    await w.build({ inputSize: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
+    await w.build({ input: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
     const seen = [], lostEvents = [];
     let lossAsked = false;
     const r2 = await w.fit('train', {

@@ -15,7 +15,7 @@ export async function main(): Promise<number> {
     { type: 'dense', units: 10, biasInitializer: { type: 'constant', value: 0.1 } },
     { type: 'softmax' },
   ];
-  const model = new gl.Sequential(ctx, { inputSize: 4 });
+  const model = new gl.Sequential(ctx, 4);
   for (const l of layers) model.add(l);
   model.compile({ optimizer: { type: 'adam', lr: 1e-3 }, schedule: { type: 'cosine', totalSteps: 100 }, clipNorm: 1 });
 
@@ -64,7 +64,7 @@ export async function main(): Promise<number> {
   void product;
   // @ts-expect-error: matmul's options are transA and transB
   gl.matmul(kept, kept, kept, { transpose: true });
-  const cnn = new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+  const cnn = new gl.Sequential(ctx, [28, 28, 1])
     .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu', padding: 'same' })
     .add({ type: 'max_pool2d', poolSize: 2 })
     .add({ type: 'batch_normalization', momentum: 0.9 })
@@ -87,7 +87,7 @@ export async function main(): Promise<number> {
 
   const worker = await TrainingWorker.create();
   await worker.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 100 });
-  await worker.build({ inputSize: 784, layers: [{ type: 'dense', units: 10 }] }, { optimizer: 'sgd' });
+  await worker.build({ input: 784, layers: [{ type: 'dense', units: 10 }] }, { optimizer: 'sgd' });
   await worker.fit('train', { epochs: 1, batchSize: 10, evaluateEvery: { dataset: 'train', steps: 5 }, onEvaluate: (e) => e.accuracy,
                               onContextLost: (e) => e.step, onContextRestored: (e) => e.lostAtStep - e.step });
   const lostOk: boolean = await worker.loseContext();
