@@ -314,4 +314,11 @@ TEST(ModelConfig, PartsParseAloneAndNameTheirKeys) {
     EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse(R"({"snapshotEvery": -1})"), "fit"); }),
               "fit: snapshotEvery: expected an integer >= 0, got -1");
     EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse("[1]"), "fit"); }), "fit: expected an object, got an array");
+    const Shape3 image = inputShapeFromJson(nlohmann::json::parse("[28, 28, 1]"), "Sequential");
+    EXPECT_EQ(image.height * 10000 + image.width * 10 + image.channels, 280281);
+    EXPECT_EQ(inputShapeFromJson(nlohmann::json(784), "Sequential").channels, 784);
+    EXPECT_EQ(errorOf([] { inputShapeFromJson(nlohmann::json::parse("[28, 0, 1]"), "Sequential"); }),
+              "Sequential: input[1]: expected a positive integer, got 0");
+    EXPECT_EQ(errorOf([] { inputShapeFromJson(nlohmann::json::parse(R"({"inputSize": 4})"), "Sequential"); }),
+              "Sequential: input: expected a positive integer or [height, width, channels], got an object");
 }
