@@ -103,27 +103,28 @@ val takeError() {
 
 // ---- JS values ---------------------------------------------------------------
 
+// A plain object: made by a literal, JSON.parse or Object.create(null), not
+// an array or a class instance (a typed array, a Map, ...).
+bool isPlainObject(const val& v) {
+    if (v.isNull() || v.isUndefined() || v.isArray() || v.typeOf().as<std::string>() != "object") return false;
+    const val proto = val::global("Object").call<val>("getPrototypeOf", v);
+    return proto.isNull() || proto.strictlyEquals(val::global("Object")["prototype"]);
+}
 std::string typeName(const val& v) {
     if (v.isNull()) return "null";
     if (v.isArray()) return "an array";
     std::string t = v.typeOf().as<std::string>();
-    if (t == "object") {
-        val ctor = v["constructor"];
-        if (!ctor.isUndefined() && !ctor.isNull()) {
-            std::string n = ctor["name"].as<std::string>();
-            if (!n.empty() && n != "Object") return "a " + n;
-        }
-        return "an object";
-    }
-    return "a " + t;
+    if (t != "object") return "a " + t;
+    if (isPlainObject(v)) return "an object";
+    const val ctor = v["constructor"];
+    const val name = ctor.isUndefined() || ctor.isNull() ? val::undefined() : ctor["name"];
+    const std::string n = name.isString() ? name.as<std::string>() : "";
+    return n.empty() || n == "Object" ? "an object with a prototype other than Object's" : "a " + n;
 }
 std::string show(const val& v) {
     if (v.isString()) return "'" + v.as<std::string>() + "'";
     if (v.isNumber() || v.isTrue() || v.isFalse()) return val::global("String")(v).as<std::string>();
     return typeName(v);
-}
-bool isPlainObject(const val& v) {
-    return !v.isNull() && !v.isUndefined() && v.typeOf().as<std::string>() == "object" && !v.isArray();
 }
 
 // A plain-object options argument: unknown names and wrong types are errors.
@@ -247,7 +248,7 @@ nlohmann::json jsonFrom(const val& v, const std::string& where, const std::strin
         for (int i = 0; i < n; ++i) a.push_back(jsonFrom(v[i], where, path + "[" + std::to_string(i) + "]", depth + 1));
         return a;
     }
-    if (typeName(v) != "an object")
+    if (!isPlainObject(v))
         throw ArgumentError(at + "expected a number, string, boolean, array or plain object, got " + typeName(v));
     nlohmann::json o = nlohmann::json::object();
     for (auto& k : emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", v))) {

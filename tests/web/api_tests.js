@@ -245,6 +245,12 @@ const tests = {
     // Options are read as JSON: what JSON cannot hold is named by its path.
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: () => 0.1 } }), 'ArgumentError', 'compile: optimizer.lr: expected a number, string, boolean, array or plain object, got a function');
     expectError(() => m.add({ type: 'dense', units: new Float32Array(1) }), 'ArgumentError', 'add: units: expected a number, string, boolean, array or plain object, got a Float32Array');
+    expectError(() => m.compile({ optimizer: new Map() }), 'ArgumentError', 'compile: optimizer: expected a number, string, boolean, array or plain object, got a Map');
+    class Spec { constructor() { this.type = 'adam'; } }
+    expectError(() => m.compile({ optimizer: new Spec() }), 'ArgumentError', 'compile: optimizer: expected a number, string, boolean, array or plain object, got a Spec');
+    const nameless = Object.create({ inherited: 1 });
+    expectError(() => m.compile({ optimizer: nameless }), 'ArgumentError', 'compile: optimizer: expected a number, string, boolean, array or plain object, got an object with a prototype other than Object\'s');
+    expectError(() => m.compile({ optimizer: { constructor: 5 } }), 'ArgumentError', "compile: optimizer.constructor: unknown key");
     const cyclic = { type: 'adam' };
     cyclic.self = cyclic;
     expectError(() => m.compile({ optimizer: cyclic }), 'ArgumentError', 'nested more than 16 levels deep (a cycle?)');
@@ -254,7 +260,8 @@ const tests = {
     const named = new gl.Sequential(ctx, 4).add({ type: 'Dense', units: 6, name: 'hidden' }).add({ type: 'batch_normalization' });
     assertEq(JSON.stringify(named.summary().map((l) => [l.name, l.type])), JSON.stringify([['hidden', 'dense'], ['', 'batchnormalization']]),
              'before compile: the names given and the types');
-    m2.compile({ loss: 'softmax_cross_entropy', optimizer: { type: 'rmsprop', lr: 0.01, rho: 0.8 }, schedule: 'exponential', clipNorm: 1, seed: 3 });
+    // (A prototype-less object is plain too.)
+    m2.compile(Object.assign(Object.create(null), { loss: 'softmax_cross_entropy', optimizer: { type: 'rmsprop', lr: 0.01, rho: 0.8 }, schedule: 'exponential', clipNorm: 1, seed: 3 }));
     assert(m2.compiled, 'compiled');
     assertEq(m2.outputSize, 3, 'outputSize');
     const s = m2.summary();
