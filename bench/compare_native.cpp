@@ -161,8 +161,7 @@ void printProfile(const char* title, Sequential& m, const HostMatrix& x, const T
     for (auto& kv : byKernel) sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
     std::sort(sorted.rbegin(), sorted.rend());
     const bool gpu = !passes.empty() && passes.front().gpuTimer;
-    std::printf("\n### %s: %zu passes, %.2f ms %s\n\n", title, passes.size(), total,
-                gpu ? "by GPU timer queries" : "when each is waited for");
+    std::printf("\n### %s: %zu passes, %.2f ms (%s)\n\n", title, passes.size(), total, profileClock(gpu));
     std::printf("| kernel (passes) | ms | share |\n|---|---:|---:|\n");
     for (auto& s : sorted) std::printf("| %s | %.3f | %.0f%% |\n", s.second.c_str(), s.first, 100 * s.first / total);
 }
@@ -219,7 +218,7 @@ int main(int argc, char** argv) {
             // Values do not change the time a pass takes: synthetic rows of the right shapes.
             std::printf("renderer: %s; texel reads: %s; pass times: %s\n", caps.renderer.c_str(),
                         caps.sampledFetch ? "texture()" : "texelFetch",
-                        caps.timerQueries ? "GPU timer queries" : "host clock, each pass waited for");
+                        profileClock(caps.timerQueries));
             std::mt19937 rng(3);
             std::uniform_real_distribution<float> d(0, 1);
             HostMatrix x(512, 784);

@@ -119,8 +119,7 @@ void stepRow(Context& ctx, const char* label, void (*build)(Sequential&), int st
     std::vector<std::pair<double, std::string>> sorted;
     for (auto& kv : byKernel) sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
     std::sort(sorted.rbegin(), sorted.rend());
-    std::printf("|   profile (%s: %.1f ms in all) |  |  |\n",
-                !passes.empty() && passes.front().gpuTimer ? "GPU timer queries" : "passes waited for one by one", total);
+    std::printf("|   profile (%s: %.1f ms in all) |  |  |\n", profileClock(!passes.empty() && passes.front().gpuTimer), total);
     for (size_t i = 0; i < std::min<size_t>(6, sorted.size()); ++i)
         std::printf("|   %-42s | %8.1f | %7.0f%% |\n", sorted[i].second.c_str(), sorted[i].first, 100 * sorted[i].first / total);
 }

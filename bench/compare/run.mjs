@@ -154,7 +154,7 @@ const profNative = readOpt('--profile-native'), profWeb = readOpt('--profile-web
 if (profNative || profWeb) {
   out.push('## Where a gltrain step\'s time goes', '');
   out.push('Sequential::profileStep: every pass of one training step timed by GPU timer queries where the context has them ' +
-           '(natively, EXT_disjoint_timer_query), else run and waited for one by one (so the sum exceeds the step time by the ' +
+           '(natively on a hardware GPU, EXT_disjoint_timer_query), else run and waited for one by one (so the sum exceeds the step time by the ' +
            'waits; each section\'s renderer line says which), medians of 5, summed by kernel; synthetic data of the workloads\' shapes.', '');
   if (profNative) out.push('### Native (EGL)', '', profNative.replace(/^### /gm, '#### '), '');
   if (profWeb) out.push('### Headless Chromium (WebGL2, the em++ build of bench_compare_native)', '', profWeb.replace(/^### /gm, '#### '), '');

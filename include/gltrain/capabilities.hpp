@@ -73,6 +73,11 @@ inline std::string storageDescription(const Capabilities& c) {
            " mantissa bits (measured), relative rounding error up to " + err + " per stored value";
 }
 
+// How a pass profile times its passes (PassList::profile), in words.
+inline const char* profileClock(bool gpuTimer) {
+    return gpuTimer ? "GPU timer queries" : "host clock, each pass waited for";
+}
+
 inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
     auto yn = [](bool b) { return b ? "yes" : "no"; };
     os << "platform:                    " << c.platform << "\n"
@@ -93,7 +98,7 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << (c.computeKernels ? "on" : "off") << ": " << c.computeReason << "\n"
        << "transform-feedback matmul:   " << (c.feedbackKernels ? "on" : "off") << ": " << c.feedbackReason << "\n"
        << "texel reads:                 " << (c.sampledFetch ? "texture()" : "texelFetch") << ": " << c.fetchReason << "\n"
-       << "pass profiles:               " << (c.timerQueries ? "GPU timer queries" : "host clock, each pass waited for") << ": "
+       << "pass profiles:               " << profileClock(c.timerQueries) << ": "
        << c.timerReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
