@@ -104,7 +104,7 @@ function gltrainContestant(gl, name, options) {
     .add({ type: 'dense', units: 128, activation: 'relu' })
     .add({ type: 'dense', units: 10 })
     .compile({ optimizer: { type: 'adam', lr: 1e-3 } });
-  const cnn = () => new gl.Sequential(ctx, { inputShape: [28, 28, 1] })
+  const cnn = () => new gl.Sequential(ctx, [28, 28, 1])
     .add({ type: 'conv2d', filters: 8, kernelSize: 5, activation: 'relu' })
     .add({ type: 'max_pool2d', poolSize: 2 })
     .add({ type: 'conv2d', filters: 16, kernelSize: 5, activation: 'relu' })

@@ -166,3 +166,11 @@ if (opt('--out')) {
 } else {
   process.stdout.write(text);
 }
+// TensorFlow.js's failures are figures (a kernel a backend lacks); gltrain's are
+// bugs, so the run fails with them after writing the report.
+const failures = state.results.flatMap((res) => Object.keys(res).filter((n) => n.startsWith('gltrain') && res[n].error)
+  .map((n) => `${n}: ${res[n].error}`));
+if (failures.length) {
+  console.error('run.mjs: gltrain failed a workload: ' + [...new Set(failures)].join('; '));
+  process.exit(1);
+}
