@@ -73,7 +73,7 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         startWithoutGl(std::string("no GL context (") + e.what() + "): models train on the CPU");
         return;
     }
-    queryCapabilities();
+    queryCapabilities(caps_);
     BackendChoice choice = chooseBackend(caps_, options_);
     if (choice.backend == Backend::Cpu) {  // nothing to render to: the GL context is of no use
         platform_.reset();
@@ -97,7 +97,8 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
 // Compute-shader kernels: OpenGL ES 3.1 compute with the 16x16 workgroups and
 // 8 KiB of shared memory they use, and RGBA32F storage (their image stores are
 // rgba32f). ContextOptions::compute decides where the device has them.
-void Context::chooseCompute() {
+static void queryCompute(Capabilities& c) {
+    c.computeShaders = false;
 #if GLTRAIN_GL_COMPUTE
     GLint major = 0, minor = 0;
     glGetIntegerv(GL_MAJOR_VERSION, &major);
@@ -108,10 +109,13 @@ void Context::chooseCompute() {
         glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &shared);
         glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 0, &sizeX);
         glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, 1, &sizeY);
-        caps_.computeShaders = invocations >= 256 && shared >= 8192 && sizeX >= 16 && sizeY >= 16;
+        c.computeShaders = invocations >= 256 && shared >= 8192 && sizeX >= 16 && sizeY >= 16;
     }
     glGetError();
 #endif
+}
+
+void Context::chooseCompute() {
     caps_.computeKernels = false;
     if (!caps_.computeShaders)
         caps_.computeReason = "this device has no compute shaders (WebGL2 and OpenGL ES 3.0 have none)";
@@ -269,8 +273,31 @@ void Context::requireUsable(const char* where) {
         restorations_ = platform_->restorations();
         if (!objectsAbandoned_) abandonObjects();
         platform_->makeCurrent();
-        createObjects();
+        checkRestoredDevice();
+        if (restoredShortfall_.empty()) createObjects();
     }
+    if (!restoredShortfall_.empty()) throw UnsupportedError(std::string(where) + ": " + restoredShortfall_);
+}
+
+// The restored context may be another device: query it again. One that can run
+// what this Context chose carries on, reported as what it is (the kernel
+// choices stay: they are correct anywhere, only tuned for the old device); one
+// that cannot refuses every call, saying what it lacks, until a restore brings
+// an able device back.
+void Context::checkRestoredDevice() {
+    Capabilities now = caps_;
+    queryCapabilities(now);
+    const std::vector<std::string> lacks = restoreShortfalls(caps_, now, maxTextureSize_);
+    restoredShortfall_.clear();
+    if (!lacks.empty()) {
+        std::string list;
+        for (auto& l : lacks) list += (list.empty() ? "" : "; ") + l;
+        restoredShortfall_ = "the restored GL context (" + now.renderer + ") cannot run what this Context made on the lost one (" +
+                             caps_.renderer + "): " + list + "; make a new Context (a model: load its last checkpoint there)";
+        return;
+    }
+    now.restoresChecked = caps_.restoresChecked + 1;
+    caps_ = std::move(now);
 }
 
 void Context::loseContext() {
@@ -287,46 +314,49 @@ void Context::restoreContext() {
     if (!platform_->lost()) requireUsable("Context::restoreContext");  // native: back at once
 }
 
-void Context::queryCapabilities() {
-    caps_.platform = platform_->name;
-    caps_.vendor = glString(GL_VENDOR);
-    caps_.renderer = glString(GL_RENDERER);
+// The device as queried and measured (the constructor, and again after a restore).
+void Context::queryCapabilities(Capabilities& c) const {
+    c.platform = platform_->name;
+    c.vendor = glString(GL_VENDOR);
+    c.renderer = glString(GL_RENDERER);
     std::string uv = platform_->unmaskedVendor(), ur = platform_->unmaskedRenderer();
-    if (!uv.empty()) caps_.vendor = uv;
-    if (!ur.empty()) caps_.renderer = ur;
-    caps_.version = glString(GL_VERSION);
-    caps_.shadingLanguageVersion = glString(GL_SHADING_LANGUAGE_VERSION);
-    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &caps_.maxTextureSize);
-    glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &caps_.maxArrayTextureLayers);
-    glGetIntegerv(GL_MAX_DRAW_BUFFERS, &caps_.maxDrawBuffers);
-    glGetIntegerv(GL_MAX_TEXTURE_IMAGE_UNITS, &caps_.maxTextureImageUnits);
+    if (!uv.empty()) c.vendor = uv;
+    if (!ur.empty()) c.renderer = ur;
+    c.version = glString(GL_VERSION);
+    c.shadingLanguageVersion = glString(GL_SHADING_LANGUAGE_VERSION);
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &c.maxTextureSize);
+    glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &c.maxArrayTextureLayers);
+    glGetIntegerv(GL_MAX_DRAW_BUFFERS, &c.maxDrawBuffers);
+    glGetIntegerv(GL_MAX_TEXTURE_IMAGE_UNITS, &c.maxTextureImageUnits);
     GLint n = 0;
     glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+    c.extensions.clear();
     for (GLint i = 0; i < n; ++i) {
         const GLubyte* e = glGetStringi(GL_EXTENSIONS, GLuint(i));
         if (!e) continue;
         std::string s = reinterpret_cast<const char*>(e);
         if (s.rfind("GL_", 0) == 0) s = s.substr(3);  // native and Emscripten prefix "GL_"; WebGL does not
-        caps_.extensions.push_back(s);
+        c.extensions.push_back(s);
     }
     // OpenGL ES 3.2 made float colour buffers core.
-    caps_.colorBufferFloat = caps_.hasExtension("EXT_color_buffer_float") || contains(caps_.version, "OpenGL ES 3.2");
-    caps_.colorBufferHalfFloat = caps_.hasExtension("EXT_color_buffer_half_float") || caps_.colorBufferFloat;
-    caps_.floatBlend = caps_.hasExtension("EXT_float_blend");
+    c.colorBufferFloat = c.hasExtension("EXT_color_buffer_float") || contains(c.version, "OpenGL ES 3.2");
+    c.colorBufferHalfFloat = c.hasExtension("EXT_color_buffer_half_float") || c.colorBufferFloat;
+    c.floatBlend = c.hasExtension("EXT_float_blend");
+    c.softwareRenderer = false;
     for (const char* sw : {"swiftshader", "llvmpipe", "softpipe", "software", "swrast", "lavapipe"})
-        if (contains(caps_.renderer, sw)) caps_.softwareRenderer = true;
+        if (contains(c.renderer, sw)) c.softwareRenderer = true;
 #ifdef __EMSCRIPTEN__
-    caps_.timerReason = caps_.hasExtension("EXT_disjoint_timer_query_webgl2")
+    c.timerReason = c.hasExtension("EXT_disjoint_timer_query_webgl2")
                             ? "a browser gives query results only between event-loop turns, and profiles are synchronous"
                             : "EXT_disjoint_timer_query_webgl2 is not advertised";
 #else
     // A software renderer's queries do not bracket its work: llvmpipe rasterizes
     // on its own threads after the query has ended (a 16384 x 8 x 256 product:
     // 0.29 ms by its timer, 31 ms waited for on the host clock).
-    const bool timer = caps_.hasExtension("EXT_disjoint_timer_query");
-    caps_.timerQueries = timer && !caps_.softwareRenderer;
-    caps_.timerReason = !timer ? "EXT_disjoint_timer_query is not advertised"
-                        : caps_.softwareRenderer
+    const bool timer = c.hasExtension("EXT_disjoint_timer_query");
+    c.timerQueries = timer && !c.softwareRenderer;
+    c.timerReason = !timer ? "EXT_disjoint_timer_query is not advertised"
+                        : c.softwareRenderer
                             ? "EXT_disjoint_timer_query is advertised, but a software renderer's queries miss the work "
                               "its rasterizer threads do after them"
                             : "EXT_disjoint_timer_query";
@@ -339,13 +369,14 @@ void Context::queryCapabilities() {
     FramebufferHandle f = FramebufferHandle::create();
     glBindFramebuffer(GL_FRAMEBUFFER, f.get());
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, t.get(), 0);
-    caps_.float32Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    c.float32Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
     // And an RGBA16F one (the half-float fallback).
     TextureHandle h = TextureHandle::create();
     glBindTexture(GL_TEXTURE_2D, h.get());
     glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA16F, 1, 1);
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, h.get(), 0);
-    caps_.float16Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    c.float16Renderable = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    queryCompute(c);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glGetError();  // a refused float texture leaves an error flag that is reported above, not later
 }

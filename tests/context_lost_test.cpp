@@ -80,8 +80,15 @@ TEST(ContextLost, CallsWhileLostThrowAndChangeNothing) {
     }
     EXPECT_NE(lostMessage([&] { ctx.loseContext(); }).find("already lost"), std::string::npos);
 #ifndef __EMSCRIPTEN__
+    const Capabilities lostDevice = ctx.caps();
+    EXPECT_EQ(lostDevice.restoresChecked, 0);
     ctx.restoreContext();
     EXPECT_FALSE(ctx.lost());
+    // The restored context was queried again: the same device, so it carries on.
+    EXPECT_EQ(ctx.caps().restoresChecked, 1);
+    EXPECT_EQ(ctx.caps().renderer, lostDevice.renderer);
+    EXPECT_EQ(ctx.caps().extensions, lostDevice.extensions);  // queried afresh, not appended to
+    EXPECT_EQ(ctx.caps().float32Renderable, lostDevice.float32Renderable);
     EXPECT_NE(lostMessage([&] { t.download(); }).find("lost with the GL context"), std::string::npos);
     EXPECT_NE(lostMessage([&] { l.run(); }).find("lost with the GL context"), std::string::npos);
     // The model comes back from its snapshot (here: the compiled state) unchanged.
@@ -182,4 +189,54 @@ TEST(ContextLost, FitWithAShortLastBatchResumesFromTheSnapshot) {
 #else
     expectFitResumesFromTheSnapshots(7, {{35, 25}, {70, 50}}, 140);
 #endif
+}
+
+// What a restored device must still offer (restoreShortfalls), on the
+// capabilities this device reports, with one figure changed at a time: no real
+// device here can come back lacking them, so the rule is tested on its own;
+// the restore above runs it on the real one.
+TEST(ContextLost, ARestoredDeviceMustHoldWhatTheLostOneHeld) {
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;
+    Context ctx(gpu);
+    const Capabilities was = ctx.caps();
+    const int inUse = ctx.maxTextureSize();
+    EXPECT_TRUE(restoreShortfalls(was, was, inUse).empty());
+    auto only = [&](auto change) {
+        Capabilities now = was;
+        change(now);
+        const std::vector<std::string> s = restoreShortfalls(was, now, inUse);
+        return s.size() == 1 ? s[0] : "(" + std::to_string(s.size()) + " shortfalls)";
+    };
+    // Another renderer, more of everything, other extensions: it carries on.
+    EXPECT_EQ(only([](Capabilities& c) {
+                  c.renderer = "another GPU";
+                  c.maxDrawBuffers += 8;
+                  c.extensions.clear();
+              }),
+              "(0 shortfalls)");
+    EXPECT_EQ(only([](Capabilities& c) { c.float32Renderable = false; }), "RGBA32F render targets are not complete");
+    EXPECT_EQ(only([&](Capabilities& c) { c.maxTextureSize = inUse / 2; }),
+              "MAX_TEXTURE_SIZE is " + std::to_string(inUse / 2) + ", tensors are paged by " + std::to_string(inUse));
+    EXPECT_EQ(only([](Capabilities& c) { c.maxArrayTextureLayers = 1; }),
+              "MAX_ARRAY_TEXTURE_LAYERS is 1, was " + std::to_string(was.maxArrayTextureLayers));
+    EXPECT_EQ(only([](Capabilities& c) { c.maxDrawBuffers = 4; }),
+              "MAX_DRAW_BUFFERS is 4, was " + std::to_string(was.maxDrawBuffers));
+    EXPECT_EQ(only([](Capabilities& c) { c.maxTextureImageUnits = 2; }),
+              "MAX_TEXTURE_IMAGE_UNITS is 2, was " + std::to_string(was.maxTextureImageUnits));
+    // The half-float backend needs RGBA16F targets, not RGBA32F ones.
+    Capabilities half = was;
+    half.backend = Backend::GpuFloat16;
+    Capabilities noFloat32 = half;
+    noFloat32.float32Renderable = false;
+    EXPECT_TRUE(restoreShortfalls(half, noFloat32, inUse).empty());
+    noFloat32.float16Renderable = false;
+    EXPECT_EQ(restoreShortfalls(half, noFloat32, inUse), std::vector<std::string>{"RGBA16F render targets are not complete"});
+    // Compute shaders matter only where matmul runs as one.
+    Capabilities compute = was, noCompute = was;
+    compute.computeKernels = false;
+    noCompute.computeShaders = false;
+    EXPECT_TRUE(restoreShortfalls(compute, noCompute, inUse).empty());
+    compute.computeKernels = true;
+    EXPECT_EQ(restoreShortfalls(compute, noCompute, inUse), std::vector<std::string>{"no compute shaders (matmul runs as one)"});
 }

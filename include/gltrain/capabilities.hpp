@@ -50,6 +50,7 @@ struct Capabilities {
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;          // why this backend (what was missing or disabled)
     std::vector<std::string> extensions;
+    int restoresChecked = 0;            // restored contexts queried again and found able (restoreShortfalls)
 
     bool hasExtension(const std::string& name) const {
         for (auto& e : extensions)
@@ -71,6 +72,33 @@ inline std::string storageDescription(const Capabilities& c) {
                "loss dynamically and keeps Adam/RMSProp eps >= 1e-4";
     return "RGBA32F floats: " + std::to_string(c.measuredMantissaBits) +
            " mantissa bits (measured), relative rounding error up to " + err + " per stored value";
+}
+
+// What a restored GL context lacks of what a Context made and chose on the
+// lost one (`before`: its capabilities; `after`: the restored device's, as
+// queried; `maxTextureSizeInUse`: the size its tensors are paged by). A
+// browser may restore onto another device (another GPU, or SwiftShader once the
+// GPU process has crashed too often): a slower one still runs everything, but
+// one that cannot render the storage format, or holds smaller textures, fewer
+// layers, render targets or texture units, or no compute shaders where matmul
+// used them, cannot run the kernels and tensors chosen for the old one.
+inline std::vector<std::string> restoreShortfalls(const Capabilities& before, const Capabilities& after,
+                                                  int maxTextureSizeInUse) {
+    std::vector<std::string> s;
+    auto fell = [&](const char* name, int was, int now) {
+        if (now < was) s.push_back(std::string(name) + " is " + std::to_string(now) + ", was " + std::to_string(was));
+    };
+    if (before.backend == Backend::GpuFloat16 ? !after.float16Renderable : !after.float32Renderable)
+        s.push_back(std::string(before.backend == Backend::GpuFloat16 ? "RGBA16F" : "RGBA32F") +
+                    " render targets are not complete");
+    if (after.maxTextureSize < maxTextureSizeInUse)
+        s.push_back("MAX_TEXTURE_SIZE is " + std::to_string(after.maxTextureSize) + ", tensors are paged by " +
+                    std::to_string(maxTextureSizeInUse));
+    fell("MAX_ARRAY_TEXTURE_LAYERS", before.maxArrayTextureLayers, after.maxArrayTextureLayers);
+    fell("MAX_DRAW_BUFFERS", before.maxDrawBuffers, after.maxDrawBuffers);
+    fell("MAX_TEXTURE_IMAGE_UNITS", before.maxTextureImageUnits, after.maxTextureImageUnits);
+    if (before.computeKernels && !after.computeShaders) s.push_back("no compute shaders (matmul runs as one)");
+    return s;
 }
 
 // How a pass profile times its passes (PassList::profile), in words.
@@ -102,6 +130,8 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << c.timerReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
+    if (c.restoresChecked)
+        os << "restored contexts:           " << c.restoresChecked << " (each queried again: able to run what the lost one held)\n";
     return os;
 }
 

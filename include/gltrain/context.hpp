@@ -112,7 +112,8 @@ public:
     struct Platform;  // EGL or WebGL handles; defined per platform in src/
 
 private:
-    void queryCapabilities();
+    void queryCapabilities(Capabilities& c) const;
+    void checkRestoredDevice();
     void chooseCompute();
     void chooseFeedback();
     void chooseFetch();
@@ -137,6 +138,7 @@ private:
     uint64_t generation_ = 0;
     long restorations_ = 0;      // the platform's restorations that this generation has seen
     bool objectsAbandoned_ = false;  // dropped for a loss and not made again yet
+    std::string restoredShortfall_;  // what the restored device lacks (checkRestoredDevice); empty: able
 };
 
 }  // namespace gltrain
