@@ -350,6 +350,7 @@ public:
             o.set("feedbackReason", c.feedbackReason);
             o.set("sampledFetch", c.sampledFetch);
             o.set("fetchReason", c.fetchReason);
+            o.set("restoresChecked", c.restoresChecked);
             val ext = val::array();
             for (auto& e : c.extensions) ext.call<void>("push", e);
             o.set("extensions", ext);

@@ -109,7 +109,8 @@ const ops = {
         },
         onEpoch: (e) => progress(e),
         onContextLost: (e) => progress({ type: 'contextLost', ...e }),
-        onContextRestored: (e) => progress({ type: 'contextRestored', ...e }),
+        // The restored context may be another device: its capabilities go with the event.
+        onContextRestored: (e) => progress({ type: 'contextRestored', ...e, capabilities: ctx.capabilities }),
       });
       return r;
     } finally {

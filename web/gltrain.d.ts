@@ -233,6 +233,10 @@ export interface Capabilities {
   /** Measured by a probe kernel through the storage (fp32: 23, half floats: 10). */
   measuredMantissaBits: number;
   extensions: string[];
+  /** Restored contexts queried again and found able to run what the lost one held (the figures
+   *  above are then the restored device's). One that cannot (no float render targets, smaller
+   *  limits) makes every call throw UnsupportedError, saying what it lacks. */
+  restoresChecked: number;
   /** The printable report of all of the above. */
   report: string;
 }

@@ -133,7 +133,6 @@ function makeApi(M) {
 
   class Context extends Handle {
     #dependents = new Set();
-    #caps = null;
     constructor(options = {}) {
       const sel = options?.canvas;
       if (typeof sel === 'string' && sel && typeof document !== 'undefined') {
@@ -145,10 +144,8 @@ function makeApi(M) {
       }
       super(call(() => M.ContextImpl.create(options)));
     }
-    get capabilities() {
-      if (!this.#caps) this.#caps = Object.freeze(call(() => this._raw.capabilities()));
-      return this.#caps;
-    }
+    // Read afresh each time: a restored context may be another device (restoresChecked).
+    get capabilities() { return Object.freeze(call(() => this._raw.capabilities())); }
     // Whether the WebGL context is lost now (calls that need the GPU throw ContextLostError
     // until the browser restores it; fit() waits and resumes from the model's snapshot).
     get lost() { return this._raw.lost(); }
@@ -597,7 +594,11 @@ export class TrainingWorker {
       else if (type === 'epoch') onEpoch?.({ type, ...p });
       else if (type === 'evaluate') onEvaluate?.({ type, ...p });
       else if (type === 'contextLost') onContextLost?.(p);
-      else if (type === 'contextRestored') onContextRestored?.(p);
+      else if (type === 'contextRestored') {
+        this.#capabilities = p.capabilities;  // the restored device's (restoresChecked)
+        const { capabilities, ...event } = p;
+        onContextRestored?.(event);
+      }
     });
   }
   // The worker's WebGL context lost / restored through WEBGL_lose_context (Context.loseContext):

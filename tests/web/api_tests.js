@@ -504,6 +504,8 @@ const tests = {
     const lose = canvas.getContext('webgl2').getExtension('WEBGL_lose_context');  // the context gltrain made
     assert(lose, 'WEBGL_lose_context');
     const b = build(ctx);
+    const before = ctx.capabilities;
+    assertEq(before.restoresChecked, 0, 'no restore yet');
     const probe = test.x(0, 3);
     const steps = [];
     const events = [];
@@ -536,6 +538,11 @@ const tests = {
     assertEq(steps.length, 200, 'every step reported once');
     assert(steps.every((s, i) => s === i + 1), 'the reported steps are continuous');
     assertEq(b.step, 200, 'step');
+    // The restored context was queried again (the same device here) and found able.
+    const after = ctx.capabilities;
+    assertEq(after.restoresChecked, 1, 'the restored device was checked');
+    assertEq(after.renderer, before.renderer, 'renderer');
+    assert(after.float32Renderable && after.report.includes('restored contexts:           1'), after.report);
     const accB = b.evaluate(test).accuracy;
     console.log(`lost context at step ${lostAtStep}, resumed from ${resumedFrom}: test accuracy ${accB} (uninterrupted ${accA})`);
     assert(accB > 0.7 && Math.abs(accB - accA) <= 0.02, `accuracy ${accB} vs uninterrupted ${accA}`);
@@ -826,6 +833,7 @@ const tests = {
     assertEq(w.capabilities.platform, 'webgl2', 'capabilities from the worker');
     assertEq(w.capabilities.backend, 'gpu-float32', 'the backend asked for');
     assert(w.capabilities.float32Renderable, 'float targets in the worker');
+    assertEq(w.capabilities.restoresChecked, 0, 'no restore yet');
     const info = await w.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 1000 });
     assertEq(info.count, 1000, 'loaded');
     const { x, y } = randomData(40, 784, 10);
@@ -905,6 +913,8 @@ const tests = {
     assert(lostEvents[1].step <= lostEvents[0].step && lostEvents[1].step % 10 === 0 &&
            lostEvents[0].step - lostEvents[1].step <= 20,
            `resumed from the snapshot: ${JSON.stringify(lostEvents)}`);
+    assert(!('capabilities' in lostEvents[1]), 'the event is the fit\'s, as on the page');
+    assertEq(w.capabilities.restoresChecked, 1, 'the worker\'s restored device was checked');
     w.terminate();
     await expectReject(w.summary(), 'DeletedError', 'terminated');
   },
