@@ -221,6 +221,10 @@ std::vector<uint8_t> bytesFrom(const val& a, const std::string& what) {
     return v;
 }
 val float32Copy(const float* p, size_t n) { return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p)); }
+// An ArrayBuffer holding a copy of the bytes (a typed array made from a view copies it).
+val arrayBufferCopy(const std::vector<uint8_t>& bytes) {
+    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()))["buffer"];
+}
 val numberOrNull(double d) { return std::isfinite(d) ? val(d) : val::null(); }
 
 // A JavaScript argument as JSON, for the model-config parsers
@@ -813,11 +817,15 @@ public:
     val saveCheckpoint() {
         return guard([&] {
             owner->makeCurrent();
-            std::vector<uint8_t> bytes = model->saveCheckpoint();
-            val u8 = val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
-            return val(u8["buffer"]);
+            return arrayBufferCopy(model->saveCheckpoint());
         });
     }
+    // The last snapshot (Sequential::snapshotCheckpoint): needs no GL, so it
+    // works while the context is lost or after a restore was refused.
+    val snapshotCheckpoint() {
+        return guard([&] { return arrayBufferCopy(model->snapshotCheckpoint()); });
+    }
+    double snapshotStep() const { return double(model->snapshotStep()); }
     // TF.js Layers format in memory: {modelJson, weightData, weightsFile} (the
     // manifest names the one shard weightsFile), for tf.io.fromMemory or a
     // download of the two files that tf.loadLayersModel reads.
@@ -975,6 +983,8 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .function("predict", &SequentialImpl::predict)
         .function("predictDataset", &SequentialImpl::predictDataset)
         .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)
+        .function("snapshotCheckpoint", &SequentialImpl::snapshotCheckpoint)
+        .function("snapshotStep", &SequentialImpl::snapshotStep)
         .function("exportTfjs", &SequentialImpl::exportTfjs)
         .function("loadCheckpoint", &SequentialImpl::loadCheckpoint)
         .function("getWeight", &SequentialImpl::getWeight)

@@ -69,8 +69,11 @@ TEST(ContextLost, CallsWhileLostThrowAndChangeNothing) {
     std::vector<int> y;
     data(x, y);
     const HostMatrix before = m.predict(x);
+    const std::vector<uint8_t> compiled = m.saveCheckpoint();
     ctx.loseContext();
     EXPECT_TRUE(ctx.lost());
+    // The snapshot needs no GPU: the compiled state, made again on the host.
+    EXPECT_EQ(m.snapshotCheckpoint(), compiled);
     for (const std::string& msg :
          {lostMessage([&] { t.download(); }), lostMessage([&] { t.upload(randomMatrix(5, 7, 2)); }),
           lostMessage([&] { Tensor u(ctx, 2, 2); }), lostMessage([&] { l.run(); }), lostMessage([&] { m.predict(x); }),
@@ -133,6 +136,10 @@ void expectFitResumesFromTheSnapshots(int batch, const std::vector<std::pair<lon
     for (;;) {
         if (next < losses.size() && b.step() == losses[next].first) {
             ctx.loseContext();
+            // What the restore will start from can be kept while the context is lost.
+            const SafetensorsFile snap = parseSafetensors(b.snapshotCheckpoint(), "snapshot");
+            EXPECT_EQ(snap.metadata.at("step"), std::to_string(losses[next].second));
+            EXPECT_EQ(b.snapshotStep(), losses[next].second);
             EXPECT_THROW(b.stepOnce(), ContextLostError);
             EXPECT_THROW(b.trainFor(5), ContextLostError);
             EXPECT_TRUE(b.fitting()) << "the fit waits for the context";
@@ -189,6 +196,29 @@ TEST(ContextLost, FitWithAShortLastBatchResumesFromTheSnapshot) {
 #else
     expectFitResumesFromTheSnapshots(7, {{35, 25}, {70, 50}}, 140);
 #endif
+}
+
+// An empty snapshot stands for the compiled state, which snapshotCheckpoint()
+// makes on the host from the seed: byte for byte what saveCheckpoint() reads
+// from the GPU, for every kind of variable (kernels, biases, BN's parameters
+// and statistics, Adam's two slots).
+TEST(ContextLost, TheCompiledStatesSnapshotIsMadeOnTheHostAsTheGpuHoldsIt) {
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;
+    Context ctx(gpu);
+    Sequential m(ctx, Shape3{9, 9, 2});
+    m.add(Conv2D{3, 3, 1, Padding::Same}).add(BatchNormalization{}).add(ActivationLayer{Activation::ReLU});
+    m.add(MaxPool2D{2}).add(Flatten{}).add(Dense{5, Activation::Tanh}).add(Dense{3});
+    for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::SGD, OptimizerKind::RMSProp}) {
+        CompileOptions c;
+        c.optimizer.kind = kind;
+        c.seed = 11;
+        m.compile(c);
+        EXPECT_EQ(m.snapshotStep(), 0);
+        EXPECT_EQ(m.snapshotCheckpoint(), m.saveCheckpoint()) << optimizerName(kind);
+    }
+    Sequential notCompiled(ctx, 4);
+    EXPECT_THROW(notCompiled.snapshotCheckpoint(), ArgumentError);
 }
 
 // What a restored device must still offer (restoreShortfalls), on the

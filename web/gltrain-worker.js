@@ -132,6 +132,9 @@ const ops = {
   saveCheckpoint() {
     return needModel('saveCheckpoint').saveCheckpoint();
   },
+  snapshotCheckpoint() {
+    return needModel('snapshotCheckpoint').snapshotCheckpoint();
+  },
   exportTfjs() {
     return needModel('exportTfjs').exportTfjs();
   },
@@ -175,9 +178,11 @@ function predictWith(m, data, options, classes) {
 }
 
 // Requests run one at a time, in order, except those that must reach a running
-// fit: stop, and losing / restoring the context (which the fit then notices).
+// fit: stop, losing / restoring the context (which the fit then notices), and
+// the model's snapshot (host bytes, read between the fit's slices: what to keep
+// while the fit waits for a lost context).
 let queue = Promise.resolve();
-const immediate = new Set(['loseContext', 'restoreContext']);
+const immediate = new Set(['loseContext', 'restoreContext', 'snapshotCheckpoint']);
 self.onmessage = (e) => {
   const msg = e.data;
   if (msg.op === 'stop') { ops.stop(); return; }

@@ -364,6 +364,16 @@ export interface Sequential extends Deletable {
   predictClasses(x: Float32Array | Dataset, options?: BatchOptions): Int32Array;
   /** safetensors bytes: weights, optimizer state and step. */
   saveCheckpoint(): ArrayBuffer;
+  /**
+   * The model's last snapshot (see FitOptions.snapshotEvery) as saveCheckpoint's bytes, its
+   * metadata step `snapshotStep`: the state a lost context restores. It reads nothing from
+   * the GPU, so it works while the context is lost, or after a restore was refused (a device
+   * that cannot run what the Context chose): the way to keep a model's progress then. The
+   * CPU backend keeps no snapshots: its state now.
+   */
+  snapshotCheckpoint(): ArrayBuffer;
+  /** The step of the last snapshot (0 after compile). */
+  readonly snapshotStep: number;
   /** Validates everything first: on any error the model is unchanged. */
   loadCheckpoint(bytes: ArrayBuffer | ArrayBufferView): this;
   /**
@@ -487,6 +497,8 @@ export declare class TrainingWorker {
   x(dataset: string, start?: number, count?: number): Promise<Float32Array>;
   targets(dataset: string): Promise<Int32Array | Float32Array | null>;
   saveCheckpoint(): Promise<ArrayBuffer>;
+  /** The model's last snapshot, as Sequential.snapshotCheckpoint; answered during a fit too (while it waits for a lost context). */
+  snapshotCheckpoint(): Promise<ArrayBuffer>;
   exportTfjs(): Promise<TfjsExport>;
   loadCheckpoint(bytes: ArrayBuffer): Promise<boolean>;
   poolStats(): Promise<PoolStats>;

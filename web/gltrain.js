@@ -482,6 +482,9 @@ function makeApi(M) {
       return out;
     }
     saveCheckpoint() { return call(() => this._raw.saveCheckpoint()); }
+    // The last snapshot as a checkpoint; reads nothing from the GPU (see gltrain.d.ts).
+    snapshotCheckpoint() { return call(() => this._raw.snapshotCheckpoint()); }
+    get snapshotStep() { return this._raw.snapshotStep(); }
     exportTfjs() { return call(() => this._raw.exportTfjs()); }
     loadCheckpoint(bytes) {
       this.#idle('loadCheckpoint');
@@ -614,6 +617,7 @@ export class TrainingWorker {
   x(dataset, start, count) { return this.#request('x', { dataset, start, count }); }
   targets(dataset) { return this.#request('targets', { dataset }); }
   saveCheckpoint() { return this.#request('saveCheckpoint', {}); }
+  snapshotCheckpoint() { return this.#request('snapshotCheckpoint', {}); }
   exportTfjs() { return this.#request('exportTfjs', {}); }
   loadCheckpoint(bytes) { return this.#request('loadCheckpoint', { bytes }); }
   poolStats() { return this.#request('poolStats', {}); }

@@ -502,6 +502,17 @@ public:
     }
     // The step of the last snapshot (compile: step 0, the initial state).
     long snapshotStep() const { return snapshot_.bytes.empty() ? 0 : snapshot_.step; }
+    // The last snapshot as a checkpoint (saveCheckpoint's format; its 'step' is
+    // snapshotStep()): the state a lost context restores. It reads nothing from
+    // the GPU, so it is how to keep a model's progress while the context is
+    // lost, or after a restore was refused (a device that cannot run what the
+    // Context chose: every GPU call throws UnsupportedError). The CPU backend
+    // keeps no snapshots: its state now.
+    std::vector<uint8_t> snapshotCheckpoint() const {
+        if (!compiled_) throw ArgumentError("snapshotCheckpoint: the model is not compiled (call compile first)");
+        if (cpu_) return saveCheckpoint();
+        return snapshot_.bytes.empty() ? initialCheckpoint() : snapshot_.bytes;
+    }
     // How many times the model was rebuilt after a lost context.
     int restorations() const { return restorations_; }
     // The dynamic loss scale (a synchronous read); 0 when loss scaling is off.
@@ -781,9 +792,8 @@ private:
             onCpu->out = L.out;
             onCpu->window = L.window;
         }
-        const uint32_t seed = options_.seed;
-        auto add = [&](std::vector<Variable>& list, const char* name, std::vector<int64_t> shape, const HostMatrix& init,
-                       bool trainable) {
+        initialVariables(i, [&](bool trainable, const char* name, std::vector<int64_t> shape, const HostMatrix& init) {
+            std::vector<Variable>& list = trainable ? L.params : L.buffers;
             Variable v;
             v.name = name;
             v.shape = std::move(shape);
@@ -793,7 +803,7 @@ private:
                 h.shape = v.shape;
                 h.value = init;
                 if (trainable) h.slots.assign(size_t(options_.optimizer.stateSlots()), HostMatrix(init.rows, init.cols));
-                (&list == &L.params ? onCpu->params : onCpu->buffers).push_back(std::move(h));
+                (trainable ? onCpu->params : onCpu->buffers).push_back(std::move(h));
                 list.push_back(std::move(v));
                 return;
             }
@@ -802,23 +812,51 @@ private:
                 for (int s = 0; s < options_.optimizer.stateSlots(); ++s)
                     v.slots.push_back(std::make_unique<PingPong>(*ctx_, HostMatrix(init.rows, init.cols)));
             list.push_back(std::move(v));
-        };
+        });
+    }
+    // Layer i's variables as compile makes them, from the seed:
+    // add(trainable, name, shape, initial value) — parameters (trainable, with
+    // optimizer slots starting at zero) and statistics (not).
+    template <class Add>
+    void initialVariables(size_t i, Add&& add) const {
+        const LayerState& L = layers_[i];
+        const uint32_t seed = options_.seed;
         const int in = L.in.size(), out = L.out.size();
         if (auto* d = std::get_if<Dense>(&specs_[i])) {
-            add(L.params, "kernel", {in, out}, d->kernelInit.make(in, out, in, out, seed, uint32_t(2 * i)), true);
-            add(L.params, "bias", {out}, d->biasInit.make(1, out, in, out, seed, uint32_t(2 * i + 1)), true);
+            add(true, "kernel", {in, out}, d->kernelInit.make(in, out, in, out, seed, uint32_t(2 * i)));
+            add(true, "bias", {out}, d->biasInit.make(1, out, in, out, seed, uint32_t(2 * i + 1)));
         } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
             const int k = c->kernelSize, C = L.in.channels, F = c->filters;
-            add(L.params, "kernel", {k, k, C, F}, c->kernelInit.make(k * k * C, F, k * k * C, k * k * F, seed, uint32_t(2 * i)),
-                true);
-            add(L.params, "bias", {F}, c->biasInit.make(1, F, k * k * C, k * k * F, seed, uint32_t(2 * i + 1)), true);
+            add(true, "kernel", {k, k, C, F}, c->kernelInit.make(k * k * C, F, k * k * C, k * k * F, seed, uint32_t(2 * i)));
+            add(true, "bias", {F}, c->biasInit.make(1, F, k * k * C, k * k * F, seed, uint32_t(2 * i + 1)));
         } else if (std::holds_alternative<BatchNormalization>(specs_[i])) {
             const int C = L.out.channels;
-            add(L.params, "gamma", {C}, HostMatrix(1, C, 1.0f), true);
-            add(L.params, "beta", {C}, HostMatrix(1, C, 0.0f), true);
-            add(L.buffers, "moving_mean", {C}, HostMatrix(1, C, 0.0f), false);
-            add(L.buffers, "moving_variance", {C}, HostMatrix(1, C, 1.0f), false);
+            add(true, "gamma", {C}, HostMatrix(1, C, 1.0f));
+            add(true, "beta", {C}, HostMatrix(1, C, 0.0f));
+            add(false, "moving_mean", {C}, HostMatrix(1, C, 0.0f));
+            add(false, "moving_variance", {C}, HostMatrix(1, C, 1.0f));
         }
+    }
+    // The compiled initial state as a checkpoint (step 0), made on the host in
+    // forEachSaved's order: what an empty snapshot stands for.
+    std::vector<uint8_t> initialCheckpoint() const {
+        std::vector<std::pair<std::string, TensorData>> tensors;
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            std::vector<std::pair<std::string, TensorData>> statistics;
+            initialVariables(i, [&](bool trainable, const char* name, std::vector<int64_t> shape, const HostMatrix& init) {
+                const std::string key = layers_[i].name + "/" + name;
+                if (!trainable) {
+                    statistics.emplace_back(key, TensorData::f32(shape, init.data));
+                    return;
+                }
+                tensors.emplace_back(key, TensorData::f32(shape, init.data));
+                for (int s = 0; s < options_.optimizer.stateSlots(); ++s)
+                    tensors.emplace_back(key + "/slot" + std::to_string(s),
+                                         TensorData::f32(shape, std::vector<float>(init.data.size(), 0.0f)));
+            });
+            for (auto& t : statistics) tensors.push_back(std::move(t));
+        }
+        return serializeSafetensors(tensors, checkpointMetadata(0));
     }
 
     // Linear's, ReLU's and LeakyReLU's (slope >= 0) derivative at Z equals their

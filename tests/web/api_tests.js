@@ -47,6 +47,12 @@ function checkError(e, kind, text) {
   if (!e.message.includes(text)) throw new Error(`expected "${text}" in the message, got: ${e.message}`);
 }
 
+// A safetensors file's __metadata__ (8 bytes of header length, little-endian, then the JSON header).
+function checkpointMetadata(bytes) {
+  const n = Number(new DataView(bytes).getBigUint64(0, true));
+  return JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 8, n))).__metadata__;
+}
+
 function xorData() {
   const x = new Float32Array([0, 0, 0, 1, 1, 0, 1, 1, 0.1, 0.1, 0.1, 0.9, 0.9, 0.1, 0.9, 0.9]);
   const y = new Int32Array([0, 1, 1, 0, 0, 1, 1, 0]);
@@ -510,6 +516,7 @@ const tests = {
     const steps = [];
     const events = [];
     let lostAt = 0;
+    let kept = null;  // the snapshot, kept while the context was lost
     const r = await b.fit(train, {
       ...options,
       onStep: (s) => {
@@ -528,6 +535,8 @@ const tests = {
         expectError(() => new gl.Tensor(ctx, 2, 2), 'ContextLostError', 'the GL context is lost');
         expectError(() => b.saveCheckpoint(), 'ContextLostError', 'the GL context is lost');
         expectError(() => b.compile(), 'ArgumentError', 'the model is training');
+        // The last snapshot needs no GPU: what a page keeps while the context is away.
+        kept = { bytes: b.snapshotCheckpoint(), step: b.snapshotStep };
       },
       onContextRestored: (e) => events.push(['restored', e.step, e.lostAtStep]),
     });
@@ -535,6 +544,10 @@ const tests = {
     assertEq(JSON.stringify(events.map((e) => e[0])), JSON.stringify(['lost', 'restored']), 'one loss, one restore');
     const [, resumedFrom, lostAtStep] = events[1];
     assert(lostAtStep >= lostAt && resumedFrom <= lostAtStep && resumedFrom >= 100, `resumed from ${resumedFrom}, lost at ${lostAtStep}`);
+    assertEq(kept.step, resumedFrom, 'the snapshot kept while lost is the one the fit resumed from');
+    const fromKept = build(ctxA).loadCheckpoint(kept.bytes);
+    assertEq(fromKept.step, resumedFrom, 'a model loaded from the kept snapshot is at its step');
+    fromKept.delete();
     assertEq(steps.length, 200, 'every step reported once');
     assert(steps.every((s, i) => s === i + 1), 'the reported steps are continuous');
     assertEq(b.step, 200, 'step');
@@ -888,13 +901,16 @@ const tests = {
     await w.build({ input: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
     const seen = [], lostEvents = [];
     let lossAsked = false;
+    let kept = null;  // the worker's snapshot, asked for while its context was lost
     const r2 = await w.fit('train', {
       epochs: 100, batchSize: 50, snapshotEvery: 10,
       onStep: (s) => {
         seen.push(s.step);
         if (s.step >= 25 && !lossAsked) {
           lossAsked = true;
-          w.loseContext().then(() => setTimeout(() => w.restoreContext(), 100));
+          w.loseContext()
+            .then(() => w.snapshotCheckpoint().then((bytes) => { kept = bytes; }, (e) => { kept = e; }))
+            .finally(() => setTimeout(() => w.restoreContext(), 100));
         }
         if (s.step === 1500) w.stop();  // no loss seen by now: the checks below fail
       },
@@ -914,6 +930,8 @@ const tests = {
            lostEvents[0].step - lostEvents[1].step <= 20,
            `resumed from the snapshot: ${JSON.stringify(lostEvents)}`);
     assert(!('capabilities' in lostEvents[1]), 'the event is the fit\'s, as on the page');
+    assert(kept instanceof ArrayBuffer, `the snapshot while lost: ${kept}`);
+    assertEq(checkpointMetadata(kept).step, String(lostEvents[1].step), 'the snapshot kept while lost is the one resumed from');
     assertEq(w.capabilities.restoresChecked, 1, 'the worker\'s restored device was checked');
     w.terminate();
     await expectReject(w.summary(), 'DeletedError', 'terminated');

@@ -50,6 +50,9 @@ export async function main(): Promise<number> {
   const probs: Float32Array = model.predict(x);
   const classes: Int32Array = model.predictClasses(data);
   const bytes: ArrayBuffer = model.saveCheckpoint();
+  const snapshot: ArrayBuffer = model.snapshotCheckpoint();
+  const snapshotStep: number = model.snapshotStep;
+  void snapshot, snapshotStep;
   model.loadCheckpoint(bytes).setWeight('dense_0', 'bias', model.getWeight('dense_0', 'bias'));
   const exported: { modelJson: string; weightData: ArrayBuffer; weightsFile: string } = model.exportTfjs();
   const imported: Sequential = gl.Sequential.fromTfjs(ctx, exported.modelJson, exported.weightData, { optimizer: 'sgd' });
@@ -91,7 +94,8 @@ export async function main(): Promise<number> {
   await worker.fit('train', { epochs: 1, batchSize: 10, evaluateEvery: { dataset: 'train', steps: 5 }, onEvaluate: (e) => e.accuracy,
                               onContextLost: (e) => e.step, onContextRestored: (e) => e.lostAtStep - e.step });
   const lostOk: boolean = await worker.loseContext();
-  void lostOk;
+  const workerSnapshot: ArrayBuffer = await worker.snapshotCheckpoint();
+  void lostOk, workerSnapshot;
   ctx.loseContext();
   ctx.restoreContext();
   const p: Int32Array = await worker.predictClasses({ dataset: 'train', count: 10 });
