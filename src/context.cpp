@@ -274,7 +274,10 @@ void Context::requireUsable(const char* where) {
         if (!objectsAbandoned_) abandonObjects();
         platform_->makeCurrent();
         checkRestoredDevice();
-        if (restoredShortfall_.empty()) createObjects();
+        if (restoredShortfall_.empty()) {
+            createObjects();
+            measurePrecision();  // the restored device's own mantissa, through its storage
+        }
     }
     if (!restoredShortfall_.empty()) throw UnsupportedError(std::string(where) + ": " + restoredShortfall_);
 }
@@ -287,13 +290,14 @@ void Context::requireUsable(const char* where) {
 void Context::checkRestoredDevice() {
     Capabilities now = caps_;
     queryCapabilities(now);
+    now.measuredMantissaBits = 0;  // not the lost device's: measured once the objects exist
     const std::vector<std::string> lacks = restoreShortfalls(caps_, now, maxTextureSize_);
     restoredShortfall_.clear();
     if (!lacks.empty()) {
         std::string list;
         for (auto& l : lacks) list += (list.empty() ? "" : "; ") + l;
         restoredShortfall_ = "the restored GL context (" + now.renderer + ") cannot run what this Context made on the lost one (" +
-                             caps_.renderer + "): " + list + "; make a new Context (a model: load its last checkpoint there)";
+                             caps_.renderer + "): " + list + "; make a new Context (a model: load its snapshotCheckpoint() there)";
         return;
     }
     now.restoresChecked = caps_.restoresChecked + 1;

@@ -92,6 +92,7 @@ TEST(ContextLost, CallsWhileLostThrowAndChangeNothing) {
     EXPECT_EQ(ctx.caps().renderer, lostDevice.renderer);
     EXPECT_EQ(ctx.caps().extensions, lostDevice.extensions);  // queried afresh, not appended to
     EXPECT_EQ(ctx.caps().float32Renderable, lostDevice.float32Renderable);
+    EXPECT_EQ(ctx.caps().measuredMantissaBits, lostDevice.measuredMantissaBits);  // measured again: 0 until then
     EXPECT_NE(lostMessage([&] { t.download(); }).find("lost with the GL context"), std::string::npos);
     EXPECT_NE(lostMessage([&] { l.run(); }).find("lost with the GL context"), std::string::npos);
     // The model comes back from its snapshot (here: the compiled state) unchanged.

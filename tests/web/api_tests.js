@@ -555,6 +555,7 @@ const tests = {
     const after = ctx.capabilities;
     assertEq(after.restoresChecked, 1, 'the restored device was checked');
     assertEq(after.renderer, before.renderer, 'renderer');
+    assertEq(after.measuredMantissaBits, before.measuredMantissaBits, 'the precision probe ran again on the restored device');
     assert(after.float32Renderable && after.report.includes('restored contexts:           1'), after.report);
     const accB = b.evaluate(test).accuracy;
     console.log(`lost context at step ${lostAtStep}, resumed from ${resumedFrom}: test accuracy ${accB} (uninterrupted ${accA})`);
