@@ -18,11 +18,7 @@ for a in "$@"; do
 done
 
 bash scripts/setup.sh
-# TensorFlow.js, pinned in bench/package-lock.json: installed here, only for benchmarking.
-if [ ! -d bench/node_modules/@tensorflow/tfjs ] || [ bench/package-lock.json -nt bench/node_modules/.package-lock.json ]; then
-  echo "bench_compare: npm ci (bench/)"
-  (cd bench && npm ci --no-audit --no-fund --loglevel=error)
-fi
+gltrain_bench_npm
 
 echo "bench_compare: building (build-bench, build-bench-web, the JavaScript module)"
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_BENCH=ON >/dev/null

@@ -33,3 +33,12 @@ gltrain_build_js() {
   emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-js" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=OFF -DGLTRAIN_BUILD_EXAMPLES=OFF -DGLTRAIN_BUILD_BENCH=OFF -DGLTRAIN_BUILD_JS=ON >/dev/null
   cmake --build "$GLTRAIN_ROOT/build-js" -j "$GLTRAIN_JOBS" --target gltrain_js
 }
+# TensorFlow.js for the side-by-side benchmark (bench/compare), pinned in
+# bench/package-lock.json: installed where missing or older than the lock.
+gltrain_bench_npm() {
+  if [ ! -d "$GLTRAIN_ROOT/bench/node_modules/@tensorflow/tfjs" ] || \
+     [ "$GLTRAIN_ROOT/bench/package-lock.json" -nt "$GLTRAIN_ROOT/bench/node_modules/.package-lock.json" ]; then
+    echo "gltrain_bench_npm: npm ci (bench/)"
+    (cd "$GLTRAIN_ROOT/bench" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}

@@ -49,4 +49,11 @@ stage "JavaScript module and pages (types, npm package, API and page tests in he
 gltrain_build_js
 GLTRAIN_ARTIFACTS="$GLTRAIN_ROOT/build-js/artifacts" node --test --test-reporter=spec tests/web/
 echo "   screenshots of the pages: build-js/artifacts/*.png"
+# The comparison's gltrain contestants broke once without a sound (an API change
+# compare.js missed): run the harness through every workload, quickly (about 30 s).
+# It fails when a gltrain contestant errs; its figures are not kept (bench_compare.sh
+# makes bench/COMPARE.md).
+stage "the side-by-side benchmark's harness, quick, gltrain's contestants only (bench/compare/run.mjs)"
+gltrain_bench_npm
+node bench/compare/run.mjs --quick --reps 1 --only gltrain,gltrain-auto --out build-js/compare_smoke.md
 echo "test.sh: all tests passed in ${SECONDS} s"
