@@ -17,7 +17,7 @@ const SAMPLES = 24;
 
 const status = {
   phase: 'starting', lines: [], steps: 0, history: [], evaluations: [], testLoss: null, testAccuracy: null,
-  perClass: null, samplesPerSecond: 0, error: null, inputDelaysMs: [], capabilities: null,
+  perClass: null, samplesPerSecond: 0, error: null, inputDelaysMs: [], capabilities: null, saved: [],
 };
 window.fashion = status;
 
@@ -216,10 +216,13 @@ async function train() {
     log(`data: ${info.count} training, ${HELD_OUT} validation and ${test.count} test images of ${info.imageRows}x${info.imageCols} ` +
         `(${((performance.now() - t0) / 1000).toFixed(1)} s)`);
     const summary = await worker.build(modelSpec(kind), { optimizer: { type: 'adam', lr } });
+    built = kind;
+    $('save').disabled = false;
     log(`model: ${kind}, ${summary.map((l) => l.name).join(' → ')}, ${summary.reduce((s, l) => s + l.params, 0).toLocaleString('en')} parameters`);
     setPhase('training', 'Training in a Web Worker…');
     $('stop').disabled = false;
     let avg = null;
+    training = true;
     const result = await worker.fit('train', {
       epochs, batchSize, lossEvery: 10,
       evaluateEvery: { dataset: 'val', steps: evalEvery },
@@ -244,7 +247,11 @@ async function train() {
         log(`epoch ${e.epoch + 1}: loss=${e.loss.toFixed(4)} accuracy=${e.accuracy.toFixed(4)} time=${e.seconds.toFixed(1)}s samples/s=${Math.round(e.samplesPerSecond)}`);
         accuracyPoint(e.step, 2, e.accuracy);
       },
-    });
+      // The browser may take the WebGL context away (GPU reset, too many contexts):
+      // the fit waits, and resumes from the model's last snapshot when it is back.
+      onContextLost: (e) => log(`WebGL context lost at step ${e.step}: training waits for it (Save keeps the last snapshot)`),
+      onContextRestored: (e) => log(`WebGL context restored: resuming from the snapshot of step ${e.step}`),
+    }).finally(() => { training = false; });
     $('stop').disabled = true;
     if (result.stopped) log(`stopped after ${result.steps} steps`);
     setPhase('evaluating', 'Evaluating on the 10,000 test images…');
@@ -272,6 +279,38 @@ async function train() {
   }
 }
 
+// ---- checkpoints: the model as a safetensors file. While it trains (or waits for a
+// lost WebGL context) the worker answers at once with the model's last snapshot,
+// which needs no GPU (the CPU backend keeps none: its state now); afterwards with
+// the model as it is.
+let built = null;
+let training = false;
+// The 'step' in a safetensors file's metadata (8 bytes of header length, then the JSON header).
+function checkpointStep(bytes) {
+  const n = Number(new DataView(bytes).getBigUint64(0, true));
+  return JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 8, n))).__metadata__?.step ?? '0';
+}
+async function saveCheckpoint() {
+  const bytes = training ? await worker.snapshotCheckpoint() : await worker.saveCheckpoint();
+  const snapshot = training && worker.capabilities.backend !== 'cpu';
+  const step = checkpointStep(bytes);
+  const name = `fashion-mnist-${built}-step-${step}.safetensors`;
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  status.saved.push({ name, step: Number(step), bytes: bytes.byteLength, snapshot });
+  log(`saved ${name} (${bytes.byteLength.toLocaleString('en')} bytes${snapshot ? ', the last snapshot' : ''})`);
+}
+
+$('save').addEventListener('click', (e) => {
+  status.inputDelaysMs.push(performance.now() - e.timeStamp);
+  saveCheckpoint().catch((err) => {  // training goes on: say so, change nothing else
+    $('error').textContent = `Save checkpoint: ${err.message}`;
+    log(`error: Save checkpoint: ${err.message}`);
+  });
+});
 $('start').addEventListener('click', (e) => {
   status.inputDelaysMs.push(performance.now() - e.timeStamp);
   train();

@@ -147,6 +147,14 @@ test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test acc
     const delays = await page.evaluate(() => window.fashion.inputDelaysMs);
     console.log(`fashion-mnist click during worker training: handler ${delays.at(-1).toFixed(1)} ms after the input event`);
     assert.ok(delays.at(-1) < 100, `the click waited ${delays.at(-1)} ms`);
+    // Save checkpoint while training: the worker answers at once with the last snapshot
+    // (every 100 steps, and the fit's start) — on the CPU backend, which keeps none, the state now.
+    const [during] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
+    const savedDuring = await page.evaluate(() => window.fashion.saved.at(-1));
+    const onCpu = await page.evaluate(() => window.fashion.capabilities.backend === 'cpu');
+    assert.ok(savedDuring.snapshot === !onCpu && savedDuring.step < FASHION_STEPS && (onCpu || savedDuring.step % 100 === 0),
+              `saved while training (${onCpu ? 'CPU' : 'GPU'} backend): ${JSON.stringify(savedDuring)}`);
+    assert.equal(during.suggestedFilename(), `fashion-mnist-mlp-step-${savedDuring.step}.safetensors`);
     await page.waitForFunction(() => ['done', 'error'].includes(window.fashion.phase), null, { timeout: 480000 });
     const s = await page.evaluate(() => ({ ...window.fashion, capabilities: null }));
     for (const l of s.lines) console.log(`fashion-mnist: ${l}`);
@@ -159,6 +167,16 @@ test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test acc
     assert.equal(await page.locator('#samples canvas').count(), 24, 'the test image grid');
     assert.equal(await page.locator('#classes tr').count(), 10, 'per-class rows');
     assert.ok((await page.textContent('#report')).includes('RGBA32F renderable'), 'capability report');
+    // Save checkpoint: the trained model as a safetensors download, at the fit's last step.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
+    assert.equal(download.suggestedFilename(), `fashion-mnist-mlp-step-${FASHION_STEPS}.safetensors`);
+    const bytes = fs.readFileSync(await download.path());
+    const n = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
+    assert.equal(header.__metadata__.step, String(FASHION_STEPS), 'the checkpoint\'s step');
+    assert.deepEqual(header['dense_0/kernel'].shape, [784, 256], 'the first layer\'s kernel');
+    assert.equal(bytes.length, 8 + n + Math.max(...Object.values(header).filter((t) => t.data_offsets).map((t) => t.data_offsets[1])),
+                 'the file holds every tensor\'s data');
     await screenshots(page, 'fashion-mnist');
     await page.close();
     assert.deepEqual(errors, []);
