@@ -468,6 +468,33 @@ const tests = {
     ctx.delete();
   },
 
+  async 'asyncLoss and snapshots read through fences: each loss once, in order, from its step; a superseded snapshot is not read over (web.test.mjs fails on Chromium\'s warning)'() {
+    const ctx = new gl.Context(WEBGL);
+    const m = mlp(ctx, 8, 16, 4);
+    const a = randomData(64, 8, 4, 3);  // 4 steps an epoch
+    const options = { batchSize: 16, asyncLoss: true, snapshotEvery: 2 };
+    // Within one turn of the event loop no fence signals: the first snapshot is still in
+    // flight when endFit() takes one synchronously, and the next is read into the same buffers.
+    m.beginFit(a.x, a.y, { ...options, epochs: 2 });
+    for (let i = 0; i < 6; i++) m.stepOnce();
+    m.endFit();
+    assertEq(m.snapshotStep, 6, 'endFit snapshots the last step');
+    const lossSteps = [];
+    const r = await m.fit(a.x, a.y, {
+      ...options, epochs: 6, sliceMs: 1,
+      onStep: (e) => { if (e.loss !== null) lossSteps.push(e.lossStep); },
+    });
+    assertEq(r.steps, 18, 'steps: the fit goes on from step 6 to the end of epoch 6');
+    assert(lossSteps.length >= 6, `async losses arrived (${lossSteps.length})`);
+    for (let i = 0; i < lossSteps.length; i++)
+      assert(lossSteps[i] > (i ? lossSteps[i - 1] : 6) && lossSteps[i] <= 24, `loss steps in order: ${lossSteps}`);
+    // The epoch ends take their reads at once (before the fence is seen), and the
+    // snapshots go on between them: the last is the fit's end.
+    assert(r.history.every((h) => Number.isFinite(h.loss)), 'every epoch has its loss');
+    assertEq(m.snapshotStep, 24, 'the snapshot of the last step');
+    ctx.delete();
+  },
+
   async 'a NaN loss stops training with a TrainingError and keeps the last good weights'() {
     const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 4)

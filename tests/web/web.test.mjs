@@ -29,15 +29,20 @@ after(async () => {
 const LAPTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
-// Collects console errors and uncaught exceptions of a page (and its workers).
+// Collects console errors and uncaught exceptions of a page (and its workers), and
+// Chromium's warning that a pixel-pack buffer was read over before its last read was
+// taken (asynchronous reads must not cost the shadow copy that makes them free).
+const readOverWarning = /READ-usage buffer was written, then fenced, but written again/;
 function watch(page, allowed = () => false) {
   const errors = [];
   page.on('console', (m) => {
     if (m.type() === 'error' && !allowed(m)) errors.push(`console.error: ${m.text()} (${m.location().url})`);
+    if (readOverWarning.test(m.text())) errors.push(`console.warn: ${m.text()}`);
   });
   page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
   page.on('worker', (w) => w.on('console', (m) => {
     if (m.type() === 'error') errors.push(`worker console.error: ${m.text()}`);
+    if (readOverWarning.test(m.text())) errors.push(`worker console.warn: ${m.text()}`);
   }));
   return errors;
 }
