@@ -789,6 +789,26 @@ public:
             return o;
         });
     }
+    // Where a training step's time goes (Sequential::profileStep): one entry per pass, in order.
+    val profileStep(DatasetImpl& data, val options) {
+        return guard([&] {
+            Options o(options, "profileStep", {"batchSize", "reps"});
+            const int rows = data.x.rows;
+            int b = int(o.integer("batchSize", std::min(32, std::max(rows, 1)), 1, std::max(rows, 1)));
+            int reps = int(o.integer("reps", 5, 1, 1000));
+            if (!data.y.rows()) throw ArgumentError("profileStep: the data has no targets (y)");
+            owner->makeCurrent();
+            val a = val::array();
+            for (const PassTiming& t : model->profileStep(data.x, data.y, b, reps)) {
+                val e = val::object();
+                e.set("kernel", t.kernel);
+                e.set("ms", t.ms);
+                e.set("gpuTimer", t.gpuTimer);
+                a.call<void>("push", e);
+            }
+            return a;
+        });
+    }
     val predictMatrix(const HostMatrix& x, int b) {
         owner->makeCurrent();
         HostMatrix y = model->predict(x, b);
@@ -980,6 +1000,7 @@ EMSCRIPTEN_BINDINGS(gltrain) {
         .function("takeEvents", &SequentialImpl::takeEvents)
         .function("history", &SequentialImpl::history)
         .function("evaluate", &SequentialImpl::evaluate)
+        .function("profileStep", &SequentialImpl::profileStep)
         .function("predict", &SequentialImpl::predict)
         .function("predictDataset", &SequentialImpl::predictDataset)
         .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)

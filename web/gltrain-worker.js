@@ -123,6 +123,9 @@ const ops = {
   evaluate({ dataset: name, options }) {
     return needModel('evaluate').evaluate(dataset(name, 'evaluate'), options);
   },
+  profileStep({ dataset: name, options }) {
+    return needModel('profileStep').profileStep(dataset(name, 'profileStep'), options);
+  },
   predict({ data, options }) {
     return predictWith(needModel('predict'), data, options, false);
   },

@@ -186,6 +186,21 @@ export interface Evaluation {
   accuracy: number | null;
 }
 export interface BatchOptions { batchSize?: number }
+export interface ProfileOptions {
+  /** Rows per step, from the data's first rows (default min(32, rows)). */
+  batchSize?: number;
+  /** Times each pass runs; the median is reported (default 5). */
+  reps?: number;
+}
+/** One pass of a training step, as Sequential.profileStep timed it. */
+export interface PassTiming {
+  /** The GLSL kernel, e.g. 'forward/matmul_block' or 'update/adam'. */
+  kernel: string;
+  /** Median over the repetitions, in milliseconds. */
+  ms: number;
+  /** Timed by a GPU timer query (EXT_disjoint_timer_query_webgl2); else on the host clock, the pass waited for. */
+  gpuTimer: boolean;
+}
 /** Before compile: the given name (or ''), outputShape null, outputSize and params 0. */
 export interface LayerSummary {
   name: string;
@@ -359,6 +374,13 @@ export interface Sequential extends Deletable {
   takeEvents(): Array<StepEvent | EpochEvent>;
   evaluate(x: Float32Array, y: Targets, options?: BatchOptions): Evaluation;
   evaluate(data: Dataset, options?: BatchOptions): Evaluation;
+  /**
+   * Where a training step's time goes: every pass of one step on the data's first rows, in order,
+   * each run `reps` times; the model does not change. WebGL2 only (the CPU backend throws
+   * UnsupportedError). Passes waited for one by one add the waits to the sum.
+   */
+  profileStep(x: Float32Array, y: Targets, options?: ProfileOptions): PassTiming[];
+  profileStep(data: Dataset, options?: ProfileOptions): PassTiming[];
   /** rows x outputSize values, row-major (probabilities after a softmax layer). */
   predict(x: Float32Array | Dataset, options?: BatchOptions): Float32Array;
   predictClasses(x: Float32Array | Dataset, options?: BatchOptions): Int32Array;
@@ -491,6 +513,7 @@ export declare class TrainingWorker {
   /** Stops a running fit between slices (it resolves with stopped: true). */
   stop(): void;
   evaluate(dataset: string, options?: BatchOptions): Promise<Evaluation>;
+  profileStep(dataset: string, options?: ProfileOptions): Promise<PassTiming[]>;
   predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
   predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;
   /** A copy of rows [start, start + count) of a loaded dataset's x. */

@@ -455,10 +455,16 @@ function makeApi(M) {
       return { onStep, onEpoch, onContextLost, onContextRestored, signal, sliceMs };
     }
 
-    evaluate(a, b, c) {
-      const { data, options, temp } = dataArgs('evaluate', this, a, b, c, true);
+    evaluate(a, b, c) { return this.#onData('evaluate', a, b, c); }
+    // Where a training step's time goes: every pass of one step at this batch size on the
+    // first rows of the data, timed (GPU timer queries where the context has them, else each
+    // pass waited for); nothing is updated.
+    profileStep(a, b, c) { return this.#onData('profileStep', a, b, c); }
+    // The raw method `where` on a Dataset, or on (x, y) in a temporary one.
+    #onData(where, a, b, c) {
+      const { data, options, temp } = dataArgs(where, this, a, b, c, true);
       try {
-        return call(() => this._raw.evaluate(data._raw, plainOptions('evaluate', options)));
+        return call(() => this._raw[where](data._raw, plainOptions(where, options)));
       } finally {
         temp?.delete();
       }
@@ -610,6 +616,7 @@ export class TrainingWorker {
   restoreContext() { return this.#request('restoreContext', {}); }
   stop() { this.#worker?.postMessage({ op: 'stop' }); }
   evaluate(dataset, options = {}) { return this.#request('evaluate', { dataset, options }); }
+  profileStep(dataset, options = {}) { return this.#request('profileStep', { dataset, options }); }
   // Predictions for rows [start, start + count) of a loaded dataset, or for a Float32Array.
   predict(data, options = {}) { return this.#request('predict', { data, options }); }
   predictClasses(data, options = {}) { return this.#request('predictClasses', { data, options }); }

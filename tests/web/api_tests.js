@@ -495,6 +495,43 @@ const tests = {
     ctx.delete();
   },
 
+  async 'profileStep: every pass of a step, timed, in order; the model and a fit in progress unchanged; bad input and the CPU backend are clear errors'() {
+    const ctx = new gl.Context(WEBGL);
+    const a = randomData(64, 8, 4, 5);
+    const ds = gl.Dataset.fromArrays(a.x, a.y, 8);
+    const m = mlp(ctx, 8, 16, 4, { seed: 3 });
+    const kernel0 = m.getWeight('dense_0', 'kernel');
+    const passes = m.profileStep(a.x, a.y, { batchSize: 16, reps: 2 });
+    assert(passes.length >= 3, `passes: ${JSON.stringify(passes)}`);
+    for (const p of passes) {
+      assert(/^[a-z]+\/[a-z0-9_]+$/.test(p.kernel) && Number.isFinite(p.ms) && p.ms >= 0 && typeof p.gpuTimer === 'boolean',
+             `a pass: ${JSON.stringify(p)}`);
+    }
+    assert(passes.some((p) => p.kernel === 'update/adam'), `Adam's updates are timed: ${passes.map((p) => p.kernel)}`);
+    assert(sameArray(m.getWeight('dense_0', 'kernel'), kernel0) && m.step === 0, 'the model did not change');
+    assertEq(m.profileStep(ds, { batchSize: 16 }).map((p) => p.kernel).join(), passes.map((p) => p.kernel).join(),
+             'the same passes from a Dataset');
+    // Between the steps of a fit: the fit goes on as if the profile had not run.
+    const b = mlp(ctx, 8, 16, 4, { seed: 3 });
+    for (const model of [m, b]) model.beginFit(ds, { epochs: 1, batchSize: 16, shuffle: false });
+    for (let i = 0; i < 2; i++) { m.stepOnce(); b.stepOnce(); }
+    m.profileStep(a.x.subarray(8 * 24), a.y.subarray(24), { batchSize: 16 });  // the fit's plan, other rows
+    while (m.fitting) m.stepOnce();
+    while (b.fitting) b.stepOnce();
+    assert(sameArray(m.getWeight('dense_0', 'kernel'), b.getWeight('dense_0', 'kernel')), 'the fit ran as without the profile');
+    expectError(() => m.profileStep(ds, { batchSize: 65 }), 'ArgumentError', 'profileStep: batchSize must be in [1, 64], got 65');
+    expectError(() => m.profileStep(ds, { reps: 0 }), 'ArgumentError', 'profileStep: reps must be in [1, 1000], got 0');
+    expectError(() => m.profileStep(ds, { epochs: 1 }), 'ArgumentError', "profileStep: unknown option 'epochs' (valid: batchSize, reps)");
+    expectError(() => m.profileStep(a.x), 'ArgumentError', 'profileStep: y (the targets) is required');
+    expectError(() => new gl.Sequential(ctx, 8).add({ type: 'dense', units: 2 }).profileStep(ds), 'ArgumentError',
+                'profileStep: the model is not compiled');
+    const cpu = new gl.Context({ backend: 'cpu' });
+    expectError(() => mlp(cpu, 8, 16, 4).profileStep(ds), 'UnsupportedError', 'profileStep: this model trains on the CPU backend');
+    cpu.delete();
+    ds.delete();
+    ctx.delete();
+  },
+
   async 'a NaN loss stops training with a TrainingError and keeps the last good weights'() {
     const ctx = new gl.Context(WEBGL);
     const m = new gl.Sequential(ctx, 4)
@@ -900,6 +937,9 @@ const tests = {
     for (let i = 0; i < 1000; i++) hits += cls[i] === lab[i] ? 1 : 0;
     assert(hits > 600, `fits its training data: ${hits}/1000`);
     const ev = await w.evaluate('train');
+    const passes = await w.profileStep('train', { batchSize: 50, reps: 1 });
+    assert(passes.some((q) => q.kernel.startsWith('forward/matmul')) && passes.every((q) => q.ms >= 0),
+           `the worker's step profile: ${JSON.stringify(passes)}`);
     assert(Math.abs(ev.accuracy - hits / 1000) < 1e-6, 'evaluate agrees');
     const ck = await w.saveCheckpoint();
     await w.build({ input: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });

@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type Sequential, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type PassTiming, type Sequential, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 
 export async function main(): Promise<number> {
@@ -47,6 +47,11 @@ export async function main(): Promise<number> {
   void new gl.Context({ fetch: 'texture' });
   const data = gl.Dataset.fromArrays(x, y, 4);
   const ev = model.evaluate(data, { batchSize: 4 });
+  const passes: PassTiming[] = model.profileStep(data, { batchSize: 4, reps: 3 });
+  const slowest: string = passes.reduce((a, b) => (b.ms > a.ms ? b : a)).kernel + (passes[0].gpuTimer ? ' (GPU timer)' : '');
+  void slowest;
+  // @ts-expect-error: profileStep's options are batchSize and reps
+  model.profileStep(data, { epochs: 1 });
   const probs: Float32Array = model.predict(x);
   const classes: Int32Array = model.predictClasses(data);
   const bytes: ArrayBuffer = model.saveCheckpoint();
@@ -95,6 +100,8 @@ export async function main(): Promise<number> {
                               onContextLost: (e) => e.step, onContextRestored: (e) => e.lostAtStep - e.step });
   const lostOk: boolean = await worker.loseContext();
   const workerSnapshot: ArrayBuffer = await worker.snapshotCheckpoint();
+  const workerPasses: PassTiming[] = await worker.profileStep('train', { batchSize: 10 });
+  void workerPasses;
   void lostOk, workerSnapshot;
   ctx.loseContext();
   ctx.restoreContext();
