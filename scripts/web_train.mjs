@@ -1,17 +1,17 @@
 // The main job's web part: serves web/ on 127.0.0.1, opens the Fashion-MNIST page in
 // headless Chromium with auto=1 and relays what the page prints (data, model, loss and
 // accuracy per epoch, samples/s, test_accuracy=); exits non-zero if the page fails.
-//   node scripts/web_train.mjs [--epochs N] [--model mlp|cnn] [--train N] [--batch B]
+//   node scripts/web_train.mjs [--epochs N] [--model mlp|cnn] [--train N] [--batch B] [--backend auto|webgl|cpu]
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, launchChromium } from './browser.mjs';
 
-const opts = { epochs: '1', model: 'mlp', train: '58000', batch: '128' };
+const opts = { epochs: '1', model: 'mlp', train: '58000', batch: '128', backend: 'auto' };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i += 2) {
   const k = argv[i].replace(/^--/, '');
   if (!(k in opts) || argv[i + 1] === undefined) {
-    console.error(`web_train: unknown or incomplete argument '${argv[i]}' (--epochs N, --model mlp|cnn, --train N, --batch B)`);
+    console.error(`web_train: unknown or incomplete argument '${argv[i]}' (--epochs N, --model mlp|cnn, --train N, --batch B, --backend auto|webgl|cpu)`);
     process.exit(2);
   }
   opts[k] = argv[i + 1];

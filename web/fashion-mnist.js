@@ -3,7 +3,7 @@
 // the page stays responsive; live loss and accuracy curves (uPlot), test predictions,
 // per-class accuracy and the device's capability report.
 // URL parameters (used by scripts/run.sh and the tests): model, train, epochs, batch, lr,
-// evalEvery, auto=1 (train at once).
+// evalEvery, backend (auto, webgl or cpu: the worker's Context), auto=1 (train at once).
 import { TrainingWorker } from './gltrain.js';
 import uPlot from './dist/vendor/uPlot.esm.js';
 
@@ -17,7 +17,7 @@ const SAMPLES = 24;
 
 const status = {
   phase: 'starting', lines: [], steps: 0, history: [], evaluations: [], testLoss: null, testAccuracy: null,
-  perClass: null, samplesPerSecond: 0, error: null, inputDelaysMs: [], capabilities: null, saved: [],
+  perClass: null, samplesPerSecond: 0, error: null, inputDelaysMs: [], capabilities: null, saved: [], profile: null,
 };
 window.fashion = status;
 
@@ -84,7 +84,7 @@ applySmooth();
 // ---- the worker
 let worker = null;
 const ready = (async () => {
-  worker = await TrainingWorker.create();
+  worker = await TrainingWorker.create({ context: { backend: params.get('backend') || 'auto' } });
   const caps = worker.capabilities;
   status.capabilities = caps;
   const cells = [
@@ -270,6 +270,7 @@ async function train() {
     status.perClass = hit.map((h, k) => h / seen[k]);
     drawClasses(status.perClass);
     drawSamples(await worker.x('test', 0, SAMPLES), predicted, labels);
+    if (worker.capabilities.backend !== 'cpu') await showProfile(batchSize);
     log(`test_loss=${ev.loss.toFixed(4)}`);
     log(`test_accuracy=${ev.accuracy.toFixed(4)}`);
     setPhase('done', `Done: ${status.steps} steps, test accuracy ${(100 * ev.accuracy).toFixed(2)} %.`);
@@ -277,6 +278,37 @@ async function train() {
   } catch (e) {
     fail(e);
   }
+}
+
+// ---- where a step's time goes: the trained model's passes (profileStep, which changes
+// nothing), summed by kernel, the most expensive first. GPU backends only: the CPU
+// backend runs no passes.
+async function showProfile(batchSize) {
+  const passes = await worker.profileStep('train', { batchSize, reps: 3 });
+  const byKernel = new Map();
+  for (const p of passes) {
+    const k = byKernel.get(p.kernel) ?? { kernel: p.kernel, passes: 0, ms: 0 };
+    k.passes++;
+    k.ms += p.ms;
+    byKernel.set(p.kernel, k);
+  }
+  const kernels = [...byKernel.values()].sort((a, b) => b.ms - a.ms);
+  const totalMs = kernels.reduce((s, k) => s + k.ms, 0);
+  const clock = passes[0]?.gpuTimer ? 'GPU timer queries' : 'host clock, each pass waited for';
+  status.profile = { passes: passes.length, totalMs, clock, kernels };
+  $('profile').tBodies[0].replaceChildren(...kernels.map((k) => {
+    const tr = document.createElement('tr');
+    tr.innerHTML = '<td></td><td class="barcell"><div class="bar"></div></td><td class="num"></td>';
+    tr.children[0].textContent = `${k.kernel} (${k.passes})`;
+    tr.children[1].firstChild.style.width = `${(100 * k.ms / totalMs).toFixed(1)}%`;
+    tr.children[2].textContent = `${k.ms.toFixed(2)}\u00a0ms`;
+    return tr;
+  }));
+  $('profile-note').textContent = `One step of batch ${batchSize}: ${passes.length} passes, ${totalMs.toFixed(1)} ms (${clock}).`;
+  $('profile-box').hidden = false;
+  const top = kernels[0];
+  log(`step profile: ${passes.length} passes, ${totalMs.toFixed(1)} ms (${clock}); most: ${top.kernel} ` +
+      `x${top.passes} ${(100 * top.ms / totalMs).toFixed(0)} %`);
 }
 
 // ---- checkpoints: the model as a safetensors file. While it trains (or waits for a

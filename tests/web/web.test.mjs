@@ -172,6 +172,7 @@ test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test acc
     assert.equal(await page.locator('#samples canvas').count(), 24, 'the test image grid');
     assert.equal(await page.locator('#classes tr').count(), 10, 'per-class rows');
     assert.ok((await page.textContent('#report')).includes('RGBA32F renderable'), 'capability report');
+    assert.equal(await page.isHidden('#profile-box'), onCpu, 'a step profile where the model trained on the GPU');
     // Save checkpoint: the trained model as a safetensors download, at the fit's last step.
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
     assert.equal(download.suggestedFilename(), `fashion-mnist-mlp-step-${FASHION_STEPS}.safetensors`);
@@ -183,6 +184,29 @@ test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test acc
     assert.equal(bytes.length, 8 + n + Math.max(...Object.values(header).filter((t) => t.data_offsets).map((t) => t.data_offsets[1])),
                  'the file holds every tensor\'s data');
     await screenshots(page, 'fashion-mnist');
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
+
+// The same page with the worker's Context on WebGL2 (?backend=webgl; on a software renderer
+// 'auto' may pick the CPU backend, as above): 50 steps, then where a step's time goes.
+test('fashion-mnist on WebGL2: the MLP trains 50 steps in a worker; the step profile is shown; no console errors',
+  { timeout: 300000 }, async () => {
+    const page = await context.newPage();
+    const errors = watch(page);
+    await page.goto(`${server.url}/fashion-mnist.html?model=mlp&train=6400&epochs=1&batch=128&evalEvery=25&backend=webgl&auto=1`);
+    await page.waitForFunction(() => ['done', 'error'].includes(window.fashion?.phase), null, { timeout: 240000 });
+    const s = await page.evaluate(() => ({ ...window.fashion }));
+    for (const l of s.lines) console.log(`fashion-mnist (webgl): ${l}`);
+    assert.equal(s.error, null);
+    assert.ok(s.capabilities.backend.startsWith('gpu-'), `trained on ${s.capabilities.backend}`);
+    assert.equal(s.steps, 50);
+    assert.ok(s.testAccuracy >= 0.6, `test accuracy ${s.testAccuracy}`);
+    const kernels = s.profile.kernels.map((k) => k.kernel);
+    assert.ok(kernels.some((k) => k.startsWith('forward/matmul')) && kernels.includes('update/adam'), `profiled kernels: ${kernels}`);
+    assert.ok(s.profile.passes >= 10 && s.profile.totalMs > 0, `profile: ${JSON.stringify(s.profile)}`);
+    assert.equal(await page.locator('#profile tr').count(), kernels.length, 'a row per kernel');
+    assert.equal(await page.isVisible('#profile-box'), true);
     await page.close();
     assert.deepEqual(errors, []);
   });
