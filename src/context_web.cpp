@@ -69,6 +69,18 @@ EM_JS(int, gltrain_lose_context, (int handle, int restore), {
     return 1;
 });
 
+// Lets go of a context gltrain made on an OffscreenCanvas of its own: the GPU context
+// goes now, not when the JavaScript objects are collected. A page holds at most 16
+// live WebGL contexts in Chromium and loses its oldest past that, so contexts made
+// and dropped in turn would otherwise take a live one down. (A page canvas keeps
+// its context: a later Context on the same canvas gets that one again.)
+EM_JS(void, gltrain_release_offscreen_context, (int handle), {
+    var context = GL.contexts[handle];
+    if (!context) return;
+    var ext = context.gltrainWatch && context.gltrainWatch.loseExt;
+    if (ext && !context.GLctx.isContextLost()) ext.loseContext();
+});
+
 std::string takeString(char* p) {
     std::string s = p ? p : "";
     free(p);
@@ -77,8 +89,11 @@ std::string takeString(char* p) {
 
 struct WebPlatform : Context::Platform {
     EMSCRIPTEN_WEBGL_CONTEXT_HANDLE handle = 0;
+    bool offscreen = false;  // on an OffscreenCanvas gltrain made, which nothing else uses
     ~WebPlatform() override {
-        if (handle > 0) emscripten_webgl_destroy_context(handle);
+        if (handle <= 0) return;
+        if (offscreen) gltrain_release_offscreen_context(handle);
+        emscripten_webgl_destroy_context(handle);
     }
     void makeCurrent() override { emscripten_webgl_make_context_current(handle); }
     std::string unmaskedRenderer() override { return takeString(gltrain_unmasked_string(0)); }
@@ -106,6 +121,7 @@ std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options)
     p->name = "webgl2";
     if (options.canvas.empty()) {
         p->handle = gltrain_offscreen_webgl2();
+        p->offscreen = true;
         if (p->handle <= 0)
             throw UnsupportedError("Context: could not create a WebGL2 context on an OffscreenCanvas "
                                    "(OffscreenCanvas or WebGL2 unavailable)");

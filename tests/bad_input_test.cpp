@@ -39,7 +39,11 @@
 #include "gltrain/sequential.hpp"
 #include "test_context.hpp"
 
-namespace gltrain {
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace bad_input_test {
+
+using namespace gltrain;
 namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -1094,4 +1098,6 @@ TEST(BadInputWorld, PredictIsBitReproducible) {
 }
 
 }  // namespace
-}  // namespace gltrain
+
+}  // namespace bad_input_test
+}  // namespace

@@ -19,6 +19,10 @@
 #include "gltrain/sequential.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace context_lost_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 
@@ -271,3 +275,6 @@ TEST(ContextLost, ARestoredDeviceMustHoldWhatTheLostOneHeld) {
     compute.computeKernels = true;
     EXPECT_EQ(restoreShortfalls(compute, noCompute, inUse), std::vector<std::string>{"no compute shaders (matmul runs as one)"});
 }
+
+}  // namespace context_lost_test
+}  // namespace

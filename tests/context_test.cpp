@@ -4,7 +4,12 @@
 #include <sstream>
 
 #include "gltrain/context.hpp"
+#include "gltrain/tensor.hpp"
 #include "test_context.hpp"
+
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace context_test {
 
 using namespace gltrain;
 using gltrain::test::context;
@@ -62,6 +67,24 @@ TEST(Context, CreationFailureIsReadable) {
     context();  // the shared context stays usable
 }
 
+// A program that makes and drops contexts in turn (a page that builds a Context per
+// experiment) must not cost it a live one: Chromium keeps at most 16 WebGL contexts
+// a page and loses the oldest past that, so a dropped context must go at once.
+TEST(Context, ContextsMadeAndDroppedInTurnLeaveALiveOneAlone) {
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;
+    Context keep(gpu);
+    Tensor t(keep, test::randomMatrix(3, 5, 1));
+    for (int i = 0; i < 24; ++i) {
+        Context dropped(gpu);
+        Tensor u(dropped, 2, 2);
+    }
+    keep.makeCurrent();
+    EXPECT_FALSE(keep.lost());
+    EXPECT_EQ(t.download().data, test::randomMatrix(3, 5, 1).data);
+    context();
+}
+
 #ifndef __EMSCRIPTEN__
 TEST(Context, UnknownPlatformIsAnArgumentError) {
     ContextOptions o;
@@ -70,3 +93,6 @@ TEST(Context, UnknownPlatformIsAnArgumentError) {
     context();
 }
 #endif
+
+}  // namespace context_test
+}  // namespace

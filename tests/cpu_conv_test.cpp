@@ -13,6 +13,10 @@
 #include "gltrain/cpu/pooling.hpp"
 #include "gltrain/reference.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace cpu_conv_test {
+
 using namespace gltrain;
 using cputest::d;
 using cputest::MatD;
@@ -100,3 +104,6 @@ TEST(CpuPool, MaxAndAverageForwardAndBackwardMatchReference) {
             EXPECT_LE(relError(dX, ref::pool2dBackward(d(X), d(dY), w, kind)), 1e-6) << k << " " << c.in.str();
         }
 }
+
+}  // namespace cpu_conv_test
+}  // namespace

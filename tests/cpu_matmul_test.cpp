@@ -10,6 +10,10 @@
 #include "gltrain/cpu/matmul.hpp"
 #include "gltrain/reference.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace cpu_matmul_test {
+
 using namespace gltrain;
 using cputest::d;
 using cputest::MatD;
@@ -112,3 +116,6 @@ TEST(CpuMatmul, ShapeMismatchNamesBothShapes) {
         EXPECT_NE(std::string(e.what()).find("op(A) is 2x3 but op(B) is 4x5"), std::string::npos) << e.what();
     }
 }
+
+}  // namespace cpu_matmul_test
+}  // namespace

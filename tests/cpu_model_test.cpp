@@ -17,6 +17,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace cpu_model_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 using gltrain::test::MatD;
@@ -461,3 +465,6 @@ TEST(CpuModel, FashionMnistMlpLearns) {
     EXPECT_GE(e.accuracy, 0.80f) << "loss " << e.loss;
 }
 #endif
+
+}  // namespace cpu_model_test
+}  // namespace

@@ -11,6 +11,10 @@
 #include "gltrain/cpu/optimizer.hpp"
 #include "gltrain/reference.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace cpu_ops_test {
+
 using namespace gltrain;
 using cputest::d;
 using cputest::MatD;
@@ -144,3 +148,6 @@ TEST(CpuOps, ClipFactorIsTheGlobalNormRatio) {
     a.data[0] = NAN;
     EXPECT_EQ(cpu::clipFactor(grads, 0.5f), 1.0f);  // NaN norm: the gradients stay as they are
 }
+
+}  // namespace cpu_ops_test
+}  // namespace

@@ -8,6 +8,10 @@
 
 #include "gltrain/csv.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace csv_test {
+
 using namespace gltrain;
 
 namespace {
@@ -151,3 +155,6 @@ TEST(Csv, BadOptionsAreArgumentErrors) {
     o.scale = std::numeric_limits<float>::infinity();
     EXPECT_THROW(parseCsv("1,2\n", "t.csv", o), ArgumentError);
 }
+
+}  // namespace csv_test
+}  // namespace

@@ -19,6 +19,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace fit_ragged_test {
+
 using namespace gltrain;
 using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
@@ -208,3 +212,6 @@ TEST(FitRagged, ShuffledEpochsMatchTheCpuBackend) {
         EXPECT_LE(maxRelDiff(gpu.kernel, cpu.kernel.cast<double>()), 1e-4);
     }
 }
+
+}  // namespace fit_ragged_test
+}  // namespace

@@ -25,6 +25,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace half_float_test {
+
 using namespace gltrain;
 using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
@@ -360,3 +364,6 @@ TEST(HalfFloatTraining, FashionMnistMlpReachesItsBand) {
     // fp32 reaches about 0.83 here, half floats 0.80-0.82 (measured, llvmpipe); the band is 0.78.
     EXPECT_GE(e.accuracy, 0.78f);
 }
+
+}  // namespace half_float_test
+}  // namespace

@@ -19,6 +19,10 @@
 #include <fstream>
 #endif
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace idx_test {
+
 using namespace gltrain;
 
 namespace {
@@ -372,3 +376,6 @@ TEST(IdxFashionMnist, DebianFilesLoad) {
     }
 }
 #endif  // __EMSCRIPTEN__
+
+}  // namespace idx_test
+}  // namespace

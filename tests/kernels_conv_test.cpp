@@ -15,6 +15,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_conv_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 using gltrain::test::relativeError;
@@ -248,3 +252,6 @@ TEST(KernelsBatchNorm, MovingAverageMatchesReferenceAndHonoursTheLossGuard) {
         EXPECT_STREQ(e.what(), "movingAverage: the statistic is 1x3, expected 1x4");
     }
 }
+
+}  // namespace kernels_conv_test
+}  // namespace

@@ -11,6 +11,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_elementwise_test {
+
 using namespace gltrain;
 using gltrain::test::Case;
 using gltrain::test::ctxFor;
@@ -150,3 +154,6 @@ TEST(KernelsElementwise, ShapeErrorsNameTheShapes) {
         EXPECT_NE(std::string(e.what()).find("bias is 1x4, expected 1x5"), std::string::npos) << e.what();
     }
 }
+
+}  // namespace kernels_elementwise_test
+}  // namespace

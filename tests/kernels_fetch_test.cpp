@@ -14,6 +14,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_fetch_test {
+
 using namespace gltrain;
 using gltrain::test::Form;
 
@@ -121,3 +125,6 @@ TEST(Fetch, TrainingGivesTheSameLossesEitherWay) {
         EXPECT_NEAR(other[i], ours[i], 1e-5 * std::max(1.0f, std::fabs(ours[i]))) << "step " << i + 1;
     EXPECT_LT(ours.back(), ours.front());
 }
+
+}  // namespace kernels_fetch_test
+}  // namespace

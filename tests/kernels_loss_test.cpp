@@ -23,6 +23,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_loss_test {
+
 using namespace gltrain;
 using gltrain::test::Case;
 using gltrain::test::ctxFor;
@@ -424,3 +428,6 @@ TEST(KernelsLoss, ShapeErrorsNameOpAndShapes) {
         EXPECT_NE(m.find("4x1"), std::string::npos) << m;
     }
 }
+
+}  // namespace kernels_loss_test
+}  // namespace

@@ -13,6 +13,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_matmul_compute_test {
+
 using namespace gltrain;
 using gltrain::test::computeContext;
 using gltrain::test::Form;
@@ -110,3 +114,6 @@ TEST(ComputeKernels, CnnStepMatchesTheReference) {
     REQUIRE_COMPUTE();
     test::expectCnnSgdStepMatchesTheReference(computeContext());
 }
+
+}  // namespace kernels_matmul_compute_test
+}  // namespace

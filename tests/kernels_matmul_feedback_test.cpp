@@ -14,6 +14,10 @@
 #include "reference_test_util.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_matmul_feedback_test {
+
 using namespace gltrain;
 using gltrain::test::feedbackContext;
 using gltrain::test::Form;
@@ -150,3 +154,6 @@ TEST(FeedbackKernels, MlpStepsMatchTheReference) {
     if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
     test::expectMlpAdamStepsMatchTheReference(ctx);
 }
+
+}  // namespace kernels_matmul_feedback_test
+}  // namespace

@@ -13,6 +13,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_matmul_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 using gltrain::test::relativeError;
@@ -267,3 +271,6 @@ TEST(PassListProfile, CoversThePassesWork) {
         break;
     }
 }
+
+}  // namespace kernels_matmul_test
+}  // namespace

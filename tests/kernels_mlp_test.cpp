@@ -16,6 +16,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_mlp_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 
@@ -373,3 +377,6 @@ TEST(KernelsMlp, GuardAndRefusals) {
     EXPECT_NE(smallMlpProblem(longNet).find("20000 multiply-adds per fragment"), std::string::npos)
         << smallMlpProblem(longNet);
 }
+
+}  // namespace kernels_mlp_test
+}  // namespace

@@ -10,6 +10,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_optimizer_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 using gltrain::test::relativeError;
@@ -180,3 +184,6 @@ TEST(KernelsOptimizer, BadConfigurationsAreRejected) {
     c.beta2 = 1.0f;
     EXPECT_THROW(recordOptimizerUpdate(list, c, param, grad, {}), ArgumentError);
 }
+
+}  // namespace kernels_optimizer_test
+}  // namespace

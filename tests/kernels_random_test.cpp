@@ -22,6 +22,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_random_test {
+
 using namespace gltrain;
 using gltrain::test::Case;
 using gltrain::test::ctxFor;
@@ -185,3 +189,6 @@ TEST(KernelsRandom, ArgumentErrors) {
     EXPECT_THROW(uniformFill(empty, 1, 0, 0.0f, 1.0f), ArgumentError);
     EXPECT_THROW(normalFill(out, 1, (1u << 24) + 1, 0.0f, 1.0f), ArgumentError);
 }
+
+}  // namespace kernels_random_test
+}  // namespace

@@ -27,6 +27,10 @@
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace kernels_reduce_test {
+
 using namespace gltrain;
 using gltrain::test::Case;
 using gltrain::test::ctxFor;
@@ -531,3 +535,6 @@ TEST(KernelsReduceBench, DISABLED_BlockFactor) {
         time("sumAll 10000x10", one, [&](PassList& l) { recordSumAll(l, ttall, one, o); });
     }
 }
+
+}  // namespace kernels_reduce_test
+}  // namespace

@@ -12,6 +12,10 @@
 #include "gltrain/model_config.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace model_config_test {
+
 using namespace gltrain;
 
 namespace {
@@ -322,3 +326,6 @@ TEST(ModelConfig, PartsParseAloneAndNameTheirKeys) {
     EXPECT_EQ(errorOf([] { inputShapeFromJson(nlohmann::json::parse(R"({"inputSize": 4})"), "Sequential"); }),
               "Sequential: input: expected a positive integer or [height, width, channels], got an object");
 }
+
+}  // namespace model_config_test
+}  // namespace

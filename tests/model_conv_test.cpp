@@ -18,6 +18,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace model_conv_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 using gltrain::test::MatD;
@@ -197,3 +201,6 @@ TEST(ModelConv, DeeperCnnWithBatchNormBeatsTheSmallCnn) {
     EXPECT_GT(deep, small);
 }
 #endif
+
+}  // namespace model_conv_test
+}  // namespace

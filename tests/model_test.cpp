@@ -9,6 +9,10 @@
 #include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace model_test {
+
 using namespace gltrain;
 using gltrain::test::randomMatrix;
 
@@ -368,3 +372,6 @@ TEST(Model, EndFitStopsEarlyAndKeepsTheLastStep) {
     m.compile({});
     EXPECT_EQ(m.step(), 0);
 }
+
+}  // namespace model_test
+}  // namespace

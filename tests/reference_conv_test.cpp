@@ -8,6 +8,10 @@
 
 #include "reference_test_util.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace reference_conv_test {
+
 namespace {
 
 using namespace gltrain;
@@ -144,4 +148,7 @@ TEST(ReferenceBatchNorm, GradientsMatchFiniteDifferences) {
     }
 }
 
+}  // namespace
+
+}  // namespace reference_conv_test
 }  // namespace

@@ -9,6 +9,10 @@
 
 #include "reference_test_util.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace reference_grad_test {
+
 namespace {
 
 using namespace gltrain;
@@ -277,4 +281,7 @@ TEST(ReferenceLoss, GradsMatchFiniteDifferences) {
     }
 }
 
+}  // namespace
+
+}  // namespace reference_grad_test
 }  // namespace

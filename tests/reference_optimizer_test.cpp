@@ -5,6 +5,10 @@
 
 #include "reference_test_util.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace reference_optimizer_test {
+
 namespace {
 
 using namespace gltrain;
@@ -148,4 +152,7 @@ TEST(ReferenceOptimizer, ShapeAndStepErrors) {
     expectArgumentError([&] { r::rmspropStep(p, g32, rs, r::RmspropConfig{}); }, {"ref::rmspropStep", "2x3", "3x2"});
 }
 
+}  // namespace
+
+}  // namespace reference_optimizer_test
 }  // namespace

@@ -6,6 +6,10 @@
 
 #include "reference_test_util.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace reference_random_test {
+
 namespace {
 
 using namespace gltrain;
@@ -136,4 +140,7 @@ TEST(ReferenceRandom, DropoutKeepsOneMinusRate) {
     expectArgumentError([] { r::dropoutMask<float>(2, 2, 1u, 1u, -0.1); }, {"ref::dropoutMask", "rate"});
 }
 
+}  // namespace
+
+}  // namespace reference_random_test
 }  // namespace

@@ -6,6 +6,10 @@
 
 #include "reference_test_util.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace reference_test {
+
 namespace {
 
 using namespace gltrain;
@@ -254,4 +258,7 @@ TEST(ReferenceShapeErrors, EmptyLossInputs) {
                         {"ref::binaryCrossEntropyWithLogits", "2x0"});
 }
 
+}  // namespace
+
+}  // namespace reference_test
 }  // namespace

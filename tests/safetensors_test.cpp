@@ -18,6 +18,10 @@
 #include <fstream>
 #endif
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace safetensors_test {
+
 using namespace gltrain;
 
 namespace {
@@ -493,3 +497,6 @@ TEST(SafetensorsFile, MissingAndCorruptFiles) {
     }
 }
 #endif  // __EMSCRIPTEN__
+
+}  // namespace safetensors_test
+}  // namespace

@@ -4,6 +4,10 @@
 #include "gltrain/pass.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace shader_registry_test {
+
 using namespace gltrain;
 using gltrain::test::context;
 using gltrain::test::randomMatrix;
@@ -114,3 +118,6 @@ TEST(Pass, RowBlockKernelsNeedARowInterleavedOutput) {
             << e.what();
     }
 }
+
+}  // namespace shader_registry_test
+}  // namespace

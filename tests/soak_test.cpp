@@ -24,7 +24,11 @@
 #endif
 #endif
 
-namespace gltrain {
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace soak_test {
+
+using namespace gltrain;
 namespace {
 
 constexpr long kRssToleranceKiB = 4096;
@@ -63,4 +67,6 @@ TEST(Soak, TwoThousandStepsStayFlat) {
 }
 
 }  // namespace
-}  // namespace gltrain
+
+}  // namespace soak_test
+}  // namespace

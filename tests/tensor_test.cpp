@@ -9,6 +9,10 @@
 #include "gltrain/tensor.hpp"
 #include "test_context.hpp"
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace tensor_test {
+
 using namespace gltrain;
 using gltrain::test::context;
 using gltrain::test::randomMatrix;
@@ -273,3 +277,6 @@ TEST(TexturePool, TensorOutlivingItsContextIsDroppedSafely) {
     context();           // make the shared context current again for later tests
     SUCCEED();
 }
+
+}  // namespace tensor_test
+}  // namespace

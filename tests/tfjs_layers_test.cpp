@@ -24,6 +24,10 @@
 #include <fstream>
 #endif
 
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace tfjs_layers_test {
+
 using namespace gltrain;
 using Json = nlohmann::json;
 
@@ -384,3 +388,6 @@ TEST(TfjsLayers, SavesAndLoadsADirectory) {
     fs::remove_all(dir);
 }
 #endif
+
+}  // namespace tfjs_layers_test
+}  // namespace
