@@ -170,16 +170,18 @@ function drawSamples(images, predicted, labels) {
   $('samples').replaceChildren(...items);
 }
 
+// A table row: a label, a bar `fraction` of the cell wide, and a figure.
+function barRow(label, fraction, figure) {
+  const tr = document.createElement('tr');
+  tr.innerHTML = '<td></td><td class="barcell"><div class="bar"></div></td><td class="num"></td>';
+  tr.children[0].textContent = label;
+  tr.children[1].firstChild.style.width = `${(100 * fraction).toFixed(1)}%`;
+  tr.children[2].textContent = figure;
+  return tr;
+}
+
 function drawClasses(perClass) {
-  const rows = perClass.map((a, k) => {
-    const tr = document.createElement('tr');
-    tr.innerHTML = '<td></td><td class="barcell"><div class="bar"></div></td><td class="num"></td>';
-    tr.children[0].textContent = CLASSES[k];
-    tr.children[1].firstChild.style.width = `${(100 * a).toFixed(1)}%`;
-    tr.children[2].textContent = `${(100 * a).toFixed(1)} %`;
-    return tr;
-  });
-  $('classes').tBodies[0].replaceChildren(...rows);
+  $('classes').tBodies[0].replaceChildren(...perClass.map((a, k) => barRow(CLASSES[k], a, `${(100 * a).toFixed(1)} %`)));
 }
 
 // Series 1 (validation) or 2 (training, per epoch) at a step; both may share one step.
@@ -296,14 +298,8 @@ async function showProfile(batchSize) {
   const totalMs = kernels.reduce((s, k) => s + k.ms, 0);
   const clock = passes[0]?.gpuTimer ? 'GPU timer queries' : 'host clock, each pass waited for';
   status.profile = { passes: passes.length, totalMs, clock, kernels };
-  $('profile').tBodies[0].replaceChildren(...kernels.map((k) => {
-    const tr = document.createElement('tr');
-    tr.innerHTML = '<td></td><td class="barcell"><div class="bar"></div></td><td class="num"></td>';
-    tr.children[0].textContent = `${k.kernel} (${k.passes})`;
-    tr.children[1].firstChild.style.width = `${(100 * k.ms / totalMs).toFixed(1)}%`;
-    tr.children[2].textContent = `${k.ms.toFixed(2)}\u00a0ms`;
-    return tr;
-  }));
+  $('profile').tBodies[0].replaceChildren(...kernels.map((k) =>
+    barRow(`${k.kernel} (${k.passes})`, k.ms / totalMs, `${k.ms.toFixed(2)}\u00a0ms`)));
   $('profile-note').textContent = `One step of batch ${batchSize}: ${passes.length} passes, ${totalMs.toFixed(1)} ms (${clock}).`;
   $('profile-box').hidden = false;
   const top = kernels[0];

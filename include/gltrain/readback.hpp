@@ -30,7 +30,10 @@ public:
             bytes_ += size_t(pr.width) * size_t(pr.height) * 16;
         }
         pbo_ = BufferHandle::create();
-        issue();  // sizes the buffer
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
+        glBufferData(GL_PIXEL_PACK_BUFFER, GLsizeiptr(bytes_), nullptr, GL_STREAM_READ);
+        glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        issue();
     }
 
     // A reader of a lost context lets go of its buffer and fence without
@@ -64,11 +67,14 @@ public:
     void issue() {
         requireCurrent("AsyncReadback::issue");
         glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo_.get());
-        // Every read gets new storage. Chromium keeps a shadow copy of a fenced pixel-pack
-        // buffer for getBufferSubData, and reading into the same storage again while that
-        // copy lives (a read nobody took, one taken before its fence was seen, and at
-        // times one taken after) discards it with a performance warning per buffer.
+#ifdef __EMSCRIPTEN__
+        // In a browser every read gets new storage (natively the constructor's is reused).
+        // Chromium keeps a shadow copy of a fenced pixel-pack buffer for getBufferSubData,
+        // and reading into the same storage again while that copy lives (a read nobody
+        // took, one taken before its fence was seen, and at times one taken after)
+        // discards it with a performance warning per buffer.
         glBufferData(GL_PIXEL_PACK_BUFFER, GLsizeiptr(bytes_), nullptr, GL_STREAM_READ);
+#endif
         glBindFramebuffer(GL_FRAMEBUFFER, tensor_->context().framebuffer());
         size_t offset = 0;
         for (int i = 0; i < geom_.layers(); ++i) {

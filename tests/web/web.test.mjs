@@ -35,15 +35,13 @@ const PHONE = { width: 390, height: 844 };
 const readOverWarning = /READ-usage buffer was written, then fenced, but written again/;
 function watch(page, allowed = () => false) {
   const errors = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !allowed(m)) errors.push(`console.error: ${m.text()} (${m.location().url})`);
-    if (readOverWarning.test(m.text())) errors.push(`console.warn: ${m.text()}`);
-  });
+  const check = (where, m) => {
+    if (m.type() === 'error' && !allowed(m)) errors.push(`${where}console.error: ${m.text()} (${m.location().url})`);
+    else if (readOverWarning.test(m.text())) errors.push(`${where}console.warn: ${m.text()}`);
+  };
+  page.on('console', (m) => check('', m));
   page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
-  page.on('worker', (w) => w.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`worker console.error: ${m.text()}`);
-    if (readOverWarning.test(m.text())) errors.push(`worker console.warn: ${m.text()}`);
-  }));
+  page.on('worker', (w) => w.on('console', (m) => check('worker ', m)));
   return errors;
 }
 async function screenshots(page, name) {
