@@ -1,5 +1,7 @@
 // Kernel benchmark: matmul GFLOP/s (square N and the shapes of a
-// 784-256-128-10 MLP at batch 128, forward and both backward forms), ms per
+// 784-256-128-10 MLP at batch 128, forward and both backward forms; square N
+// also by the kernels the context did not choose: fragment or compute, and
+// transform feedback), ms per
 // call for the other kernels, the fixed cost of one pass (1x1 output), and
 // small dense models' training steps with one pass per parameter (ops/mlp.hpp)
 // against the general step.
@@ -84,8 +86,9 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
                                                                           layoutName(layout);
     std::string kernel = list.passes().back().kernel();  // the last pass: the one with the epilogue
     kernel = kernel.substr(kernel.find('/') + 1);
+    // K/pass: the compute and transform-feedback kernels run all of K in one pass.
     std::printf("| %-26s | %5d x %5d x %5d | %-24s | %-12s | %5d | %9.3f | %9.2f |\n", label, m, k, n, lay.c_str(),
-                kernel.c_str(), kernel == "matmul_tiled" ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
+                kernel.c_str(), kernel == "matmul_tiled" || kernel == "matmul_epilogue" ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
 // Small dense models (MSE or softmax cross-entropy, SGD) trained on the GPU with the recomputed step
@@ -222,6 +225,25 @@ int main(int argc, char** argv) {
                 }
             }
             ctx.makeCurrent();  // after alt is gone: destroying a context leaves none current
+        }
+        if (!caps.feedbackKernels) {
+            // The transform-feedback kernel where Auto does not choose it (WebGL2's other
+            // way to run matmul besides fragments: compute off), for K within its one pass.
+            ContextOptions o;
+            o.backend = BackendPreference::Gpu;
+            o.compute = ComputePreference::Off;
+            o.feedback = FeedbackPreference::On;
+            o.feedbackMinWork = 0;
+            {
+                Context alt(o);
+                for (int n : sizes) {
+                    if (n > detail::kFeedbackMaxK || (caps.softwareRenderer && n > 512)) continue;
+                    for (Layout l : {Layout::Packed, Layout::PackedRows8})
+                        if (rowPhases(l) == 1 || caps.maxDrawBuffers >= 8)
+                            matmulRow(alt, "square C = A·B (feedback)", n, n, n, false, false, l, reps, squareMaxK);
+                }
+            }
+            ctx.makeCurrent();
         }
         matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
         // The K-split threshold: the same product in 1, 2, 4 and 8 passes.
