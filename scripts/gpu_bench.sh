@@ -2,7 +2,8 @@
 # The GPU benchmark: the native benchmarks built on this (Debian) machine, run on
 # a machine with an NVIDIA GPU through EGL, printed as one markdown report —
 # matmul GFLOP/s per kernel variant and layout up to N = 4096 (bench_kernels:
-# one-texel packed, 4x4 blocks into PackedRows4, 8x4 blocks into PackedRows8),
+# compute tiles; one-texel packed, 4x4 blocks into PackedRows4, 8x4 blocks into
+# PackedRows8; transform feedback up to N = 1024),
 # the convolution layers and CNN steps (bench_conv), and the side-by-side
 # workloads W1-W4 (bench_compare_native) with the step profiles; first the
 # native test suite (gltrain_tests) on that GPU, its summary in the report.
