@@ -208,42 +208,38 @@ int main(int argc, char** argv) {
                 // Operands packed (rows contiguous in one layer), the blocked output row-interleaved.
                 if (rowPhases(l) > 1) matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK, Layout::Packed);
             }
-        if (caps.computeShaders) {
-            // The other kind of kernel on the same device: the fragment kernels where
-            // compute runs (Auto on a GPU), the compute kernel where it does not (a
-            // software renderer, where it is slow: sizes up to 512).
+        // Square products on a second context with other kernel choices, up to
+        // maxN (n > 512 on a software renderer would take long), packed and
+        // row-interleaved.
+        auto otherKernels = [&](ContextOptions o, const char* label, int maxN) {
+            o.backend = BackendPreference::Gpu;
             {
-                ContextOptions o;
-                o.backend = BackendPreference::Gpu;
-                o.compute = caps.computeKernels ? ComputePreference::Off : ComputePreference::On;
                 Context alt(o);
                 for (int n : sizes) {
-                    if (caps.softwareRenderer && n > 512) continue;
+                    if (n > maxN || (caps.softwareRenderer && n > 512)) continue;
                     for (Layout l : {Layout::Packed, Layout::PackedRows8})
                         if (rowPhases(l) == 1 || caps.maxDrawBuffers >= 8)
-                            matmulRow(alt, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK);
+                            matmulRow(alt, label, n, n, n, false, false, l, reps, squareMaxK);
                 }
             }
             ctx.makeCurrent();  // after alt is gone: destroying a context leaves none current
+        };
+        if (caps.computeShaders) {
+            // The other kind of kernel on the same device: the fragment kernels where
+            // compute runs (Auto on a GPU), the compute kernel where it does not (a
+            // software renderer, where it is slow).
+            ContextOptions o;
+            o.compute = caps.computeKernels ? ComputePreference::Off : ComputePreference::On;
+            otherKernels(o, "square C = A·B", std::numeric_limits<int>::max());
         }
         if (!caps.feedbackKernels) {
             // The transform-feedback kernel where Auto does not choose it (WebGL2's other
             // way to run matmul besides fragments: compute off), for K within its one pass.
             ContextOptions o;
-            o.backend = BackendPreference::Gpu;
             o.compute = ComputePreference::Off;
             o.feedback = FeedbackPreference::On;
             o.feedbackMinWork = 0;
-            {
-                Context alt(o);
-                for (int n : sizes) {
-                    if (n > detail::kFeedbackMaxK || (caps.softwareRenderer && n > 512)) continue;
-                    for (Layout l : {Layout::Packed, Layout::PackedRows8})
-                        if (rowPhases(l) == 1 || caps.maxDrawBuffers >= 8)
-                            matmulRow(alt, "square C = A·B (feedback)", n, n, n, false, false, l, reps, squareMaxK);
-                }
-            }
-            ctx.makeCurrent();
+            otherKernels(o, "square C = A·B (feedback)", detail::kFeedbackMaxK);
         }
         matmulRow(ctx, "square C = A·B", 512, 512, 512, false, false, Layout::Unpacked, reps);
         // The K-split threshold: the same product in 1, 2, 4 and 8 passes.
