@@ -16,7 +16,7 @@
 // Medians after warm-up; no pass/fail on time.
 //
 //   bench_compare_native [--quick] [--profile] [--steps] [--data DIR] [--sizes 256,512,...]
-//                        [--fetch auto|sampled|texelFetch] [--feedback-min-work MACS]
+//                        [--fetch auto|sampled|texelFetch] [--feedback-min-work MACS] [--cpu-threads N]
 // --quick: fewer steps, and the "epoch" is 60 steps (7,680 rows), so the
 // accuracy is lower; --sizes replaces W3's sizes (the GPU script adds 2048, 4096).
 // --steps: a quick look while working on kernels: the GPU backend (forced),
@@ -24,6 +24,7 @@
 // --fetch: ContextOptions::fetch (how kernels read texels), to compare the two.
 // --feedback-min-work: ContextOptions::feedbackMinWork (the smallest product,
 // in multiply-adds, the transform-feedback matmul takes into a row-interleaved C).
+// --cpu-threads: ContextOptions::cpuThreads (the CPU backend's threads; 0 = one per core).
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/ops/matmul.hpp>
@@ -206,9 +207,10 @@ int main(int argc, char** argv) {
             else if (a == "--sizes" && i + 1 < argc) p.sizes = parseSizes(argv[++i]);
             else if (a == "--fetch" && i + 1 < argc) options.fetch = parseFetch(argv[++i]);
             else if (a == "--feedback-min-work" && i + 1 < argc) options.feedbackMinWork = parseWork(argv[++i]);
+            else if (a == "--cpu-threads" && i + 1 < argc) options.cpuThreads = std::stoi(argv[++i]);
             else throw ArgumentError("bench_compare_native: unknown argument '" + a +
                                      "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,..., "
-                                     "--fetch auto|sampled|texelFetch, --feedback-min-work MACS)");
+                                     "--fetch auto|sampled|texelFetch, --feedback-min-work MACS, --cpu-threads N)");
         }
         if (profile || stepsOnly) options.backend = BackendPreference::Gpu;  // they time GPU passes
         Context ctx(options);
@@ -245,7 +247,8 @@ int main(int argc, char** argv) {
         out["backend"] = "gltrain-native";
         out["renderer"] = caps.renderer;
         out["fetch"] = caps.sampledFetch ? "texture()" : "texelFetch";
-        out["engine"] = std::string(backendName(caps.backend)) + " backend (" + caps.backendReason + ")";
+        out["engine"] = std::string(backendName(caps.backend)) + " backend (" + caps.backendReason + ")" +
+                        (caps.backend == Backend::Cpu ? ", " + std::to_string(ctx.cpuThreads().size()) + " threads" : "");
         out["version"] = caps.version;
         out["quick"] = p.epochRows > 0;
         auto& r = out["results"];

@@ -43,6 +43,7 @@ BackendSpeed measureBackendSpeed(Context& ctx) {
     }
     HostMatrix c(M, N);
     cpu::Workspace ws;
+    ws.pool = &ctx.cpuThreads();  // as the CPU backend would run it
     s.cpuMs = fastestMs([&] {
         cpu::matmul(M, N, K, a.data.data(), K, false, b.data.data(), N, false, c.data.data(), N, {}, ws);
     });

@@ -57,6 +57,9 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         options_.fetch != FetchPreference::TexelFetch)
         throw ArgumentError("Context: fetch " + std::to_string(int(options_.fetch)) +
                             " is not a FetchPreference (auto, sampled or texelFetch)");
+    if (options_.cpuThreads < 0)
+        throw ArgumentError("Context: cpuThreads must be 0 (one per hardware thread) or a count >= 1, got " +
+                            std::to_string(options_.cpuThreads));
     if (!(options_.feedbackMinWork >= 0.0) || std::isinf(options_.feedbackMinWork))
         throw ArgumentError("Context: feedbackMinWork must be a finite number >= 0, got " +
                             std::to_string(options_.feedbackMinWork));

@@ -328,6 +328,14 @@ std::vector<Row> rows() {
         },
         A::Argument, {"Context", "eglDevice", "-2"});
 #endif
+    put("Context_negative_cpu_threads",
+        [](World&) {
+            ContextOptions o;
+            o.backend = BackendPreference::Cpu;
+            o.cpuThreads = -1;
+            Context c(o);
+        },
+        A::Argument, {"Context", "cpuThreads", "-1"});
 
     // -- calls during a lost context
     put("predict_during_lost_context",

@@ -35,6 +35,7 @@
 
 #include "gltrain/capabilities.hpp"
 #include "gltrain/context_options.hpp"
+#include "gltrain/cpu/thread_pool.hpp"
 #include "gltrain/handle.hpp"
 #include "gltrain/shader_registry.hpp"
 #include "gltrain/texture_pool.hpp"
@@ -103,6 +104,12 @@ public:
         return readStaging_.data();
     }
 
+    // The CPU backend's threads (ContextOptions::cpuThreads), made on first use.
+    cpu::ThreadPool& cpuThreads() {
+        if (!cpuThreads_) cpuThreads_ = std::make_unique<cpu::ThreadPool>(options_.cpuThreads);
+        return *cpuThreads_;
+    }
+
     // Makes this context current on the calling thread (native) / for the GL calls (web).
     void makeCurrent();
     void finish() {
@@ -135,6 +142,7 @@ private:
     std::vector<float> readStaging_;
     std::unique_ptr<TexturePool> pool_;
     std::unique_ptr<ShaderRegistry> shaders_;
+    std::unique_ptr<cpu::ThreadPool> cpuThreads_;
     uint64_t generation_ = 0;
     long restorations_ = 0;      // the platform's restorations that this generation has seen
     bool objectsAbandoned_ = false;  // dropped for a loss and not made again yet

@@ -106,6 +106,7 @@ public:
             std::vector<cpu::Model::Layer> onCpu(layers_.size());
             for (size_t i = 0; i < layers_.size(); ++i) createParameters(i, &onCpu[i]);
             cpu_ = std::make_unique<cpu::Trainer>(std::move(onCpu), inputSize_, options_, &step_);
+            cpu_->model().useThreads(&ctx_->cpuThreads());
         } else {
             for (size_t i = 0; i < layers_.size(); ++i) createParameters(i);
         }

@@ -164,7 +164,7 @@ inline void conv2dBackwardInput(const float* dY, const float* W, int n, const Wi
     for (int p0 = 0; p0 < pixels; p0 += chunk) {
         const int m = std::min(chunk, pixels - p0);
         // Rows dY[p0 .. p0 + m) W^T (W is K x F, read transposed); the product
-        // packs into ws.a and ws.b, the rows land in ws.c.
+        // packs into ws.panels, the rows land in ws.c.
         matmul(m, K, F, dY + size_t(p0) * size_t(F), F, false, W, F, true, ws.c.data(), K, Epilogue{}, ws);
         conv_detail::Geometry::Pixel px = g.pixel(p0);
         for (int i = 0; i < m; ++i, g.next(px)) {

@@ -13,6 +13,12 @@
 // After the last K block a strip of C is finished by the epilogue while it is
 // still in cache.
 //
+// Threads: a product of at least Workspace::parallelMinWork multiply-adds is cut into
+// slices of whole strips (MR rows, or NR columns where C is wider than tall),
+// one per thread of the Workspace's pool, each packing its own panels; every
+// element of C is still summed by one thread in the same order, so the result
+// does not depend on the thread count.
+//
 // Widths: 4 floats (SSE2 natively, SIMD128 in WebAssembly), MR = 4, NR = 8;
 // or, natively on CPUs with AVX2 + FMA, 8 floats, MR = 6, NR = 16.
 // bench/cpu.cpp measured the shapes; see the README's CPU backend section.
@@ -29,19 +35,36 @@
 
 #include "gltrain/cpu/activation.hpp"
 #include "gltrain/cpu/simd.hpp"
+#include "gltrain/cpu/thread_pool.hpp"
 #include "gltrain/error.hpp"
 #include "gltrain/host_matrix.hpp"
 
 namespace gltrain::cpu {
 
-// Scratch memory of the products (packed panels), reused across calls so the
-// steady state of training allocates nothing, and the kernel width to use:
-// the 8-wide AVX2 kernel where the CPU has it (natively), else the 4-wide one
-// (tests clear `wide` to check the portable kernel on any machine).
+// Products of fewer multiply-adds (2^20) run on the calling thread alone: a
+// fork and join (a condition variable's wake-up) costs tens of microseconds.
+// At 2^18, W2's CNN step (bench_compare_native, 2 cores) ran slower on two
+// threads than on one in three runs of four (8.4-8.6 against 7.4-7.6 ms): its
+// input gradient's 13 chunks of just under 2^20 were split, a fork and join each.
+constexpr double kParallelMinWork = 1048576.0;
+
+// One thread's packed panels: an A sliver and a B panel.
+struct Panels {
+    std::vector<float> a, b;
+};
+
+// Scratch memory of the products (packed panels, one set per thread), reused
+// across calls so the steady state of training allocates nothing; the kernel
+// width to use: the 8-wide AVX2 kernel where the CPU has it (natively), else
+// the 4-wide one (tests clear `wide` to check the portable kernel on any
+// machine); and the threads that share large products (none: the caller's).
 struct Workspace {
-    std::vector<float> a, b, c;  // packed A sliver, packed B panel, a product's own scratch
+    std::vector<Panels> panels;  // [t]: thread t's (0: the caller)
+    std::vector<float> c;        // a product's own scratch (conv.hpp)
     std::vector<int> taps;       // convolutions: the input offset of every filter row (conv.hpp)
     bool wide = hasAvx2Fma();
+    ThreadPool* pool = nullptr;  // not owned
+    double parallelMinWork = kParallelMinWork;  // smaller products stay on the caller (tests set 0)
 };
 
 // How each element of C is finished once its sum over k is complete:
@@ -221,7 +244,7 @@ inline void finish(float* C, int ldc, int i0, int rows, int j0, int cols, const 
 
 template <class K, class PackA, class PackB>
 void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
-           Workspace& ws) {
+           Panels& ws) {
     constexpr int MR = K::MR, NR = K::NR;
     if (Kdim == 0) {  // an empty sum: C = (accumulate ? C : 0), then the epilogue
         if (!e.accumulate)
@@ -304,6 +327,52 @@ struct PackStridedB {
     }
 };
 
+// Packers of a slice: row i of op(A) is row m0 + i; column j of op(B) is n0 + j.
+template <class PackA>
+struct RowsFrom {
+    const PackA& p;
+    int m0;
+    void operator()(float* dst, int i0, int rows, int k0, int kc, int MR) const { p(dst, m0 + i0, rows, k0, kc, MR); }
+};
+template <class PackB>
+struct ColsFrom {
+    const PackB& p;
+    int n0;
+    void operator()(float* dst, int j0, int cols, int k0, int kc, int NR) const { p(dst, n0 + j0, cols, k0, kc, NR); }
+};
+
+// drive() on the calling thread, or on slices of C across ws.pool's threads.
+// Each thread packs the whole of the operand it does not slice, so C is cut
+// along its longer side: rows when M >= N (B's panels are packed once per
+// thread), else columns (A's slivers are).
+template <class K, class PackA, class PackB>
+void split(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
+           Workspace& ws) {
+    const bool byRows = M >= N;
+    const int unit = byRows ? K::MR : K::NR, extent = byRows ? M : N;
+    const int pieces = (extent + unit - 1) / unit;
+    int parts = ws.pool ? std::min(ws.pool->size(), pieces) : 1;
+    if (double(M) * double(N) * double(Kdim) < ws.parallelMinWork) parts = 1;
+    if (ws.panels.size() < size_t(parts)) ws.panels.resize(size_t(parts));
+    if (parts == 1) return drive<K>(M, N, Kdim, packA, packB, C, ldc, e, ws.panels[0]);
+    ws.pool->run([&](int t) {
+        if (t >= parts) return;
+        const int lo = pieces * t / parts * unit, hi = std::min(extent, pieces * (t + 1) / parts * unit);
+        Epilogue slice = e;  // bias runs along columns; Z and f' have C's shape
+        if (byRows) {
+            const size_t at = size_t(lo) * size_t(ldc);
+            if (slice.preactivation) slice.preactivation += at;
+            if (slice.derivativeAt) slice.derivativeAt += at;
+            drive<K>(hi - lo, N, Kdim, RowsFrom<PackA>{packA, lo}, packB, C + at, ldc, slice, ws.panels[size_t(t)]);
+        } else {
+            if (slice.bias) slice.bias += lo;
+            if (slice.preactivation) slice.preactivation += lo;
+            if (slice.derivativeAt) slice.derivativeAt += lo;
+            drive<K>(M, hi - lo, Kdim, packA, ColsFrom<PackB>{packB, lo}, C + lo, ldc, slice, ws.panels[size_t(t)]);
+        }
+    });
+}
+
 }  // namespace gemm_detail
 
 // C (M x N, row stride ldc) = op(A) op(B) finished by `e`, op(A) M x K and
@@ -316,10 +385,10 @@ void gemm(int M, int N, int K, const PackA& packA, const PackB& packB, float* C,
           Workspace& ws) {
     if (M <= 0 || N <= 0) return;
 #if GLTRAIN_HAVE_AVX2_PATH
-    if (ws.wide && N <= 8) return gemm_detail::drive<gemm_detail::Kernel8Narrow>(M, N, K, packA, packB, C, ldc, e, ws);
-    if (ws.wide) return gemm_detail::drive<gemm_detail::Kernel8>(M, N, K, packA, packB, C, ldc, e, ws);
+    if (ws.wide && N <= 8) return gemm_detail::split<gemm_detail::Kernel8Narrow>(M, N, K, packA, packB, C, ldc, e, ws);
+    if (ws.wide) return gemm_detail::split<gemm_detail::Kernel8>(M, N, K, packA, packB, C, ldc, e, ws);
 #endif
-    gemm_detail::drive<gemm_detail::Kernel4>(M, N, K, packA, packB, C, ldc, e, ws);
+    gemm_detail::split<gemm_detail::Kernel4>(M, N, K, packA, packB, C, ldc, e, ws);
 }
 
 // C = op(A) op(B) for row-major arrays: A is M x K (K x M when transA, row

@@ -86,6 +86,8 @@ public:
     }
 
     int outputSize() const { return outputSize_; }
+    // Large products share their rows across these threads (not owned; null: this thread alone).
+    void useThreads(ThreadPool* pool) { ws_.pool = pool; }
     const std::vector<Layer>& layers() const { return layers_; }
     // What a checkpoint holds, in the GPU engine's order: f(name, variable, value)
     // for every parameter, each of its optimizer slots ("<layer>/<name>/slot<i>")

@@ -1,0 +1,162 @@
+// The CPU backend's threads (cpu/thread_pool.hpp): a pool runs every thread's
+// share of a job exactly once, and products, convolutions and training steps
+// split across 2, 3 or 5 threads give the same bits as on one (each element
+// is still summed by one thread in the same order), whichever side of C the
+// product is cut along. The kernel tests split every product
+// (parallelMinWork = 0); the training test's products are over the default
+// 2^20 multiply-adds. Natively only: the browser build has no threads.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "cpu_test_util.hpp"
+#include "gltrain/cpu/conv.hpp"
+#include "gltrain/cpu/matmul.hpp"
+#include "gltrain/sequential.hpp"
+
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace cpu_threads_test {
+
+using namespace gltrain;
+
+namespace {
+
+bool haveThreads() { return cpu::ThreadPool(2).size() == 2; }
+#define REQUIRE_THREADS() \
+    if (!haveThreads()) GTEST_SKIP() << "built without threads (WebAssembly): a pool is the caller alone"
+
+const int kThreadCounts[] = {2, 3, 5};
+
+// C = op(A) op(B) with every epilogue input, on one thread or on `pool`.
+struct Product {
+    int m, k, n;
+    bool ta, tb;
+    HostMatrix run(cpu::ThreadPool* pool, bool wide, HostMatrix* z, HostMatrix* dz) const {
+        HostMatrix A = cputest::random(ta ? k : m, ta ? m : k, 1 + uint32_t(m));
+        HostMatrix B = cputest::random(tb ? n : k, tb ? k : n, 2 + uint32_t(n));
+        HostMatrix bias = cputest::random(1, n, 3), at = cputest::random(m, n, 4, -2.0f, 2.0f);
+        HostMatrix C = cputest::random(m, n, 5);
+        cpu::Workspace ws;
+        ws.wide = wide;
+        ws.pool = pool;
+        ws.parallelMinWork = 0;
+        cpu::Epilogue e;  // bias, Z, GELU: the unfused epilogue; C += first
+        e.accumulate = true;
+        e.bias = bias.data.data();
+        e.preactivation = z->data.data();
+        e.activation = Activation::GELU;
+        cpu::matmul(m, n, k, A.data.data(), A.cols, ta, B.data.data(), B.cols, tb, C.data.data(), n, e, ws);
+        cpu::Epilogue g;  // bias, ReLU and ReLU' at: the fused one
+        g.bias = bias.data.data();
+        g.activation = Activation::ReLU;
+        g.derivativeAt = at.data.data();
+        g.derivative = Activation::ReLU;
+        cpu::matmul(m, n, k, A.data.data(), A.cols, ta, B.data.data(), B.cols, tb, dz->data.data(), n, g, ws);
+        return C;
+    }
+};
+
+}  // namespace
+
+TEST(CpuThreads, PoolRunsEachThreadOncePerJob) {
+    REQUIRE_THREADS();
+    for (int threads : {1, 2, 3, 5}) {
+        cpu::ThreadPool pool(threads);
+        ASSERT_EQ(pool.size(), threads);
+        std::atomic<int> hits[5] = {};
+        for (int job = 0; job < 500; ++job) pool.run([&](int t) { hits[t].fetch_add(1); });
+        for (int t = 0; t < 5; ++t) EXPECT_EQ(hits[t].load(), t < threads ? 500 : 0) << threads << " threads, t " << t;
+    }
+    EXPECT_GE(cpu::ThreadPool(0).size(), 1);  // one per hardware thread
+}
+
+// Rows when M >= N, columns otherwise; odd sizes cut strips and K blocks.
+TEST(CpuThreads, ProductsAreBitIdenticalOnAnyThreadCount) {
+    REQUIRE_THREADS();
+    const Product cases[] = {{1, 1, 1, false, false},      {3, 5, 7, true, true},          {127, 1025, 5, false, false},
+                             {128, 784, 256, false, false}, {5, 300, 1025, false, true},   {129, 17, 1025, true, false},
+                             {1025, 33, 129, true, true},   {7, 3, 257, false, false}};
+    for (bool wide : {false, cpu::hasAvx2Fma()})
+        for (const Product& p : cases) {
+            HostMatrix z1(p.m, p.n), dz1(p.m, p.n);
+            const HostMatrix c1 = p.run(nullptr, wide, &z1, &dz1);
+            for (int threads : kThreadCounts) {
+                cpu::ThreadPool pool(threads);
+                HostMatrix z(p.m, p.n), dz(p.m, p.n);
+                const HostMatrix c = p.run(&pool, wide, &z, &dz);
+                const std::string at = std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n) +
+                                       " transA " + std::to_string(p.ta) + " transB " + std::to_string(p.tb) +
+                                       " wide " + std::to_string(wide) + ", " + std::to_string(threads) + " threads";
+                EXPECT_EQ(c.data, c1.data) << at;
+                EXPECT_EQ(z.data, z1.data) << at;
+                EXPECT_EQ(dz.data, dz1.data) << at;
+            }
+        }
+}
+
+TEST(CpuThreads, ConvolutionsAreBitIdenticalOnAnyThreadCount) {
+    REQUIRE_THREADS();
+    struct Conv {
+        int n;
+        Shape3 in;
+        int k, filters;
+    };
+    const Conv cases[] = {{6, {13, 11, 3}, 5, 10}, {2, {9, 8, 4}, 3, 1}, {3, {6, 6, 17}, 1, 40}};
+    for (const Conv& c : cases) {
+        const Window w = Window::make("test", c.in, c.k, c.k, 1, 1, Padding::Same, c.filters);
+        const int K = c.k * c.k * c.in.channels, n = c.n;
+        HostMatrix X = cputest::random(n, w.in.size(), 1), W = cputest::random(K, c.filters, 2);
+        HostMatrix b = cputest::random(1, c.filters, 3), dY = cputest::random(n, w.out.size(), 4);
+        auto run = [&](cpu::ThreadPool* pool) {
+            cpu::Workspace ws;
+            ws.pool = pool;
+            ws.parallelMinWork = 0;
+            std::vector<HostMatrix> out{HostMatrix(n, w.out.size()), HostMatrix(n, w.out.size()),
+                                        HostMatrix(K, c.filters), HostMatrix(n, w.in.size())};
+            cpu::conv2d(X.data.data(), n, w, W.data.data(), b.data.data(), Activation::ReLU, 0.0f, out[0].data.data(),
+                        out[1].data.data(), ws);
+            cpu::conv2dBackwardFilter(X.data.data(), dY.data.data(), n, w, out[2].data.data(), ws);
+            cpu::conv2dBackwardInput(dY.data.data(), W.data.data(), n, w, out[3].data.data(), ws);
+            return out;
+        };
+        const auto one = run(nullptr);
+        for (int threads : kThreadCounts) {
+            cpu::ThreadPool pool(threads);
+            const auto got = run(&pool);
+            for (size_t i = 0; i < got.size(); ++i)
+                EXPECT_EQ(got[i].data, one[i].data) << "output " << i << " (Y, Z, dW, dX) of " << c.in.str() << " k"
+                                                    << c.k << " F" << c.filters << ", " << threads << " threads";
+        }
+    }
+}
+
+// A model on the CPU backend: ten Adam steps of an MLP and a CNN whose
+// products are large enough to be split, on 1 and 3 threads.
+TEST(CpuThreads, TrainingIsBitIdenticalOnAnyThreadCount) {
+    REQUIRE_THREADS();
+    auto train = [](int threads, bool cnn) {
+        ContextOptions o;
+        o.backend = BackendPreference::Cpu;
+        o.cpuThreads = threads;
+        Context ctx(o);
+        // Products of 64x300x256 (MLP), 9216x18x16 and 64x2304x128 (CNN) multiply-adds, all over 2^20.
+        Sequential m(ctx, cnn ? Shape3{12, 12, 2} : Shape3{1, 1, 300});
+        if (cnn) m.add(Conv2D{16, 3, 1, Padding::Same, Activation::ReLU}).add(Flatten{});
+        m.add(Dense{cnn ? 128 : 256, Activation::ReLU}).add(Dense{7});
+        m.compile();
+        const int in = cnn ? 12 * 12 * 2 : 300;
+        HostMatrix x = cputest::random(128, in, 11);
+        std::vector<int> y(128);
+        for (int i = 0; i < 128; ++i) y[size_t(i)] = i % 7;
+        FitOptions f;
+        f.epochs = 5;
+        f.batchSize = 64;
+        m.fit(x, y, f);
+        return m.predict(x);
+    };
+    for (bool cnn : {false, true}) EXPECT_EQ(train(3, cnn).data, train(1, cnn).data) << (cnn ? "CNN" : "MLP");
+}
+
+}  // namespace cpu_threads_test
+}  // namespace
