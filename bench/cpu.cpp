@@ -1,9 +1,11 @@
 // CPU backend benchmark: GFLOP/s of the CPU matmul (both kernel widths where
-// the CPU has AVX2) on the shapes of the MLP and square sizes, and ms
+// the CPU has AVX2; on one thread and, natively, on one per hardware thread)
+// on the shapes of the MLP and square sizes, and ms
 // per training step of W1 (MLP 784-256-128-10 ReLU, softmax cross-entropy,
 // Adam 1e-3, batch 128, the loss read every step) and W2 (conv 8@5x5 ReLU,
 // max pool, conv 16@5x5 ReLU, max pool, dense 10; Adam, batch 64) through
-// Sequential on a Context with BackendPreference::Cpu — as a user runs it.
+// Sequential on a Context with BackendPreference::Cpu — as a user runs it
+// (ContextOptions::cpuThreads 1, then the default).
 // Also prints what BackendPreference::Auto chooses here, and why. Medians after
 // warm-up; wall-clock time, so on a shared machine the figures move between
 // runs (compare rows of one run). No pass or fail.
@@ -30,12 +32,13 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-void matmulRow(const char* label, int m, int k, int n, bool ta, bool tb, bool wide) {
+void matmulRow(const char* label, int m, int k, int n, bool ta, bool tb, bool wide, cpu::ThreadPool* pool) {
     const HostMatrix a = ref::uniformFill<float>(ta ? k : m, ta ? m : k, 1, 0, -1.0f, 1.0f);
     const HostMatrix b = ref::uniformFill<float>(tb ? n : k, tb ? k : n, 2, 0, -1.0f, 1.0f);
     HostMatrix c(m, n);
     cpu::Workspace ws;
     ws.wide = wide;
+    ws.pool = pool;
     const int reps = std::max(3, int(2e8 / (2.0 * m * n * k)));
     std::vector<double> t;
     for (int r = 0; r <= reps; ++r) {
@@ -44,8 +47,8 @@ void matmulRow(const char* label, int m, int k, int n, bool ta, bool tb, bool wi
         if (r > 0) t.push_back(ms(t0, Clock::now()));  // the first run packs into fresh memory
     }
     const double med = median(t);
-    std::printf("| %-26s | %5dx%5dx%5d | %-8s | %8.3f | %7.1f |\n", label, m, k, n, wide ? "8 (AVX2)" : "4", med,
-                2.0 * m * n * k / med / 1e6);
+    std::printf("| %-26s | %5dx%5dx%5d | %-8s | %7d | %8.3f | %7.1f |\n", label, m, k, n, wide ? "8 (AVX2)" : "4",
+                pool ? pool->size() : 1, med, 2.0 * m * n * k / med / 1e6);
 }
 
 // Median ms between consecutive steps of a fit (after `warmup` steps) on `ctx`.
@@ -92,33 +95,43 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
     try {
 #ifdef __EMSCRIPTEN__
-        const char* where = "WebAssembly SIMD128 (em++ -msimd128), one thread";
+        const char* where = "WebAssembly SIMD128 (em++ -msimd128), no threads";
 #else
-        const char* where = cpu::hasAvx2Fma() ? "native x86-64, AVX2 + FMA kernels chosen at run time, one thread"
-                                              : "native, SSE2 kernels, one thread";
+        const char* where = cpu::hasAvx2Fma() ? "native x86-64, AVX2 + FMA kernels chosen at run time"
+                                              : "native, SSE2 kernels";
 #endif
+        cpu::ThreadPool all;  // one thread per hardware thread (the caller alone without threads)
         std::printf("# CPU backend benchmark (%s)\n\n", where);
-        std::printf("| matmul                     | M x K x N         | lanes    | ms       | GFLOP/s |\n");
-        std::printf("|---|---|---|---|---|\n");
+        std::printf("| matmul                     | M x K x N         | lanes    | threads | ms       | GFLOP/s |\n");
+        std::printf("|---|---|---|---|---|---|\n");
         for (bool wide : {false, true}) {
             if (wide && !cpu::hasAvx2Fma()) continue;
-            matmulRow("MLP forward X W1", 128, 784, 256, false, false, wide);
-            matmulRow("MLP weight grad X^T dZ", 784, 128, 256, true, false, wide);
-            matmulRow("MLP input grad dZ W^T", 128, 256, 784, false, true, wide);
-            for (int n : {256, 512, 1024}) matmulRow("square", n, n, n, false, false, wide);
+            for (cpu::ThreadPool* pool : {static_cast<cpu::ThreadPool*>(nullptr), &all}) {
+                if (pool && pool->size() == 1) continue;
+                matmulRow("MLP forward X W1", 128, 784, 256, false, false, wide, pool);
+                matmulRow("MLP weight grad X^T dZ", 784, 128, 256, true, false, wide, pool);
+                matmulRow("MLP input grad dZ W^T", 128, 256, 784, false, true, wide, pool);
+                for (int n : {256, 512, 1024}) matmulRow("square", n, n, n, false, false, wide, pool);
+            }
         }
-        Context cpu([] {
-            ContextOptions o;
-            o.backend = BackendPreference::Cpu;
-            return o;
-        }());
-        std::printf("\n| training step (Sequential, backend cpu) | ms/step (median of %d) | last loss |\n", steps);
-        std::printf("|---|---|---|\n");
-        float loss = 0;
-        const double w1 = stepMs(cpu, false, steps, 5, &loss);
-        std::printf("| W1 MLP 784-256-128-10, batch 128, Adam | %.2f | %.4f |\n", w1, loss);
-        const double w2 = stepMs(cpu, true, steps, 5, &loss);
-        std::printf("| W2 CNN conv8-pool-conv16-pool-dense10, batch 64, Adam | %.2f | %.4f |\n", w2, loss);
+        std::printf("\n| training step (Sequential, backend cpu) | threads | ms/step (median of %d) | last loss |\n",
+                    steps);
+        std::printf("|---|---|---|---|\n");
+        for (int threads : {1, 0}) {
+            Context cpu([&] {
+                ContextOptions o;
+                o.backend = BackendPreference::Cpu;
+                o.cpuThreads = threads;
+                return o;
+            }());
+            const int n = cpu.cpuThreads().size();
+            if (threads == 0 && n == 1) break;  // the same as the row above
+            float loss = 0;
+            const double w1 = stepMs(cpu, false, steps, 5, &loss);
+            std::printf("| W1 MLP 784-256-128-10, batch 128, Adam | %d | %.2f | %.4f |\n", n, w1, loss);
+            const double w2 = stepMs(cpu, true, steps, 5, &loss);
+            std::printf("| W2 CNN conv8-pool-conv16-pool-dense10, batch 64, Adam | %d | %.2f | %.4f |\n", n, w2, loss);
+        }
         // What a default Context decides here (it needs GL: absent, it says so).
         Context automatic;
         std::printf("\nBackendPreference::Auto here: %s (%s)\n", backendName(automatic.backend()),

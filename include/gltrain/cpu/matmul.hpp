@@ -57,7 +57,8 @@ struct Panels {
 // across calls so the steady state of training allocates nothing; the kernel
 // width to use: the 8-wide AVX2 kernel where the CPU has it (natively), else
 // the 4-wide one (tests clear `wide` to check the portable kernel on any
-// machine); and the threads that share large products (none: the caller's).
+// machine); and the pool whose threads share large products (null: the caller
+// alone).
 struct Workspace {
     std::vector<Panels> panels;  // [t]: thread t's (0: the caller)
     std::vector<float> c;        // a product's own scratch (conv.hpp)
@@ -244,7 +245,7 @@ inline void finish(float* C, int ldc, int i0, int rows, int j0, int cols, const 
 
 template <class K, class PackA, class PackB>
 void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
-           Panels& ws) {
+           Panels& panels) {
     constexpr int MR = K::MR, NR = K::NR;
     if (Kdim == 0) {  // an empty sum: C = (accumulate ? C : 0), then the epilogue
         if (!e.accumulate)
@@ -255,18 +256,19 @@ void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float
     // Bias, Z, ReLU and ReLU' happen in registers; other activations after.
     const bool fused = (e.activation == Activation::Linear || e.activation == Activation::ReLU) &&
                        (!e.derivativeAt || e.derivative == Activation::Linear || e.derivative == Activation::ReLU);
-    ws.a.resize(size_t(MR) * kKc);
-    ws.b.resize(size_t(kKc) * size_t((std::min(N, kNc) + NR - 1) / NR * NR));
+    panels.a.resize(size_t(MR) * kKc);
+    panels.b.resize(size_t(kKc) * size_t((std::min(N, kNc) + NR - 1) / NR * NR));
     for (int k0 = 0; k0 < Kdim; k0 += kKc) {
         const int kc = std::min(kKc, Kdim - k0);
         const bool add = k0 > 0 || e.accumulate, last = k0 + kc >= Kdim;
         for (int j0 = 0; j0 < N; j0 += kNc) {
             const int nc = std::min(kNc, N - j0), strips = (nc + NR - 1) / NR;
             for (int s = 0; s < strips; ++s)
-                packB(ws.b.data() + size_t(s) * NR * size_t(kc), j0 + s * NR, std::min(NR, nc - s * NR), k0, kc, NR);
+                packB(panels.b.data() + size_t(s) * NR * size_t(kc), j0 + s * NR, std::min(NR, nc - s * NR), k0, kc,
+                      NR);
             for (int i0 = 0; i0 < M; i0 += MR) {
                 const int rows = std::min(MR, M - i0);
-                packA(ws.a.data(), i0, rows, k0, kc, MR);
+                packA(panels.a.data(), i0, rows, k0, kc, MR);
                 for (int s = 0; s < strips; ++s) {
                     const int jt = j0 + s * NR;
                     TileEpilogue te;
@@ -278,7 +280,7 @@ void drive(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float
                                         ? e.derivativeAt + size_t(i0) * size_t(ldc) + jt
                                         : nullptr;
                     }
-                    K::run(kc, ws.a.data(), ws.b.data() + size_t(s) * NR * size_t(kc),
+                    K::run(kc, panels.a.data(), panels.b.data() + size_t(s) * NR * size_t(kc),
                            C + size_t(i0) * size_t(ldc) + jt, ldc, rows, std::min(NR, nc - s * NR), add,
                            last && fused ? &te : nullptr);
                 }
