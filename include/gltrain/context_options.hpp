@@ -70,9 +70,10 @@ struct ContextOptions {
     // 128x784x256 products, 2^24.6, ran no faster; N = 512 and 1024 ran 1.3-1.5x).
     // Tests set 0 to run it on every shape.
     double feedbackMinWork = 67108864.0;  // 2^26
-    // The CPU backend: how many threads share a large product (its rows), the
-    // training thread included; 0 = one per hardware thread, at most 8. The
-    // browser build has no threads: there it is always one.
+    // The CPU backend: how many threads share a large product (strips of its
+    // rows, or of its columns where it is wider than tall), the training thread
+    // included; 0 = one per hardware thread, at most 8. The browser build has
+    // no threads: there it is always one.
     int cpuThreads = 0;
     // Native: EGL platforms to try, in order ("device", "surfaceless", "default").
     std::vector<std::string> eglPlatforms = {"device", "surfaceless", "default"};
