@@ -341,6 +341,7 @@ public:
             o.set("maxArrayTextureLayers", c.maxArrayTextureLayers);
             o.set("maxDrawBuffers", c.maxDrawBuffers);
             o.set("maxTextureImageUnits", c.maxTextureImageUnits);
+            o.set("maxFeedbackComponents", c.maxFeedbackComponents);
             o.set("colorBufferFloat", c.colorBufferFloat);
             o.set("colorBufferHalfFloat", c.colorBufferHalfFloat);
             o.set("floatBlend", c.floatBlend);

@@ -335,6 +335,10 @@ void Context::queryCapabilities(Capabilities& c) const {
     glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &c.maxArrayTextureLayers);
     glGetIntegerv(GL_MAX_DRAW_BUFFERS, &c.maxDrawBuffers);
     glGetIntegerv(GL_MAX_TEXTURE_IMAGE_UNITS, &c.maxTextureImageUnits);
+    GLint captured = 0, vertexOut = 0;
+    glGetIntegerv(GL_MAX_TRANSFORM_FEEDBACK_INTERLEAVED_COMPONENTS, &captured);
+    glGetIntegerv(GL_MAX_VERTEX_OUTPUT_COMPONENTS, &vertexOut);
+    c.maxFeedbackComponents = std::min(captured, vertexOut);
     GLint n = 0;
     glGetIntegerv(GL_NUM_EXTENSIONS, &n);
     c.extensions.clear();

@@ -1,6 +1,6 @@
 // The transform-feedback matmul (forward/matmul_feedback + forward/matmul_epilogue)
 // against the CPU reference (double): every form, odd shapes and K (blocks of
-// 8 rows x 2 texels cut short, K not a multiple of 4), operand and output row
+// 8 or 12 rows x 2 texels cut short, K not a multiple of 4), operand and output row
 // layouts, paged operands, the fused epilogues, and a training run that must
 // agree with the fragment kernels step by step. Natively it runs on llvmpipe
 // (ContextOptions::feedback = on); in Chromium on SwiftShader, where Auto turns
@@ -69,6 +69,11 @@ TEST(FeedbackKernels, WhoRunsThem) {
     const Capabilities& autoCaps = test::context().caps();
     const bool swiftShader = autoCaps.renderer.find("SwiftShader") != std::string::npos;
     if (!autoCaps.computeKernels) EXPECT_EQ(autoCaps.feedbackKernels, swiftShader) << autoCaps.feedbackReason;
+    // The block: 12 rows where a vertex can capture 24 vec4s (SwiftShader: 32), else the
+    // 8 every OpenGL ES 3.0 device can (64 components; llvmpipe's limit).
+    EXPECT_GE(on.maxFeedbackComponents, 64);
+    EXPECT_EQ(detail::feedbackBlockRows(ctx), on.maxFeedbackComponents >= 96 ? 12 : 8);
+    if (swiftShader) EXPECT_EQ(detail::feedbackBlockRows(ctx), 12) << on.maxFeedbackComponents;
 
     ContextOptions o;
     o.backend = BackendPreference::Gpu;
@@ -107,8 +112,8 @@ TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
     struct MN {
         int m, n;
     };
-    // One element, a row, a column, whole blocks (8 rows x 8 columns), blocks cut short.
-    const MN shapes[] = {{1, 1}, {1, 33}, {33, 1}, {16, 16}, {17, 9}, {127, 5}, {5, 127}};
+    // One element, a row, a column, whole blocks (8 or 12 rows x 8 columns), blocks cut short.
+    const MN shapes[] = {{1, 1}, {1, 33}, {33, 1}, {16, 16}, {24, 16}, {17, 9}, {25, 9}, {127, 5}, {5, 127}};
     for (Form f : {Form::NN, Form::TN, Form::NT})
         for (MN s : shapes)
             for (int k : {1, 3, 8, 129}) test::checkMatmul(ctx, f, s.m, k, s.n, Layout::Packed, Layout::Packed);
@@ -120,15 +125,15 @@ TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
 
 TEST(FeedbackKernels, PagedOperands) {
     // MAX_TEXTURE_SIZE 64: operands split into pages; an output narrow enough
-    // for its staging row (<= 32 columns) runs the feedback kernel, a wider one
-    // (paged too) the fragment kernels.
+    // for its staging row (<= 16 columns: 2 blocks of 12 x 2 texels) runs the
+    // feedback kernel, a wider one (paged too) the fragment kernels.
     Context& ctx = feedbackContext(true);
     if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
-    Tensor a(ctx, 300, 300), b(ctx, 300, 32), c(ctx, 300, 32), wide(ctx, 300, 300);
+    Tensor a(ctx, 300, 300), b(ctx, 300, 16), c(ctx, 300, 16), wide(ctx, 300, 300);
     EXPECT_EQ(kernelsOf(a, b, c), kFeedback);
     EXPECT_NE(kernelsOf(a, a, wide), kFeedback);
-    for (Form f : {Form::NN, Form::TN, Form::NT}) test::checkMatmul(ctx, f, 127, 300, 29, Layout::Packed, Layout::Packed);
-    test::checkMatmul(ctx, Form::NN, 301, 70, 32, Layout::PackedRows8, Layout::PackedRows4);
+    for (Form f : {Form::NN, Form::TN, Form::NT}) test::checkMatmul(ctx, f, 127, 300, 13, Layout::Packed, Layout::Packed);
+    test::checkMatmul(ctx, Form::NN, 301, 70, 15, Layout::PackedRows8, Layout::PackedRows4);
 }
 
 TEST(FeedbackKernels, FusedEpilogues) {

@@ -54,6 +54,29 @@ TEST(ShaderRegistry, QuotesTheBadLineFromEveryDriversLog) {
     EXPECT_EQ(ShaderRegistry::quoteBadLines("no line here\n", body, 10, "k"), "");
 }
 
+TEST(ShaderRegistry, BlockSizesAreNumbersOrDefines) {
+    // "// block: R x C": numbers, or names the pass's defines set (forward/matmul_feedback's BLOCK_ROWS).
+    const std::string fixed = "// stage: feedback\n// block: 8 x 2\n", named = "// stage: feedback\n// block: ROWS x 2\n";
+    EXPECT_EQ(ShaderRegistry::feedbackBlock("k", fixed), std::make_pair(8, 2));
+    EXPECT_EQ(ShaderRegistry::feedbackBlock("k", named, "#define A 1\n#define ROWS 12\n"), std::make_pair(12, 2));
+    auto expectError = [](const std::string& src, const std::string& defines, const std::string& want) {
+        try {
+            ShaderRegistry::feedbackBlock("k", src, defines);
+            ADD_FAILURE() << "expected ShaderError for " << src;
+        } catch (const ShaderError& e) {
+            EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+        }
+    };
+    expectError(named, "#define ROWSX 12\n", "names ROWS in its '// block:' line, which its defines do not set");
+    expectError(named, "#define ROWS 0\n", "a size >= 1 is expected");
+    expectError("// stage: feedback\n// block: 0 x 2\n", "", "a size >= 1 is expected");
+    expectError("// stage: feedback\n", "", "has no '// block: R x C' header line");
+    // The shipped kernel names its rows; ops/matmul.hpp sets them from the device's limit.
+    const std::string src = context().shaders().source("forward/matmul_feedback");
+    EXPECT_EQ(ShaderRegistry::feedbackBlock("forward/matmul_feedback", src, "#define BLOCK_ROWS 12\n"),
+              std::make_pair(12, 2));
+}
+
 TEST(ShaderRegistry, ProgramsAreCachedByNameAndDefines) {
     Context& ctx = context();
     Tensor a(ctx, randomMatrix(3, 5, 1)), b(ctx, randomMatrix(3, 5, 2)), out(ctx, 3, 5);

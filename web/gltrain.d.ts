@@ -222,6 +222,8 @@ export interface Capabilities {
   maxArrayTextureLayers: number;
   maxDrawBuffers: number;
   maxTextureImageUnits: number;
+  /** Floats a vertex can output for transform feedback to capture (the feedback matmul's block follows). */
+  maxFeedbackComponents: number;
   colorBufferFloat: boolean;
   colorBufferHalfFloat: boolean;
   floatBlend: boolean;

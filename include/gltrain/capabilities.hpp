@@ -30,6 +30,8 @@ struct Capabilities {
     int maxArrayTextureLayers = 0;
     int maxDrawBuffers = 0;
     int maxTextureImageUnits = 0;
+    int maxFeedbackComponents = 0;  // floats a vertex can output and transform feedback capture (the smaller
+                                    // of MAX_TRANSFORM_FEEDBACK_INTERLEAVED_COMPONENTS, MAX_VERTEX_OUTPUT_COMPONENTS)
     bool colorBufferFloat = false;      // EXT_color_buffer_float advertised (or core in ES 3.2)
     bool colorBufferHalfFloat = false;  // EXT_color_buffer_half_float advertised
     bool floatBlend = false;            // EXT_float_blend advertised
@@ -97,6 +99,8 @@ inline std::vector<std::string> restoreShortfalls(const Capabilities& before, co
     fell("MAX_ARRAY_TEXTURE_LAYERS", before.maxArrayTextureLayers, after.maxArrayTextureLayers);
     fell("MAX_DRAW_BUFFERS", before.maxDrawBuffers, after.maxDrawBuffers);
     fell("MAX_TEXTURE_IMAGE_UNITS", before.maxTextureImageUnits, after.maxTextureImageUnits);
+    if (before.feedbackKernels) fell("the transform-feedback components", before.maxFeedbackComponents,
+                                     after.maxFeedbackComponents);
     if (before.computeKernels && !after.computeShaders) s.push_back("no compute shaders (matmul runs as one)");
     return s;
 }
@@ -116,6 +120,8 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "MAX_TEXTURE_SIZE:            " << c.maxTextureSize << "\n"
        << "MAX_ARRAY_TEXTURE_LAYERS:    " << c.maxArrayTextureLayers << "\n"
        << "MAX_DRAW_BUFFERS:            " << c.maxDrawBuffers << "\n"
+       << "feedback components:         " << c.maxFeedbackComponents
+       << " (transform feedback, interleaved; vertex outputs)\n"
        << "EXT_color_buffer_float:      " << yn(c.colorBufferFloat) << "\n"
        << "EXT_color_buffer_half_float: " << yn(c.colorBufferHalfFloat) << "\n"
        << "EXT_float_blend:             " << yn(c.floatBlend) << "\n"

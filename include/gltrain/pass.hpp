@@ -36,7 +36,7 @@ public:
         rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
         if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
         if (ShaderRegistry::isCompute(src)) computeTile_ = ShaderRegistry::computeTile(kernel_, src);
-        if (ShaderRegistry::isFeedback(src)) feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src);
+        if (ShaderRegistry::isFeedback(src)) feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src, definesBlock());
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
@@ -342,9 +342,15 @@ private:
         return k;
     }
 
-    void resolve(const LayoutKey& key) {
+    // The pass's own defines as "#define NAME VALUE" lines.
+    std::string definesBlock() const {
         std::string d;
         for (auto& kv : defines_) d += "#define " + kv.first + " " + kv.second + "\n";
+        return d;
+    }
+
+    void resolve(const LayoutKey& key) {
+        std::string d = definesBlock();
         for (size_t i = 0; i < inputs_.size(); ++i) {
             d += "#define " + inputNames_[i] + "_BOUND " + (inputs_[i] ? "1" : "0") + "\n";
             if (!inputs_[i]) continue;

@@ -36,8 +36,9 @@
 //
 // "// stage: feedback" in the header: a vertex shader whose outputs transform
 // feedback captures (WebGL2 has no compute stage, and on SwiftShader a vertex
-// may write 31 vec4s where a fragment writes 8). The kernel declares
-// "// block: R x C": each vertex computes an R-row x C-texel block of a result,
+// may write 32 vec4s where a fragment writes 8). The kernel declares
+// "// block: R x C" (R or C a number or the name of one of its defines): each
+// vertex computes an R-row x C-texel block of a result,
 // writes it to F0..F{RC-1} (F(p*C + j): row p, texel j) and finds its block with
 //   ivec2 blockOrigin()  (first texel column, first row) of this vertex's block
 // The pass copies the captured blocks, vertex by vertex, into its output: an
@@ -50,6 +51,7 @@
 // sampler2DArray with a division.
 #pragma once
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <regex>
@@ -166,9 +168,11 @@ public:
     static std::pair<int, int> computeTile(const std::string& name, const std::string& src) {
         return headerSize(name, src, "tile");
     }
-    // A feedback kernel's "// block: R x C": the rows and column texels one vertex computes.
-    static std::pair<int, int> feedbackBlock(const std::string& name, const std::string& src) {
-        return headerSize(name, src, "block");
+    // A feedback kernel's "// block: R x C": the rows and column texels one vertex computes
+    // (R or C may name one of `defines`, "#define NAME VALUE" lines).
+    static std::pair<int, int> feedbackBlock(const std::string& name, const std::string& src,
+                                             const std::string& defines = "") {
+        return headerSize(name, src, "block", defines);
     }
 
     // The raw input list of a kernel's header, '?' markers included.
@@ -181,13 +185,29 @@ public:
     }
 
     // A header line "// key: R x C" (both >= 1), or a ShaderError naming the kernel.
-    static std::pair<int, int> headerSize(const std::string& name, const std::string& src, const std::string& key) {
-        const std::regex re("//\\s*" + key + ":\\s*(\\d+)\\s*x\\s*(\\d+)");
+    // R or C may name a define ("// block: BLOCK_ROWS x 2"), looked up in
+    // `defines` (a block of "#define NAME VALUE" lines).
+    static std::pair<int, int> headerSize(const std::string& name, const std::string& src, const std::string& key,
+                                          const std::string& defines = "") {
+        const std::regex re("//\\s*" + key + ":\\s*(\\w+)\\s*x\\s*(\\w+)");
         std::smatch m;
-        if (!std::regex_search(src, m, re) || std::stoi(m[1].str()) < 1 || std::stoi(m[2].str()) < 1)
-            throw ShaderError("ShaderRegistry: " + stage(src) + " kernel '" + name + "' has no '// " + key +
-                              ": R x C' header line");
-        return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+        auto bad = [&](const std::string& why) {
+            return ShaderError("ShaderRegistry: " + stage(src) + " kernel '" + name + "' " + why);
+        };
+        if (!std::regex_search(src, m, re)) throw bad("has no '// " + key + ": R x C' header line");
+        auto value = [&](const std::string& token) {
+            std::string v = token;
+            if (!std::isdigit(static_cast<unsigned char>(token[0]))) {
+                std::smatch d;
+                if (!std::regex_search(defines, d, std::regex("#define " + token + " (\\d+)\n")))
+                    throw bad("names " + token + " in its '// " + key + ":' line, which its defines do not set");
+                v = d[1].str();
+            }
+            if (v.find_first_not_of("0123456789") != std::string::npos || v.size() > 6 || std::stoi(v) < 1)
+                throw bad("has '" + token + "' in its '// " + key + ":' line; a size >= 1 is expected");
+            return std::stoi(v);
+        };
+        return {value(m[1].str()), value(m[2].str())};
     }
 
     static std::vector<std::string> headerList(const std::string& src, const std::string& key) {
@@ -531,7 +551,7 @@ private:
 #endif
         const bool feedback = isFeedback(body);
         std::pair<int, int> block{0, 0};
-        if (feedback) block = feedbackBlock(name, body);
+        if (feedback) block = feedbackBlock(name, body, defines);
         std::string pre = compute    ? computePrelude(defines, p->inputs)
                           : feedback ? feedbackPrelude(defines, p->inputs, block, sampledFetch_)
                                      : prelude(defines, p->inputs, renderTargets(body, defines), sampledFetch_);

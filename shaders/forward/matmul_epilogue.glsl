@@ -3,18 +3,17 @@
 // in its own layout.
 // inputs: P, BIAS?, Z?
 // uses: lib/activation, lib/bias, lib/epilogue
-// defines: FBR_SHIFT, FBC_SHIFT (log2 of the feedback kernel's block: rows, column
-//          texels; shifts, as a software renderer divides lane by lane), ACT, DACT
+// defines: FBR, FBC (the feedback kernel's block: rows, column texels), ACT, DACT
 //          as in forward/matmul
 // output: M x N, packed (any row layout); one texel per fragment
 // formula: C[r, c] = P's element (r, c) (+ BIAS[0, c]; then f(.) if ACT; then * f'(Z[r, c]) if DACT),
-//          where P's texel row R holds block row R (blocks of FBR x FBC texels, FBR = 1 << FBR_SHIFT):
+//          where P's texel row R holds block row R (blocks of FBR x FBC texels):
 //          block b of it at texels b*FBR*FBC.., texel (r % FBR) * FBC + (x % FBC) of the block
 //          holding texel x of row r
 void main() {
     ivec2 t = outTexel();
-    int bx = t.x >> FBC_SHIFT, by = t.y >> FBR_SHIFT;
-    int inBlock = ((t.y & ((1 << FBR_SHIFT) - 1)) << FBC_SHIFT) | (t.x & ((1 << FBC_SHIFT) - 1));
-    vec4 c = P_texel((bx << (FBR_SHIFT + FBC_SHIFT)) | inBlock, by);
+    int bx = t.x / FBC, by = t.y / FBR;
+    int inBlock = (t.y - by * FBR) * FBC + (t.x - bx * FBC);
+    vec4 c = P_texel(bx * (FBR * FBC) + inBlock, by);
     setOutput(epilogue(c));
 }

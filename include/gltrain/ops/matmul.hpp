@@ -110,24 +110,29 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
 }  // namespace detail
 
 namespace detail {
-// The transform-feedback matmul's block (forward/matmul_feedback: rows x column
-// texels, as shifts: 8 x 2).
-constexpr int kFeedbackRowShift = 3, kFeedbackTexelShift = 1;
-constexpr int kFeedbackBlockRows = 1 << kFeedbackRowShift, kFeedbackBlockTexels = 1 << kFeedbackTexelShift;
+// The transform-feedback matmul's block (forward/matmul_feedback's "// block:
+// BLOCK_ROWS x 2": rows x column texels): 12 rows where a vertex can output and
+// capture 24 vec4s (SwiftShader: 32), else the 8 (16 vec4s) every OpenGL ES 3.0
+// device can (llvmpipe's limit).
+constexpr int kFeedbackBlockTexels = 2;
+inline int feedbackBlockRows(const Context& ctx) {
+    return ctx.caps().maxFeedbackComponents >= 12 * kFeedbackBlockTexels * 4 ? 12 : 8;
+}
 
 // All of K runs in one draw (no K-split): up to this K, about the longest loop
 // the fragment kernels' default split runs in 2 passes.
 constexpr int kFeedbackMaxK = 1024;
 
 // The staging tensor the feedback kernel writes for C: one texel row per block
-// row (ceil(M / 8)), holding that row's blocks one after another.
+// row (ceil(M / R)), holding that row's blocks one after another.
 struct FeedbackStaging {
-    int rows, cols;  // cols in values: blocks per row x 8 rows x 2 texels x 4
+    int blockRows;   // R
+    int rows, cols;  // cols in values: blocks per row x R rows x 2 texels x 4
 };
 inline FeedbackStaging feedbackStaging(const Tensor& c) {
+    const int r = feedbackBlockRows(c.context());
     const int blocksPerRow = (c.geometry().texelsPerRow + kFeedbackBlockTexels - 1) / kFeedbackBlockTexels;
-    return {(c.rows() + kFeedbackBlockRows - 1) / kFeedbackBlockRows,
-            blocksPerRow * kFeedbackBlockRows * kFeedbackBlockTexels * 4};
+    return {r, (c.rows() + r - 1) / r, blocksPerRow * r * kFeedbackBlockTexels * 4};
 }
 
 // Where the feedback kernel can run: the context chose it, one operand at most
@@ -156,11 +161,13 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
     const FeedbackStaging size = feedbackStaging(c);
     Tensor& staging = list.temp(ctx, size.rows, size.cols, Layout::Packed);
     Pass& p = list.add(Pass(ctx, "forward/matmul_feedback",
-                            {{"TRANS_A", o.transA ? "1" : "0"}, {"TRANS_B", o.transB ? "1" : "0"}}));
+                            {{"TRANS_A", o.transA ? "1" : "0"},
+                             {"TRANS_B", o.transB ? "1" : "0"},
+                             {"BLOCK_ROWS", std::to_string(size.blockRows)}}));
     p.input("A", a).input("B", b).output(staging).uniformInt("c_shape", c.rows(), c.geometry().texelsPerRow);
     Pass& e = list.add(Pass(ctx, "forward/matmul_epilogue",
-                            {{"FBR_SHIFT", std::to_string(kFeedbackRowShift)},
-                             {"FBC_SHIFT", std::to_string(kFeedbackTexelShift)},
+                            {{"FBR", std::to_string(size.blockRows)},
+                             {"FBC", std::to_string(kFeedbackBlockTexels)},
                              {"ACT", std::to_string(int(o.act))},
                              {"DACT", o.dactZ ? "1" : "0"}}));
     e.input("P", staging).output(c);
