@@ -31,9 +31,16 @@ void main() {
 #endif
 #if TRANS_A
     // C[m, :] = sum_k A[k, m] B[k, :]: A's texel (m/4, k) holds A[k, 4g..4g+3].
+    // Four k per step, their products summed before they meet an accumulator
+    // (SwiftShader keeps accumulators in memory: one update per 4 k, not per k).
     int g = t.y >> 2;
+#define ROWS4(c0, c1, c2, c3, gg) { \
+        vec4 a0 = A_texel(gg, k), a1 = A_texel(gg, k + 1), a2 = A_texel(gg, k + 2), a3 = A_texel(gg, k + 3); \
+        c0 += a0.x * b0 + a1.x * b1 + a2.x * b2 + a3.x * b3; c1 += a0.y * b0 + a1.y * b1 + a2.y * b2 + a3.y * b3; \
+        c2 += a0.z * b0 + a1.z * b1 + a2.z * b2 + a3.z * b3; c3 += a0.w * b0 + a1.w * b1 + a2.w * b2 + a3.w * b3; }
 #if OUT_PHASES == 8
     int g2 = min(g + 1, lastRow >> 2);  // rows 4..7 of the block (past the end: clamped, discarded)
+#define ROWS4_8 ROWS4(c4, c5, c6, c7, g2)
 #define STEP(k) { \
         vec4 b = B_texel(x, k); \
         vec4 a = A_texel(g, k); \
@@ -41,6 +48,7 @@ void main() {
         a = A_texel(g2, k); \
         c4 += a.x * b; c5 += a.y * b; c6 += a.z * b; c7 += a.w * b; }
 #else
+#define ROWS4_8
 #define STEP(k) { \
         vec4 b = B_texel(x, k); \
         vec4 a = A_texel(g, k); \
@@ -48,7 +56,11 @@ void main() {
 #endif
     // Four k per iteration (SwiftShader pays per loop iteration), then the tail.
     int kEnd4 = k0 + ((k1 - k0) / 4) * 4;
-    for (int k = k0; k < kEnd4; k += 4) { STEP(k) STEP(k + 1) STEP(k + 2) STEP(k + 3) }
+    for (int k = k0; k < kEnd4; k += 4) {
+        vec4 b0 = B_texel(x, k), b1 = B_texel(x, k + 1), b2 = B_texel(x, k + 2), b3 = B_texel(x, k + 3);
+        ROWS4(c0, c1, c2, c3, g)
+        ROWS4_8
+    }
     for (int k = kEnd4; k < k1; ++k) STEP(k)
 #elif TRANS_B
     // C[r, c] = dot(A[r, :], B[c, :]) four k at a time; padding lanes are zero;

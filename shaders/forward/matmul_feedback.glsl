@@ -36,13 +36,24 @@ void main() {
 #endif
 #if TRANS_A
     // C[m, :] = sum_k A[k, m] B[k, :]: A's texel (m/4, k) holds A[k, 4g..4g+3]; the
-    // block's rows are whole texels (r0 is a multiple of BLOCK_ROWS).
+    // block's rows are whole texels (r0 is a multiple of BLOCK_ROWS). Four k per
+    // step, their products summed before they meet an accumulator (SwiftShader
+    // keeps accumulators in memory: one update per 4 k, not per k).
+#define SUM4(a0, a1, a2, a3, lane, b0, b1, b2, b3) (a0.lane * b0 + a1.lane * b1 + a2.lane * b2 + a3.lane * b3)
+#define QUAD4(gg, c0, c1, c2, c3, d0, d1, d2, d3) { \
+        vec4 a0 = A_texel(gg, k), a1 = A_texel(gg, k + 1), a2 = A_texel(gg, k + 2), a3 = A_texel(gg, k + 3); \
+        c0 += SUM4(a0, a1, a2, a3, x, b0, b1, b2, b3); c1 += SUM4(a0, a1, a2, a3, y, b0, b1, b2, b3); \
+        c2 += SUM4(a0, a1, a2, a3, z, b0, b1, b2, b3); c3 += SUM4(a0, a1, a2, a3, w, b0, b1, b2, b3); \
+        d0 += SUM4(a0, a1, a2, a3, x, e0, e1, e2, e3); d1 += SUM4(a0, a1, a2, a3, y, e0, e1, e2, e3); \
+        d2 += SUM4(a0, a1, a2, a3, z, e0, e1, e2, e3); d3 += SUM4(a0, a1, a2, a3, w, e0, e1, e2, e3); }
 #define QUAD(a, c0, c1, c2, c3, d0, d1, d2, d3) \
         c0 += a.x * b; c1 += a.y * b; c2 += a.z * b; c3 += a.w * b; \
         d0 += a.x * e; d1 += a.y * e; d2 += a.z * e; d3 += a.w * e;
 #if BLOCK_ROWS == 12
+#define QUAD4_3 QUAD4(g2, c8, c9, c10, c11, d8, d9, d10, d11)
 #define QUAD3(k) a = A_texel(g2, k); QUAD(a, c8, c9, c10, c11, d8, d9, d10, d11)
 #else
+#define QUAD4_3
 #define QUAD3(k)
 #endif
 #define STEP(k) { \
@@ -54,7 +65,13 @@ void main() {
     int lastG = lastRow >> 2, g = o.y >> 2, g1 = min(g + 1, lastG), g2 = min(g + 2, lastG);
     int K = A_shape().x, kEnd4 = K & ~3;
     // Four k per iteration (SwiftShader pays per loop iteration), then the tail.
-    for (int k = 0; k < kEnd4; k += 4) { STEP(k) STEP(k + 1) STEP(k + 2) STEP(k + 3) }
+    for (int k = 0; k < kEnd4; k += 4) {
+        vec4 b0 = B_texel(x0, k), b1 = B_texel(x0, k + 1), b2 = B_texel(x0, k + 2), b3 = B_texel(x0, k + 3);
+        vec4 e0 = B_texel(x1, k), e1 = B_texel(x1, k + 1), e2 = B_texel(x1, k + 2), e3 = B_texel(x1, k + 3);
+        QUAD4(g, c0, c1, c2, c3, d0, d1, d2, d3)
+        QUAD4(g1, c4, c5, c6, c7, d4, d5, d6, d7)
+        QUAD4_3
+    }
     for (int k = kEnd4; k < K; ++k) STEP(k)
 #else
     ivec4 r = min(ivec4(o.y) + ivec4(0, 1, 2, 3), ivec4(lastRow));
