@@ -274,6 +274,15 @@ TEST(ContextLost, ARestoredDeviceMustHoldWhatTheLostOneHeld) {
     EXPECT_TRUE(restoreShortfalls(compute, noCompute, inUse).empty());
     compute.computeKernels = true;
     EXPECT_EQ(restoreShortfalls(compute, noCompute, inUse), std::vector<std::string>{"no compute shaders (matmul runs as one)"});
+    // The vertex outputs transform feedback captures matter only where matmul runs by feedback.
+    Capabilities feedback = was, fewer = was;
+    feedback.feedbackKernels = false;
+    fewer.maxFeedbackComponents = was.maxFeedbackComponents - 4;
+    EXPECT_TRUE(restoreShortfalls(feedback, fewer, inUse).empty());
+    feedback.feedbackKernels = true;
+    EXPECT_EQ(restoreShortfalls(feedback, fewer, inUse),
+              std::vector<std::string>{"the feedback components limit is " + std::to_string(fewer.maxFeedbackComponents) +
+                                       ", was " + std::to_string(was.maxFeedbackComponents)});
 }
 
 }  // namespace context_lost_test

@@ -99,7 +99,8 @@ inline std::vector<std::string> restoreShortfalls(const Capabilities& before, co
     fell("MAX_ARRAY_TEXTURE_LAYERS", before.maxArrayTextureLayers, after.maxArrayTextureLayers);
     fell("MAX_DRAW_BUFFERS", before.maxDrawBuffers, after.maxDrawBuffers);
     fell("MAX_TEXTURE_IMAGE_UNITS", before.maxTextureImageUnits, after.maxTextureImageUnits);
-    if (before.feedbackKernels) fell("the transform-feedback components", before.maxFeedbackComponents,
+    // (The feedback matmul's block follows the limit: recorded passes keep the lost device's.)
+    if (before.feedbackKernels) fell("the feedback components limit", before.maxFeedbackComponents,
                                      after.maxFeedbackComponents);
     if (before.computeKernels && !after.computeShaders) s.push_back("no compute shaders (matmul runs as one)");
     return s;
