@@ -12,23 +12,19 @@ uniform float lr;
 uniform float wd;
 uniform float mu;
 void main() {
-    vec4 p = P_aligned(), v0 = V_aligned();
+    vec4 p = P_aligned();
+#if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter and state.
+    float l = LOSS_at(0, 0);
+    if (isnan(l) || isinf(l)) { setPN(p); setVN(V_aligned()); return; }
+#endif
     vec4 g = updateGrad();
     g += wd * p;
-    vec4 v = mu * v0 + g;
+    vec4 v = mu * V_aligned() + g;
 #if NESTEROV
-    vec4 pn = p - lr * (g + mu * v);
+    setPN(p - lr * (g + mu * v));
 #else
-    vec4 pn = p - lr * v;
+    setPN(p - lr * v);
 #endif
-#if LOSS_BOUND
-    // The step's loss is NaN/Inf: keep the last good parameter and state (selected,
-    // not branched to: see update/adam).
-    float l = LOSS_at(0, 0);
-    bool bad = isnan(l) || isinf(l);
-    pn = bad ? p : pn;
-    v = bad ? v0 : v;
-#endif
-    setPN(pn);
     setVN(v);
 }
