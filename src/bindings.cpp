@@ -717,11 +717,11 @@ public:
             return model->stepOnce();
         });
     }
-    int trainFor(double ms) {
+    int trainFor(double ms, int maxSteps) {
         return guard([&] {
             if (!(ms >= 0) || !std::isfinite(ms)) throw ArgumentError("trainFor: ms must be a finite number >= 0");
             owner->makeCurrent();
-            return model->trainFor(ms);
+            return model->trainFor(ms, maxSteps);
         });
     }
     bool fitting() const { return model->fitting(); }

@@ -326,6 +326,10 @@ TEST(Model, ValidationSplitAsyncLossTrainForAndBce) {
     };
     cb.onEpoch = [&](const EpochInfo& e) { epochs.push_back(e); };
     m.beginFit(x, Targets(y), f, cb);
+    // maxSteps ends a slice however long it may run.
+    EXPECT_EQ(m.trainFor(1e9, 7), 7);
+    EXPECT_EQ(m.step(), 7);
+    EXPECT_THROW(m.trainFor(5.0, 0), ArgumentError);
     int calls = 0;
     while (m.fitting()) {
         EXPECT_GE(m.trainFor(5.0), 1);

@@ -370,8 +370,11 @@ export interface Sequential extends Deletable {
    * call that needs the GPU does this itself) and returns the step it resumed from.
    */
   restore(): number;
-  /** Steps for about ms milliseconds (at least one); returns how many ran. */
-  trainFor(ms: number): number;
+  /**
+   * Steps for about ms milliseconds (at least one, at most maxSteps: a loop can stop or look
+   * at the model at a chosen step whatever the machine's speed); returns how many ran.
+   */
+  trainFor(ms: number, maxSteps?: number): number;
   /** Step and epoch reports since the last call (beginFit / stepOnce / trainFor). */
   takeEvents(): Array<StepEvent | EpochEvent>;
   evaluate(x: Float32Array, y: Targets, options?: BatchOptions): Evaluation;

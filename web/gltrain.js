@@ -25,6 +25,7 @@ export class GltrainError extends Error {
 }
 
 const argError = (message) => new GltrainError('ArgumentError', message);
+const INT_MAX = 2 ** 31 - 1;  // the largest count the module's int arguments take
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Lets the browser run other tasks (input, rendering, messages) between training slices.
@@ -327,9 +328,12 @@ function makeApi(M) {
       this.#begin('beginFit', a, b, c, ['onStep', 'onEpoch', 'onContextLost', 'onContextRestored', 'signal', 'sliceMs']);
     }
     stepOnce() { return this.#afterStep(call(() => this._raw.stepOnce())); }
-    trainFor(ms) {
+    trainFor(ms, maxSteps = INT_MAX) {
       if (typeof ms !== 'number') throw argError(`trainFor: ms must be a number, got ${describe(ms)}`);
-      return this.#afterStep(call(() => this._raw.trainFor(ms)));
+      if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > INT_MAX) {
+        throw argError(`trainFor: maxSteps must be a whole number from 1 to ${INT_MAX}, got ${describe(maxSteps)}`);
+      }
+      return this.#afterStep(call(() => this._raw.trainFor(ms, maxSteps)));
     }
     // After the WebGL context was lost and restored: rebuilds the model from its last
     // snapshot (weights, optimizer state, step; every call that needs the GPU does this
@@ -380,7 +384,7 @@ function makeApi(M) {
             continue;
           }
           try {
-            steps += call(() => this._raw.trainFor(sliceMs));
+            steps += call(() => this._raw.trainFor(sliceMs, INT_MAX));
           } catch (e) {
             if (!(e instanceof GltrainError && e.kind === 'ContextLostError' && this.#ctx.lost)) throw e;
           }

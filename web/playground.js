@@ -2,7 +2,8 @@
 // non-blocking beginFit / trainFor, yielding to the event loop between slices) while
 // its decision boundary is redrawn.
 // URL parameters (used by the tests): dataset, layers, activation, optimizer, lr, batch,
-// seed, autostart=1, maxSteps=N (pause there), stopAtAccuracy=A (pause once reached).
+// seed, autostart=1, maxSteps=N (pause there), stopAtAccuracy=A (pause once reached; checked
+// every 10th step).
 import createGltrain, { yieldToEventLoop } from './gltrain.js';
 import uPlot from './dist/vendor/uPlot.esm.js';
 
@@ -183,6 +184,11 @@ function draw() {
   }
 }
 
+// With stopAtAccuracy, the accuracy is checked at every CHECK_EVERY-th step, and maxSteps
+// ends a slice: where a run stops depends on the steps alone, not on the machine's speed
+// (the 150 ms redraws alone would look at the model every ~1000 steps on a fast CPU).
+const CHECK_EVERY = 10;
+
 let loopRunning = false;
 async function loop() {
   if (loopRunning) return;
@@ -190,7 +196,9 @@ async function loop() {
   let lastDraw = 0;
   try {
     while (status.running && model) {
-      model.trainFor(10);
+      let slice = status.maxSteps ? Math.max(1, status.maxSteps - model.step) : undefined;
+      if (status.stopAtAccuracy !== null) slice = Math.min(slice ?? CHECK_EVERY, CHECK_EVERY - (model.step % CHECK_EVERY));
+      model.trainFor(10, slice);
       for (const ev of model.takeEvents()) {
         if (ev.type !== 'step') continue;
         status.samplesPerSecond = ev.samplesPerSecond;
@@ -203,7 +211,13 @@ async function loop() {
       status.step = model.step;
       const now = performance.now();
       const limitReached = status.maxSteps && status.step >= status.maxSteps;
-      if (now - lastDraw > 150 || limitReached || !model.fitting) {
+      let accurate = false;
+      if (status.stopAtAccuracy !== null && status.step % CHECK_EVERY === 0) {
+        status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
+        accurate = status.accuracy >= status.stopAtAccuracy;
+      }
+      const stop = limitReached || accurate || !model.fitting;
+      if (now - lastDraw > 150 || stop) {
         await yieldToEventLoop();  // input first: the redraw below reads back from the GPU
         if (!status.running || !model) break;
         lastDraw = now;
@@ -211,7 +225,7 @@ async function loop() {
         chart.setData(lossSeries);
         draw();
         updateStats();
-        if (limitReached || (status.stopAtAccuracy !== null && status.accuracy >= status.stopAtAccuracy) || !model.fitting) pause();
+        if (stop) pause();
       }
       await yieldToEventLoop();
     }

@@ -292,12 +292,15 @@ public:
         return true;
     }
 
-    // Steps until about `ms` milliseconds have passed (at least one step);
-    // returns the number of steps run. For requestAnimationFrame loops.
-    int trainFor(double ms) {
+    // Steps until about `ms` milliseconds have passed (at least one step, at
+    // most maxSteps); returns the number of steps run. For requestAnimationFrame
+    // loops; maxSteps lets a loop stop or look at the model at a chosen step,
+    // whatever the machine's speed.
+    int trainFor(double ms, int maxSteps = std::numeric_limits<int>::max()) {
+        if (maxSteps < 1) throw ArgumentError("trainFor: maxSteps must be >= 1, got " + std::to_string(maxSteps));
         auto t0 = Clock::now();
         int n = 0;
-        while (fitting() && (n == 0 || seconds(t0) * 1000.0 < ms)) {
+        while (fitting() && n < maxSteps && (n == 0 || seconds(t0) * 1000.0 < ms)) {
             stepOnce();
             ++n;
         }

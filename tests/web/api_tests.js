@@ -455,7 +455,10 @@ const tests = {
     let ev = m.takeEvents();
     assertEq(ev.length, 1, 'one step event');
     assertEq(ev[0].step, 1, 'step 1');
-    let ran = 1;
+    // A slice of far more than 5 ms still stops at maxSteps.
+    assertEq(m.trainFor(1e6, 3), 3, 'trainFor stopped at maxSteps');
+    assertEq(m.step, 4, 'step 4');
+    let ran = 4;
     while (m.fitting) ran += m.trainFor(5);
     assertEq(ran, 8, 'trainFor ran the rest');
     ev = m.takeEvents();
@@ -464,6 +467,9 @@ const tests = {
     assert(epochs[1].valAccuracy !== null && epochs[1].valLoss !== null, 'validation metrics');
     assertEq(m.stepOnce(), false, 'done');
     expectError(() => m.trainFor('5'), 'ArgumentError', 'trainFor: ms must be a number');
+    for (const bad of [0, 2.5, -1, 2 ** 31, '3']) {
+      expectError(() => m.trainFor(5, bad), 'ArgumentError', 'trainFor: maxSteps must be a whole number from 1 to 2147483647');
+    }
     expectError(() => m.beginFit(a.x, a.y, { onStep: () => 0 }), 'ArgumentError', 'beginFit: onStep is an option of fit()');
     ctx.delete();
   },

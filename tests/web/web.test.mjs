@@ -111,6 +111,7 @@ test('playground: XOR reaches 100 % training accuracy within 2000 steps; no cons
   assert.equal(s.error, null);
   assert.equal(s.accuracy, 1, `accuracy ${s.accuracy} after ${s.step} steps`);
   assert.ok(s.step <= 2000);
+  assert.equal(s.step % 10, 0, 'the page stops at a step where it checks the accuracy (every 10th)');
   assert.ok(s.redraws >= 1, 'the decision boundary was drawn');
   await screenshots(page, 'playground');
   await page.close();
