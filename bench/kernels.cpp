@@ -306,6 +306,12 @@ int main(int argc, char** argv) {
             PassList up;
             recordOptimizerUpdate(up, adam, w, g, {&m, &v});
             timed("Adam update (3 targets)", "784 x 256", up, w.back());
+            // With the NaN guard training binds: every fragment also reads the 1x1 loss.
+            Tensor loss(ctx, HostMatrix(1, 1, 0.5f));
+            PassList guarded;
+            recordOptimizerUpdate(guarded, adam, w, g, {&m, &v}, nullptr, &loss);
+            timed("Adam update + NaN guard", "784 x 256", guarded, w.back());
+            timed("Adam update (3 targets)", "784 x 256", up, w.back());  // again: the machine drifts
             Tensor mask(ctx, 128, 256);
             PassList drop;
             recordDropoutMask(drop, mask, 1, 2, 0.5f);

@@ -377,5 +377,47 @@ TEST(Model, EndFitStopsEarlyAndKeepsTheLastStep) {
     EXPECT_EQ(m.step(), 0);
 }
 
+// A step whose loss is Inf changes no parameter under NanPolicy::Skip, whatever
+// the optimizer (each update kernel selects the old values when its loss guard
+// reads a non-finite loss): targets of 1e30 give an Inf squared error.
+TEST(Model, NonFiniteLossKeepsTheParametersForEveryOptimizer) {
+    HostMatrix x = randomMatrix(24, 5, 71), good = randomMatrix(24, 1, 72), bad(24, 1, 1e30f);
+    struct Case {
+        OptimizerKind kind;
+        float momentum;
+    };
+    for (Case k : {Case{OptimizerKind::SGD, 0.9f}, Case{OptimizerKind::Momentum, 0.9f}, Case{OptimizerKind::Nesterov, 0.9f},
+                   Case{OptimizerKind::Adam, 0.9f}, Case{OptimizerKind::AdamW, 0.9f},
+                   Case{OptimizerKind::RMSProp, 0.0f}, Case{OptimizerKind::RMSProp, 0.9f}}) {
+        SCOPED_TRACE(std::string(optimizerName(k.kind)) + " momentum " + std::to_string(k.momentum));
+        Sequential m(test::context(), 5);
+        m.add(Dense{6, Activation::ReLU}).add(Dense{1});
+        CompileOptions c;
+        c.loss = LossKind::MeanSquaredError;
+        c.optimizer.kind = k.kind;
+        c.optimizer.lr = 0.01f;
+        c.optimizer.momentum = k.momentum;
+        c.optimizer.weightDecay = 0.01f;
+        c.onNaN = NanPolicy::Skip;
+        c.seed = 3;
+        m.compile(c);
+        FitOptions f;
+        f.batchSize = 8;
+        f.epochs = 1;
+        m.fit(x, Targets(good), f);
+        std::vector<HostMatrix> before;
+        for (int l : {0, 1})
+            for (const char* w : {"kernel", "bias"}) before.push_back(m.weight(m.layerName(l), w));
+        f.epochs = 2;
+        m.fit(x, Targets(bad), f);
+        size_t i = 0;
+        for (int l : {0, 1})
+            for (const char* w : {"kernel", "bias"}) EXPECT_EQ(m.weight(m.layerName(l), w).data, before[i++].data) << w;
+        f.epochs = 3;
+        m.fit(x, Targets(good), f);  // and it trains on after the bad steps
+        EXPECT_NE(m.weight(m.layerName(0), "kernel").data, before[0].data);
+    }
+}
+
 }  // namespace model_test
 }  // namespace

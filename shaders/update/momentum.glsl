@@ -12,19 +12,23 @@ uniform float lr;
 uniform float wd;
 uniform float mu;
 void main() {
-    vec4 p = P_aligned();
-#if LOSS_BOUND
-    // The step's loss is NaN/Inf: keep the last good parameter and state.
-    float l = LOSS_at(0, 0);
-    if (isnan(l) || isinf(l)) { setPN(p); setVN(V_aligned()); return; }
-#endif
+    vec4 p = P_aligned(), v0 = V_aligned();
     vec4 g = updateGrad();
     g += wd * p;
-    vec4 v = mu * V_aligned() + g;
+    vec4 v = mu * v0 + g;
 #if NESTEROV
-    setPN(p - lr * (g + mu * v));
+    vec4 pn = p - lr * (g + mu * v);
 #else
-    setPN(p - lr * v);
+    vec4 pn = p - lr * v;
 #endif
+#if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter and state (selected,
+    // not branched to: see update/adam).
+    float l = LOSS_at(0, 0);
+    bool bad = isnan(l) || isinf(l);
+    pn = bad ? p : pn;
+    v = bad ? v0 : v;
+#endif
+    setPN(pn);
     setVN(v);
 }

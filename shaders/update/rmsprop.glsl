@@ -15,32 +15,29 @@ uniform float rho;
 uniform float eps;
 uniform float mu;
 void main() {
-    vec4 p = P_aligned();
-#if LOSS_BOUND
-    // The step's loss is NaN/Inf: keep the last good parameter and state.
-    float l = LOSS_at(0, 0);
-    if (isnan(l) || isinf(l)) {
-        setPN(p);
-        setSN(S_aligned());
-#if B_BOUND
-        setBN(B_aligned());
-#else
-        setBN(vec4(0.0));
-#endif
-        return;
-    }
-#endif
+    vec4 p = P_aligned(), s0 = S_aligned();
     vec4 g = updateGrad();
     g += wd * p;
-    vec4 s = rho * S_aligned() + (1.0 - rho) * g * g;
+    vec4 s = rho * s0 + (1.0 - rho) * g * g;
     vec4 step = g / (sqrt(s) + eps);
 #if B_BOUND
-    vec4 b = mu * B_aligned() + step;
-    setPN(p - lr * b);
-    setBN(b);
+    vec4 b0 = B_aligned();
+    vec4 b = mu * b0 + step;
+    vec4 pn = p - lr * b;
 #else
-    setPN(p - lr * step);
-    setBN(vec4(0.0));
+    vec4 b0 = vec4(0.0), b = vec4(0.0);
+    vec4 pn = p - lr * step;
 #endif
+#if LOSS_BOUND
+    // The step's loss is NaN/Inf: keep the last good parameter and state (selected,
+    // not branched to: see update/adam).
+    float l = LOSS_at(0, 0);
+    bool bad = isnan(l) || isinf(l);
+    pn = bad ? p : pn;
+    s = bad ? s0 : s;
+    b = bad ? b0 : b;
+#endif
+    setPN(pn);
     setSN(s);
+    setBN(b);
 }
