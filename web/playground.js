@@ -197,7 +197,9 @@ async function loop() {
   try {
     while (status.running && model) {
       let slice = status.maxSteps ? Math.max(1, status.maxSteps - model.step) : undefined;
-      if (status.stopAtAccuracy !== null) slice = Math.min(slice ?? CHECK_EVERY, CHECK_EVERY - (model.step % CHECK_EVERY));
+      if (status.stopAtAccuracy !== null) {
+        slice = Math.min(slice ?? CHECK_EVERY, CHECK_EVERY - (model.step % CHECK_EVERY));
+      }
       model.trainFor(10, slice);
       for (const ev of model.takeEvents()) {
         if (ev.type !== 'step') continue;
@@ -211,17 +213,15 @@ async function loop() {
       status.step = model.step;
       const now = performance.now();
       const limitReached = status.maxSteps && status.step >= status.maxSteps;
-      let accurate = false;
-      if (status.stopAtAccuracy !== null && status.step % CHECK_EVERY === 0) {
-        status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
-        accurate = status.accuracy >= status.stopAtAccuracy;
-      }
+      const checked = status.stopAtAccuracy !== null && status.step % CHECK_EVERY === 0;
+      if (checked) status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
+      const accurate = checked && status.accuracy >= status.stopAtAccuracy;
       const stop = limitReached || accurate || !model.fitting;
       if (now - lastDraw > 150 || stop) {
         await yieldToEventLoop();  // input first: the redraw below reads back from the GPU
         if (!status.running || !model) break;
         lastDraw = now;
-        status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
+        if (!checked) status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
         chart.setData(lossSeries);
         draw();
         updateStats();
