@@ -22,7 +22,9 @@ namespace gltrain {
 
 enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
 enum class NanPolicy {
-    Stop,   // throw TrainingError naming the step; the last good weights are kept
+    Stop,   // throw TrainingError naming the step; the last good weights are kept (with
+            // FitOptions::asyncLoss the bad loss arrives up to 3 reads late: the steps
+            // run since then have updated them too)
     Skip,   // skip the updates of bad steps and go on
     Ignore  // apply them anyway
 };
