@@ -105,11 +105,7 @@ export interface CompileOptions {
   clipNorm?: number;
   /** Initialisers, shuffling and dropout (default 1). */
   seed?: number;
-  /**
-   * A NaN/Inf loss stops training (default), skips the step's updates, or is ignored. A stop keeps
-   * the weights of the last good step; with asyncLoss the bad loss arrives up to 3 reads late, and
-   * the steps run since then have updated them too.
-   */
+  /** A NaN/Inf loss stops training (default), skips the step's updates, or is ignored. */
   onNaN?: 'stop' | 'skip' | 'ignore';
 }
 

@@ -22,9 +22,7 @@ namespace gltrain {
 
 enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
 enum class NanPolicy {
-    Stop,   // throw TrainingError naming the step; the last good weights are kept (with
-            // FitOptions::asyncLoss the bad loss arrives up to 3 reads late: the steps
-            // run since then have updated them too)
+    Stop,   // throw TrainingError naming the step; the last good weights are kept
     Skip,   // skip the updates of bad steps and go on
     Ignore  // apply them anyway
 };
