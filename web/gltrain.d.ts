@@ -151,11 +151,7 @@ export interface BeginFitOptions {
   validationData?: Dataset | { x: Float32Array; y: Targets };
   /** Read the loss every N steps (0: only at epoch ends). Default 1. */
   lossEvery?: number;
-  /**
-   * Read the loss through a fence instead of stalling. Every due loss is still read, at most
-   * 3 reads later (the GPU runs no further ahead), and all of an epoch's at its end (that
-   * step's event carries the last; the others count in the epoch's loss).
-   */
+  /** Read the loss through a fence instead of stalling. */
   asyncLoss?: boolean;
   /**
    * Every N steps (default 100; 0: only at the fit's start and end) the weights, optimizer

@@ -16,7 +16,6 @@
 // and optimizer state are PingPong pairs swapped after each step.
 #pragma once
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -53,9 +52,6 @@ namespace gltrain {
 
 class Sequential {
 public:
-    // FitOptions::asyncLoss: the most loss reads in flight (and steps of GPU work ahead of them).
-    static constexpr int kLossReadsInFlight = 3;
-
     // A model of flat inputs (rows of inputSize values)...
     Sequential(Context& ctx, int inputSize) : Sequential(ctx, Shape3{1, 1, inputSize}) {}
     // ...or of images: rows of height*width*channels values in NHWC order.
@@ -259,26 +255,28 @@ public:
         StepInfo info;
         info.step = step_;
         info.epoch = epoch;
+        // A read in flight is taken when its fence has signalled — or at an epoch's
+        // end, where waiting is fine. (Browsers update fences only between event-loop
+        // turns, so a synchronous fit there sees its async losses at epoch ends.)
         const bool epochEnd = batch + 1 == f.stepsPerEpoch;
-        if (read && f.options.asyncLoss) {
-            // A ring of fenced reads: with every reader busy the oldest read is waited for,
-            // so the GPU is never more than kLossReadsInFlight reads ahead of the caller.
-            const bool full = f.readsInFlight == kLossReadsInFlight;
-            if (full) takeOldestLoss(f, &info);
-            const int slot = (f.firstRead + f.readsInFlight) % kLossReadsInFlight;
-            if (!f.readers[slot]) f.readers[slot] = std::make_unique<AsyncReadback>(p.lossMean);
-            else f.readers[slot]->issue(p.lossMean);
-            f.reads[slot] = {step_, p.batch};
-            ++f.readsInFlight;
-            // One loss a step (each step's event carries one) when the oldest has arrived. (Browsers
-            // update fences only between event-loop turns: a loop that never yields waits above.)
-            if (!full && f.readers[f.firstRead]->ready() && !epochEnd) takeOldestLoss(f, &info);
-        } else if (read) {
-            takeLoss(f, loss, step_, p.batch, &info);
+        if (f.pending && (epochEnd || f.reader->ready())) {
+            f.pending = false;
+            f.reader->get(read1x1_);
+            takeLoss(f, read1x1_.data[0], f.pendingStep, f.pendingRows, &info);
         }
-        // The epoch's mean needs all its losses: the reads in flight are waited for at its end
-        // (the step's event carries the last; the others count in the epoch's loss only).
-        while (epochEnd && f.readsInFlight > 0) takeOldestLoss(f, &info);
+        if (read) {
+            if (f.options.asyncLoss) {
+                if (!f.pending) {  // one read in flight at a time, through one reused buffer
+                    if (!f.reader) f.reader = std::make_unique<AsyncReadback>(p.lossMean);
+                    else f.reader->issue(p.lossMean);
+                    f.pending = true;
+                    f.pendingStep = step_;
+                    f.pendingRows = p.batch;
+                }
+            } else {
+                takeLoss(f, loss, step_, p.batch, &info);
+            }
+        }
         info.elapsedSeconds = seconds(f.start);
         info.samplesPerSecond = double(f.epochRows) / std::max(1e-9, seconds(f.epochStart));
         if (!replay) {
@@ -669,15 +667,10 @@ private:
         bool snapshotted = false;  // the fit's starting state is in the snapshot
         long reportedStep = 0;     // onStep has seen every step up to here
         bool replaying = false;    // re-running steps after a lost context
-        // asyncLoss: loss reads in flight, oldest first at firstRead, in a ring of
-        // readers made on first use (no allocation in the steady state).
-        struct LossRead {
-            long step = 0;
-            int rows = 0;  // the step's batch rows (the epoch's mean weighs by them)
-        };
-        std::array<std::unique_ptr<AsyncReadback>, kLossReadsInFlight> readers;
-        std::array<LossRead, kLossReadsInFlight> reads;
-        int firstRead = 0, readsInFlight = 0;
+        std::unique_ptr<AsyncReadback> reader;  // the loss, read through a fence (asyncLoss)
+        bool pending = false;
+        long pendingStep = 0;
+        int pendingRows = 0;  // the rows of the step whose loss is in flight
     };
 
     static std::optional<PoolKind> poolKindOf(const Layer& l) {
@@ -991,8 +984,8 @@ private:
             if (fit->train) fit->trainRows = fit->train->n;
             fit->train.reset();
             fit->val.reset();
-            for (auto& r : fit->readers) r.reset();
-            fit->firstRead = fit->readsInFlight = 0;
+            fit->reader.reset();
+            fit->pending = false;
             fit->plan = fit->ragged = nullptr;
         }
         try {
@@ -1193,15 +1186,6 @@ private:
         return read1x1_.data[0];
     }
 
-    // The oldest asynchronous loss read (waited for if its fence has not signalled).
-    void takeOldestLoss(FitState& f, StepInfo* info) {
-        const FitState::LossRead r = f.reads[f.firstRead];
-        AsyncReadback& reader = *f.readers[f.firstRead];
-        f.firstRead = (f.firstRead + 1) % kLossReadsInFlight;
-        --f.readsInFlight;
-        reader.get(read1x1_);
-        takeLoss(f, read1x1_.data[0], r.step, r.rows, info);
-    }
     // A step's mean loss over `rows` rows: reported, and weighted by its rows in the epoch's mean.
     void takeLoss(FitState& f, float loss, long atStep, int rows, StepInfo* info) {
         // Some drivers (llvmpipe) saturate half floats at 65504 instead of making

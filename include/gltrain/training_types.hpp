@@ -71,10 +71,7 @@ struct FitOptions {
     const HostMatrix* validationX = nullptr;
     const Targets* validationY = nullptr;
     int lossEvery = 1;       // read the loss every N steps (0: only at epoch ends)
-    // Read it through a fence instead of stalling: every due loss is still read, up to
-    // Sequential::kLossReadsInFlight reads later (the GPU runs that far ahead at most), and
-    // all of an epoch's at its end.
-    bool asyncLoss = false;
+    bool asyncLoss = false;  // read it through a fence instead of stalling
     // Every N steps the weights, optimizer state and step are read back through
     // a fence (no stall) into a host-side snapshot; if the GL context is lost,
     // training resumes from it (0: only the snapshots at the fit's start and end).
