@@ -785,6 +785,35 @@ std::vector<Row> rows() {
             }));
         },
         A::Argument, {"loadCheckpoint", "optimizer state", "some parameters"});
+    put("loadCheckpoint_tensor_the_model_lacks",  // a deeper model's file
+        [](World& w) {
+            w.model->loadCheckpoint(checkpointWith(w, [](auto& ts, auto&) {
+                ts.emplace_back("out2/kernel", TensorData::f32({3, 3}, std::vector<float>(9, 0.5f)));
+                ts.emplace_back("out2/bias", TensorData::f32({3}, std::vector<float>(3)));
+            }));
+        },
+        A::Argument, {"loadCheckpoint", "2 tensors the model does not have", "'out2/bias'", "'out2/kernel'"});
+    put("loadCheckpoint_other_optimizers_state",
+        [](World& w) { w.model->loadCheckpoint(checkpointWith(w, [](auto&, auto& md) { md["optimizer"] = "rmsprop"; })); },
+        A::Argument, {"loadCheckpoint", "rmsprop's", "trains with adam", "resetOptimizer"});
+    put("loadCheckpoint_negative_second_moment",
+        [](World& w) {
+            w.model->loadCheckpoint(checkpointWith(w, [](auto& ts, auto&) {
+                std::vector<float> v(24, 0.01f);
+                v[5] = -0.25f;
+                named(ts, "out/kernel/slot1") = TensorData::f32({8, 3}, v);
+            }));
+        },
+        A::Argument, {"loadCheckpoint", "'out/kernel/slot1'", "squared gradients", "-0.25", "element 5", ">= 0"});
+    put("loadCheckpoint_infinite_first_moment",
+        [](World& w) {
+            w.model->loadCheckpoint(checkpointWith(w, [](auto& ts, auto&) {
+                std::vector<float> v(24, 0.01f);
+                v[7] = kInf;
+                named(ts, "hidden/bias/slot0") = TensorData::f32({8}, std::vector<float>(v.begin(), v.begin() + 8));
+            }));
+        },
+        A::Argument, {"loadCheckpoint", "'hidden/bias/slot0'", "NaN or Inf", "element 7"});
     put("loadCheckpoint_step_not_a_number",
         [](World& w) { w.model->loadCheckpoint(checkpointWith(w, [](auto&, auto& md) { md["step"] = "six"; })); },
         A::Argument, {"loadCheckpoint", "'step'", "not a number"});

@@ -419,5 +419,39 @@ TEST(Model, NonFiniteLossKeepsTheParametersForEveryOptimizer) {
     }
 }
 
+// resetOptimizer loads another optimizer's checkpoint: its weights and
+// statistics, not its slots or step (refused without it: bad_input_test.cpp).
+TEST(Model, ResetOptimizerLoadsTheWeightsOfAnotherOptimizersCheckpoint) {
+    HostMatrix x = randomMatrix(24, 5, 71), y = randomMatrix(24, 1, 72);
+    auto make = [&](OptimizerKind kind) {
+        auto m = std::make_unique<Sequential>(test::context(), 5);
+        m->add(Dense{6, Activation::ReLU}).add(Dense{1});
+        CompileOptions c;
+        c.loss = LossKind::MeanSquaredError;
+        c.optimizer.kind = kind;
+        c.optimizer.lr = 0.01f;
+        c.seed = 3;
+        m->compile(c);
+        return m;
+    };
+    auto adam = make(OptimizerKind::Adam);
+    FitOptions f;
+    f.batchSize = 8;
+    adam->fit(x, Targets(y), f);
+    const std::vector<uint8_t> saved = adam->saveCheckpoint();
+    auto rms = make(OptimizerKind::RMSProp);
+    EXPECT_THROW(rms->loadCheckpoint(saved, "adam.safetensors"), ArgumentError);
+    rms->loadCheckpoint(saved, "adam.safetensors", /*resetOptimizer=*/true);
+    EXPECT_EQ(rms->step(), 0);
+    EXPECT_EQ(rms->predict(x).data, adam->predict(x).data);
+    const SafetensorsFile loaded = parseSafetensors(rms->saveCheckpoint());
+    EXPECT_EQ(loaded.metadata.at("optimizer"), "rmsprop");
+    for (const std::string& name : loaded.names)
+        if (name.find("/slot") != std::string::npos)
+            for (float v : loaded.at(name).floats()) ASSERT_EQ(v, 0.0f) << name;
+    rms->fit(x, Targets(y), f);  // and it trains from there
+    EXPECT_EQ(rms->step(), 3);
+}
+
 }  // namespace model_test
 }  // namespace

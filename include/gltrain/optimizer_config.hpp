@@ -44,6 +44,14 @@ struct OptimizerConfig {
         return 0;
     }
 
+    // Whether state slot i holds a running mean of squared gradients (Adam's v,
+    // RMSProp's mean square): never negative, so a checkpoint with a negative one
+    // is refused at load (its square root would poison the next step).
+    bool slotIsSquare(int i) const {
+        return ((kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW) && i == 1) ||
+               (kind == OptimizerKind::RMSProp && i == 0);
+    }
+
     void validate() const {
         auto bad = [](const std::string& what) { throw ArgumentError("optimizer: " + what); };
         if (std::string(optimizerName(kind)) == "unknown")

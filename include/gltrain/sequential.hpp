@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -419,73 +420,114 @@ public:
 
     // Loads weights (and optimizer state and step, when present). Everything
     // is validated before anything changes: on any error the model is unchanged.
-    void loadCheckpoint(const std::vector<uint8_t>& bytes, const std::string& source = "<checkpoint>") {
+    // The file must hold exactly the model's tensors: one it lacks, one the model
+    // does not have (a deeper model's file), or optimizer state of another optimizer
+    // (its metadata 'optimizer') is an error. resetOptimizer: the file's optimizer
+    // state and step are ignored, and training starts afresh from its weights and
+    // statistics (as from a file of weights only: step 0, zeroed slots).
+    void loadCheckpoint(const std::vector<uint8_t>& bytes, const std::string& source = "<checkpoint>",
+                        bool resetOptimizer = false) {
         requireCompiled("loadCheckpoint");
         SafetensorsFile f = parseSafetensors(bytes, source);
+        const std::string where = "loadCheckpoint " + source + ": ";
+        const OptimizerConfig& opt = options_.optimizer;
         std::vector<std::pair<Stored, HostMatrix>> staged;
+        std::set<std::string> used;  // the file's tensors the model takes (or, resetting, ignores)
         bool anyState = false, allState = true;
-        auto take = [&](const std::string& name, Stored target, const std::vector<int64_t>& shape, bool optional) {
+        auto isSlot = [](const std::string& name) { return name.find("/slot") != std::string::npos; };
+        if (resetOptimizer)
+            for (const std::string& name : f.names)
+                if (isSlot(name)) used.insert(name);
+        const bool fileHasState = std::any_of(f.names.begin(), f.names.end(), isSlot);
+        if (fileHasState && !resetOptimizer && f.metadata.count("optimizer") &&
+            f.metadata.at("optimizer") != optimizerName(opt.kind))
+            throw ArgumentError(where + "its optimizer state is " + f.metadata.at("optimizer") + "'s, the model trains with " +
+                                optimizerName(opt.kind) + " (load it with resetOptimizer, or --reset-optimizer, to " +
+                                "start the optimizer afresh from its weights)");
+        auto take = [&](const std::string& name, Stored target, const std::vector<int64_t>& shape, bool optional,
+                        int slot) {
             if (!f.contains(name)) {
                 if (optional) return false;
-                throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is missing");
+                throw ArgumentError(where + "tensor '" + name + "' is missing");
             }
+            used.insert(name);
             const TensorData& t = f.at(name);
             int64_t n = int64_t(target.rows) * target.cols;
             // The saved shape, or the stored matrix's [rows, cols].
             bool shapeOk = t.shape == shape || (t.shape.size() == 2 && t.shape[0] == target.rows &&
                                                 t.shape[1] == target.cols);
             if (!shapeOk || int64_t(t.numel()) != n)
-                throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' has shape " +
-                                    shapeString(t.shape) + ", the model needs " + shapeString(shape));
+                throw ArgumentError(where + "tensor '" + name + "' has shape " + shapeString(t.shape) +
+                                    ", the model needs " + shapeString(shape));
             if (t.dtype != Dtype::F32)
-                throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' is " + dtypeName(t.dtype) +
-                                    ", expected F32");
+                throw ArgumentError(where + "tensor '" + name + "' is " + dtypeName(t.dtype) + ", expected F32");
             HostMatrix m(target.rows, target.cols, t.floats());
-            for (float v : m.data)
-                if (!std::isfinite(v))
-                    throw ArgumentError("loadCheckpoint " + source + ": tensor '" + name + "' holds NaN or Inf");
+            const bool square = slot >= 0 && opt.slotIsSquare(slot);
+            for (size_t i = 0; i < m.data.size(); ++i) {
+                if (!std::isfinite(m.data[i]))
+                    throw ArgumentError(where + "tensor '" + name + "' holds NaN or Inf (element " + std::to_string(i) +
+                                        ")");
+                if (square && m.data[i] < 0.0f)
+                    throw ArgumentError(where + "tensor '" + name + "' is " + optimizerName(opt.kind) +
+                                        "'s mean of squared gradients but holds " + std::to_string(m.data[i]) +
+                                        " at element " + std::to_string(i) + " (must be >= 0)");
+            }
             staged.push_back({target, std::move(m)});
             return true;
         };
         for (auto& L : layers_) {
             for (auto& v : L.params) {
-                take(L.name + "/" + v.name, stored(L, v, -1), v.shape, false);
-                for (int s = 0; s < options_.optimizer.stateSlots(); ++s) {
-                    bool a = take(L.name + "/" + v.name + "/slot" + std::to_string(s), stored(L, v, s), v.shape, true);
+                take(L.name + "/" + v.name, stored(L, v, -1), v.shape, false, -1);
+                if (resetOptimizer) continue;
+                for (int s = 0; s < opt.stateSlots(); ++s) {
+                    bool a = take(L.name + "/" + v.name + "/slot" + std::to_string(s), stored(L, v, s), v.shape, true, s);
                     anyState = anyState || a;
                     allState = allState && a;
                 }
             }
-            for (auto& v : L.buffers) take(L.name + "/" + v.name, stored(L, v, -1), v.shape, false);
+            for (auto& v : L.buffers) take(L.name + "/" + v.name, stored(L, v, -1), v.shape, false, -1);
         }
+        std::string unknown;
+        int unknownCount = 0;
+        for (const std::string& name : f.names)
+            if (!used.count(name) && ++unknownCount <= 5) unknown += (unknown.empty() ? "'" : ", '") + name + "'";
+        if (unknownCount)
+            throw ArgumentError(where + std::to_string(unknownCount) + " tensor" + (unknownCount > 1 ? "s" : "") +
+                                " the model does not have: " + unknown + (unknownCount > 5 ? ", ..." : "") +
+                                (fileHasState && !anyState && !resetOptimizer
+                                     ? " (optimizer state of another optimizer? load it with resetOptimizer)"
+                                     : " (a checkpoint of another model?)"));
         if (anyState && !allState)
-            throw ArgumentError("loadCheckpoint " + source + ": optimizer state is present for some parameters only");
+            throw ArgumentError(where + "optimizer state is present for some parameters only");
         long step = 0;
-        if (f.metadata.count("step")) {
+        if (f.metadata.count("step") && !resetOptimizer) {
             const std::string& text = f.metadata.at("step");
-            size_t used = 0;
+            size_t usedChars = 0;
             try {
-                step = std::stol(text, &used);
+                step = std::stol(text, &usedChars);
             } catch (...) {
-                used = 0;
+                usedChars = 0;
             }
-            if (used == 0 || used != text.size())
-                throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is not a number: '" + text + "'");
-            if (step < 0) throw ArgumentError("loadCheckpoint " + source + ": metadata 'step' is negative");
+            if (usedChars == 0 || usedChars != text.size())
+                throw ArgumentError(where + "metadata 'step' is not a number: '" + text + "'");
+            if (step < 0) throw ArgumentError(where + "metadata 'step' is negative");
         }
         // Validated: now change the model.
         for (auto& [target, value] : staged) target.write(value);
         if (!anyState)
             for (auto& L : layers_)
                 for (auto& v : L.params)
-                    for (int s = 0; s < options_.optimizer.stateSlots(); ++s) {
+                    for (int s = 0; s < opt.stateSlots(); ++s) {
                         Stored slot = stored(L, v, s);
                         slot.write(HostMatrix(slot.rows, slot.cols));
                     }
         step_ = anyState ? step : 0;
         fit_.reset();
         if (cpu_) cpu_->endFit();
-        snapshot_ = {bytes, step_};  // what was loaded is the state to restore after a lost context
+        if (resetOptimizer)
+            takeSnapshot();  // the state now is not the file's (its slots were dropped): snapshot it
+        else
+            snapshot_ = {bytes, step_};  // what was loaded is the state to restore after a lost context
         snapshotPending_ = false;
         snapshotCurrent_ = true;
     }
