@@ -40,6 +40,14 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     if (options_.eglDevice < -1)
         throw ArgumentError("Context: eglDevice must be -1 (try each device) or a device index >= 0, got " +
                             std::to_string(options_.eglDevice));
+    // A device index means that device: without the device platform it would be ignored.
+    if (options_.eglDevice >= 0 &&
+        std::find(options_.eglPlatforms.begin(), options_.eglPlatforms.end(), "device") == options_.eglPlatforms.end()) {
+        std::string list;
+        for (const std::string& p : options_.eglPlatforms) list += (list.empty() ? "" : ", ") + p;
+        throw ArgumentError("Context: eglDevice " + std::to_string(options_.eglDevice) +
+                            " needs the device platform in eglPlatforms (given: " + list + ")");
+    }
 #endif
     if (options_.backend != BackendPreference::Auto && options_.backend != BackendPreference::Gpu &&
         options_.backend != BackendPreference::Cpu)

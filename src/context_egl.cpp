@@ -123,6 +123,33 @@ std::string tryDisplay(EGLDisplay dpy, EglPlatform& out) {
     return out.createContext();
 }
 
+// A device's name for messages: its renderer (EGL_EXT_device_query_name), else
+// its DRM node (EGL_EXT_device_drm[_render_node]), else what kind it is.
+std::string deviceName(EGLDeviceEXT device) {
+    auto queryString =
+        reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    if (!queryString) return "(unnamed)";
+    const char* e = queryString(device, EGL_EXTENSIONS);
+    const std::string exts = e ? e : "";
+    auto has = [&](const char* ext) { return exts.find(ext) != std::string::npos; };
+    const char* name = nullptr;
+    if (has("EGL_EXT_device_query_name")) name = queryString(device, EGL_RENDERER_EXT);
+    if (!name && has("EGL_EXT_device_drm_render_node")) name = queryString(device, EGL_DRM_RENDER_NODE_FILE_EXT);
+    if (!name && has("EGL_EXT_device_drm")) name = queryString(device, EGL_DRM_DEVICE_FILE_EXT);
+    if (name && *name) return name;
+    return has("EGL_MESA_device_software") ? "a software renderer (Mesa)" : "(unnamed)";
+}
+
+// "2 EGL devices: 0 /dev/dri/renderD128, 1 a software renderer (Mesa)", for the
+// message when the device asked for is not there or does not work.
+std::string deviceList(const std::vector<EGLDeviceEXT>& devices) {
+    if (devices.empty()) return "0 EGL devices were found";
+    std::string list = std::to_string(devices.size()) + " EGL device" + (devices.size() == 1 ? " was" : "s were") + " found:";
+    for (size_t i = 0; i < devices.size(); ++i)
+        list += (i ? ", " : " ") + std::to_string(i) + " " + deviceName(devices[i]);
+    return list;
+}
+
 }  // namespace
 
 std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options) {
@@ -134,23 +161,30 @@ std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options)
     for (const std::string& platform : options.eglPlatforms) {
         std::string why;
         if (platform == "device") {
+            // A device asked for by index is that device or an error, never another
+            // platform's renderer in its place (the caller chose the hardware).
+            const bool named = options.eglDevice >= 0;
+            const std::string asked = "Context: EGL device " + std::to_string(options.eglDevice) + " (eglDevice)";
             if (!getPlatformDisplay || !queryDevices) {
                 why = "EGL_EXT_platform_device / EGL_EXT_device_enumeration not available";
+                if (named) throw UnsupportedError(asked + " is not available: 0 EGL devices were found (" + why + ")");
             } else {
-                EGLDeviceEXT devices[16];
                 EGLint n = 0;
-                if (!queryDevices(16, devices, &n) || n == 0) why = "no EGL devices";
-                if (options.eglDevice >= 0 && options.eglDevice >= n) {
-                    why = "no EGL device " + std::to_string(options.eglDevice) + " (found " + std::to_string(n) + ")";
-                    n = 0;
-                }
-                for (EGLint i = 0; i < n; ++i) {
-                    if (options.eglDevice >= 0 && i != options.eglDevice) continue;
+                if (!queryDevices(0, nullptr, &n)) n = 0;
+                std::vector<EGLDeviceEXT> devices(size_t(n > 0 ? n : 0));
+                if (n > 0 && !queryDevices(n, devices.data(), &n)) n = 0;
+                devices.resize(size_t(n > 0 ? n : 0));
+                if (devices.empty()) why = "no EGL devices";
+                if (named && size_t(options.eglDevice) >= devices.size())
+                    throw UnsupportedError(asked + " does not exist: " + deviceList(devices));
+                for (size_t i = 0; i < devices.size(); ++i) {
+                    if (named && int(i) != options.eglDevice) continue;
                     std::string w = tryDisplay(getPlatformDisplay(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr), *p);
                     if (w.empty()) {
                         p->name = "egl-device";
                         return p;
                     }
+                    if (named) throw UnsupportedError(asked + " (" + deviceName(devices[i]) + "): " + w + "; " + deviceList(devices));
                     why += (why.empty() ? "" : "; ") + ("device " + std::to_string(i) + ": " + w);
                 }
             }

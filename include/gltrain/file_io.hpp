@@ -1,6 +1,8 @@
-// Whole-file reads for the file readers (IDX, safetensors, checkpoints).
+// Whole-file reads for the file readers (IDX, safetensors, checkpoints), and
+// an atomic whole-file write.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +12,12 @@
 #include <vector>
 
 #include "gltrain/format_error.hpp"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <unistd.h>
+#define GLTRAIN_FILE_IO_HAVE_POSIX 1
+#endif
 
 namespace gltrain {
 
@@ -33,6 +41,52 @@ inline std::vector<uint8_t> readFile(const std::string& path, const std::string&
     bytes.resize(used);
     bytes.shrink_to_fit();
     return bytes;
+}
+
+// Writes `bytes` to `path` atomically: to a temporary file beside it, which is
+// flushed, synced and renamed over `path`. The temporary name is unique to the
+// process and the call (PATH.tmp.<pid>.<n>), so two writers never write into
+// one temporary file; the last rename wins whole. On any failure the temporary
+// file is removed, `path` is left as it was, and IoError names `what`, the
+// path and the system's reason.
+inline void writeFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& what) {
+    static std::atomic<unsigned long> counter{0};
+#ifdef GLTRAIN_FILE_IO_HAVE_POSIX
+    const long pid = long(::getpid());
+#else
+    const long pid = 0;
+#endif
+    const std::string tmp = path + ".tmp." + std::to_string(pid) + "." + std::to_string(counter++);
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw IoError(what + " " + path + ": cannot create temporary file " + tmp + ": " + std::strerror(errno));
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    int err = ok ? 0 : errno;
+    if (ok && std::fflush(f) != 0) ok = false, err = errno;
+#ifdef GLTRAIN_FILE_IO_HAVE_POSIX
+    if (ok && ::fsync(fileno(f)) != 0) ok = false, err = errno;
+#endif
+    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+    if (!ok) {
+        std::remove(tmp.c_str());
+        throw IoError(what + " " + path + ": writing " + std::to_string(bytes.size()) + " bytes to " + tmp +
+                      " failed: " + std::strerror(err));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        err = errno;
+        std::remove(tmp.c_str());
+        throw IoError(what + " " + path + ": cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
+    }
+#ifdef GLTRAIN_FILE_IO_HAVE_POSIX
+    // The rename is durable only once the directory is synced (best effort: some
+    // file systems cannot sync a directory, and the data is already written).
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d >= 0) {
+        ::fsync(d);
+        ::close(d);
+    }
+#endif
 }
 
 }  // namespace gltrain

@@ -3,10 +3,12 @@
 // unknown, missing or malformed is a UsageError naming the option, which the
 // program reports with exit status 2.
 #pragma once
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -60,25 +62,36 @@ public:
         auto it = values_.find(name);
         return it == values_.end() ? def : it->second;
     }
-    // An integer >= lo.
-    long integer(const std::string& name, long def, long lo) const {
+    // An integer in [lo, hi]. The text is parsed whole in 64 bits and checked
+    // before the caller narrows it (to an int, say): a value out of range is a
+    // usage error naming the flag, the value and the range, never a wrapped one.
+    long long integer(const std::string& name, long long def, long long lo,
+                      long long hi = std::numeric_limits<int>::max()) const {
         if (!has(name)) return def;
         const std::string v = value(name);
+        const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
         char* end = nullptr;
         errno = 0;
-        const long n = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno == ERANGE || n < lo)
-            throw UsageError(name + ": expected " + (lo == 1 ? std::string("a positive integer") : "an integer >= " + std::to_string(lo)) +
-                             ", got '" + v + "'");
+        // strtoll skips leading blanks and takes a '+': neither is an integer here.
+        const long long n = v.empty() || std::isspace((unsigned char)v[0]) || v[0] == '+' ? 0 : std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || std::isspace((unsigned char)v[0]) || v[0] == '+' || *end != '\0')
+            throw UsageError(name + ": expected an integer from " + range + ", got '" + v + "'");
+        if (errno == ERANGE || n < lo || n > hi) throw UsageError(name + ": " + v + " is out of range (" + range + ")");
         return n;
     }
-    // A finite number.
+    // A finite number that a float holds (the library computes in float): one
+    // beyond +-FLT_MAX would become Inf.
     double number(const std::string& name, double def) const {
         if (!has(name)) return def;
         const std::string v = value(name);
         char* end = nullptr;
-        const double d = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0' || !std::isfinite(d)) throw UsageError(name + ": expected a number, got '" + v + "'");
+        errno = 0;
+        const double d = v.empty() || std::isspace((unsigned char)v[0]) ? 0.0 : std::strtod(v.c_str(), &end);
+        if (v.empty() || std::isspace((unsigned char)v[0]) || *end != '\0' || std::isnan(d))
+            throw UsageError(name + ": expected a number, got '" + v + "'");
+        const double max = std::numeric_limits<float>::max();
+        if (!(std::fabs(d) <= max))  // Inf, or strtod's ERANGE overflow
+            throw UsageError(name + ": " + v + " is out of range (-3.4e38 to 3.4e38)");
         return d;
     }
     // One of `choices`.

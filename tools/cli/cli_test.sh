@@ -7,10 +7,14 @@
 # step count and ends bit-identical to an uninterrupted run, evaluate and
 # predict, --info, inspect, SIGINT writing a checkpoint that evaluate loads,
 # and for bad arguments and bad files the message and the exit status
-# (2 usage, 1 runtime; never a crash).
+# (2 usage, 1 runtime; never a crash). Checkpoints: a path that cannot be
+# written is refused before training, a second run on a locked checkpoint is
+# refused, a full disk or a NaN keeps the old file and says which steps are
+# lost, --reset-optimizer loads another optimizer's checkpoint.
 set -u
 G=$(realpath "$1")
-W=$2
+W=$(realpath -m "$2")
+umount "$W/full" 2>/dev/null  # the full-disk test's tmpfs, should a killed run have left it mounted
 rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
 
 failures=0
@@ -70,6 +74,11 @@ expect 2 "--backend: expected one of auto, gpu, cpu, got 'tpu'" "$G" --info --ba
 expect 0 "compute kernels on: matmul runs as a compute shader" "$G" --info --compute on
 expect 0 "compute kernels off: ContextOptions::compute = off" "$G" --info --compute off
 expect 2 "--compute: expected one of auto, on, off, got 'gpu'" "$G" --info --compute gpu
+# A device asked for by index is that device or an error listing those found, never another renderer.
+expect 1 "Context: EGL device 99 (eglDevice)" "$G" --info --egl-device 99
+grep -qE "[0-9]+ EGL devices? (was|were) found" err || fail "--egl-device 99: the devices found are not listed: $(cat err)"
+expect 1 "Context: EGL device 99 (eglDevice)" "$G" train xor.json --data xor.csv --egl-device 99 --backend gpu
+expect 1 "eglDevice 0 needs the device platform in eglPlatforms (given: surfaceless)" "$G" --info --egl-device 0 --egl-platform surfaceless
 
 # ---- CSV: training converges; the progress lines' format ----------------------------
 expect 0 "checkpoint=xor.safetensors step=200" "$G" train xor.json --data xor.csv --log-every 7
@@ -98,7 +107,10 @@ script -qefc "$G train xor.json --data xor.csv --epochs 1 --checkpoint tty.safet
 grep -q $'\r''epoch 1/1 \[#*\.*\] 10/10 loss' tty.out || fail "no progress bar on a terminal: $(cat -A tty.out)"
 if grep -q '^step=' tty.out; then fail "plain progress lines on a terminal"; fi
 # Regression on a headerless CSV whose label is the first column: loss only, no accuracy.
+# The lock file a killed run left behind (its pid long gone) is taken over, and removed at the end.
+echo 2147483646 > line.safetensors.lock
 expect 0 "checkpoint=line.safetensors" "$G" train line.json --data line.csv --label-column 0
+[ -e line.safetensors.lock ] && fail "a stale lock file was not taken over and removed"
 expect 0 "loss=" "$G" evaluate line.json --checkpoint line.safetensors --data line.csv --label-column 0
 grep -q "accuracy=" out && fail "a regression model reported accuracy"
 awk -v l="$(value out loss)" 'BEGIN { exit !(l < 0.001) }' || fail "regression loss $(value out loss) >= 0.001"
@@ -122,6 +134,44 @@ for engine in gpu cpu; do
   cmp -s b.safetensors c.safetensors || fail "--backend $engine: 1 epoch + resume for 1 more is not bit-identical to 2 epochs"
 done
 expect 0 "nothing to do" "$G" train mlp.json "${FASHION[@]}" --resume c.safetensors --epochs 2
+
+# A full disk: the old checkpoint stays whole, and the message says which steps are lost. A
+# file-size limit (ulimit -f, SIGXFSZ ignored: write() fails with EFBIG) works for anyone; a
+# 400 KiB tmpfs, which holds the 300 KiB checkpoint but not a second copy, needs mount(8) rights.
+cp c.safetensors fsize.safetensors
+expect 1 "steps 17..24 are not saved; fsize.safetensors still holds step 16" \
+  bash -c 'trap "" XFSZ; ulimit -f 100; exec "$@"' - "$G" train mlp.json "${FASHION[@]}" --resume fsize.safetensors --epochs 3 --every 4
+grep -q "warning: .*File too large; steps 17..20 are not saved; .*the next save is at step 24" err || fail "--every: no warning for a failed save: $(cat err)"
+cmp -s c.safetensors fsize.safetensors || fail "a failed save changed the old checkpoint"
+[ -z "$(ls fsize.safetensors.* 2>/dev/null)" ] || fail "a failed save left files behind: $(ls fsize.safetensors.*)"
+mkdir -p full
+if mount -t tmpfs -o size=400k tmpfs full 2>/dev/null; then
+  trap 'umount "$W/full" 2>/dev/null' EXIT
+  cp c.safetensors full/c.safetensors
+  expect 1 "steps 17..24 are not saved; full/c.safetensors still holds step 16" "$G" train mlp.json "${FASHION[@]}" --resume full/c.safetensors --epochs 3
+  grep -q "No space left on device" err || fail "full disk: the reason is not given: $(cat err)"
+  cmp -s c.safetensors full/c.safetensors || fail "full disk: the old checkpoint changed"
+  [ "$(ls full)" = c.safetensors ] || fail "full disk: files left behind: $(ls full)"
+  umount full
+else
+  echo "cli_test: skipped the full-disk test on a tmpfs (mount -t tmpfs is not allowed here)"
+fi
+
+# A checkpoint holding NaN is never written (the test hook puts one in): the old file stays.
+cp xor.safetensors nan.safetensors
+expect 1 "checkpoint nan.safetensors not written at step 220: tensor 'dense_0/kernel' holds NaN (element 0); steps 201..220 are not saved; nan.safetensors still holds step 200" \
+  env GLTRAIN_TEST_NAN_IN_CHECKPOINT=1 "$G" train xor.json --data xor.csv --resume nan.safetensors --epochs 22
+cmp -s xor.safetensors nan.safetensors || fail "a NaN checkpoint replaced the old one"
+
+# Adam's state into an RMSProp model: refused, unless --reset-optimizer takes the weights alone.
+sed 's/"type": "adam"/"type": "rmsprop"/; s/"lr": 0.05/"lr": 0.01/' xor.json > xor_rms.json
+expect 1 "its optimizer state is adam's, the model trains with rmsprop" "$G" train xor_rms.json --data xor.csv --resume xor.safetensors --checkpoint rms.safetensors
+[ -e rms.safetensors ] && fail "a refused resume wrote a checkpoint"
+expect 0 "resumed: xor.safetensors's weights, the optimizer afresh at step 0 (--reset-optimizer)" \
+  "$G" train xor_rms.json --data xor.csv --resume xor.safetensors --checkpoint rms.safetensors --reset-optimizer --epochs 2
+grep -q "^checkpoint=rms.safetensors step=20$" out || fail "--reset-optimizer: no checkpoint at step 20"
+expect 0 "optimizer=rmsprop" "$G" inspect rms.safetensors
+expect 0 "accuracy=" "$G" evaluate xor_rms.json --checkpoint rms.safetensors --data xor.csv
 expect 0 "rows=256" "$G" evaluate mlp.json --checkpoint c.safetensors "${FASHION[@]}"
 awk -v a="$(value out accuracy)" 'BEGIN { exit !(a > 0.5) }' || fail "Fashion-MNIST accuracy $(value out accuracy) <= 0.5 after 16 steps"
 expect 0 "predictions: 5 rows written to p.csv" "$G" predict mlp.json --checkpoint c.safetensors --data fashion-mnist --limit 5 --output p.csv
@@ -133,7 +183,22 @@ grep -qvE '^[0-9],(-?[0-9.e+-]+,){9}-?[0-9.e+-]+$' <(tail -n +2 p.csv) && fail "
 expect 2 "usage:" "$G"
 expect 2 "gltrain: unknown command 'frobnicate'" "$G" frobnicate
 expect 2 "gltrain train: unknown option '--bogus'" "$G" train xor.json --data xor.csv --bogus
-expect 2 "gltrain train: --epochs: expected a positive integer, got '0'" "$G" train xor.json --data xor.csv --epochs 0
+# Numbers are checked whole, in 64 bits, before they are narrowed: never wrapped, never cut short.
+expect 2 "gltrain train: --epochs: 0 is out of range (1 to 2147483647)" "$G" train xor.json --data xor.csv --epochs 0
+expect 2 "gltrain train: --epochs: 3000000000 is out of range (1 to 2147483647)" "$G" train xor.json --data xor.csv --epochs 3000000000
+expect 2 "gltrain train: --epochs: 4294967297 is out of range (1 to 2147483647)" "$G" train xor.json --data xor.csv --epochs 4294967297
+expect 2 "gltrain train: --epochs: expected an integer from 1 to 2147483647, got '2x'" "$G" train xor.json --data xor.csv --epochs 2x
+expect 2 "gltrain train: --epochs: expected an integer from 1 to 2147483647, got ' 2'" "$G" train xor.json --data xor.csv --epochs " 2"
+expect 2 "gltrain train: --batch: 3000000000 is out of range (1 to 2147483647)" "$G" train xor.json --data xor.csv --batch 3000000000
+expect 2 "gltrain train: --every: 99999999999999999999 is out of range (1 to 9223372036854775807)" "$G" train xor.json --data xor.csv --every 99999999999999999999
+expect 2 "gltrain train: --log-every: -1 is out of range (1 to 9223372036854775807)" "$G" train xor.json --data xor.csv --log-every -1
+expect 2 "gltrain train: --limit: 4294967296 is out of range (1 to 2147483647)" "$G" train xor.json --data xor.csv --limit 4294967296
+expect 2 "gltrain train: --scale: 1e39 is out of range (-3.4e38 to 3.4e38)" "$G" train xor.json --data xor.csv --scale 1e39
+expect 2 "gltrain train: --scale: expected a number, got 'nan'" "$G" train xor.json --data xor.csv --scale nan
+expect 2 "gltrain evaluate: --batch: -3000000000 is out of range (1 to 2147483647)" "$G" evaluate xor.json --checkpoint xor.safetensors --data xor.csv --batch -3000000000
+expect 2 "gltrain predict: --batch: 2147483648 is out of range (1 to 2147483647)" "$G" predict xor.json --checkpoint xor.safetensors --data xor.csv --batch 2147483648
+expect 2 "gltrain info: --egl-device: 4294967296 is out of range (0 to 2147483647)" "$G" --info --egl-device 4294967296
+expect 2 "gltrain train: --reset-optimizer is for --resume FILE" "$G" train xor.json --data xor.csv --reset-optimizer
 expect 2 "gltrain train: --batch needs a value" "$G" train xor.json --data xor.csv --batch
 expect 2 "gltrain train: --epochs is given twice" "$G" train xor.json --data xor.csv --epochs 1 --epochs 2
 expect 2 "gltrain train: no model file" "$G" train --data xor.csv
@@ -165,11 +230,18 @@ printf 'x,y,label\n0.1,0.2,1\n' > onerow.csv
 expect 0 "training: 2 epochs of 1 steps (batch 20)" "$G" train xor.json --data onerow.csv --epochs 2 --checkpoint onerow.safetensors
 sed 's/"batchSize": 20}/"batchSize": 20, "dropRemainder": true}/' xor.json > xor_drop.json
 expect 1 "batchSize 20 is larger than the 1 training rows, and dropRemainder leaves out a short batch" "$G" train xor_drop.json --data onerow.csv
-expect 1 "tensor 'dense_0/kernel' has shape [2, 16], the model needs [2, 1]" "$G" evaluate line.json --checkpoint xor.safetensors --data line.csv --label-column 0
+expect 1 "tensor 'dense_0/kernel' has shape [2, 1], the model needs [2, 16]" "$G" evaluate xor.json --checkpoint line.safetensors --data xor.csv
 head -c 100 xor.safetensors > cut.safetensors
 expect 1 "cut.safetensors" "$G" evaluate xor.json --checkpoint cut.safetensors --data xor.csv
 expect 1 "checkpoint gone.safetensors: cannot open" "$G" train xor.json --data xor.csv --resume gone.safetensors
 expect 1 "--checkpoint nodir/x.safetensors: cannot write in nodir/: No such file or directory" "$G" train xor.json --data xor.csv --checkpoint nodir/x.safetensors
+# A checkpoint path that could only fail at the end is refused before training.
+mkdir -p outdir
+expect 1 "--checkpoint outdir: is a directory (name a file in it, e.g. outdir/model.safetensors)" "$G" train xor.json --data xor.csv --checkpoint outdir
+grep -q "^training:" out && fail "--checkpoint outdir: trained before refusing"
+# (A FIFO of our own, not /dev/null: a program without the check, run as root, would rename over it.)
+mkfifo fifo.safetensors
+expect 1 "--checkpoint fifo.safetensors: is not a regular file" "$G" train xor.json --data xor.csv --checkpoint fifo.safetensors
 expect 1 "IDX" "$G" train mlp.json --images xor.csv --labels xor.csv
 
 # ---- SIGINT: the step finishes, a checkpoint is written atomically, exit 130 -----------
@@ -177,6 +249,10 @@ expect 1 "IDX" "$G" train mlp.json --images xor.csv --labels xor.csv
 pid=$!
 for _ in $(seq 1 600); do grep -q '^step=' int.out 2>/dev/null && break; sleep 0.1; done
 if grep -q '^step=' int.out; then
+  # The checkpoint is locked: a second run writing it is refused at once, before it trains.
+  expect 1 "checkpoint int.safetensors is in use by process $pid (which holds int.safetensors.lock)" \
+    "$G" train xor.json --data xor.csv --checkpoint int.safetensors
+  grep -q "^training:" out && fail "a second run on a locked checkpoint trained"
   kill -INT "$pid"
   wait "$pid"
   status=$?
@@ -185,7 +261,7 @@ if grep -q '^step=' int.out; then
     fail "SIGINT: no message: $(cat int.err)"
   step=$(grep -o 'after step [0-9]*' int.err | grep -o '[0-9]*')
   grep -q "^checkpoint=int.safetensors step=$step$" int.out || fail "SIGINT: no checkpoint line for step $step"
-  [ -e int.safetensors.tmp ] && fail "SIGINT: a temporary file was left behind"
+  [ -z "$(ls int.safetensors.* 2>/dev/null)" ] || fail "SIGINT: a temporary or lock file was left behind: $(ls int.safetensors.*)"
   expect 0 "step=$step" "$G" inspect int.safetensors
   expect 0 "checkpoint: int.safetensors (step $step)" "$G" evaluate xor.json --checkpoint int.safetensors --data xor.csv
 else

@@ -5,7 +5,10 @@
 // Exit status: 0 done, 1 a runtime error (bad file, training stopped on NaN,
 // no GPU context), 2 a usage error, 128 + signal when SIGINT/SIGTERM stopped
 // training (after the last step finished and a checkpoint was written).
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -81,12 +85,17 @@ const char* const kTrainHelp = R"(usage: gltrain train MODEL.json --data SOURCE 
 Trains the model of MODEL.json and writes a safetensors checkpoint (weights,
 optimizer state, step) atomically. Ctrl-C (SIGINT) or SIGTERM stops after the
 current step, writes the checkpoint and exits with 130 (143); --resume it later.
+A run locks its checkpoint (FILE.lock): a second run writing the same file is
+refused at start. A checkpoint holding NaN or Inf is never written: the file
+keeps the last good one.
 
 training:
   --epochs N            total epochs (overrides fit.epochs; a resumed run counts the epochs already done)
   --batch N             batch size (overrides fit.batchSize)
   --checkpoint FILE     where to write (default: the --resume file, else MODEL.safetensors here)
   --resume FILE         continue from a checkpoint: weights, optimizer state and step
+  --reset-optimizer     with --resume: take the checkpoint's weights only, and start the optimizer
+                        afresh at step 0 (a checkpoint of another optimizer, or a new learning rate)
   --every N             also write the checkpoint every N steps
   --progress MODE       auto (a bar on a terminal, lines otherwise), bar or lines
   --log-every N         lines: one every N steps (default: 10 per epoch)
@@ -144,7 +153,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 ContextOptions contextOptions(const Args& a) {
     ContextOptions o;
     if (a.has("--egl-platform")) o.eglPlatforms = split(a.value("--egl-platform"), ',');
-    o.eglDevice = int(a.integer("--egl-device", -1, 0));
+    o.eglDevice = int(a.integer("--egl-device", -1, 0));  // (an int: integer()'s range)
     const std::string backend = a.choice("--backend", "auto", {"auto", "gpu", "cpu"});
     o.backend = backend == "cpu"   ? BackendPreference::Cpu
                 : backend == "gpu" ? BackendPreference::Gpu
@@ -201,6 +210,125 @@ Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& 
     return d;
 }
 
+// ---- the checkpoint file -----------------------------------------------------------
+
+// Refuses, before any training, a --checkpoint that could only fail at the
+// end: a directory or other non-file where the file goes, or a directory that
+// is missing or not writable.
+void checkCheckpointPath(const std::string& checkpoint) {
+    struct stat st;
+    if (::stat(checkpoint.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            throw IoError("--checkpoint " + checkpoint + ": is a directory (name a file in it, e.g. " + checkpoint +
+                          (checkpoint.back() == '/' ? "" : "/") + "model.safetensors)");
+        throw IoError("--checkpoint " + checkpoint + ": is not a regular file (the checkpoint is renamed over it)");
+    }
+    const std::string dir = checkpoint.find('/') == std::string::npos ? "." : checkpoint.substr(0, checkpoint.rfind('/') + 1);
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw IoError("--checkpoint " + checkpoint + ": cannot write in " + dir + ": " + std::strerror(errno));
+}
+
+// An exclusive lock on a checkpoint for the length of a training run, so that
+// two runs never write one file in turns: flock() on CHECKPOINT.lock, which
+// holds the owner's pid for the message the second run gets. The kernel drops
+// a flock when its process dies, so a lock file left by a killed run is taken
+// over. Creating the file also proves the directory writable (access() says
+// yes to root on any directory).
+class CheckpointLock {
+public:
+    explicit CheckpointLock(const std::string& checkpoint) : path_(checkpoint + ".lock") {
+        for (;;) {
+            fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (fd_ < 0)
+                throw IoError("--checkpoint " + checkpoint + ": cannot create its lock file " + path_ + ": " +
+                              std::strerror(errno));
+            if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+                const int err = errno;
+                char buf[24] = {};
+                const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+                ::close(fd_);
+                if (err != EWOULDBLOCK)
+                    throw IoError("--checkpoint " + checkpoint + ": cannot lock " + path_ + ": " + std::strerror(err));
+                const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+                throw IoError("checkpoint " + checkpoint + " is in use by " +
+                              (pid > 0 ? "process " + std::to_string(pid) : std::string("another process")) +
+                              " (which holds " + path_ + "); give this run another --checkpoint");
+            }
+            // The owner removes the file as it ends: if it did so between our open()
+            // and our flock(), the lock is on a removed file, and the next run would
+            // create and lock a new one. Lock the file that is there.
+            struct stat held, there;
+            if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &there) == 0 && held.st_dev == there.st_dev &&
+                held.st_ino == there.st_ino)
+                break;
+            ::close(fd_);
+        }
+        // Best effort: a full disk may refuse even these bytes, and the lock holds without them.
+        const std::string pid = std::to_string(long(::getpid())) + "\n";
+        if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
+        }
+    }
+    ~CheckpointLock() {
+        ::unlink(path_.c_str());  // while still locked, so no other run holds the name in between
+        ::close(fd_);
+    }
+    CheckpointLock(const CheckpointLock&) = delete;
+    CheckpointLock& operator=(const CheckpointLock&) = delete;
+
+private:
+    std::string path_;
+    int fd_ = -1;
+};
+
+// A checkpoint that would hold NaN or Inf: not written.
+struct CheckpointNotFinite : Error {
+    using Error::Error;
+};
+
+// Writes the model's checkpoint to `path` atomically, after reading the bytes
+// back as a resume will: they must parse, and every value must be finite. The
+// library does not produce other checkpoints; this is the program's last line
+// of defence for the user's file, which a NaN checkpoint would replace with
+// one that cannot be resumed.
+void writeCheckpoint(const Sequential& model, const std::string& path) {
+    std::vector<uint8_t> bytes = model.saveCheckpoint();
+    // Test hook (cli_test.sh): a NaN as the data section's first value, to show
+    // that such a checkpoint is refused. It only ever makes a save fail.
+    if (std::getenv("GLTRAIN_TEST_NAN_IN_CHECKPOINT") && bytes.size() >= 8) {
+        const size_t at = 8 + size_t(st_detail::le(bytes.data(), 8));
+        const uint8_t nan[4] = {0x00, 0x00, 0xc0, 0x7f};  // F32 quiet NaN, little-endian
+        if (at <= bytes.size() - 4) std::memcpy(&bytes[at], nan, 4);
+    }
+    const SafetensorsFile file = parseSafetensors(bytes, path + " (as about to be written)");
+    for (const std::string& name : file.names) {
+        const TensorData& t = file.tensors.at(name);
+        if (!isFloatDtype(t.dtype)) continue;
+        const std::vector<float> values = t.floats();
+        for (size_t i = 0; i < values.size(); ++i)
+            if (!std::isfinite(values[i]))
+                throw CheckpointNotFinite("checkpoint " + path + " not written at step " + std::to_string(model.step()) +
+                                          ": tensor '" + name + "' holds " + (std::isnan(values[i]) ? "NaN" : "Inf") +
+                                          " (element " + std::to_string(i) + ")");
+    }
+    writeFileAtomic(path, bytes, "checkpoint");
+}
+
+// What a failed save loses: "steps A..B are not saved; PATH still holds step S".
+std::string unsavedSteps(const std::string& path, long lastSaved, long now) {
+    std::string text = lastSaved + 1 == now ? "step " + std::to_string(now) + " is not saved"
+                                            : "steps " + std::to_string(lastSaved + 1) + ".." + std::to_string(now) +
+                                                  " are not saved";
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return text + "; no checkpoint was written to " + path;
+    try {
+        const SafetensorsFile f = loadSafetensorsFile(path);
+        auto step = f.metadata.find("step");
+        if (step != f.metadata.end()) return text + "; " + path + " still holds step " + step->second;
+    } catch (const std::exception&) {
+    }
+    return text + "; " + path + " is left as it was";
+}
+
 // ---- commands ----------------------------------------------------------------
 
 int info(const std::vector<std::string>& argv) {
@@ -235,6 +363,7 @@ int train(const std::vector<std::string>& argv) {
                   {"--batch", true},
                   {"--checkpoint", true},
                   {"--resume", true},
+                  {"--reset-optimizer", false},
                   {"--every", true},
                   {"--progress", true},
                   {"--log-every", true},
@@ -250,11 +379,15 @@ int train(const std::vector<std::string>& argv) {
     // Every argument is checked before the first file is read or the GPU is touched.
     const std::string path = modelPath(a, "train");
     const DataOptions dataOpts = dataOptions(a, "train");
-    const long epochs = a.integer("--epochs", 0, 1), batch = a.integer("--batch", 0, 1);
-    const long every = a.integer("--every", 0, 1), logEvery = a.integer("--log-every", 0, 1);
+    // fit's epochs and batch size are ints (integer()'s default range); steps are counted in 64 bits.
+    const long epochs = long(a.integer("--epochs", 0, 1)), batch = long(a.integer("--batch", 0, 1));
+    const long long maxSteps = std::numeric_limits<long>::max();
+    const long every = long(a.integer("--every", 0, 1, maxSteps)), logEvery = long(a.integer("--log-every", 0, 1, maxSteps));
     const std::string progressMode = a.choice("--progress", "auto", {"auto", "bar", "lines"});
     const std::string resume = a.value("--resume");
     if (a.has("--resume") && resume.empty()) throw UsageError("--resume: the path is empty");
+    const bool resetOptimizer = a.has("--reset-optimizer");
+    if (resetOptimizer && !a.has("--resume")) throw UsageError("--reset-optimizer is for --resume FILE");
     if (a.has("--checkpoint") && a.value("--checkpoint").empty()) throw UsageError("--checkpoint: the path is empty");
     const ContextOptions ctxOpts = contextOptions(a);
     std::string checkpoint = a.value("--checkpoint");
@@ -269,9 +402,8 @@ int train(const std::vector<std::string>& argv) {
     }
 
     // A checkpoint that cannot be written would be found out after training: look now.
-    const std::string dir = checkpoint.find('/') == std::string::npos ? "." : checkpoint.substr(0, checkpoint.rfind('/') + 1);
-    if (::access(dir.c_str(), W_OK) != 0)
-        throw IoError("--checkpoint " + checkpoint + ": cannot write in " + dir + ": " + std::strerror(errno));
+    checkCheckpointPath(checkpoint);
+    const CheckpointLock lock(checkpoint);
 
     ModelConfig config = loadModelConfig(path);
     if (epochs) config.fit.epochs = int(epochs);
@@ -287,14 +419,17 @@ int train(const std::vector<std::string>& argv) {
     if (!resume.empty()) {
         const std::vector<uint8_t> bytes = readFile(resume, "checkpoint");
         const SafetensorsFile file = parseSafetensors(bytes, resume);
-        model->loadCheckpoint(bytes, resume);
-        std::printf("resumed: %s at step %ld\n", resume.c_str(), model->step());
+        model->loadCheckpoint(bytes, resume, resetOptimizer);
+        if (resetOptimizer)
+            std::printf("resumed: %s's weights, the optimizer afresh at step 0 (--reset-optimizer)\n", resume.c_str());
+        else
+            std::printf("resumed: %s at step %ld\n", resume.c_str(), model->step());
         auto seed = file.metadata.find("seed");
         if (seed != file.metadata.end() && seed->second != std::to_string(config.compile.seed))
             std::fprintf(stderr, "gltrain train: warning: %s was trained with seed %s, %s says %u: batches are drawn in "
                                  "another order than an uninterrupted run's\n",
                          resume.c_str(), seed->second.c_str(), path.c_str(), config.compile.seed);
-        if (model->step() == 0 && file.metadata.count("step") && file.metadata.at("step") != "0")
+        if (!resetOptimizer && model->step() == 0 && file.metadata.count("step") && file.metadata.at("step") != "0")
             std::fprintf(stderr, "gltrain train: warning: %s has no optimizer state: training restarts at step 0 from "
                                  "its weights\n", resume.c_str());
     }
@@ -320,18 +455,37 @@ int train(const std::vector<std::string>& argv) {
     Callbacks cb;
     cb.onStep = [&](const StepInfo& s) { progress.step(s); };
     cb.onEpoch = [&](const EpochInfo& e) { progress.epoch(e); };
-    auto save = [&] {
-        model->save(checkpoint);
-        progress.print("checkpoint=" + checkpoint + " step=" + std::to_string(model->step()));
-    };
     installStopHandlers();
     const auto t0 = std::chrono::steady_clock::now();
     const long firstStep = model->step();
+    long savedStep = firstStep;  // the last step saved (or resumed from): a failed save loses the steps since
+    long writtenStep = -1;       // the step this run last wrote
+    // Writes the checkpoint; a failure says which steps it loses.
+    auto save = [&] {
+        if (model->step() == writtenStep) return;  // --every wrote this step
+        try {
+            writeCheckpoint(*model, checkpoint);
+        } catch (const CheckpointNotFinite& e) {
+            throw CheckpointNotFinite(std::string(e.what()) + "; " + unsavedSteps(checkpoint, savedStep, model->step()));
+        } catch (const IoError& e) {
+            throw IoError(std::string(e.what()) + "; " + unsavedSteps(checkpoint, savedStep, model->step()));
+        }
+        savedStep = writtenStep = model->step();
+        progress.print("checkpoint=" + checkpoint + " step=" + std::to_string(model->step()));
+    };
     try {
         model->beginFit(data.x, data.y, fit, cb);
         while (model->stepOnce()) {
             if (g_stopSignal) break;
-            if (every && model->step() % every == 0) save();
+            if (every && model->step() % every == 0) {
+                // A failed write (a full disk, say) need not end the run: the next save may succeed.
+                try {
+                    save();
+                } catch (const IoError& e) {
+                    std::fprintf(stderr, "gltrain train: warning: %s; training goes on, the next save is at step %ld\n",
+                                 e.what(), std::min(model->step() + every, endStep));
+                }
+            }
         }
     } catch (const TrainingError& e) {
         // The updates of the bad step were skipped: what is on the GPU are the last good weights.
@@ -388,7 +542,7 @@ int evaluate(const std::vector<std::string>& argv) {
         std::printf("\n%s", kDeviceHelp);
         return 0;
     }
-    const int batch = int(a.integer("--batch", 256, 1));
+    const int batch = int(a.integer("--batch", 256, 1));  // (an int: integer()'s range)
     Loaded l = loadForInference(a, "evaluate", true, stdout);
     const Evaluation e = l.model->evaluate(l.data.x, l.data.y, batch);
     std::printf("loss=%.4f", double(e.loss));
@@ -406,7 +560,7 @@ int predict(const std::vector<std::string>& argv) {
         std::printf("\n%s", kDeviceHelp);
         return 0;
     }
-    const int batch = int(a.integer("--batch", 256, 1));
+    const int batch = int(a.integer("--batch", 256, 1));  // (an int: integer()'s range)
     if (a.has("--output") && a.value("--output").empty()) throw UsageError("--output: the path is empty");
     Loaded l = loadForInference(a, "predict", false, a.has("--output") ? stdout : stderr);
     const HostMatrix y = l.model->predict(l.data.x, batch);
