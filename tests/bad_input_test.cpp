@@ -1138,3 +1138,68 @@ TEST(BadInputWorld, PredictIsBitReproducible) {
 
 }  // namespace bad_input_test
 }  // namespace
+
+// writeFileAtomic (issue 36, part 3): two writers of one path never share a
+// temporary file (a shared PATH.tmp let one writer rename the other's half-
+// written bytes, or fail to rename its own), and a failed write leaves nothing.
+#ifndef __EMSCRIPTEN__
+#include <dirent.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "gltrain/file_io.hpp"
+
+namespace write_file_atomic_test {
+namespace {
+
+std::vector<std::string> filesStartingWith(const std::string& dir, const std::string& prefix) {
+    std::vector<std::string> found;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* e = ::readdir(d))
+            if (std::string(e->d_name).compare(0, prefix.size(), prefix) == 0) found.push_back(e->d_name);
+        ::closedir(d);
+    }
+    return found;
+}
+
+TEST(WriteFileAtomic, ConcurrentWritersEachWriteWholeFiles) {
+    const std::string dir = ::testing::TempDir();
+    const std::string name = "gltrain_atomic_" + std::to_string(long(::getpid()));
+    const std::string path = dir + "/" + name;
+    const std::vector<uint8_t> a(1 << 16, 0xaa), b(1 << 16, 0xbb);
+    std::atomic<int> failures{0};
+    auto writer = [&](const std::vector<uint8_t>& bytes) {
+        for (int i = 0; i < 40; ++i) {
+            try {
+                gltrain::writeFileAtomic(path, bytes, "test");
+            } catch (const gltrain::IoError&) {
+                ++failures;
+            }
+        }
+    };
+    std::thread first(writer, std::cref(a)), second(writer, std::cref(b));
+    first.join();
+    second.join();
+    EXPECT_EQ(failures.load(), 0) << "a writer's rename failed: another took its temporary file";
+    const std::vector<uint8_t> got = gltrain::readFile(path, "test");
+    EXPECT_TRUE(got == a || got == b) << "the file mixes two writers' bytes";
+    std::remove(path.c_str());
+    EXPECT_TRUE(filesStartingWith(dir, name).empty()) << "temporary files were left behind";
+}
+
+TEST(WriteFileAtomic, AFailedWriteNamesThePathAndLeavesNothing) {
+    const std::string path = ::testing::TempDir() + "/gltrain_no_such_dir/file";
+    try {
+        gltrain::writeFileAtomic(path, {1, 2, 3}, "test");
+        ADD_FAILURE() << "writing into a missing directory succeeded";
+    } catch (const gltrain::IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("test " + path + ": cannot create temporary file"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace write_file_atomic_test
+#endif
