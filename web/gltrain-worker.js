@@ -141,8 +141,8 @@ const ops = {
   exportTfjs() {
     return needModel('exportTfjs').exportTfjs();
   },
-  loadCheckpoint({ bytes }) {
-    needModel('loadCheckpoint').loadCheckpoint(bytes);
+  loadCheckpoint({ bytes, options }) {
+    needModel('loadCheckpoint').loadCheckpoint(bytes, options);
     return true;
   },
   x({ dataset: name, start, count }) {

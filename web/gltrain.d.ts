@@ -293,7 +293,9 @@ export interface Context extends Deletable {
   readonly lost: boolean;
   /** Loses the WebGL context through WEBGL_lose_context, as a GPU reset would (to test recovery). */
   loseContext(): void;
-  /** Asks the browser to restore it; the restore arrives asynchronously (webglcontextrestored). */
+  /** Asks the browser to restore it; the restore arrives asynchronously (webglcontextrestored). Asked
+   *  for in the same tick as loseContext() (before the browser's webglcontextlost event, when the
+   *  browser would refuse it), it is made just after that event. */
   restoreContext(): void;
   poolStats(): PoolStats;
 }
@@ -355,6 +357,8 @@ export interface Sequential extends Deletable {
   readonly history: EpochEvent[];
   summary(): LayerSummary[];
   add(layer: LayerSpec): this;
+  /** Checks every shape; a model whose checkpoint (and so every snapshot fit() takes) would pass the
+   *  2 GiB one WebAssembly buffer holds is an ArgumentError naming its size, before anything is allocated. */
   compile(options?: CompileOptions): this;
   /** Trains without blocking the page: yields between slices; resolves when the epochs are done. */
   fit(x: Float32Array, y: Targets, options?: FitOptions): Promise<FitResult>;
@@ -401,8 +405,13 @@ export interface Sequential extends Deletable {
   snapshotCheckpoint(): ArrayBuffer;
   /** The step of the last snapshot (0 after compile). */
   readonly snapshotStep: number;
-  /** Validates everything first: on any error the model is unchanged. */
-  loadCheckpoint(bytes: ArrayBuffer | ArrayBufferView): this;
+  /**
+   * Validates everything first: on any error the model is unchanged. The file must hold exactly the
+   * model's tensors (one it lacks or one the model does not have is an ArgumentError naming it), and
+   * optimizer state of another optimizer than the model's (the file's metadata) is an ArgumentError
+   * naming both, unless `resetOptimizer`.
+   */
+  loadCheckpoint(bytes: ArrayBuffer | ArrayBufferView, options?: LoadCheckpointOptions): this;
   /**
    * The TensorFlow.js Layers format in memory: model.json's text and its one weights shard, which the
    * manifest names `weightsFile`. Serve the two files side by side for `tf.loadLayersModel(url)`, or with
@@ -414,6 +423,11 @@ export interface Sequential extends Deletable {
   /** A parameter or statistic as stored (Conv2D kernel: (kh*kw*C) x filters, row-major). */
   getWeight(layer: string, which: WeightName): Float32Array;
   setWeight(layer: string, which: WeightName, data: Float32Array): this;
+}
+export interface LoadCheckpointOptions {
+  /** Ignore the file's optimizer state and step: its weights and statistics load, and the model's own
+   *  optimizer starts afresh (step 0, zeroed slots), e.g. from a checkpoint of another optimizer. */
+  resetOptimizer?: boolean;
 }
 export interface TfjsExport {
   modelJson: string;
@@ -528,7 +542,7 @@ export declare class TrainingWorker {
   /** The model's last snapshot, as Sequential.snapshotCheckpoint; answered during a fit too (while it waits for a lost context). */
   snapshotCheckpoint(): Promise<ArrayBuffer>;
   exportTfjs(): Promise<TfjsExport>;
-  loadCheckpoint(bytes: ArrayBuffer): Promise<boolean>;
+  loadCheckpoint(bytes: ArrayBuffer, options?: LoadCheckpointOptions): Promise<boolean>;
   poolStats(): Promise<PoolStats>;
   summary(): Promise<LayerSummary[]>;
   /** Loses / restores the worker's WebGL context (WEBGL_lose_context), to test recovery. */

@@ -151,7 +151,8 @@ function makeApi(M) {
     // until the browser restores it; fit() waits and resumes from the model's snapshot).
     get lost() { return this._raw.lost(); }
     // Loses / restores the WebGL context through WEBGL_lose_context, as a GPU reset
-    // would: to test an application's recovery. The restore arrives asynchronously.
+    // would: to test an application's recovery. The restore arrives asynchronously
+    // (asked for in the tick of the loss, after the browser's webglcontextlost event).
     loseContext() { call(() => this._raw.loseContext()); }
     restoreContext() { call(() => this._raw.restoreContext()); }
     poolStats() {
@@ -496,9 +497,10 @@ function makeApi(M) {
     snapshotCheckpoint() { return call(() => this._raw.snapshotCheckpoint()); }
     get snapshotStep() { return this._raw.snapshotStep(); }
     exportTfjs() { return call(() => this._raw.exportTfjs()); }
-    loadCheckpoint(bytes) {
+    // options: {resetOptimizer}: weights and statistics only; the optimizer starts afresh (step 0).
+    loadCheckpoint(bytes, options = {}) {
       this.#idle('loadCheckpoint');
-      call(() => this._raw.loadCheckpoint(bytes));
+      call(() => this._raw.loadCheckpoint(bytes, options));
       return this;
     }
     getWeight(layer, which) {
@@ -630,7 +632,7 @@ export class TrainingWorker {
   saveCheckpoint() { return this.#request('saveCheckpoint', {}); }
   snapshotCheckpoint() { return this.#request('snapshotCheckpoint', {}); }
   exportTfjs() { return this.#request('exportTfjs', {}); }
-  loadCheckpoint(bytes) { return this.#request('loadCheckpoint', { bytes }); }
+  loadCheckpoint(bytes, options = {}) { return this.#request('loadCheckpoint', { bytes, options }); }
   poolStats() { return this.#request('poolStats', {}); }
   summary() { return this.#request('summary', {}); }
   terminate() {

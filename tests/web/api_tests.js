@@ -278,6 +278,57 @@ const tests = {
     ctx.delete();
   },
 
+  'compile: a model whose checkpoint would pass the 2 GiB one WebAssembly buffer holds is refused, naming its size and the limit, before anything is allocated'() {
+    // Before, such a model compiled (or ran the heap out) and fit() / saveCheckpoint() threw a bare
+    // "vector": every snapshot and checkpoint is one buffer, at most 2^31 - 1 bytes on wasm32.
+    const ctx = new gl.Context(WEBGL);
+    const stats = ctx.poolStats();
+    const t0 = performance.now();
+    const big = new gl.Sequential(ctx, 30000).add({ type: 'dense', units: 30000 }).add({ type: 'dense', units: 10 });
+    // 900,330,010 parameters and Adam's 2 slots of each: 4 bytes x 2,700,990,030 values (+ 8).
+    const msg = expectError(() => big.compile({ optimizer: 'adam' }), 'ArgumentError',
+                            "compile: the model's checkpoint would take 10.1 GiB (10,803,960,128 bytes: 900,330,010 parameters, " +
+                            "1,800,660,020 values of adam's 2 optimizer slots, 4 bytes each), more than the 2 GiB (2,147,483,647 bytes) " +
+                            'one WebAssembly buffer can hold');
+    assert(msg.includes('fit()') && msg.includes('saveCheckpoint()') && msg.includes('sgd keeps none'), msg);
+    assert(!big.compiled, 'not compiled');
+    // Without optimizer slots the parameters alone are too many.
+    const sgd = expectError(() => big.compile({ optimizer: 'sgd' }), 'ArgumentError', "compile: the model's checkpoint would take 3.4 GiB");
+    assert(!sgd.includes('slot'), sgd);
+    // Shapes are followed through convolutions, pooling and flatten; batch normalization's statistics count.
+    const cnn = new gl.Sequential(ctx, [1024, 1024, 3])
+      .add({ type: 'conv2d', filters: 8, kernelSize: 3, padding: 'same' })
+      .add({ type: 'batch_normalization' })
+      .add({ type: 'max_pool2d', poolSize: 2 })
+      .add({ type: 'flatten' })
+      .add({ type: 'dense', units: 300 })
+      .add({ type: 'dense', units: 10 });
+    // 3*3*3*8 + 8 + 2*8 (gamma, beta) + 512*512*8*300 + 300 + 300*10 + 10 parameters, 16 statistics (moving mean, variance).
+    expectError(() => cnn.compile({ optimizer: 'momentum' }), 'ArgumentError',
+                "compile: the model's checkpoint would take 4.7 GiB (5,033,193,272 bytes: 629,149,150 parameters, 629,149,150 values of momentum's 1 optimizer slot, 16 statistics, 4 bytes each)");
+    // The CPU backend keeps its numbers in the same memory: the same check.
+    const cpu = new gl.Context({ backend: 'cpu' });
+    expectError(() => new gl.Sequential(cpu, 30000).add({ type: 'dense', units: 30000 }).compile({ optimizer: 'sgd' }),
+                'ArgumentError', "compile: the model's checkpoint would take 3.4 GiB");
+    cpu.delete();
+    const ms = performance.now() - t0;
+    assert(ms < 3000, `refused at once (${ms.toFixed(0)} ms): nothing was allocated`);
+    const now = ctx.poolStats();
+    assertEq(now.created, stats.created, 'no texture was made');
+    assertEq(now.liveBytes, stats.liveBytes, 'no GPU memory is held');
+    // A shape error is still compile's own, whatever the size.
+    const bad = new gl.Sequential(ctx, 30000).add({ type: 'dense', units: 30000 }).add({ type: 'dense', units: 3, inputDim: 5 });
+    expectError(() => bad.compile(), 'ArgumentError', 'expects input of size 5 but receives [batch, 30000] from dense_0');
+    const flat = new gl.Sequential(ctx, 30000).add({ type: 'conv2d', filters: 30000, padding: 'same' });
+    expectError(() => flat.compile(), 'ArgumentError', 'needs image input [height, width, channels]');
+    // The model stays usable: a small one on the same context compiles and trains.
+    const { x, y } = xorData();
+    const m = mlp(ctx, 2, 8, 2);
+    m.predict(x);
+    void y;
+    ctx.delete();
+  },
+
   async 'fit: Promise with progress per step and epoch, yields to the event loop'() {
     const ctx = new gl.Context(WEBGL);
     const m = mlp(ctx, 8, 16, 4);
@@ -637,6 +688,55 @@ const tests = {
     test.delete();
   },
 
+  async 'restoreContext() in the tick of loseContext() brings the context back (the browser refuses a restore before webglcontextlost); the model works again'() {
+    const until = async (cond, ms, what) => {
+      const t0 = performance.now();
+      while (!cond()) {
+        if (performance.now() - t0 > ms) throw new Error(`assertion failed: ${what} within ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const ctx = new gl.Context(WEBGL);
+    const { x, y } = xorData();
+    const m = mlp(ctx, 2, 8, 2);
+    await m.fit(x, y, { epochs: 20, batchSize: 8 });
+    const before = m.predict(x);
+    expectError(() => ctx.restoreContext(), 'ArgumentError', 'Context::restoreContext: the context is not lost');
+    // Before, this restore was refused with only a console warning, and the context stayed lost for good.
+    ctx.loseContext();
+    ctx.restoreContext();
+    assert(ctx.lost, 'lost until the browser restores it');
+    expectError(() => m.predict(x), 'ContextLostError', 'the GL context is lost');
+    await until(() => !ctx.lost, 5000, 'the context came back');
+    assert(sameArray(m.predict(x), before), 'the model rebuilt from its snapshot predicts as before');
+    assertEq(ctx.capabilities.restoresChecked, 1, 'one restore');
+    // Twice in the one tick, and a context the page itself loses (its canvas's WEBGL_lose_context).
+    ctx.loseContext();
+    ctx.restoreContext();
+    ctx.restoreContext();
+    await until(() => !ctx.lost, 5000, 'the context came back again');
+    assert(sameArray(m.predict(x), before), 'and predicts as before again');
+    const canvas = document.createElement('canvas');
+    canvas.id = 'same-tick-canvas';
+    document.body.append(canvas);
+    const pageCtx = new gl.Context({ backend: 'webgl', canvas: '#same-tick-canvas' });
+    const m2 = mlp(pageCtx, 2, 8, 2);
+    const p2 = m2.predict(x);
+    canvas.getContext('webgl2').getExtension('WEBGL_lose_context').loseContext();
+    pageCtx.restoreContext();
+    await until(() => !pageCtx.lost, 5000, 'the page canvas\'s context came back');
+    assert(sameArray(m2.predict(x), p2), 'the page canvas\'s model predicts as before');
+    // A fit carries on across a loss and a same-tick restore.
+    const r = await m.fit(x, y, {
+      epochs: 60, batchSize: 8,
+      onStep: (st) => { if (st.step === 30) { ctx.loseContext(); ctx.restoreContext(); } },
+    });
+    assert(!r.stopped && m.step === 60, `the fit finished at step ${m.step}`);
+    pageCtx.delete();
+    canvas.remove();
+    ctx.delete();
+  },
+
   async 'half-float backend: disableFloat32Render trains XOR to 100 %; the capability report names the backend and why; both off is a clear error'() {
     const ctx = new gl.Context({ backend: 'webgl', disableFloat32Render: true });
     const c = ctx.capabilities;
@@ -763,6 +863,55 @@ const tests = {
     await a.fit(x, y, { epochs: 3, batchSize: 16 });
     await b.fit(x, y, { epochs: 3, batchSize: 16 });
     assert(sameArray(a.getWeight('dense_1', 'kernel'), b.getWeight('dense_1', 'kernel')), 'bit-exact resume');
+    ctx.delete();
+  },
+
+  async 'loadCheckpoint: the file must match the whole model; another optimizer\'s state is an error naming both unless {resetOptimizer: true}; bad options are clear errors'() {
+    const ctx = new gl.Context(WEBGL);
+    const { x, y } = randomData(64, 8, 4);
+    const adam = mlp(ctx, 8, 16, 4);
+    await adam.fit(x, y, { epochs: 2, batchSize: 16 });
+    const bytes = adam.saveCheckpoint();
+    assertEq(checkpointMetadata(bytes).optimizer, 'adam', 'the optimizer in the metadata');
+    const rms = mlp(ctx, 8, 16, 4, { optimizer: { type: 'rmsprop', lr: 0.01 } });
+    const before = rms.predict(x);
+    // Before, Adam's slots loaded silently into RMSProp's and training diverged to NaN.
+    const msg = expectError(() => rms.loadCheckpoint(bytes), 'ArgumentError',
+                            "loadCheckpoint <ArrayBuffer>: its optimizer state is adam's, the model trains with rmsprop");
+    assert(msg.includes('resetOptimizer'), `the way out is named: ${msg}`);
+    assert(sameArray(rms.predict(x), before) && rms.step === 0, 'the model is unchanged');
+    assert(rms.loadCheckpoint(bytes, { resetOptimizer: true }) === rms, 'returns the model');
+    assert(sameArray(rms.predict(x), adam.predict(x)), 'the weights loaded');
+    assertEq(rms.step, 0, 'the optimizer starts afresh at step 0');
+    await rms.fit(x, y, { epochs: 4, batchSize: 16 });
+    const ev = rms.evaluate(x, y);
+    assert(Number.isFinite(ev.loss) && ev.accuracy > 0.5, `trains on from the weights: ${JSON.stringify(ev)}`);
+    // The option with the model's own optimizer: weights, not the step.
+    const again = mlp(ctx, 8, 16, 4);
+    again.loadCheckpoint(new Uint8Array(bytes), { resetOptimizer: false });
+    assertEq(again.step, adam.step, 'resetOptimizer: false resumes');
+    again.loadCheckpoint(bytes, { resetOptimizer: true });
+    assertEq(again.step, 0, 'resetOptimizer: true starts at step 0');
+    again.loadCheckpoint(bytes, undefined);
+    assertEq(again.step, adam.step, 'no options: resumes');
+    expectError(() => again.loadCheckpoint(bytes, { resetOptimizer: 1 }), 'ArgumentError', 'loadCheckpoint: resetOptimizer must be a boolean, got 1');
+    expectError(() => again.loadCheckpoint(bytes, { resetOptimizer: 'true' }), 'ArgumentError', "loadCheckpoint: resetOptimizer must be a boolean, got 'true'");
+    expectError(() => again.loadCheckpoint(bytes, { reset: true }), 'ArgumentError', "loadCheckpoint: unknown option 'reset' (valid: resetOptimizer)");
+    expectError(() => again.loadCheckpoint(bytes, true), 'ArgumentError', 'loadCheckpoint: options must be an object, got a boolean');
+    expectError(() => again.loadCheckpoint(bytes, [true]), 'ArgumentError', 'loadCheckpoint: options must be an object, got an array');
+    // A file with tensors the model does not have (a 3-layer model's into a 2-layer one whose two
+    // layers match it): named. Before, it loaded the first two layers silently.
+    const deep = new gl.Sequential(ctx, 8)
+      .add({ type: 'dense', units: 16, activation: 'tanh' })
+      .add({ type: 'dense', units: 4 })
+      .add({ type: 'dense', units: 4 })
+      .compile({ optimizer: { type: 'adam', lr: 0.05 } });
+    const deepBytes = deep.saveCheckpoint();
+    const p = again.predict(x);
+    const extra = expectError(() => again.loadCheckpoint(deepBytes), 'ArgumentError', 'tensors the model does not have');
+    assert(extra.includes("'dense_2/kernel'") && extra.includes("'dense_2/bias'"), extra);
+    expectError(() => again.loadCheckpoint(deepBytes, { resetOptimizer: true }), 'ArgumentError', "'dense_2/kernel'");
+    assert(sameArray(again.predict(x), p), 'unchanged after the refused loads');
     ctx.delete();
   },
 
@@ -951,6 +1100,9 @@ const tests = {
     await w.build({ input: 784, layers: [{ type: 'dense', units: 32, activation: 'relu' }, { type: 'dense', units: 10 }] });
     await w.loadCheckpoint(ck);
     assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'checkpoint through the worker');
+    await expectReject(w.loadCheckpoint(ck, { resetOptimizer: 'yes' }), 'ArgumentError', "loadCheckpoint: resetOptimizer must be a boolean, got 'yes'");
+    assertEq(await w.loadCheckpoint(ck, { resetOptimizer: true }), true, 'resetOptimizer through the worker');
+    assert(sameArray(await w.predict({ dataset: 'train', start: 0, count: 3 }), p), 'the weights, with the optimizer reset');
     const ex = await w.exportTfjs();
     assertEq(ex.weightData.byteLength, 4 * (784 * 32 + 32 + 32 * 10 + 10), 'TF.js export through the worker');
     await w.build({ input: 784, layers: [{ type: 'dense', units: 10 }] });

@@ -59,6 +59,11 @@ export async function main(): Promise<number> {
   const snapshotStep: number = model.snapshotStep;
   void snapshot, snapshotStep;
   model.loadCheckpoint(bytes).setWeight('dense_0', 'bias', model.getWeight('dense_0', 'bias'));
+  model.loadCheckpoint(new Uint8Array(bytes), { resetOptimizer: true });
+  // @ts-expect-error: resetOptimizer is a boolean
+  model.loadCheckpoint(bytes, { resetOptimizer: 'yes' });
+  // @ts-expect-error: loadCheckpoint's only option is resetOptimizer
+  model.loadCheckpoint(bytes, { strict: false });
   const exported: { modelJson: string; weightData: ArrayBuffer; weightsFile: string } = model.exportTfjs();
   const imported: Sequential = gl.Sequential.fromTfjs(ctx, exported.modelJson, exported.weightData, { optimizer: 'sgd' });
   imported.delete();
@@ -105,6 +110,8 @@ export async function main(): Promise<number> {
   void lostOk, workerSnapshot;
   ctx.loseContext();
   ctx.restoreContext();
+  const loadedOk: boolean = await worker.loadCheckpoint(workerSnapshot, { resetOptimizer: true });
+  void loadedOk;
   const p: Int32Array = await worker.predictClasses({ dataset: 'train', count: 10 });
   const ex = await worker.exportTfjs();
   const rebuilt: LayerSummary[] = await worker.buildFromTfjs(ex.modelJson, ex.weightData);
