@@ -6,6 +6,13 @@
 #include <functional>
 #include <string>
 
+#ifndef __EMSCRIPTEN__
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#endif
+
 #include "gltrain/csv.hpp"
 
 // A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
@@ -139,6 +146,16 @@ TEST(Csv, ErrorsNameLineAndColumn) {
         {"1,2,3\n", withLabel("-4"), "label column -4 is out of range"},
         {"label\n1\n", {}, "d.csv:1: one column is the label and no column is left for features"},
         {"a,b,c\n1,2,3\n", noHeader, "d.csv:1:1: field 1 'a' is not a number"},
+        // Control bytes in a quoted cell are escaped: a NUL no longer cuts the message short.
+        {std::string("1,2,0\n4,a\0b,1\n", 14), {}, "d.csv:2:3: field 2 'a\\0b' is not a number"},
+        {std::string("1,2,0\n4,\"\0\",1\n", 14), {}, "d.csv:2:3: field 2 '\\0' is not a number"},
+        {"1,2,0\n4,\x1b[31mred,1\n", {}, "field 2 '\\x1b[31mred' is not a number"},
+        {"1,2,0\n4,\"a\tb\x7f\",1\n", {}, "field 2 'a\\tb\\x7f' is not a number"},
+        {std::string("a,b\0c,y\n1,x,2\n", 15), {}, "d.csv:2:3: field 2 (b\\0c) 'x' is not a number"},
+        {std::string("a,b\0c\n1,2\n", 11), withLabel("z"), "no column named 'z' (columns: a, b\\0c)"},
+        {std::string("1,2,0\n4,") + std::string(50, '\0') + ",1\n", {},
+         "field 2 '\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0"
+         "\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0...' is not a number"},
     };
     for (const Row& r : rows) {
         const std::string got = errorOf([&] { parseCsv(r.text, "d.csv", r.options); });
@@ -146,6 +163,27 @@ TEST(Csv, ErrorsNameLineAndColumn) {
                                                            << "\ngot: " << got;
     }
 }
+
+#ifndef __EMSCRIPTEN__
+TEST(CsvFile, DevicesFifosAndDirectoriesAreRefusedUnread) {
+    char tmpl[] = "/tmp/gltrain_csv_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl, fifo = dir + "/rows.csv";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    // /dev/zero never ends, and opening a FIFO with no writer would wait for one.
+    for (const std::string& path : {std::string("/dev/zero"), fifo, dir}) {
+        try {
+            loadCsvFile(path);
+            ADD_FAILURE() << path << ": no error";
+        } catch (const IoError& e) {
+            const std::string why = path == dir ? "is a directory" : "is not a regular file";
+            EXPECT_NE(std::string(e.what()).find("CSV " + path + ": " + why), std::string::npos) << e.what();
+        }
+    }
+    unlink(fifo.c_str());
+    rmdir(dir.c_str());
+}
+#endif
 
 TEST(Csv, BadOptionsAreArgumentErrors) {
     CsvOptions o;

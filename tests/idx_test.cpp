@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -54,6 +55,17 @@ std::string parseError(const std::vector<uint8_t>& bytes, const std::string& nam
         return e.what();
     }
     ADD_FAILURE() << "parseIdx accepted a malformed buffer";
+    return {};
+}
+
+// The FormatError message of reading the header of bytes with options o.
+std::string headerError(const std::vector<uint8_t>& bytes, const std::string& name, const IdxOptions& o) {
+    try {
+        IdxReader(bytes.data(), bytes.size(), name, o);
+    } catch (const FormatError& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "the header of " << name << " was accepted";
     return {};
 }
 
@@ -269,11 +281,97 @@ TEST(IdxGzip, DecompressionBombIsCapped) {
     // A header that understates: only what it announces is kept.
     std::vector<uint8_t> lying = idxBytes(0x08, {10}, std::vector<uint8_t>(5000000, 0));
     expectContains(parseError(gzip(lying), "lie.gz"), {"4999990 trailing bytes after the expected end at byte 18"});
-    // Output that never forms a header within the limit.
-    expectContains(parseError(gzip(std::vector<uint8_t>(64, 0)), "z.gz", 8), {"before a complete IDX header"});
+    // A limit below the header's own size.
+    expectContains(parseError(gzip(idxBytes(0x08, {1, 1, 1}, {0})), "z.gz", 8),
+                   {"announces 17 bytes", "decompression limit of 8"});
     EXPECT_EQ(parseIdx(gz, "bomb.gz").count(), 1000000u);
 }
-#else
+
+namespace {
+// The bomb, about 1 MB: a header announcing 10^6 images of 32x32
+// followed by 1.024e9 zero bytes, as 64 concatenated gzip members of 16e6
+// zeros each (one member compressed once and repeated keeps the test fast).
+std::vector<uint8_t> bigBomb() {
+    std::vector<uint8_t> gz = gzip(idxBytes(0x08, {1000000, 32, 32}, {}));
+    const std::vector<uint8_t> zeros = gzip(std::vector<uint8_t>(16000000, 0));
+    for (int i = 0; i < 64; ++i) gz.insert(gz.end(), zeros.begin(), zeros.end());
+    return gz;
+}
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+TEST(IdxHeader, GzipBombRefusedAtTheHeader) {
+    const std::vector<uint8_t> gz = bigBomb();
+    EXPECT_LT(gz.size(), 2000000u);
+    IdxOptions o;
+    o.role = IdxRole::Images;
+    o.valuesPerItem = 784;
+    o.valuesFor = "the model (input [28, 28, 1])";
+    const auto t0 = std::chrono::steady_clock::now();
+    expectContains(headerError(gz, "bomb.gz", o),
+                   {"IDX bomb.gz (gunzipped): its header (bytes 0..15) gives 1000000x32x32: 1024 values per image, but "
+                    "the model (input [28, 28, 1]) takes 784",
+                    "nothing after the header was read"});
+    // Inflating the 1.024 GB took seconds and a gigabyte before; the header is 16 bytes.
+    EXPECT_LT(secondsSince(t0), 0.5);
+}
+
+TEST(IdxHeader, HonestBombCostsNoMoreThanItAnnounces) {
+    // The header matches what is asked for but announces more than the limit:
+    // refused before inflating; under the limit, only what it announces is inflated.
+    const std::vector<uint8_t> gz = bigBomb();
+    IdxOptions o;
+    o.maxDecompressedBytes = 100000000;
+    const auto t0 = std::chrono::steady_clock::now();
+    expectContains(headerError(gz, "bomb.gz", o), {"IDX bomb.gz (gzip): header at bytes 0..15 announces 1024000016 bytes",
+                                                   "more than the decompression limit of 100000000 bytes"});
+    EXPECT_LT(secondsSince(t0), 0.5);
+    // A header announcing 1000 images of 32x32 before the same 1.024e9 zeros:
+    // its 1024016 bytes, then at most 16 MiB of trailing output, are inflated.
+    std::vector<uint8_t> lying = gzip(idxBytes(0x08, {1000, 32, 32}, {}));
+    lying.insert(lying.end(), gz.begin() + std::ptrdiff_t(gzip(idxBytes(0x08, {1000000, 32, 32}, {})).size()), gz.end());
+    const auto t1 = std::chrono::steady_clock::now();
+    expectContains(parseError(lying, "lie.gz"), {"IDX lie.gz (gunzipped): at least", "trailing bytes after the expected "
+                                                                                      "end at byte 1024016"});
+    EXPECT_LT(secondsSince(t1), 2.0);
+}
+#endif
+
+TEST(IdxHeader, WhatTheCallerNeedsIsCheckedAtTheHeader) {
+    IdxOptions images;
+    images.role = IdxRole::Images;
+    images.valuesPerItem = 6;
+    images.valuesFor = "the model (input [6])";
+    // Values per image: rank 3 (rows x cols) and rank 2 (pixels).
+    EXPECT_EQ(parseIdx(idxBytes(0x08, {2, 2, 3}, counting(12)), "img", images).count(), 12u);
+    EXPECT_EQ(parseIdx(idxBytes(0x08, {2, 6}, counting(12)), "img", images).count(), 12u);
+    // The header alone settles it: the values below are missing, and not read.
+    expectContains(headerError(idxBytes(0x08, {2, 3, 3}, {}), "img", images),
+                   {"IDX img: its header (bytes 0..15) gives 2x3x3: 9 values per image, but the model (input [6]) "
+                    "takes 6"});
+    images.valuesPerItem = 0;
+    // makeDataset's rules on type and rank, at the header.
+    expectContains(headerError(idxBytes(0x0D, {1, 1, 1}, {}), "img", images), {"IDX img: images have data type f32"});
+    expectContains(headerError(idxBytes(0x08, {1}, {}), "img", images), {"IDX img: images have rank 1"});
+    IdxOptions labels;
+    labels.role = IdxRole::Labels;
+    labels.items = 3;
+    labels.itemsFrom = "img has 3 images";
+    EXPECT_EQ(parseIdx(idxBytes(0x09, {3}, {1, 2, 3}), "lab", labels).count(), 3u);
+    expectContains(headerError(idxBytes(0x08, {1000000}, {}), "lab", labels),
+                   {"IDX lab has 1000000 labels (its header, bytes 4..7) but img has 3 images (counts must match)"});
+    expectContains(headerError(idxBytes(0x0E, {3}, {}), "lab", labels), {"IDX lab: labels have data type f64"});
+    expectContains(headerError(idxBytes(0x08, {3, 1}, {}), "lab", labels), {"IDX lab: labels have rank 2"});
+    // A reader reads once.
+    const std::vector<uint8_t> ok = idxBytes(0x08, {3}, {1, 2, 3});
+    IdxReader r(ok.data(), ok.size(), "lab", labels);
+    EXPECT_EQ(r.dims(), std::vector<uint32_t>{3});
+    EXPECT_EQ(r.read().bytes, (std::vector<uint8_t>{1, 2, 3}));
+    EXPECT_THROW(r.read(), Error);
+}
+#ifndef GLTRAIN_HAVE_ZLIB
 TEST(IdxGzip, WithoutZlibAsksToDecompress) {
     const std::vector<uint8_t> gz = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
     expectContains(parseError(gz, "x.gz"), {"gzip-compressed", "without zlib", "gunzip x.gz"});
@@ -309,6 +407,54 @@ TEST(IdxFile, MissingFile) {
     } catch (const IoError& e) {
         expectContains(e.what(), {"/nonexistent/gltrain/x-idx1-ubyte", "cannot open"});
     }
+}
+
+TEST(IdxFile, DevicesFifosAndDirectoriesAreRefusedUnread) {
+    TempDir dir;
+    const std::string fifo = dir.path + "/images.fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    // Opening a FIFO would wait for a writer, and /dev/zero never ends: neither is opened.
+    const std::pair<std::string, std::string> cases[] = {{"/dev/zero", "is a character device, not a regular file"},
+                                                         {fifo, "is a FIFO (named pipe), not a regular file"},
+                                                         {dir.path, "is a directory, not a regular file"}};
+    for (const auto& [path, why] : cases) {
+        try {
+            loadIdxFile(path);
+            ADD_FAILURE() << path << ": no error";
+        } catch (const IoError& e) {
+            expectContains(e.what(), {"IDX " + path + ": " + why});
+        }
+    }
+}
+
+TEST(IdxFile, PlainFileSizeIsCheckedAtTheHeader) {
+    TempDir dir;
+    dir.write("short-idx1-ubyte", idxBytes(0x08, {1000}, counting(10)));
+    try {
+        IdxReader r(dir.path + "/short-idx1-ubyte");
+        FAIL() << "no error";
+    } catch (const FormatError& e) {
+        expectContains(e.what(), {"short-idx1-ubyte: truncated: expected 1008 bytes", "found 18 (990 bytes missing)"});
+    }
+    dir.write("ok-idx3-ubyte", idxBytes(0x08, {2, 2, 2}, counting(8)));
+    IdxReader r(dir.path + "/ok-idx3-ubyte");
+    EXPECT_EQ(r.dims(), (std::vector<uint32_t>{2, 2, 2}));
+    EXPECT_EQ(r.read().bytes, counting(8));
+#ifdef GLTRAIN_HAVE_ZLIB
+    // Gzip from a file: a chunk at a time, the same checks.
+    const std::vector<uint8_t> raw = idxBytes(0x0B, {100000}, counting(200000));
+    dir.write("big.gz", gzip(raw));
+    EXPECT_EQ(loadIdxFile(dir.path + "/big.gz").bytes, counting(200000));
+    std::vector<uint8_t> gz = gzip(raw);
+    gz.insert(gz.end(), {9, 9});
+    dir.write("tail.gz", gz);
+    try {
+        loadIdxFile(dir.path + "/tail.gz");
+        FAIL() << "no error";
+    } catch (const FormatError& e) {
+        expectContains(e.what(), {"2 trailing bytes after the end of the gzip stream at byte " + std::to_string(gz.size() - 2)});
+    }
+#endif
 }
 
 TEST(IdxFile, LoaderFindsPlainAndGzipFiles) {

@@ -13,7 +13,11 @@
 // name the source, line and column ("data.csv:7:12: field 3 'abc' is not a
 // number") and nothing is returned from a malformed file.
 #pragma once
+#include <sys/stat.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -123,7 +127,36 @@ inline bool parseNumber(const std::string& s, double& value) {
     return true;
 }
 
-inline std::string quoted(const std::string& s) { return "'" + (s.size() > 40 ? s.substr(0, 40) + "..." : s) + "'"; }
+// Text from the file as a message shows it: control bytes escaped (\0, \t,
+// \x1b...), so a NUL cannot cut the message short nor an escape sequence
+// reach the terminal. Other bytes, UTF-8 included, are kept.
+inline std::string printable(std::string_view s) {
+    std::string out;
+    for (char ch : s) {
+        const unsigned char c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c != 0x7f) {
+            out += ch;
+        } else if (c == 0) {
+            out += "\\0";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+// A cell in a message: quoted, at most 40 bytes of it, escaped.
+inline std::string quoted(const std::string& s) {
+    return "'" + printable(s.size() > 40 ? std::string_view(s).substr(0, 40) : std::string_view(s)) +
+           (s.size() > 40 ? "..." : "") + "'";
+}
 
 // The label column's index among `cols` columns (see CsvOptions::labelColumn).
 inline int resolveColumn(const std::string& spec, const std::vector<std::string>& header, size_t cols,
@@ -136,12 +169,12 @@ inline int resolveColumn(const std::string& spec, const std::vector<std::string>
             throw FormatError("CSV " + source + ": label column " + quoted(spec) +
                               " is not an index and the file has no header row to name it");
         std::string names;
-        for (auto& h : header) names += (names.empty() ? "" : ", ") + h;
+        for (auto& h : header) names += (names.empty() ? "" : ", ") + printable(h);
         throw FormatError("CSV " + source + ": no column named " + quoted(spec) + " (columns: " + names + ")");
     }
     const double index = v < 0 ? double(cols) + v : v;
     if (!(index >= 0 && index < double(cols)))
-        throw FormatError("CSV " + source + ": label column " + spec + " is out of range (the file has " +
+        throw FormatError("CSV " + source + ": label column " + printable(spec) + " is out of range (the file has " +
                           std::to_string(cols) + " columns)");
     return int(index);
 }
@@ -210,7 +243,7 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
         for (size_t c = 0; c < cols; ++c) {
             const Field& f = fields[c];
             const std::string at = where + ":" + std::to_string(f.column) + ": field " + std::to_string(c + 1) +
-                                   (d.header.empty() ? "" : " (" + d.header[c] + ")");
+                                   (d.header.empty() ? "" : " (" + printable(d.header[c]) + ")");
             double v = 0;
             if (f.text.empty()) throw FormatError(at + " is empty");
             if (!parseNumber(f.text, v)) throw FormatError(at + " " + quoted(f.text) + " is not a number");
@@ -239,7 +272,15 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
     return d;
 }
 
+// Reads and parses a CSV file. The path must name a regular file: a device,
+// FIFO or directory is refused before it is opened (/dev/zero or a pipe
+// that never ends would be read without end; opening a FIFO waits for a writer).
 inline CsvData loadCsvFile(const std::string& path, const CsvOptions& o = {}) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) throw IoError("CSV " + path + ": cannot open: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw IoError("CSV " + path + ": " + (S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file") +
+                      " (a device, FIFO or socket has no end to read to; save the data to a file)");
     const std::vector<uint8_t> bytes = readFile(path, "CSV");
     return parseCsv(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path, o);
 }

@@ -6,12 +6,23 @@
 // outermost dimension first. parseIdx() checks every part of that and throws
 // FormatError naming the source, the byte offset, and expected versus found.
 //
-// Buffers starting with the gzip magic 0x1f 0x8b are gunzipped first when
-// gltrain is built with zlib (GLTRAIN_HAVE_ZLIB, native builds); the
-// decompressed size is capped by what the IDX header announces and by
-// maxDecompressedBytes, so a decompression bomb costs at most that much memory.
-// Without zlib (Emscripten) a gzip buffer gives an error asking to gunzip it.
+// Input starting with the gzip magic 0x1f 0x8b is gunzipped when gltrain is
+// built with zlib (GLTRAIN_HAVE_ZLIB, native builds). Without zlib
+// (Emscripten) a gzip buffer gives an error asking to gunzip it.
+//
+// Files that lie are refused at their header. The reader (IdxReader) reads
+// the header first, from a file a chunk at a time or inflating only its first
+// bytes, and checks it before reading or inflating any value: the format,
+// what the caller needs (IdxOptions: images or labels, their count, the
+// values per image), and the size it announces: an uncompressed file's
+// against the file's size, a compressed one's against maxDecompressedBytes
+// (1 GiB by default). Only what the header announces is then inflated (plus
+// at most 16 MiB of trailing output, counted for the message), so a
+// decompression bomb costs at most that much memory and time. Paths that are
+// not regular files (/dev/zero, FIFOs, directories) are refused unopened.
 #pragma once
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -121,6 +132,32 @@ struct IdxArray {
 // Fashion-MNIST's largest file is 47 MB).
 constexpr uint64_t kIdxDefaultMaxDecompressedBytes = uint64_t(1) << 30;
 
+// What a caller needs of an IDX file. The reader checks it at the header,
+// before a value is read or inflated, so a file that does not fit (or whose
+// header lies) costs its header and no more.
+enum class IdxRole {
+    Any,
+    Images,  // unsigned bytes of rank 3 (count x rows x cols) or 2 (count x pixels), as makeDataset takes
+    Labels,  // integers of rank 1, as makeDataset takes
+};
+
+struct IdxOptions {
+    // The most bytes (header + values) a gzip-compressed file may announce,
+    // and so the most it is inflated to. (An uncompressed file must be as long
+    // as its header says; that is checked against the file's size first.)
+    uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes;
+    IdxRole role = IdxRole::Any;
+    // > 0: the first dimension (the count of images or labels) must be this;
+    // itemsFrom says where it comes from, e.g. "img.idx has 3 images".
+    uint64_t items = 0;
+    std::string itemsFrom;
+    // > 0: the values per item (the product of the other dimensions, 1 at
+    // rank 1) must be this; valuesFor names who takes them, e.g. "the model
+    // (input [28, 28, 1])".
+    uint64_t valuesPerItem = 0;
+    std::string valuesFor;
+};
+
 namespace idx_detail {
 
 inline std::string hex(uint64_t v, int digits) {
@@ -199,7 +236,7 @@ inline std::string expectedText(const Header& h) {
 }
 
 // Checks the length of a complete (uncompressed) file against its header.
-inline void checkLength(const Header& h, size_t size, const std::string& source) {
+inline void checkLength(const Header& h, uint64_t size, const std::string& source) {
     if (size < h.totalBytes())
         throw FormatError(fail(source, "truncated: expected " + expectedText(h) + ", found " + std::to_string(size) +
                                            " (" + std::to_string(h.totalBytes() - size) + " bytes missing)"));
@@ -210,144 +247,368 @@ inline void checkLength(const Header& h, size_t size, const std::string& source)
 }
 
 
-#ifdef GLTRAIN_HAVE_ZLIB
-// Gunzips data[0, size) (one or more concatenated gzip members) holding an IDX
-// file, keeping at most what its header announces; throws on corrupt or
-// truncated streams, trailing bytes, and output beyond maxBytes.
-inline std::vector<uint8_t> gunzip(const uint8_t* data, size_t size, const std::string& source, uint64_t maxBytes) {
-    const std::string where = source + " (gzip)";
-    z_stream zs{};
-    if (inflateInit2(&zs, 15 + 16) != Z_OK) throw Error(fail(where, "zlib inflateInit2 failed"));
-    struct End {
-        z_stream* z;
-        ~End() { inflateEnd(z); }
-    } end{&zs};
+// Input bytes: a buffer in memory, or an open file read a chunk at a time, so
+// that only what the parser asks for is read.
+class Input {
+public:
+    static constexpr size_t kChunk = size_t(1) << 16;
+    Input(const uint8_t* data, size_t size) : next_(data), avail_(size), size_(size) {}
+    Input(std::FILE* file, uint64_t size, std::string path) : file_(file), size_(size), path_(std::move(path)), buf_(kChunk) {}
+    Input(const Input&) = delete;
+    Input& operator=(const Input&) = delete;
 
-    std::vector<uint8_t> out;
-    uint64_t keep = maxBytes;  // bytes of output to keep; the header's total once known
-    bool headerKnown = false;
-    Header header;
-    uint64_t produced = 0;  // all output, kept or not
-    size_t fed = 0;         // input bytes handed to zlib so far
-    std::vector<uint8_t> chunk(size_t(1) << 16);
-    const uint64_t trailingCountLimit = uint64_t(1) << 24;
+    const uint8_t* next() const { return next_; }
+    size_t avail() const { return avail_; }  // bytes at next()
+    void consume(size_t n) {
+        next_ += n;
+        avail_ -= n;
+        offset_ += n;
+    }
+    uint64_t offset() const { return offset_; }  // bytes consumed so far
+    uint64_t size() const { return size_; }      // the whole input (a file: its size when opened)
 
-    auto consumed = [&] { return fed - zs.avail_in; };
-    for (;;) {
-        if (zs.avail_in == 0 && fed < size) {
-            const size_t n = std::min<size_t>(size - fed, size_t(1) << 30);
-            zs.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(data + fed));
-            zs.avail_in = uInt(n);
-            fed += n;
-        }
-        zs.next_out = chunk.data();
-        zs.avail_out = uInt(chunk.size());
-        const int ret = inflate(&zs, Z_NO_FLUSH);
-        const size_t have = chunk.size() - zs.avail_out;
-        if (have > 0) {
-            const uint64_t room = keep > out.size() ? keep - out.size() : 0;
-            if (!headerKnown && have > room)
-                throw FormatError(fail(where, "decompresses to more than the limit of " + std::to_string(maxBytes) +
-                                                  " bytes before a complete IDX header"));
-            const size_t take = size_t(std::min<uint64_t>(have, room));
-            out.insert(out.end(), chunk.begin(), chunk.begin() + std::ptrdiff_t(take));
-            produced += have;
-            if (!headerKnown) {
-                // Stop as soon as the header shows the data is not IDX; parse() reports why.
-                if (out.size() >= 4 && (out[0] != 0 || out[1] != 0 || out[3] < 1 || out[3] > 4)) return out;
-                if (out.size() >= 4 && out.size() >= 4 + 4 * size_t(out[3])) {
-                    header = parseHeader(out.data(), out.size(), source + " (gunzipped)");
-                    if (header.totalBytes() > maxBytes)
-                        throw FormatError(fail(where, "header at bytes 0.." + std::to_string(header.headerBytes - 1) +
-                                                          " announces " + expectedText(header) +
-                                                          ", more than the decompression limit of " +
-                                                          std::to_string(maxBytes) + " bytes"));
-                    headerKnown = true;
-                    keep = header.totalBytes();
-                    if (out.size() > keep) out.resize(size_t(keep));
-                }
+    // Makes at least `want` (<= kChunk) bytes available, fewer only at the
+    // end of the input; false when none are.
+    bool fill(size_t want = 1) {
+        if (file_ && avail_ < want) {
+            if (avail_ > 0) std::memmove(buf_.data(), next_, avail_);
+            next_ = buf_.data();
+            while (avail_ < want) {
+                const size_t got = std::fread(buf_.data() + avail_, 1, buf_.size() - avail_, file_);
+                if (got == 0) break;
+                avail_ += got;
             }
-            if (headerKnown && produced > keep + trailingCountLimit)
-                throw FormatError(fail(source + " (gunzipped)", "at least " + std::to_string(produced - keep) +
-                                                                    " trailing bytes after the expected end at byte " +
-                                                                    std::to_string(keep) + " (expected " +
-                                                                    expectedText(header) + ")"));
+            checkRead();
         }
-        if (ret == Z_STREAM_END) {
-            const size_t rest = size - consumed();
-            if (rest == 0) break;
-            const uint8_t* next = data + consumed();
-            if (rest >= 2 && next[0] == 0x1f && next[1] == 0x8b) {  // another gzip member
-                if (inflateReset(&zs) != Z_OK) throw Error(fail(where, "zlib inflateReset failed"));
+        return avail_ > 0;
+    }
+    // Up to n bytes into dst, fewer only at the end of the input; a file's
+    // bytes beyond the buffer go straight into dst.
+    size_t read(uint8_t* dst, size_t n) {
+        size_t done = std::min(n, avail_);
+        if (done > 0) std::memcpy(dst, next_, done);
+        consume(done);
+        while (file_ && done < n) {
+            const size_t got = std::fread(dst + done, 1, n - done, file_);
+            if (got == 0) break;
+            done += got;
+            offset_ += got;
+        }
+        if (file_) checkRead();
+        return done;
+    }
+
+private:
+    void checkRead() const {
+        if (std::ferror(file_))
+            throw IoError("IDX " + path_ + ": read failed after byte " + std::to_string(offset_ + avail_) + ": " +
+                          std::strerror(errno));
+    }
+    const uint8_t* next_ = nullptr;
+    size_t avail_ = 0;
+    uint64_t offset_ = 0;
+    std::FILE* file_ = nullptr;
+    uint64_t size_ = 0;
+    std::string path_;
+    std::vector<uint8_t> buf_;
+};
+
+#ifdef GLTRAIN_HAVE_ZLIB
+// The output of one or more concatenated gzip members read from `in`, inflated
+// only as far as the reader asks: the IDX header is checked before the values
+// are inflated. Throws on corrupt or truncated streams and on bytes after the
+// last member. `where` names the stream in messages.
+class Gunzip {
+public:
+    Gunzip(Input& in, std::string where) : in_(in), where_(std::move(where)) {
+        if (inflateInit2(&zs_, 15 + 16) != Z_OK) throw Error(fail(where_, "zlib inflateInit2 failed"));
+    }
+    ~Gunzip() { inflateEnd(&zs_); }
+    Gunzip(const Gunzip&) = delete;
+    Gunzip& operator=(const Gunzip&) = delete;
+
+    // Up to n bytes of output into dst, fewer only at the end of the last member.
+    size_t read(uint8_t* dst, size_t n) {
+        size_t got = 0;
+        while (got < n && !ended_) {
+            if (in_.avail() == 0) in_.fill();
+            const uInt inBefore = uInt(std::min<size_t>(in_.avail(), size_t(1) << 30));
+            const uInt outBefore = uInt(std::min<size_t>(n - got, size_t(1) << 30));
+            zs_.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(in_.next()));
+            zs_.avail_in = inBefore;
+            zs_.next_out = dst + got;
+            zs_.avail_out = outBefore;
+            const int ret = inflate(&zs_, Z_NO_FLUSH);
+            in_.consume(inBefore - zs_.avail_in);
+            got += outBefore - zs_.avail_out;
+            if (ret == Z_OK) continue;
+            if (ret == Z_STREAM_END) {
+                nextMember();
                 continue;
             }
-            throw FormatError(fail(where, std::to_string(rest) + " trailing bytes after the end of the gzip stream at byte " +
-                                              std::to_string(consumed())));
+            if (ret == Z_BUF_ERROR && inBefore == 0) {  // inflate needs input
+                if (!in_.fill())
+                    throw FormatError(fail(where_, "truncated gzip stream: the input ends at byte " +
+                                                       std::to_string(in_.offset()) + " before the end-of-stream marker"));
+                continue;
+            }
+            if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT || ret == Z_STREAM_ERROR)
+                throw FormatError(fail(where_, "corrupt gzip stream near compressed byte " + std::to_string(in_.offset()) +
+                                                   ": " + (zs_.msg ? zs_.msg : "invalid data")));
+            if (ret == Z_MEM_ERROR) throw Error(fail(where_, "zlib ran out of memory"));
+            throw Error(fail(where_, "zlib inflate returned " + std::to_string(ret)));
         }
-        if (ret == Z_BUF_ERROR && zs.avail_in == 0 && fed == size)
-            throw FormatError(fail(where, "truncated gzip stream: the input ends at byte " + std::to_string(size) +
-                                              " before the end-of-stream marker"));
-        if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT || ret == Z_STREAM_ERROR)
-            throw FormatError(fail(where, "corrupt gzip stream near compressed byte " + std::to_string(consumed()) + ": " +
-                                              (zs.msg ? zs.msg : "invalid data")));
-        if (ret == Z_MEM_ERROR) throw Error(fail(where, "zlib ran out of memory"));
-        if (ret != Z_OK && ret != Z_BUF_ERROR)
-            throw Error(fail(where, "zlib inflate returned " + std::to_string(ret)));
+        return got;
     }
-    if (headerKnown && produced > keep)
-        throw FormatError(fail(source + " (gunzipped)", std::to_string(produced - keep) +
-                                                            " trailing bytes after the expected end at byte " +
-                                                            std::to_string(keep) + " (expected " + expectedText(header) +
-                                                            ")"));
-    return out;
-}
+
+private:
+    // After a member's end: the end of the input, another member, or an error.
+    void nextMember() {
+        in_.fill(2);
+        if (in_.avail() == 0) {
+            ended_ = true;
+            return;
+        }
+        if (in_.avail() >= 2 && in_.next()[0] == 0x1f && in_.next()[1] == 0x8b) {
+            if (inflateReset(&zs_) != Z_OK) throw Error(fail(where_, "zlib inflateReset failed"));
+            return;
+        }
+        const uint64_t rest = std::max<uint64_t>(in_.avail(), in_.size() > in_.offset() ? in_.size() - in_.offset() : 0);
+        throw FormatError(fail(where_, std::to_string(rest) + " trailing bytes after the end of the gzip stream at byte " +
+                                           std::to_string(in_.offset())));
+    }
+
+    Input& in_;
+    std::string where_;
+    z_stream zs_{};
+    bool ended_ = false;
+};
 #endif
+
+inline const char* itemNoun(IdxRole role, bool plural) {
+    if (role == IdxRole::Images) return plural ? "images" : "image";
+    if (role == IdxRole::Labels) return plural ? "labels" : "label";
+    return plural ? "items" : "item";
+}
+
+// makeDataset's rules for images and labels, which the type and rank settle.
+inline void checkImages(const std::string& source, IdxType type, size_t rank) {
+    if (type != IdxType::U8)
+        throw FormatError(fail(source, std::string("images have data type ") + idxTypeName(type) +
+                                           ", expected unsigned byte (0x08)"));
+    if (rank != 2 && rank != 3)
+        throw FormatError(fail(source, "images have rank " + std::to_string(rank) +
+                                           ", expected 3 (count x rows x cols) or 2 (count x pixels)"));
+}
+inline void checkLabels(const std::string& source, IdxType type, size_t rank) {
+    if (rank != 1) throw FormatError(fail(source, "labels have rank " + std::to_string(rank) + ", expected 1"));
+    if (type == IdxType::F32 || type == IdxType::F64)
+        throw FormatError(fail(source, std::string("labels have data type ") + idxTypeName(type) +
+                                           ", expected an integer type"));
+}
+
+// What the caller asked of the header (IdxOptions): role, count, values per
+// item. `source` names what was parsed ("x.gz (gunzipped)"), `file` the file.
+inline void checkExpected(const Header& h, const std::string& source, const std::string& file, const IdxOptions& o) {
+    if (o.role == IdxRole::Images) checkImages(source, h.type, h.dims.size());
+    if (o.role == IdxRole::Labels) checkLabels(source, h.type, h.dims.size());
+    if (o.items > 0 && h.dims[0] != o.items)
+        throw FormatError("IDX " + file + " has " + std::to_string(h.dims[0]) + " " + itemNoun(o.role, true) +
+                          " (its header, bytes 4..7) but " +
+                          (o.itemsFrom.empty() ? std::to_string(o.items) + " are expected" : o.itemsFrom) +
+                          " (counts must match)");
+    if (o.valuesPerItem > 0) {
+        uint64_t per = 1;
+        for (size_t i = 1; i < h.dims.size(); ++i) per *= h.dims[i];  // parseHeader bounded the product
+        if (per != o.valuesPerItem)
+            throw FormatError(fail(source, "its header (bytes 0.." + std::to_string(h.headerBytes - 1) + ") gives " +
+                                               shapeText(h.dims) + ": " + std::to_string(per) + " values per " +
+                                               itemNoun(o.role, false) + ", but " +
+                                               (o.valuesFor.empty() ? std::string("the caller") : o.valuesFor) +
+                                               " takes " + std::to_string(o.valuesPerItem) +
+                                               " (nothing after the header was read)"));
+    }
+}
+
+// Why the readers refuse a path that is not a regular file: a device or a pipe
+// has no size to check a header against and may never end (/dev/zero).
+inline std::string notRegular(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "";
+}
 
 }  // namespace idx_detail
 
-// Parses an IDX file held in data[0, size). `source` names it in messages.
-// Gzip-compressed input (0x1f 0x8b) is gunzipped when built with zlib.
-inline IdxArray parseIdx(const uint8_t* data, size_t size, const std::string& source = "<memory>",
-                         uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes) {
-    using namespace idx_detail;
-    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-#ifdef GLTRAIN_HAVE_ZLIB
-        std::vector<uint8_t> raw = gunzip(data, size, source, maxDecompressedBytes);
-        const std::string name = source + " (gunzipped)";
-        const Header h = parseHeader(raw.data(), raw.size(), name);
-        checkLength(h, raw.size(), name);
+// Reads an IDX file in two steps: the constructor reads its header and checks
+// it (the format, what IdxOptions asks for, and its size: an uncompressed
+// file's against the file's, a compressed one's against the decompression
+// limit); read() then reads (or inflates) the values. A file that lies or does
+// not fit thus costs its header only, and a caller reading two files (images
+// and labels) can check both headers before reading either.
+class IdxReader {
+public:
+    // An IDX file in data[0, size), which must outlive the reader; `source`
+    // names it in messages. Gzip-compressed input (0x1f 0x8b) is gunzipped
+    // when built with zlib.
+    IdxReader(const uint8_t* data, size_t size, const std::string& source = "<memory>", const IdxOptions& o = {})
+        : s_(std::make_unique<State>(data, size)) {
+        start(source, o);
+    }
+    // The file at `path`, which must be a regular file: a directory, device or
+    // FIFO is refused before it is opened (/dev/zero would never end).
+    explicit IdxReader(const std::string& path, const IdxOptions& o = {}) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0) throw IoError("IDX " + path + ": cannot open: " + std::strerror(errno));
+        if (!S_ISREG(st.st_mode)) {
+            const std::string kind = idx_detail::notRegular(st.st_mode);
+            throw IoError("IDX " + path + ": " + (kind.empty() ? "not a regular file" : "is " + kind + ", not a regular file") +
+                          " (IDX data is read from files, whose size is checked against the header)");
+        }
+        std::FILE* f = std::fopen(path.c_str(), "rb");
+        if (!f) throw IoError("IDX " + path + ": cannot open: " + std::strerror(errno));
+        s_ = std::make_unique<State>(f, uint64_t(st.st_size), path);
+        start(path, o);
+    }
+
+    const std::string& source() const { return s_->source; }
+    IdxType type() const { return s_->header.type; }
+    const std::vector<uint32_t>& dims() const { return s_->header.dims; }
+    uint64_t items() const { return s_->header.dims[0]; }
+
+    // The values (once); a gzip stream is inflated and checked to its end.
+    IdxArray read() {
+        using namespace idx_detail;
+        State& s = *s_;
+        if (s.read) throw Error(fail(s.source, "IdxReader::read() called twice"));
+        s.read = true;
+        const Header& h = s.header;
         IdxArray a;
-        a.source = source;
+        a.source = s.source;
         a.type = h.type;
         a.dims = h.dims;
-        raw.erase(raw.begin(), raw.begin() + std::ptrdiff_t(h.headerBytes));
-        a.bytes = std::move(raw);
+        // Grown a step at a time: a gzip stream that ends early costs the
+        // memory it filled, not what its header announced.
+        const size_t want = size_t(h.dataBytes), step = size_t(1) << 24;
+        size_t got = 0;
+        if (!s.gzip) a.bytes.reserve(want);  // its size is the file's, checked at the header
+        while (got < want) {
+            const size_t n = std::min(want - got, step);
+            a.bytes.resize(got + n);
+            const size_t r = pull(a.bytes.data() + got, n);
+            got += r;
+            if (r < n) break;
+        }
+        if (got < want) checkLength(h, h.headerBytes + got, s.name);  // throws: truncated
+        if (s.gzip) finishGzip();
         return a;
-#else
-        (void)maxDecompressedBytes;
-        throw FormatError(fail(source, "gzip-compressed (starts with 0x1f 0x8b at byte 0) but gltrain was built without "
-                                       "zlib; decompress it first (gunzip " + source + ")"));
-#endif
     }
-    const Header h = parseHeader(data, size, source);
-    checkLength(h, size, source);
-    IdxArray a;
-    a.source = source;
-    a.type = h.type;
-    a.dims = h.dims;
-    a.bytes.assign(data + h.headerBytes, data + size);
-    return a;
-}
 
+private:
+    struct State {
+        State(const uint8_t* data, size_t size) : in(data, size) {}
+        State(std::FILE* f, uint64_t size, const std::string& path) : file(f, &std::fclose), in(f, size, path) {}
+        std::unique_ptr<std::FILE, int (*)(std::FILE*)> file{nullptr, &std::fclose};
+        idx_detail::Input in;
+#ifdef GLTRAIN_HAVE_ZLIB
+        std::unique_ptr<idx_detail::Gunzip> gz;
+#endif
+        bool gzip = false;
+        bool read = false;
+        std::string source, name;  // name: the source, "(gunzipped)" when it was
+        idx_detail::Header header;
+    };
+
+    size_t pull(uint8_t* dst, size_t n) {
+#ifdef GLTRAIN_HAVE_ZLIB
+        if (s_->gz) return s_->gz->read(dst, n);
+#endif
+        return s_->in.read(dst, n);
+    }
+
+    void start(const std::string& source, const IdxOptions& o) {
+        using namespace idx_detail;
+        State& s = *s_;
+        s.source = s.name = source;
+        s.in.fill(2);
+        s.gzip = s.in.avail() >= 2 && s.in.next()[0] == 0x1f && s.in.next()[1] == 0x8b;
+        if (s.gzip) {
+#ifdef GLTRAIN_HAVE_ZLIB
+            s.gz = std::make_unique<Gunzip>(s.in, source + " (gzip)");
+            s.name = source + " (gunzipped)";
+#else
+            throw FormatError(fail(source, "gzip-compressed (starts with 0x1f 0x8b at byte 0) but gltrain was built "
+                                           "without zlib; decompress it first (gunzip " + source + ")"));
+#endif
+        }
+        uint8_t head[20];
+        size_t have = pull(head, 4);
+        if (have == 4 && head[3] >= 1 && head[3] <= 4) have += pull(head + 4, 4 * size_t(head[3]));
+        s.header = parseHeader(head, have, s.name);
+        const Header& h = s.header;
+        checkExpected(h, s.name, source, o);
+        if (s.gzip && h.totalBytes() > o.maxDecompressedBytes)
+            throw FormatError(fail(source + " (gzip)", "header at bytes 0.." + std::to_string(h.headerBytes - 1) +
+                                                           " announces " + expectedText(h) +
+                                                           ", more than the decompression limit of " +
+                                                           std::to_string(o.maxDecompressedBytes) + " bytes"));
+        if (!s.gzip) checkLength(h, s.in.size(), s.name);
+    }
+
+    // Inflates what follows the values to the end of the stream, which checks
+    // the stream (CRC, members) and counts trailing bytes, up to a point.
+    void finishGzip() {
+        using namespace idx_detail;
+        const Header& h = s_->header;
+        const uint64_t countLimit = uint64_t(1) << 24;
+        std::vector<uint8_t> scratch(Input::kChunk);
+        uint64_t extra = 0;
+        for (;;) {
+            const size_t r = pull(scratch.data(), scratch.size());
+            if (r == 0) break;
+            extra += r;
+            if (extra > countLimit)
+                throw FormatError(fail(s_->name, "at least " + std::to_string(extra) +
+                                                     " trailing bytes after the expected end at byte " +
+                                                     std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
+        }
+        if (extra > 0)
+            throw FormatError(fail(s_->name, std::to_string(extra) + " trailing bytes after the expected end at byte " +
+                                                 std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
+    }
+
+    std::unique_ptr<State> s_;
+};
+
+// Parses an IDX file held in data[0, size). `source` names it in messages.
+// Gzip-compressed input (0x1f 0x8b) is gunzipped when built with zlib.
+inline IdxArray parseIdx(const uint8_t* data, size_t size, const std::string& source, const IdxOptions& o) {
+    return IdxReader(data, size, source, o).read();
+}
+inline IdxArray parseIdx(const uint8_t* data, size_t size, const std::string& source = "<memory>",
+                         uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes) {
+    IdxOptions o;
+    o.maxDecompressedBytes = maxDecompressedBytes;
+    return parseIdx(data, size, source, o);
+}
+inline IdxArray parseIdx(const std::vector<uint8_t>& bytes, const std::string& source, const IdxOptions& o) {
+    return parseIdx(bytes.data(), bytes.size(), source, o);
+}
 inline IdxArray parseIdx(const std::vector<uint8_t>& bytes, const std::string& source = "<memory>",
                          uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes) {
     return parseIdx(bytes.data(), bytes.size(), source, maxDecompressedBytes);
 }
 
-// Reads and parses an IDX file, gunzipping it if it is gzip-compressed.
+// Reads and parses an IDX file (a regular file), gunzipping it if it is
+// gzip-compressed; the header is checked before the values are read.
+inline IdxArray loadIdxFile(const std::string& path, const IdxOptions& o) { return IdxReader(path, o).read(); }
 inline IdxArray loadIdxFile(const std::string& path, uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes) {
-    const std::vector<uint8_t> bytes = readFile(path, "IDX");
-    return parseIdx(bytes.data(), bytes.size(), path, maxDecompressedBytes);
+    IdxOptions o;
+    o.maxDecompressedBytes = maxDecompressedBytes;
+    return loadIdxFile(path, o);
 }
 
 // An image classification data set: one flattened image per row.
@@ -366,17 +627,8 @@ enum class Split { Train, Test };
 // that the counts match and every label lies in 0..numClasses-1.
 inline Dataset makeDataset(const IdxArray& images, const IdxArray& labels, int numClasses = 10) {
     using idx_detail::fail;
-    if (images.type != IdxType::U8)
-        throw FormatError(fail(images.source, std::string("images have data type ") + idxTypeName(images.type) +
-                                                  ", expected unsigned byte (0x08)"));
-    if (images.rank() != 2 && images.rank() != 3)
-        throw FormatError(fail(images.source, "images have rank " + std::to_string(images.rank()) +
-                                                  ", expected 3 (count x rows x cols) or 2 (count x pixels)"));
-    if (labels.rank() != 1)
-        throw FormatError(fail(labels.source, "labels have rank " + std::to_string(labels.rank()) + ", expected 1"));
-    if (labels.type == IdxType::F32 || labels.type == IdxType::F64)
-        throw FormatError(fail(labels.source, std::string("labels have data type ") + idxTypeName(labels.type) +
-                                                  ", expected an integer type"));
+    idx_detail::checkImages(images.source, images.type, images.rank());
+    idx_detail::checkLabels(labels.source, labels.type, labels.rank());
     const uint64_t n = images.dims[0];
     const uint64_t rows = images.rank() == 3 ? images.dims[1] : 1;
     const uint64_t cols = images.rank() == 3 ? images.dims[2] : images.dims[1];
@@ -427,12 +679,19 @@ inline std::string findIdxFile(const std::string& dir, const std::string& base) 
 // holds {train,t10k}-{images-idx3,labels-idx1}-ubyte, each possibly with .gz.
 inline Dataset loadFashionMnist(const std::string& dir, Split split) {
     const std::string prefix = split == Split::Train ? "train" : "t10k";
-    const IdxArray images = loadIdxFile(idx_detail::findIdxFile(dir, prefix + "-images-idx3-ubyte"));
-    const IdxArray labels = loadIdxFile(idx_detail::findIdxFile(dir, prefix + "-labels-idx1-ubyte"));
-    if (images.rank() != 3)
-        throw FormatError(idx_detail::fail(images.source, "images have rank " + std::to_string(images.rank()) +
-                                                              ", expected 3 (count x rows x cols)"));
-    return makeDataset(images, labels, 10);
+    // Both headers are checked before either file's values are read.
+    IdxOptions io;
+    io.role = IdxRole::Images;
+    IdxReader images(idx_detail::findIdxFile(dir, prefix + "-images-idx3-ubyte"), io);
+    if (images.dims().size() != 3)
+        throw FormatError(idx_detail::fail(images.source(), "images have rank " + std::to_string(images.dims().size()) +
+                                                                ", expected 3 (count x rows x cols)"));
+    IdxOptions lo;
+    lo.role = IdxRole::Labels;
+    lo.items = images.items();
+    lo.itemsFrom = images.source() + " has " + std::to_string(images.items()) + " images";
+    IdxReader labels(idx_detail::findIdxFile(dir, prefix + "-labels-idx1-ubyte"), lo);
+    return makeDataset(images.read(), labels.read(), 10);
 }
 
 // Loads from Debian's dataset-fashion-mnist location.

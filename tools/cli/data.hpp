@@ -146,14 +146,32 @@ inline Data loadData(const DataOptions& o, const Sequential& model, bool needTar
         if (needTargets && labels.empty()) throw UsageError("--images needs --labels here (the targets)");
         d.description = images;
     }
+    // Both headers are checked, against the model and each other, before
+    // either file's values are read or inflated: a file that lies about its
+    // size (a gzip bomb) or does not fit the model costs its header only.
+    IdxOptions io;
+    io.role = IdxRole::Images;
+    io.valuesPerItem = uint64_t(model.inputSize());
+    const Shape3 in = model.inputShape();
+    const bool flat = in.height == 1 && in.width == 1;
+    io.valuesFor = "the model (input " + (flat ? "[" + std::to_string(in.channels) + "]" : in.str()) + ")";
+    IdxReader imageReader(images, io);
+    std::optional<IdxReader> labelReader;
+    if (!labels.empty()) {
+        IdxOptions lo;
+        lo.role = IdxRole::Labels;
+        lo.items = imageReader.items();
+        lo.itemsFrom = images + " has " + std::to_string(imageReader.items()) + " images";
+        labelReader.emplace(labels, lo);
+    }
     // Classes beyond the model's outputs are an error; a loss on values gets one-hot rows of its outputs.
-    const IdxArray ia = loadIdxFile(images);
-    if (labels.empty()) {  // predict: makeDataset's checks of the images, with labels of zeros
+    const IdxArray ia = imageReader.read();
+    if (!labelReader) {  // predict: makeDataset's checks of the images, with labels of zeros
         const IdxArray zeros{ia.source, IdxType::U8, {ia.dims[0]}, std::vector<uint8_t>(ia.dims[0], 0)};
         Dataset ds = makeDataset(ia, zeros, 1);
         d.x = firstRows(std::move(ds.images), o.limit);
     } else {
-        Dataset ds = makeDataset(ia, loadIdxFile(labels), outputs);
+        Dataset ds = makeDataset(ia, labelReader->read(), outputs);
         d.x = firstRows(std::move(ds.images), o.limit);
         ds.labels.resize(size_t(d.x.rows));
         d.y = classTargets(std::move(ds.labels), model);
