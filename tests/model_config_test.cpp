@@ -9,6 +9,13 @@
 #include <functional>
 #include <string>
 
+#ifndef __EMSCRIPTEN__
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#endif
+
 #include "gltrain/model_config.hpp"
 #include "test_context.hpp"
 
@@ -242,6 +249,97 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         EXPECT_EQ(got.rfind("model.json: ", 0), 0u) << got;
     }
 }
+
+// Numbers are checked as integers of int range where the parser reads them,
+// and the layer arithmetic they feed (units x inputs, k*k*C, the kernel's
+// values, a window's extent) in 64 bits before anything narrows it: the
+// error names the layer and the field. (kernelSize 2000000000 overflowed a
+// signed int in the initializer's fan-in, undefined behaviour.)
+TEST(ModelConfig, LayerSizesAreRangeCheckedIn64Bits) {
+    const std::string image = R"({"input": [28, 28, 1], "layers": [)";
+    struct Row {
+        std::string text, expected;
+    };
+    const Row rows[] = {
+        {config(R"({"type": "dense", "units": 2.5})"), "layers[0].units: expected a positive integer, got 2.5"},
+        {config(R"({"type": "dense", "units": 2147483648})"),
+         "layers[0].units: expected a positive integer, got 2147483648"},
+        {config(R"({"type": "dense", "units": 1e300})"), "layers[0].units: expected a positive integer, got 1e+300"},
+        {config(R"({"type": "dense", "units": 1e400})"), "model.json: invalid JSON"},
+        {image + R"({"type": "conv2d", "filters": 8, "kernelSize": 3.5}]})",
+         "layers[0].kernelSize: expected a positive integer, got 3.5"},
+        {image + R"({"type": "conv2d", "filters": 8, "kernelSize": 4294967296}]})",
+         "layers[0].kernelSize: expected a positive integer, got 4294967296"},
+        {image + R"({"type": "conv2d", "filters": 8, "stride": -2147483649}]})",
+         "layers[0].stride: expected a positive integer, got -2147483649"},
+        // The issue's case: with 'same' padding the window may exceed the image.
+        {image + R"({"type": "conv2d", "filters": 8, "kernelSize": 2000000000, "padding": "same"}]})",
+         "model.json: layers[0].kernelSize: the layer's sizes overflow: a 2000000000x2000000000 window is "
+         "4000000000000000000 values (16000000000000000000 bytes as floats), more than the 2147483647 values a tensor "
+         "can hold"},
+        {image + R"({"type": "conv2d", "filters": 8, "kernelSize": 46341, "padding": "same"}]})",
+         "layers[0].kernelSize: the layer's sizes overflow: a 46341x46341 window is 2147488281 values"},
+        {R"({"input": [28, 28, 1000], "layers": [{"type": "conv2d", "filters": 8, "kernelSize": 2000, "padding": "same"}]})",
+         "layers[0].kernelSize: the layer's sizes overflow: a fan-in of 2000x2000 x 1000 channels is 4000000000 values"},
+        {image + R"({"type": "conv2d", "filters": 1000000, "kernelSize": 50, "padding": "same"}]})",
+         "layers[0].kernelSize: the layer's sizes overflow: a fan-out of 50x50 x 1000000 filters is 2500000000 values"},
+        {R"({"input": [28, 28, 1000], "layers": [{"type": "conv2d", "filters": 300000, "kernelSize": 3}]})",
+         "layers[0].filters: the layer's sizes overflow: a kernel of 3x3 x 1000 channels x 300000 filters is "
+         "2700000000 values (10800000000 bytes as floats)"},
+        {image + R"({"type": "conv2d", "filters": 3000000, "kernelSize": 1}]})",
+         "layers[0].filters: the layer's sizes overflow: an output of 28x28 x 3000000 filters per example is "
+         "2352000000 values"},
+        {image + R"({"type": "conv2d", "filters": 1, "stride": 2147483647, "padding": "same"}]})",
+         "layers[0].stride: the layer's sizes overflow: a 3x3 window with stride 2147483647 and 'same' padding over a "
+         "28x28 image spans more than 2147483647 pixels"},
+        {image + R"({"type": "maxpool2d", "poolSize": 2147483647, "padding": "same"}]})",
+         "layers[0].poolSize: the layer's sizes overflow: a 2147483647x2147483647 window is"},
+        {image + R"({"type": "averagepool2d", "poolSize": 2, "stride": 2147483621, "padding": "same"}]})",
+         "layers[0].stride: the layer's sizes overflow: a 2x2 window with stride 2147483621"},
+        {R"({"input": 1000000, "layers": [{"type": "dense", "units": 3000}]})",
+         "model.json: layers[0].units: the layer's sizes overflow: a kernel of 1000000 inputs x 3000 units is "
+         "3000000000 values (12000000000 bytes as floats)"},
+        {image + R"({"type": "flatten"}, {"type": "dense", "units": 10}, {"type": "dense", "units": 2147483647}]})",
+         "layers[2].units: the layer's sizes overflow: a kernel of 10 inputs x 2147483647 units is 21474836470 values"},
+        {R"({"input": [50000, 50000, 1], "layers": [{"type": "flatten"}]})", "input: the image shape has too many values"},
+    };
+    for (const Row& r : rows) {
+        const std::string got = errorOf([&] { parseModelConfig(r.text, "model.json"); });
+        EXPECT_NE(got.find(r.expected), std::string::npos) << "input: " << r.text << "\nexpected: " << r.expected
+                                                           << "\ngot: " << got;
+    }
+    // Shapes that are wrong for other reasons are left to compile, which names the layer.
+    EXPECT_NO_THROW(parseModelConfig(image + R"({"type": "dense", "units": 2147483647}]})", "model.json"));
+    EXPECT_NO_THROW(parseModelConfig(image + R"({"type": "conv2d", "filters": 8, "kernelSize": 2000000000}]})", "m"));
+    EXPECT_NO_THROW(parseModelConfig(config(R"({"type": "conv2d", "filters": 8, "kernelSize": 2000000000})"), "m"));
+    // Large sizes that fit are accepted.
+    for (const char* layers : {R"({"type": "conv2d", "filters": 1, "kernelSize": 46340, "padding": "same"})",
+                               R"({"type": "averagepool2d", "poolSize": 2, "stride": 2147483620, "padding": "same"})",
+                               R"({"type": "conv2d", "filters": 1000, "kernelSize": 3}, {"type": "flatten"})"}) {
+        EXPECT_NO_THROW(parseModelConfig(image + layers + "]}", "m")) << layers;
+    }
+    EXPECT_NO_THROW(parseModelConfig(R"({"input": 1, "layers": [{"type": "dense", "units": 2147483647}]})", "m"));
+}
+
+#ifndef __EMSCRIPTEN__
+TEST(ModelConfig, DevicesAndFifosAreRefusedUnread) {
+    char tmpl[] = "/tmp/gltrain_model_config_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl, fifo = dir + "/model.json";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::string& path : {std::string("/dev/zero"), fifo}) {
+        try {
+            loadModelConfig(path);
+            ADD_FAILURE() << path << ": no error";
+        } catch (const IoError& e) {
+            EXPECT_NE(std::string(e.what()).find("model config " + path + ": is not a regular file"), std::string::npos)
+                << e.what();
+        }
+    }
+    unlink(fifo.c_str());
+    rmdir(dir.c_str());
+}
+#endif
 
 // The model a config builds equals the one built by hand with the same
 // options: same parameters at initialisation (the seed and initializers were

@@ -24,8 +24,14 @@
 // never silently trains a different model. Shapes are checked by
 // Sequential::compile (buildModel), whose errors name the layer.
 #pragma once
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -403,6 +409,100 @@ inline Shape3 inputShape(const nlohmann::json& v, const std::string& source, con
     return s;
 }
 
+// Layer arithmetic in 64 bits, before anything is narrowed to an int: from
+// the input shape through every layer, each output row, each window's extent
+// and each parameter tensor (units x inputs, the k*k*C fan-in and k*k*filters
+// fan-out, the kernel k*k*C*filters) must fit an int, so no tensor holds more
+// than 2^31 - 1 values (8 GiB of floats) and the library's int arithmetic on
+// them cannot overflow. An error names the layer and the field that made the
+// number too large ("model.json: layers[1].kernelSize: ..."). Shape errors
+// that are not about size (a Dense after an image, a window larger than a
+// 'valid' input) stop the walk: Sequential::compile reports them, naming the
+// layer.
+class SizeCheck {
+public:
+    static constexpr int64_t kMax = std::numeric_limits<int>::max();
+
+    SizeCheck(const std::string& source, Shape3 input)
+        : source_(source), h_(input.height), w_(input.width), c_(input.channels), flatInput_(input.height == 1 && input.width == 1) {}
+
+    // Layer i; false when its shape is for compile to refuse (the walk stops).
+    bool layer(size_t i, const Layer& l) {
+        path_ = "layers[" + std::to_string(i) + "]";
+        if (auto* d = std::get_if<Dense>(&l)) {
+            if (h_ != 1 || w_ != 1) return false;
+            fits("units", int64_t(d->units) * c_, "a kernel of " + std::to_string(c_) + " inputs x " +
+                                                       std::to_string(d->units) + " units");
+            h_ = w_ = 1, c_ = d->units;
+        } else if (auto* cv = std::get_if<Conv2D>(&l)) {
+            if (i == 0 && flatInput_) return false;
+            if (!fitsValid(cv->kernelSize, cv->padding)) return false;
+            // Each product below has factors that fit an int, so it fits 64 bits.
+            const int64_t k = cv->kernelSize, f = cv->filters;
+            const std::string window = std::to_string(k) + "x" + std::to_string(k);
+            fits("kernelSize", k * k, "a " + window + " window");
+            fits("kernelSize", k * k * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
+            fits("kernelSize", k * k * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
+            fits("filters", k * k * c_ * f, "a kernel of " + window + " x " + std::to_string(c_) + " channels x " +
+                                                std::to_string(f) + " filters");
+            if (!slide("kernelSize", k, cv->stride, cv->padding)) return false;
+            c_ = f;
+            fits("filters", h_ * w_ * c_, "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " +
+                                             std::to_string(c_) + " filters per example");
+        } else if (auto* m = std::get_if<MaxPool2D>(&l)) {
+            if (i == 0 && flatInput_) return false;
+            if (!slide("poolSize", m->poolSize, m->stride ? m->stride : m->poolSize, m->padding)) return false;
+        } else if (auto* a = std::get_if<AveragePool2D>(&l)) {
+            if (i == 0 && flatInput_) return false;
+            if (!slide("poolSize", a->poolSize, a->stride ? a->stride : a->poolSize, a->padding)) return false;
+        } else if (std::holds_alternative<GlobalAveragePooling2D>(l)) {
+            h_ = w_ = 1;
+        } else if (std::holds_alternative<Flatten>(l)) {
+            c_ *= h_ * w_;  // the same values as before, which fit
+            h_ = w_ = 1;
+        }
+        return true;  // the other layers keep the shape
+    }
+
+private:
+    // `what` (its count of values `n`) fits an int, or the error blames `field`.
+    void fits(const char* field, int64_t n, const std::string& what) const {
+        if (n > kMax)
+            failAt(source_, path_ + "." + field,
+                   "the layer's sizes overflow: " + what + " is " + std::to_string(n) + " values (" +
+                       std::to_string(uint64_t(n) * 4) + " bytes as floats), more than the " + std::to_string(kMax) +
+                       " values a tensor can hold");
+    }
+    // With 'valid' padding a window larger than the image is compile's error.
+    bool fitsValid(int64_t k, Padding p) const { return p != Padding::Valid || (k <= h_ && k <= w_); }
+    // A k x k window with stride s over the image: the output size, and the
+    // extent the window covers with padding, must fit an int.
+    bool slide(const char* field, int64_t k, int64_t s, Padding p) {
+        if (!fitsValid(k, p)) return false;
+        fits(field, k * k, "a " + std::to_string(k) + "x" + std::to_string(k) + " window");
+        int64_t oh, ow;
+        if (p == Padding::Valid) {
+            oh = (h_ - k) / s + 1, ow = (w_ - k) / s + 1;
+        } else {
+            oh = (h_ + s - 1) / s, ow = (w_ + s - 1) / s;
+            const int64_t covered = std::max((oh - 1) * s, (ow - 1) * s) + k;
+            if (h_ + s - 1 > kMax || w_ + s - 1 > kMax || covered > kMax)
+                failAt(source_, path_ + "." + (s > k ? "stride" : field),
+                       "the layer's sizes overflow: a " + std::to_string(k) + "x" + std::to_string(k) +
+                           " window with stride " + std::to_string(s) + " and 'same' padding over a " +
+                           std::to_string(h_) + "x" + std::to_string(w_) + " image spans more than " +
+                           std::to_string(kMax) + " pixels");
+        }
+        h_ = oh, w_ = ow;
+        return true;
+    }
+
+    const std::string& source_;
+    std::string path_;
+    int64_t h_, w_, c_;
+    bool flatInput_;
+};
+
 // Duplicate keys are errors: nlohmann::json would keep the last one silently.
 // The parser's callback sees keys in order; a stack of open containers gives
 // the JSON path for the message.
@@ -487,6 +587,9 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
     if (!layers.is_array() || layers.empty())
         top.fail("layers", "expected a non-empty array of layer objects, got " + (layers.is_array() ? std::string("[]") : show(layers)));
     for (size_t i = 0; i < layers.size(); ++i) c.layers.push_back(layer(layers[i], source, "layers[" + std::to_string(i) + "]"));
+    SizeCheck sizes(source, c.input);
+    for (size_t i = 0; i < c.layers.size() && sizes.layer(i, c.layers[i]); ++i) {
+    }
     if (top.has("compile")) c.compile = compileOptions(top.raw("compile"), source, "compile");
     if (top.has("fit")) c.fit = fitOptions(top.raw("fit"), source, "fit");
     return c;
@@ -506,7 +609,15 @@ inline ModelConfig parseModelConfig(const std::string& text, const std::string& 
     return modelConfigFromJson(j, source);
 }
 
+// Reads and parses a model config file. The path must name a regular file:
+// a device or FIFO is refused before it is opened (/dev/zero never ends, and
+// opening a FIFO waits for a writer).
 inline ModelConfig loadModelConfig(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) throw IoError("model config " + path + ": cannot open: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw IoError("model config " + path + ": " + (S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file") +
+                      " (a device, FIFO or socket has no end to read to)");
     const std::vector<uint8_t> bytes = readFile(path, "model config");
     return parseModelConfig(std::string(bytes.begin(), bytes.end()), path);
 }
