@@ -486,7 +486,8 @@ private:
         } else {
             oh = (h_ + s - 1) / s, ow = (w_ + s - 1) / s;
             const int64_t covered = std::max((oh - 1) * s, (ow - 1) * s) + k;
-            if (h_ + s - 1 > kMax || w_ + s - 1 > kMax || covered > kMax)
+            // Window::make computes in + s - 1 left to right: in + s must fit.
+            if (h_ + s > kMax || w_ + s > kMax || covered > kMax)
                 failAt(source_, path_ + "." + (s > k ? "stride" : field),
                        "the layer's sizes overflow: a " + std::to_string(k) + "x" + std::to_string(k) +
                            " window with stride " + std::to_string(s) + " and 'same' padding over a " +
