@@ -193,15 +193,18 @@ TEST(Model, NanLossStopsTrainingNamingTheStepAndKeepsWeights) {
     FitOptions f;
     f.epochs = 50;
     f.batchSize = 8;
-    HostMatrix lastGood;
+    // The weights that gave the last finite loss: those before its step.
+    HostMatrix before = m.weight(m.layerName(0), "kernel"), lastGood;
     Callbacks cb;
     cb.onStep = [&](const StepInfo& s) {
-        if (std::isfinite(s.loss)) lastGood = m.weight(m.layerName(0), "kernel");
+        if (std::isfinite(s.loss)) lastGood = before;
+        before = m.weight(m.layerName(0), "kernel");
     };
     std::string msg = message([&] { m.fit(x, Targets(y), f, cb); });
     EXPECT_NE(msg.find("the loss is"), std::string::npos) << msg;
     EXPECT_NE(msg.find("at step " + std::to_string(m.step())), std::string::npos) << msg;
-    // The update of the bad step was skipped on the GPU: the weights are those after the last good step.
+    // The update of the bad step was skipped on the GPU, and the step before it, whose
+    // weights gave the bad loss, undone: the weights are those that gave the last good loss.
     HostMatrix now = m.weight(m.layerName(0), "kernel");
     for (float v : now.data) EXPECT_TRUE(std::isfinite(v));
     EXPECT_EQ(now.data, lastGood.data);

@@ -44,6 +44,7 @@
 #include "gltrain/ops/optimizer.hpp"
 #include "gltrain/ops/random.hpp"
 #include "gltrain/ops/reduce.hpp"
+#include "gltrain/ops/step_guard.hpp"
 #include "gltrain/readback.hpp"
 #include "gltrain/safetensors.hpp"
 #include "gltrain/schedule.hpp"
@@ -393,6 +394,7 @@ public:
             requireConsistent("setWeight", "value", value);
             requireFinite("setWeight", value);
             h = value;
+            stateWritten();
             return;
         }
         Tensor& t = v.value->front();
@@ -401,6 +403,7 @@ public:
                                 std::to_string(value.rows) + "x" + std::to_string(value.cols));
         requireFinite("setWeight", value);
         t.upload(value);
+        stateWritten();
         takeSnapshot();  // a changed weight could not be replayed after a lost context
     }
 
@@ -514,6 +517,7 @@ public:
         }
         // Validated: now change the model.
         for (auto& [target, value] : staged) target.write(value);
+        stateWritten();
         if (!anyState)
             for (auto& L : layers_)
                 for (auto& v : L.params)
@@ -927,13 +931,22 @@ private:
     Checkpoint checkpoint() const {
         requireCompiled("saveCheckpoint");
         Checkpoint c;
+        // The step guard keeps non-finite values out of the model's state; should one
+        // get there all the same, no checkpoint or snapshot is made of it.
+        auto add = [&](const std::string& name, const std::vector<int64_t>& shape, const std::vector<float>& data) {
+            for (float x : data)
+                if (!std::isfinite(x))
+                    throw TrainingError("saveCheckpoint: tensor '" + name + "' holds NaN or Inf at step " +
+                                        std::to_string(step_) + "; no checkpoint is made of a state that is not finite");
+            c.first.emplace_back(name, TensorData::f32(shape, data));
+        };
         if (cpu_)  // the same names, shapes and order from the CPU backend's host matrices
             cpu_->model().forEachSaved([&](const std::string& name, const cpu::Model::Variable& v, const HostMatrix& m) {
-                c.first.emplace_back(name, TensorData::f32(v.shape, m.data));
+                add(name, v.shape, m.data);
             });
         else
             forEachSaved([&](const std::string& name, const Variable& v, const Tensor& t) {
-                c.first.emplace_back(name, TensorData::f32(v.shape, t.download().data));
+                add(name, v.shape, t.download().data);
             });
         c.second = checkpointMetadata(step_);
         return c;
@@ -979,7 +992,14 @@ private:
     // The snapshot, now (a synchronous read: at a fit's start and end, and
     // after setWeight; between, issueSnapshot() reads through fences).
     void takeSnapshot() {
-        snapshot_ = {saveCheckpoint(), step_};
+        // A state that is not finite (NanPolicy::Ignore lets one in) is no state to
+        // restore: the last snapshot stays.
+        try {
+            snapshot_ = {saveCheckpoint(), step_};
+        } catch (const TrainingError&) {
+            if (options_.onNaN != NanPolicy::Ignore) throw;
+            return;
+        }
         snapshotPending_ = false;
         snapshotCurrent_ = true;
     }
@@ -1021,6 +1041,7 @@ private:
         snapshotReaders_.clear();
         snapshotPending_ = false;
         lossScale_.reset();
+        stepCheck_.reset();
         std::unique_ptr<FitState> fit = std::move(fit_);
         if (fit) {
             if (fit->train) fit->trainRows = fit->train->n;
@@ -1068,6 +1089,7 @@ private:
     // snapshot stays.
     void finishFit() {
         fit_.reset();
+        settleLastStep();
         if (!ctx_->lost()) takeSnapshot();
     }
     void forgetSnapshot() {
@@ -1076,6 +1098,7 @@ private:
         snapshotPending_ = false;
         snapshotCurrent_ = true;
         lossScale_.reset();
+        stepCheck_.reset();
     }
 
     bool lossScalingOn() const { return options_.lossScaling.enabled(ctx_->backend() == Backend::GpuFloat16); }
@@ -1369,13 +1392,14 @@ private:
             dense.push_back(&S);
         }
         if (!smallMlpProblem(m).empty() || smallMlpStepMacs(m) > options_.smallDenseStepMacs) return false;
-        const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
         recordSmallMlpLoss(p.train, m, p.lossMean);
         if (m.softmaxLabels) {  // the epoch's training accuracy, as the general step's reduce/argmax counts it
             recordSmallMlpCorrectCount(p.train, m, p.correctSum.back(), &p.correctSum.front());
             p.swaps.push_back(&p.correctSum);
         }
         p.lossPasses = p.train.size();
+        const Tensor* guard = recordGuard(p, nullptr);
+        const size_t firstStateSwap = p.swaps.size();
         for (size_t l = 0; l < dense.size(); ++l) {
             for (bool bias : {false, true}) {
                 Variable& v = dense[l]->param(bias ? "bias" : "kernel");
@@ -1386,6 +1410,7 @@ private:
                 for (auto* s : slots) p.swaps.push_back(s);
             }
         }
+        recordCheck(p, firstStateSwap);
         return true;
     }
 
@@ -1704,7 +1729,8 @@ private:
 
         // Clip by global norm: a 1x1 factor every update samples.
         const Tensor* gscale = nullptr;
-        const Tensor* guard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
+        const Tensor* lossGuard = options_.onNaN == NanPolicy::Ignore ? nullptr : &p.lossMean;
+        const Tensor* scaleGuard = nullptr;
         Tensor* norm = nullptr;
         if (options_.clipNorm > 0.0f) {
             norm = &p.temp(ctx, 1, 1);
@@ -1717,16 +1743,19 @@ private:
             Tensor& factor = p.temp(ctx, 1, 2);
             Tensor& stepGuard = p.temp(ctx, 1, 2);
             recordGlobalMaxAbs(p.train, grads, gmax);
-            recordLossScaleStep(p.train, options_.lossScaling, *lossScale_, gmax, guard, norm, options_.clipNorm, factor,
-                                stepGuard);
+            recordLossScaleStep(p.train, options_.lossScaling, *lossScale_, gmax, lossGuard, norm, options_.clipNorm,
+                                factor, stepGuard);
             p.swaps.push_back(lossScale_.get());
             gscale = &factor;
-            guard = &stepGuard;
+            scaleGuard = &stepGuard;
         } else if (norm) {
             Tensor& factor = p.temp(ctx, 1, 1);
             p.train.add(Pass(ctx, "reduce/clip_factor")).input("NORM", *norm).output(factor).uniform("maxNorm", options_.clipNorm);
             gscale = &factor;
         }
+        // Without a NaN policy, loss scaling's guard alone skips an overflowed step.
+        const Tensor* guard = lossGuard ? recordGuard(p, scaleGuard) : scaleGuard;
+        const size_t firstStateSwap = p.swaps.size();
         for (auto& [v, g, form] : paramGrads) {
             std::vector<PingPong*> slots;
             for (auto& s : v->slots) slots.push_back(s.get());
@@ -1742,6 +1771,46 @@ private:
             recordMovingAverage(p.train, *a.avg, *a.stat, a.momentum, a.scale, guard);
             p.swaps.push_back(a.avg);
         }
+        if (lossGuard) recordCheck(p, firstStateSwap);
+    }
+
+    // The step guard (ops/step_guard.hpp) under a NaN policy: the verdict the
+    // step's updates read, from its loss, loss scaling's guard (`skip`) and the
+    // check of what the previous step wrote. Null under NanPolicy::Ignore.
+    const Tensor* recordGuard(Plan& p, const Tensor* skip) {
+        if (options_.onNaN == NanPolicy::Ignore) return nullptr;
+        if (!stepCheck_) stepCheck_ = std::make_unique<PingPong>(makeStepCheckState(*ctx_));
+        Tensor& verdict = p.temp(*ctx_, 1, 1, Layout::Unpacked);
+        recordStepGuard(p.train, p.lossMean, skip, *stepCheck_, options_.onNaN == NanPolicy::Stop, verdict);
+        return &verdict;
+    }
+    // The check of everything the step's updates wrote: p.swaps from `first` on.
+    void recordCheck(Plan& p, size_t first) {
+        if (!stepCheck_) return;
+        std::vector<const Tensor*> written;
+        for (size_t i = first; i < p.swaps.size(); ++i) written.push_back(&p.swaps[i]->back());
+        recordStepCheck(p.train, written, *stepCheck_);
+        p.swaps.push_back(stepCheck_.get());
+    }
+    // The last step's outputs are judged by the next step's guard; with no next
+    // step (a fit's end, a stop) the host judges them: when what it wrote is not
+    // finite, the state before it, still in the back buffers, becomes the state.
+    void settleLastStep() {
+        if (!stepCheck_ || cpu_ || ctx_->lost()) return;
+        if (std::isfinite(readValue(stepCheck_->front()))) return;
+        for (auto& L : layers_) {
+            for (auto& v : L.params) {
+                v.value->swap();
+                for (auto& slot : v.slots) slot->swap();
+            }
+            for (auto& v : L.buffers) v.value->swap();
+        }
+        resetStepCheck(*stepCheck_);  // the back buffers now hold the bad step
+    }
+    // The host wrote the state: no step before it may be reverted to.
+    void stateWritten() {
+        if (cpu_) cpu_->model().stateWritten();
+        else if (stepCheck_ && !ctx_->lost()) resetStepCheck(*stepCheck_);
     }
 
     Context* ctx_;
@@ -1768,6 +1837,8 @@ private:
     int restorations_ = 0;
     // Dynamic loss scaling's state (scale, good steps), shared by the training plans.
     std::unique_ptr<PingPong> lossScale_;
+    // What the last step wrote, checked (ops/step_guard.hpp); null under NanPolicy::Ignore.
+    std::unique_ptr<PingPong> stepCheck_;
     HostMatrix read1x1_;  // the host copy of the step's 1x1 reads, kept (readValue)
 };
 

@@ -22,7 +22,8 @@ namespace gltrain {
 
 enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
 enum class NanPolicy {
-    Stop,   // throw TrainingError naming the step; the last good weights are kept
+    Stop,   // throw TrainingError naming the step; the last good weights are kept: those that gave
+            // the last finite loss (the step that made weights giving a NaN loss is undone too)
     Skip,   // skip the updates of bad steps and go on
     Ignore  // apply them anyway
 };

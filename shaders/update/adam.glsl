@@ -1,7 +1,7 @@
 // update/adam: one Adam or AdamW step for a parameter, its moments in and out.
 // inputs: P, G?, M, V, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
 // (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
-// uses: lib/update_grad
+// uses: lib/update_grad, lib/step_guard
 // outputs: PN, MN, VN
 // (three render targets: one pass per parameter)
 // defines: DECOUPLED 0 (Adam, L2 decay added to g) / 1 (AdamW, decoupled decay)
@@ -34,8 +34,9 @@ void main() {
     // selected, not branched to: SwiftShader runs both sides of a branch, and an
     // early return that read M and V again made a guarded 784x256 update in Chromium
     // take 1.5-1.7x the unguarded one (bench_kernels).
-    float l = LOSS_at(0, 0);
-    bool bad = isnan(l) || isinf(l);
+    // -Inf: the previous step is undone (lib/step_guard).
+    if (stepRevert()) discard;
+    bool bad = stepKeep();
     pn = bad ? p : pn;
     m = bad ? m0 : m;
     v = bad ? v0 : v;

@@ -2,6 +2,7 @@
 // variance) moved toward this step's statistic — after the loss is known, so a
 // step whose loss is NaN or Inf leaves it as it was, as it leaves the parameters.
 // inputs: A, X, LOSS?
+// uses: lib/step_guard
 // uniforms: momentum; scale (the statistic's factor: m / (m - 1) makes a biased
 //           variance unbiased, 1 for a mean)
 // output: like A (any layouts: X_aligned() lines X up with it)
@@ -12,8 +13,8 @@ uniform float scale;
 void main() {
     vec4 a = A_aligned();
 #if LOSS_BOUND
-    float l = LOSS_at(0, 0);
-    if (isnan(l) || isinf(l)) { setOutput(a); return; }
+    if (stepRevert()) discard;  // the previous step is undone (lib/step_guard)
+    if (stepKeep()) { setOutput(a); return; }
 #endif
     setOutput(momentum * a + (1.0 - momentum) * scale * X_aligned());
 }

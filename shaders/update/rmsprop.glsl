@@ -2,7 +2,7 @@
 // or without a momentum buffer.
 // inputs: P, G?, S, B?, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
 // (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
-// uses: lib/update_grad
+// uses: lib/update_grad, lib/step_guard
 // outputs: PN, SN, BN
 // (BN is the momentum buffer when B is bound; otherwise a scratch target)
 // uniforms: lr, wd, rho, eps, mu
@@ -31,8 +31,8 @@ void main() {
 #if LOSS_BOUND
     // The step's loss is NaN/Inf: keep the last good parameter and state (selected,
     // not branched to: see update/adam).
-    float l = LOSS_at(0, 0);
-    bool bad = isnan(l) || isinf(l);
+    if (stepRevert()) discard;  // the previous step is undone (lib/step_guard)
+    bool bad = stepKeep();
     pn = bad ? p : pn;
     s = bad ? s0 : s;
     b = bad ? b0 : b;

@@ -44,6 +44,8 @@ struct TrainingSetup {
     float clipNorm = 0.0f;  // > 0: clip by global norm
     uint32_t seed = 1;      // dropout masks: uniform01(seed, step, r * cols + c), as on the GPU
     bool skipBadSteps = true;  // a NaN/Inf loss leaves parameters, state and statistics as they were
+    // and undoes the previous step too (NanPolicy::Stop: the weights that gave it are not good)
+    bool revertOnBadLoss = false;
 };
 
 // Rows of data in host memory, their targets, and the order in which
@@ -121,11 +123,22 @@ public:
         correct_ += s.correct;
         lastBatch_ = batch;
         const float lossMean = float(s.loss / batch);
-        if (setup_.skipBadSteps && !std::isfinite(lossMean)) return lossMean;
+        if (setup_.skipBadSteps && !std::isfinite(lossMean)) {
+            if (setup_.revertOnBadLoss) revert();
+            return lossMean;
+        }
         backward(batch);
         update(step);
+        // A step that leaves a parameter, slot or statistic not finite is not
+        // applied (under a NaN policy), whatever its loss was.
+        updateRejected_ = setup_.skipBadSteps && !stateFinite();
+        if (updateRejected_) revert();
         return lossMean;
     }
+    // Whether the last trainStep's update was not applied because it left a value that is not finite.
+    bool updateRejected() const { return updateRejected_; }
+    // The host wrote the state (a checkpoint, setWeight): no step before it may be undone.
+    void stateWritten() { revertible_ = false; }
     int correctSum() const { return correct_; }
     void resetSums() { correct_ = 0; }
 
@@ -383,7 +396,44 @@ private:
         }
     }
 
+    // Every array of the training state: parameters, their slots, statistics
+    // (listed once: the steps allocate nothing).
+    const std::vector<HostMatrix*>& stateArrays() {
+        if (stateArrays_.empty())
+            for (auto& L : layers_) {
+                for (auto& v : L.params) {
+                    stateArrays_.push_back(&v.value);
+                    for (auto& s : v.slots) stateArrays_.push_back(&s);
+                }
+                for (auto& v : L.buffers) stateArrays_.push_back(&v.value);
+            }
+        return stateArrays_;
+    }
+    bool stateFinite() {
+        for (HostMatrix* m : stateArrays())
+            for (float x : m->data)
+                if (!std::isfinite(x)) return false;
+        return true;
+    }
+    // The state before the last step becomes the state again (as on the GPU,
+    // ops/step_guard.hpp: two arrays each, swapped, so keeping it costs no copy).
+    void revert() {
+        if (!revertible_) return;
+        const std::vector<HostMatrix*>& all = stateArrays();
+        for (size_t i = 0; i < all.size(); ++i) std::swap(*all[i], previous_[i]);
+        revertible_ = false;
+    }
+
+    // The step's updates read the state before it (kept in previous_, so that
+    // revert() can go back to it) and write the state after it.
     void update(long step) {
+        const std::vector<HostMatrix*>& all = stateArrays();
+        previous_.resize(all.size());
+        for (size_t i = 0; i < all.size(); ++i) {
+            if (previous_[i].data.size() != all[i]->data.size()) previous_[i] = *all[i];
+            std::swap(*all[i], previous_[i]);
+        }
+        revertible_ = true;
         float gscale = 1.0f;
         if (setup_.clipNorm > 0.0f) {
             clipList_.clear();
@@ -395,13 +445,21 @@ private:
         if (!(lr >= 0.0f) || !std::isfinite(lr))
             throw ArgumentError("optimizer: the learning rate of step " + std::to_string(step + 1) + " is " +
                                 std::to_string(lr) + " (must be finite and >= 0)");
-        for (auto& L : layers_)
+        size_t k = 0;  // the index in `all` (stateArrays' order) of the next array
+        for (auto& L : layers_) {
             for (auto& v : L.params) {
+                const float* p0 = previous_[k++].data.data();
+                state0_.clear();
                 state_.clear();
-                for (auto& s : v.slots) state_.push_back(s.data.data());
-                optimizerUpdate(setup_.optimizer, v.value.data.data(), v.grad.data.data(), state_, v.value.size(),
-                                gscale, int(step + 1), lr);
+                for (auto& s : v.slots) {
+                    state0_.push_back(previous_[k++].data.data());
+                    state_.push_back(s.data.data());
+                }
+                optimizerUpdate(setup_.optimizer, p0, v.value.data.data(), v.grad.data.data(), state0_, state_,
+                                v.value.size(), gscale, int(step + 1), lr);
             }
+            for (auto& v : L.buffers) v.value = previous_[k++];  // moved below, in place (a few values)
+        }
         // Batch normalization's moving averages, the variance made unbiased
         // (reference/batchnorm.hpp), only now that the step is known to be good.
         for (size_t i = 0; i < layers_.size(); ++i)
@@ -426,6 +484,11 @@ private:
     std::vector<int> labels_;
     std::vector<double> dacc_;
     std::vector<float*> state_;
+    std::vector<const float*> state0_;
+    std::vector<HostMatrix*> stateArrays_;
+    std::vector<HostMatrix> previous_;  // the state before the last step (update, revert)
+    bool revertible_ = false;           // previous_ is that state
+    bool updateRejected_ = false;
     std::vector<std::pair<const float*, size_t>> clipList_;
     Workspace ws_;
     int correct_ = 0;

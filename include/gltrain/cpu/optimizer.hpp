@@ -1,5 +1,6 @@
 // Optimizer updates on the CPU: one fused loop per parameter that reads the
-// parameter, its gradient and its state and writes them in place — the
+// parameter, its gradient and its state and writes their next values (in place,
+// or into other arrays: the training step keeps the state before it) — the
 // formulas of shaders/update/*.glsl and reference/optimizer.hpp, in float,
 // with the gradient scaled by `gscale` (clip by global norm) first.
 // Skipping the update of a step whose loss is NaN/Inf is the caller's: it
@@ -13,56 +14,68 @@
 
 namespace gltrain::cpu {
 
-// p, g: n floats; state: config.stateSlots() arrays of n floats (Adam: m, v;
-// momentum: v; RMSProp: s and, with momentum, b). t >= 1 is the step number
-// (Adam's bias corrections), lr this step's learning rate.
-inline void optimizerUpdate(const OptimizerConfig& o, float* p, const float* g, const std::vector<float*>& state,
-                            size_t n, float gscale, int t, float lr) {
+// p0 -> p, g: n floats; state0 -> state: config.stateSlots() arrays of n floats
+// each (Adam: m, v; momentum: v; RMSProp: s and, with momentum, b); an array and
+// its next value may be one array (in place). t >= 1 is the step number (Adam's
+// bias corrections), lr this step's learning rate.
+inline void optimizerUpdate(const OptimizerConfig& o, const float* p0, float* p, const float* g,
+                            const std::vector<const float*>& state0, const std::vector<float*>& state, size_t n,
+                            float gscale, int t, float lr) {
     const float wd = o.weightDecay;
     switch (o.kind) {
         case OptimizerKind::SGD:
-            for (size_t i = 0; i < n; ++i) p[i] = p[i] - lr * (g[i] * gscale + wd * p[i]);
+            for (size_t i = 0; i < n; ++i) p[i] = p0[i] - lr * (g[i] * gscale + wd * p0[i]);
             return;
         case OptimizerKind::Momentum:
         case OptimizerKind::Nesterov: {
+            const float* v0 = state0[0];
             float* v = state[0];
             const float mu = o.momentum;
             const bool nesterov = o.kind == OptimizerKind::Nesterov;
             for (size_t i = 0; i < n; ++i) {
-                const float gi = g[i] * gscale + wd * p[i];
-                v[i] = mu * v[i] + gi;
-                p[i] = p[i] - lr * (nesterov ? gi + mu * v[i] : v[i]);
+                const float gi = g[i] * gscale + wd * p0[i];
+                const float vi = mu * v0[i] + gi;
+                v[i] = vi;
+                p[i] = p0[i] - lr * (nesterov ? gi + mu * vi : vi);
             }
             return;
         }
         case OptimizerKind::Adam:
         case OptimizerKind::AdamW: {
+            const float *m0 = state0[0], *v0 = state0[1];
             float *m = state[0], *v = state[1];
             const float b1 = o.beta1, b2 = o.beta2, eps = o.eps;
             const float bc1 = 1.0f - std::pow(b1, float(t)), bc2 = 1.0f - std::pow(b2, float(t));
             const bool decoupled = o.kind == OptimizerKind::AdamW;
             for (size_t i = 0; i < n; ++i) {
-                const float gi = g[i] * gscale + (decoupled ? 0.0f : wd * p[i]);
-                m[i] = b1 * m[i] + (1.0f - b1) * gi;
-                v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-                const float delta = lr * (m[i] / bc1) / (std::sqrt(v[i] / bc2) + eps);
-                p[i] = (decoupled ? p[i] - lr * wd * p[i] : p[i]) - delta;
+                const float pi = p0[i];
+                const float gi = g[i] * gscale + (decoupled ? 0.0f : wd * pi);
+                const float mi = b1 * m0[i] + (1.0f - b1) * gi;
+                const float vi = b2 * v0[i] + (1.0f - b2) * gi * gi;
+                m[i] = mi;
+                v[i] = vi;
+                const float delta = lr * (mi / bc1) / (std::sqrt(vi / bc2) + eps);
+                p[i] = (decoupled ? pi - lr * wd * pi : pi) - delta;
             }
             return;
         }
         case OptimizerKind::RMSProp: {
+            const float* s0 = state0[0];
+            const float* b0 = state0.size() > 1 ? state0[1] : nullptr;
             float* s = state[0];
             float* b = state.size() > 1 ? state[1] : nullptr;
             const float rho = o.rho, eps = o.eps, mu = o.momentum;
             for (size_t i = 0; i < n; ++i) {
-                const float gi = g[i] * gscale + wd * p[i];
-                s[i] = rho * s[i] + (1.0f - rho) * gi * gi;
-                const float step = gi / (std::sqrt(s[i]) + eps);
+                const float gi = g[i] * gscale + wd * p0[i];
+                const float si = rho * s0[i] + (1.0f - rho) * gi * gi;
+                s[i] = si;
+                const float step = gi / (std::sqrt(si) + eps);
                 if (b) {
-                    b[i] = mu * b[i] + step;
-                    p[i] = p[i] - lr * b[i];
+                    const float bi = mu * b0[i] + step;
+                    b[i] = bi;
+                    p[i] = p0[i] - lr * bi;
                 } else {
-                    p[i] = p[i] - lr * step;
+                    p[i] = p0[i] - lr * step;
                 }
             }
             return;

@@ -65,11 +65,16 @@ public:
         f.epochRows += rows;
         f.lastLoss = loss;
         f.lastRows = rows;
-        // Stop on the very step whose loss went bad (its updates were skipped).
-        if (!std::isfinite(loss) && options_.onNaN == NanPolicy::Stop) {
+        // Stop on the very step whose loss went bad (its updates were skipped, and the
+        // step before, whose weights gave it, undone), or whose update was not finite.
+        if (options_.onNaN == NanPolicy::Stop && (!std::isfinite(loss) || model_.updateRejected())) {
             fit_.reset();
-            throw TrainingError("fit: the loss is " + std::string(std::isnan(loss) ? "NaN" : "Inf") + " at step " +
-                                std::to_string(step) + "; training stopped and the weights of the last good step are kept");
+            throw TrainingError("fit: " +
+                                (std::isfinite(loss) ? std::string("the update of step " + std::to_string(step) +
+                                                                   " made a parameter or optimizer slot NaN or Inf")
+                                                     : "the loss is " + std::string(std::isnan(loss) ? "NaN" : "Inf") +
+                                                           " at step " + std::to_string(step)) +
+                                "; training stopped and the weights of the last good step are kept");
         }
         StepInfo info;
         info.step = step;
@@ -134,6 +139,7 @@ private:
         s.clipNorm = o.clipNorm;
         s.seed = o.seed;
         s.skipBadSteps = o.onNaN != NanPolicy::Ignore;
+        s.revertOnBadLoss = o.onNaN == NanPolicy::Stop;
         return s;
     }
 

@@ -1,0 +1,123 @@
+// The step guard (ops/step_guard.hpp; cpu::Model::revert): a step whose
+// update leaves a parameter, optimizer slot or moving average that is not
+// finite never becomes the model's state, and under NanPolicy::Stop the step
+// whose weights gave a non-finite loss is undone too — on the GPU (the small
+// dense network's fused step and the general one) and on the CPU backend.
+// Each case compares every tensor of the checkpoint with the state it must be.
+#include <gtest/gtest.h>
+
+#include "gltrain/sequential.hpp"
+#include "test_context.hpp"
+
+// A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
+namespace {
+namespace step_guard_test {
+
+using namespace gltrain;
+using gltrain::test::randomMatrix;
+
+struct Engine {
+    const char* name;
+    bool cpu;
+    bool fusedSmallDense;  // the GPU's small dense step (recordSmallMlpStep), else the general one
+    bool batchNorm;        // a BatchNormalization layer (moving averages; the general step)
+};
+const Engine kEngines[] = {{"gpu-small-dense", false, true, false},
+                           {"gpu-general", false, false, false},
+                           {"gpu-batchnorm", false, false, true},
+                           {"cpu", true, false, false},
+                           {"cpu-batchnorm", true, false, true}};
+
+std::unique_ptr<Sequential> makeModel(const Engine& e, OptimizerKind kind, float lr, NanPolicy policy) {
+    auto m = std::make_unique<Sequential>(e.cpu ? test::cpuContext() : test::context(), 5);
+    m->add(Dense{6, e.batchNorm ? Activation::Linear : Activation::ReLU});
+    if (e.batchNorm) m->add(BatchNormalization{}).add(ActivationLayer{Activation::ReLU});
+    m->add(Dense{1});
+    CompileOptions c;
+    c.loss = LossKind::MeanSquaredError;
+    c.optimizer.kind = kind;
+    c.optimizer.lr = lr;
+    c.onNaN = policy;
+    c.seed = 3;
+    if (!e.fusedSmallDense) c.smallDenseStepMacs = 0;
+    m->compile(c);
+    return m;
+}
+
+// Every tensor of two checkpoints is the same, bit for bit.
+void expectSameState(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    const SafetensorsFile fa = parseSafetensors(a), fb = parseSafetensors(b);
+    ASSERT_EQ(fa.names, fb.names);
+    for (const std::string& name : fa.names) EXPECT_TRUE(fa.at(name) == fb.at(name)) << name;
+}
+
+FitOptions everyStep() {
+    FitOptions f;
+    f.batchSize = 8;
+    f.epochs = 1;  // 24 rows: 3 steps
+    f.lossEvery = 1;
+    f.shuffle = false;
+    return f;
+}
+
+// An SGD-family step at lr 1e38 against targets of 100 overflows the output bias
+// to Inf with a finite loss: before the guard judged the update's own outputs,
+// that step was applied and only the next one's loss was NaN, so the weights kept
+// (and checkpointed) were Inf. Every such step is undone: the state stays the
+// initial one under Skip (3 steps: overflow, undone, overflow undone at the end)
+// and under Stop.
+TEST(StepGuard, AnUpdateThatOverflowsIsNotApplied) {
+    const HostMatrix x = randomMatrix(24, 5, 71), y(24, 1, 100.0f);
+    for (const Engine& e : kEngines)
+        for (OptimizerKind kind : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov})
+            for (NanPolicy policy : {NanPolicy::Skip, NanPolicy::Stop}) {
+                SCOPED_TRACE(std::string(e.name) + " " + optimizerName(kind) +
+                             (policy == NanPolicy::Skip ? " skip" : " stop"));
+                auto m = makeModel(e, kind, 1e38f, policy);
+                const std::vector<uint8_t> initial = m->saveCheckpoint();
+                if (policy == NanPolicy::Stop) EXPECT_THROW(m->fit(x, Targets(y), everyStep()), TrainingError);
+                else m->fit(x, Targets(y), everyStep());
+                expectSameState(m->saveCheckpoint(), initial);
+            }
+}
+
+// The data loss: resuming a good checkpoint with Adam at lr 1e20. The
+// first step's weights (about 1e20) are finite but give an Inf loss at the next
+// step; under Stop the fit stops there and that first step is undone: the model
+// holds exactly the checkpoint it resumed from, and evaluates to a finite loss.
+TEST(StepGuard, StopUndoesTheStepWhoseWeightsGaveANonFiniteLoss) {
+    const HostMatrix x = randomMatrix(24, 5, 71), y = randomMatrix(24, 1, 72);
+    for (const Engine& e : kEngines)
+        for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+            SCOPED_TRACE(std::string(e.name) + " " + optimizerName(kind));
+            auto good = makeModel(e, kind, 0.01f, NanPolicy::Stop);
+            good->fit(x, Targets(y), everyStep());
+            const std::vector<uint8_t> resumed = good->saveCheckpoint();
+            auto hot = makeModel(e, kind, 1e20f, NanPolicy::Stop);
+            hot->loadCheckpoint(resumed, "good.safetensors");
+            FitOptions f = everyStep();
+            f.epochs = 2;
+            EXPECT_THROW(hot->fit(x, Targets(y), f), TrainingError);
+            expectSameState(hot->saveCheckpoint(), resumed);
+            EXPECT_TRUE(std::isfinite(hot->evaluate(x, Targets(y)).loss));
+        }
+}
+
+// Under Skip a non-finite loss skips its own step only (the weights that gave
+// it may be fine: a bad batch), and training goes on from the state it left.
+TEST(StepGuard, SkipKeepsTheStepBeforeABadLoss) {
+    const HostMatrix x = randomMatrix(24, 5, 71), good = randomMatrix(24, 1, 72), bad(24, 1, 1e30f);
+    for (const Engine& e : kEngines) {
+        SCOPED_TRACE(e.name);
+        auto m = makeModel(e, OptimizerKind::Adam, 0.01f, NanPolicy::Skip);
+        m->fit(x, Targets(good), everyStep());
+        const std::vector<uint8_t> trained = m->saveCheckpoint();
+        FitOptions f = everyStep();
+        f.epochs = 2;
+        m->fit(x, Targets(bad), f);
+        expectSameState(m->saveCheckpoint(), trained);
+    }
+}
+
+}  // namespace step_guard_test
+}  // namespace
