@@ -32,19 +32,20 @@ bool walk(size_t i, const gltrain::Layer& l, const gltrain::Shape3& input, gltra
             s = {1, 1, d->units};
         } else if (auto* c = std::get_if<Conv2D>(&l)) {
             if (flatFirst) return false;
+            // The shape first, as compile infers it before making the parameters.
             const int k = c->kernelSize, C = s.channels, F = c->filters;
-            sink = sink + k * k * C + k * k * F + k * k * C * F;  // fan-in, fan-out, kernel
             s = Window::make("fuzz", s, k, k, c->stride, c->stride, c->padding, F).out;
+            sink = sink + k * k * C + k * k * F + k * k * C * F;  // fan-in, fan-out, kernel
         } else if (auto* m = std::get_if<MaxPool2D>(&l)) {
             if (flatFirst) return false;
             const int stride = m->stride ? m->stride : m->poolSize;
-            sink = sink + m->poolSize * m->poolSize;
             s = Window::make("fuzz", s, m->poolSize, m->poolSize, stride, stride, m->padding, s.channels).out;
+            sink = sink + m->poolSize * m->poolSize;
         } else if (auto* a = std::get_if<AveragePool2D>(&l)) {
             if (flatFirst) return false;
             const int stride = a->stride ? a->stride : a->poolSize;
-            sink = sink + a->poolSize * a->poolSize;
             s = Window::make("fuzz", s, a->poolSize, a->poolSize, stride, stride, a->padding, s.channels).out;
+            sink = sink + a->poolSize * a->poolSize;
         } else if (std::holds_alternative<GlobalAveragePooling2D>(l)) {
             if (flatFirst) return false;
             s = Window::make("fuzz", s, s.height, s.width, 1, 1, Padding::Valid, s.channels).out;
