@@ -1797,7 +1797,7 @@ private:
     // finite, the state before it, still in the back buffers, becomes the state.
     void settleLastStep() {
         if (!stepCheck_ || cpu_ || ctx_->lost()) return;
-        if (std::isfinite(readValue(stepCheck_->front()))) return;
+        if (!stepCheckFailed(stepCheck_->front().download())) return;
         for (auto& L : layers_) {
             for (auto& v : L.params) {
                 v.value->swap();

@@ -4,8 +4,9 @@
 //
 // Every updated tensor is a PingPong: a step reads front() and writes back(),
 // and the host swaps them. So while step s runs, back() still holds the state
-// from before step s - 1. Each step ends with CHECK = max |x| over everything
-// it wrote (recordStepCheck; NaN or Inf when anything is not finite). The next
+// from before step s - 1. Each step ends with CHECK, flags saying whether
+// everything it wrote is finite (recordStepCheck: update/step_check, one pass
+// per 8 tensors: W1's Adam step checks its 18 tensors in 3 passes). The next
 // step's first pass (recordStepGuard) turns CHECK and that step's loss into the
 // verdict its update kernels read as their LOSS input (shaders/lib/step_guard):
 // apply, skip (keep front()), or revert (write nothing, so back(), the state
@@ -13,24 +14,35 @@
 // judged one step later, and the bad step is undone then; the host settles the
 // last step of a fit itself (Sequential::settleLastStep).
 #pragma once
+#include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
-#include "gltrain/ops/reduce.hpp"
 #include "gltrain/pass_list.hpp"
 #include "gltrain/ping_pong.hpp"
 
 namespace gltrain {
 
+// CHECK is 1 x kStepCheckWidth flags: fragment k of update/step_check looks at
+// every K-th row, so a GPU checks in parallel and the guard's loop stays short.
+constexpr int kStepCheckWidth = 256;
 // CHECK's value after the host wrote the state (compile, load, restore): no
 // earlier state is kept in the back buffers, so nothing may be reverted to.
 constexpr float kStepCheckFresh = -1.0f;
+// Update passes per step_check pass: 8 samplers, and ACC, of the 16 every device has.
+constexpr size_t kStepCheckInputs = 8;
 
-inline PingPong makeStepCheckState(Context& ctx) {
-    return PingPong(ctx, HostMatrix(1, 1, std::vector<float>{kStepCheckFresh}), Layout::Unpacked);
+inline HostMatrix freshStepCheck() {
+    return HostMatrix(1, kStepCheckWidth, std::vector<float>(kStepCheckWidth, kStepCheckFresh));
 }
-inline void resetStepCheck(PingPong& check) {
-    check.front().upload(HostMatrix(1, 1, std::vector<float>{kStepCheckFresh}));
+inline PingPong makeStepCheckState(Context& ctx) { return PingPong(ctx, freshStepCheck(), Layout::Unpacked); }
+inline void resetStepCheck(PingPong& check) { check.front().upload(freshStepCheck()); }
+// Whether a CHECK read back says the state it looked at is not finite.
+inline bool stepCheckFailed(const HostMatrix& check) {
+    for (float f : check.data)
+        if (f > 0.5f) return true;
+    return false;
 }
 
 // guard (1 x 1) = the verdict of this step from its loss (1 x 1), loss scaling's
@@ -44,10 +56,21 @@ inline Pass& recordStepGuard(PassList& list, const Tensor& loss, const Tensor* s
     return p;
 }
 
-// check.back() = max |x| over `written`, the back() buffers the step's updates
+// check.back() = the flags of `written`, the back() buffers the step's updates
 // wrote (the caller swaps check with them).
 inline void recordStepCheck(PassList& list, const std::vector<const Tensor*>& written, PingPong& check) {
-    recordGlobalMaxAbs(list, written, check.back());
+    if (written.empty()) throw ArgumentError("stepCheck: no tensors to check");
+    Context& ctx = check.front().context();
+    const Tensor* acc = nullptr;
+    for (size_t first = 0; first < written.size(); first += kStepCheckInputs) {
+        const size_t end = std::min(written.size(), first + kStepCheckInputs);
+        Tensor& out = end == written.size() ? check.back() : list.temp(ctx, 1, kStepCheckWidth, Layout::Unpacked);
+        Pass& p = list.add(Pass(ctx, "update/step_check"));
+        for (size_t i = first; i < end; ++i) p.input("T" + std::to_string(i - first), *written[i]);
+        if (acc) p.input("ACC", *acc);
+        p.output(out);
+        acc = &out;
+    }
 }
 
 }  // namespace gltrain
