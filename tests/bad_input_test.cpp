@@ -475,6 +475,22 @@ std::vector<Row> rows() {
     put("compile_conv_kernel_larger_than_image",
         [=](World&) { image({conv(4, 9, 1), Flatten{}, Dense{3}})->compile({}); }, A::Argument,
         {"compile", "conv2d_0", "9x9"});
+    // Layer arithmetic in 64 bits (issue 36): each of these overflowed an int before.
+    put("compile_conv_huge_kernel_same_padding",
+        [=](World&) {
+            Conv2D c = conv(4, 2000000000, 1);
+            c.padding = Padding::Same;
+            image({c, Flatten{}, Dense{3}})->compile({});
+        },
+        A::Argument, {"compile", "conv2d_0", "kernel of 2000000000x2000000000x2x4", "more than 2147483647"});
+    put("compile_dense_kernel_over_int",
+        [](World&) {
+            auto m = std::make_unique<Sequential>(test::context(), 70000);
+            m->add(Dense{70000}).compile({});
+        },
+        A::Argument, {"compile", "dense_0", "70000 x 70000 = 4900000000 values", "more than 2147483647"});
+    put("sequential_input_over_int", [](World&) { Sequential(test::context(), Shape3{70000, 70000, 1}); },
+        A::Argument, {"Sequential", "[70000, 70000, 1]", "more than 2147483647 values per example"});
     put("compile_conv_on_flat_input", [=](World&) { uncompiled({conv(4, 3, 1), Dense{3}})->compile({}); },
         A::Argument, {"compile", "conv2d_0", "image input"});
     put("compile_dense_on_image_without_flatten", [=](World&) { image({Dense{3}})->compile({}); }, A::Argument,

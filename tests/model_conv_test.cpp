@@ -120,6 +120,18 @@ TEST(ModelConv, CheckpointRoundTripKeepsPredictions) {
 // loss is known, guarded by it as the parameters are) — on the GPU as on the CPU
 // backend; under Ignore the averages move. The bad steps have targets of 1e30,
 // whose squared error is Inf: the batch statistics themselves are fine.
+// A 'same' window's geometry is worked out in 64 bits: a stride near INT_MAX
+// (in + stride - 1) overflowed an int before (undefined behaviour, caught by
+// the UBSan run), and is one output position per axis.
+TEST(ModelConv, SameWindowWithAHugeStrideIsOnePosition) {
+    const Window w = Window::make("test", {8, 5, 2}, 2, 3, 2147483620, 2147483647, Padding::Same, 4);
+    EXPECT_EQ(w.out.height, 1);
+    EXPECT_EQ(w.out.width, 1);
+    EXPECT_EQ(w.out.channels, 4);
+    EXPECT_EQ(w.padTop, 0);
+    EXPECT_EQ(w.padLeft, 0);
+}
+
 TEST(ModelConv, NonFiniteLossKeepsBatchNormMovingAverages) {
     HostMatrix x = randomMatrix(32, 6, 41), good = randomMatrix(32, 1, 42), bad(32, 1, 1e30f);
     for (Context* ctx : {&test::context(), &test::cpuContext()})

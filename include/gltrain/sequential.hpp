@@ -57,9 +57,13 @@ public:
     // A model of flat inputs (rows of inputSize values)...
     Sequential(Context& ctx, int inputSize) : Sequential(ctx, Shape3{1, 1, inputSize}) {}
     // ...or of images: rows of height*width*channels values in NHWC order.
-    Sequential(Context& ctx, Shape3 inputShape) : ctx_(&ctx), inputShape_(inputShape), inputSize_(inputShape.size()) {
+    Sequential(Context& ctx, Shape3 inputShape) : ctx_(&ctx), inputShape_(inputShape) {
         if (inputShape.height <= 0 || inputShape.width <= 0 || inputShape.channels <= 0)
             throw ArgumentError("Sequential: input shape " + inputShape.str() + " has a zero or negative size");
+        if (Window::cappedProduct({inputShape.height, inputShape.width, inputShape.channels}) > Window::kMaxExtent)
+            throw ArgumentError("Sequential: input shape " + inputShape.str() + " is more than " +
+                                std::to_string(Window::kMaxExtent) + " values per example");
+        inputSize_ = inputShape.size();
     }
     Sequential(const Sequential&) = delete;
     Sequential& operator=(const Sequential&) = delete;
@@ -772,6 +776,11 @@ private:
             if (in.height != 1 || in.width != 1) fail("needs a flat input but " + received() + "; add a Flatten layer");
             if (d->inputDim > 0 && d->inputDim != in.channels)
                 fail("expects input of size " + std::to_string(d->inputDim) + " but " + received());
+            // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
+            const int64_t kernelValues = int64_t(in.channels) * d->units;
+            if (kernelValues > Window::kMaxExtent)
+                fail("its kernel of " + std::to_string(in.channels) + " x " + std::to_string(d->units) + " = " +
+                     std::to_string(kernelValues) + " values is more than " + std::to_string(Window::kMaxExtent));
             L.out = {1, 1, d->units};
         } else if (auto* c = std::get_if<Conv2D>(&spec)) {
             named(c->name, "conv2d");
@@ -783,6 +792,12 @@ private:
             checkPadding(c->padding);
             L.window = Window::make("compile: layer " + L.name, in, c->kernelSize, c->kernelSize, c->stride, c->stride,
                                     c->padding, c->filters);
+            // k*k*C (the fan-in) and k*k*C*F (the kernel), in 64 bits: kernelSize 2000000000
+            // overflowed an int in the initializer's fan-in before.
+            if (Window::cappedProduct({c->kernelSize, c->kernelSize, in.channels, c->filters}) > Window::kMaxExtent)
+                fail("its kernel of " + std::to_string(c->kernelSize) + "x" + std::to_string(c->kernelSize) + "x" +
+                     std::to_string(in.channels) + "x" + std::to_string(c->filters) + " values is more than " +
+                     std::to_string(Window::kMaxExtent));
             L.out = L.window.out;
         } else if (auto kind = poolKindOf(spec)) {
             int size = 0, stride = 0;

@@ -13,6 +13,8 @@
 //   same:  out = ceil(in / s), total padding max((out - 1) s + k - in, 0),
 //          of which floor(total / 2) goes before (top/left), the rest after.
 #pragma once
+#include <cstdint>
+#include <initializer_list>
 #include <algorithm>
 #include <string>
 
@@ -40,6 +42,18 @@ struct Shape3 {
 // A window of kh x kw sliding with strides (sh, sw) over an input image:
 // the geometry of one Conv2D or pooling layer.
 struct Window {
+    static constexpr int64_t kMaxExtent = 2147483647;  // INT_MAX: sizes are ints past here
+    // The product of non-negative ints, or kMaxExtent + 1 once it passes kMaxExtent:
+    // factor by factor, a product <= INT_MAX times an int fits in 64 bits.
+    static int64_t cappedProduct(std::initializer_list<int64_t> factors) {
+        int64_t p = 1;
+        for (int64_t f : factors) {
+            p *= f;
+            if (p > kMaxExtent) return kMaxExtent + 1;
+        }
+        return p;
+    }
+
     Shape3 in, out;
     int kh = 1, kw = 1;
     int sh = 1, sw = 1;
@@ -71,10 +85,23 @@ struct Window {
                                     " window does not fit the input " + in.str() + " with 'valid' padding");
             w.out = {(in.height - kh) / sh + 1, (in.width - kw) / sw + 1, outChannels};
         } else {
-            w.out = {(in.height + sh - 1) / sh, (in.width + sw - 1) / sw, outChannels};
-            w.padTop = std::max((w.out.height - 1) * sh + kh - in.height, 0) / 2;
-            w.padLeft = std::max((w.out.width - 1) * sw + kw - in.width, 0) / 2;
+            // In 64 bits: a stride or window near INT_MAX would overflow an int here.
+            const int64_t oh = (int64_t(in.height) + sh - 1) / sh, ow = (int64_t(in.width) + sw - 1) / sw;
+            const int64_t padH = std::max<int64_t>((oh - 1) * sh + kh - in.height, 0);
+            const int64_t padW = std::max<int64_t>((ow - 1) * sw + kw - in.width, 0);
+            if (padH / 2 > kMaxExtent || padW / 2 > kMaxExtent)
+                throw ArgumentError(who + ": a " + std::to_string(kh) + "x" + std::to_string(kw) + " window with stride " +
+                                    std::to_string(sh) + "x" + std::to_string(sw) + " pads the input " + in.str() +
+                                    " by more than " + std::to_string(kMaxExtent) + " with 'same' padding");
+            w.out = {int(oh), int(ow), outChannels};
+            w.padTop = int(padH / 2);
+            w.padLeft = int(padW / 2);
         }
+        // The output's values per example, and the window's reach, must fit an int.
+        if (cappedProduct({w.out.height, w.out.width, outChannels}) > kMaxExtent)
+            throw ArgumentError(who + ": its output [" + std::to_string(w.out.height) + ", " + std::to_string(w.out.width) +
+                                ", " + std::to_string(outChannels) + "] is more than " + std::to_string(kMaxExtent) +
+                                " values per example");
         return w;
     }
 
