@@ -491,6 +491,17 @@ std::vector<Row> rows() {
         A::Argument, {"compile", "dense_0", "70000 x 70000 = 4900000000 values", "more than 2147483647"});
     put("sequential_input_over_int", [](World&) { Sequential(test::context(), Shape3{70000, 70000, 1}); },
         A::Argument, {"Sequential", "[70000, 70000, 1]", "more than 2147483647 values per example"});
+    put("fit_bce_target_outside_0_1",  // labels 0/1/2 into a sigmoid output
+        [](World&) {
+            Sequential m(test::context(), 2);
+            m.add(Dense{1, Activation::Sigmoid});
+            CompileOptions c;
+            c.loss = LossKind::BinaryCrossEntropy;
+            m.compile(c);
+            HostMatrix x(6, 2, 0.5f), y(6, 1, std::vector<float>{0, 1, 1, 2, 0, 1});
+            m.fit(x, Targets(y), FitOptions{});
+        },
+        A::Argument, {"fit", "binary cross-entropy", "[0, 1]", "row 3, column 0 is 2"});
     put("compile_conv_on_flat_input", [=](World&) { uncompiled({conv(4, 3, 1), Dense{3}})->compile({}); },
         A::Argument, {"compile", "conv2d_0", "image input"});
     put("compile_dense_on_image_without_flatten", [=](World&) { image({Dense{3}})->compile({}); }, A::Argument,

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -1216,6 +1217,16 @@ private:
                 throw ArgumentError(std::string(what) + ": y has " + std::to_string(y.values.cols) +
                                     " columns, the model outputs " + std::to_string(outputSize_));
             requireFinite(what, y.values);
+            // A probability: labels 0/1/2 trained silently toward nonsense before.
+            if (options_.loss == LossKind::BinaryCrossEntropy)
+                for (size_t i = 0; i < y.values.data.size(); ++i)
+                    if (!(y.values.data[i] >= 0.0f && y.values.data[i] <= 1.0f)) {
+                        char value[32];
+                        std::snprintf(value, sizeof value, "%g", double(y.values.data[i]));
+                        throw ArgumentError(std::string(what) + ": binary cross-entropy targets are probabilities in "
+                                            "[0, 1], but y at row " + std::to_string(i / size_t(y.values.cols)) +
+                                            ", column " + std::to_string(i % size_t(y.values.cols)) + " is " + value);
+                    }
         }
     }
 
