@@ -163,6 +163,30 @@ expect 1 "checkpoint nan.safetensors not written at step 220: tensor 'dense_0/ke
   env GLTRAIN_TEST_NAN_IN_CHECKPOINT=1 "$G" train xor.json --data xor.csv --resume nan.safetensors --epochs 22
 cmp -s xor.safetensors nan.safetensors || fail "a NaN checkpoint replaced the old one"
 
+# The issue-36 data loss: resuming a good checkpoint of a ReLU model with a learning
+# rate that blows up (Adam or SGD at 1e20: weights whose next loss is NaN) stops with
+# exit 1 on either backend, and the checkpoint it leaves holds the weights that gave the
+# last finite loss: it evaluates to a finite loss (before, the weights that gave the NaN
+# were written over the user's checkpoint and evaluated to NaN). Adam's first step at
+# 1e20 already gives NaN, so its run ends where it started.
+sed 's/"tanh"/"relu"/' xor.json > relu.json
+sed 's/"type": "adam"/"type": "sgd"/' relu.json > relu_sgd.json
+for model in relu relu_sgd; do
+  expect 0 "checkpoint=$model.safetensors" "$G" train $model.json --data xor.csv --checkpoint $model.safetensors
+  expect 0 "loss=" "$G" evaluate $model.json --checkpoint $model.safetensors --data xor.csv
+  before=$(value out loss)
+  sed 's/"lr": 0.05/"lr": 1e20/' $model.json > hot.json
+  for engine in gpu cpu; do
+    cp $model.safetensors hot.safetensors
+    expect 1 "the last good weights are in hot.safetensors" "$G" train hot.json --data xor.csv --resume hot.safetensors \
+      --epochs 30 --backend $engine
+    expect 0 "loss=" "$G" evaluate $model.json --checkpoint hot.safetensors --data xor.csv
+    after=$(value out loss)
+    echo "$after" | grep -qE '^[0-9]+\.[0-9]+$' || fail "$model at lr 1e20 on $engine: the stopped run left loss=$after"
+    [ $model = relu_sgd ] || [ "$after" = "$before" ] || fail "$model at lr 1e20 on $engine: loss=$after, its start had $before"
+  done
+done
+
 # Adam's state into an RMSProp model: refused, unless --reset-optimizer takes the weights alone.
 sed 's/"type": "adam"/"type": "rmsprop"/; s/"lr": 0.05/"lr": 0.01/' xor.json > xor_rms.json
 expect 1 "its optimizer state is adam's, the model trains with rmsprop" "$G" train xor_rms.json --data xor.csv --resume xor.safetensors --checkpoint rms.safetensors
