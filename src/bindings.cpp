@@ -22,7 +22,6 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -312,104 +311,6 @@ auto parseArgument(F&& f) -> decltype(f()) {
     } catch (const FormatError& e) {
         throw ArgumentError(e.what());
     }
-}
-
-// ---- the checkpoint's size against wasm32's limit ------------------------------
-
-// One WebAssembly buffer holds at most 2^31 - 1 bytes (a std::vector's
-// max_size on wasm32): a checkpoint is one, and so is every snapshot fit()
-// takes (a model's way back from a lost context), so a model whose checkpoint
-// is larger fails at fit() or saveCheckpoint() with a bare "vector". compile()
-// says so instead, before anything is allocated.
-constexpr double kBufferLimit = 2147483647.0;
-
-// What a model's checkpoint holds (Sequential::checkpoint's tensors), counted
-// in values of 4 bytes: its parameters, their optimizer slots and its
-// statistics (batch normalization's moving averages).
-struct CheckpointCount {
-    double params = 0, slots = 0, statistics = 0;
-    int slotsPerParam = 0;
-    // The bytes: 8 of header length, the tensors (the JSON header comes on top).
-    double bytes() const { return 8.0 + 4.0 * (params + slots + statistics); }
-};
-
-// Counted from the layers as added (Sequential::inferLayer's shapes, before
-// compile makes anything); nullopt where a shape is not valid, which compile
-// then reports in its words.
-std::optional<CheckpointCount> countCheckpoint(const Sequential& m, const OptimizerConfig& optimizer) {
-    struct Shape {
-        double h, w, c;
-    };
-    Shape in{double(m.inputShape().height), double(m.inputShape().width), double(m.inputShape().channels)};
-    CheckpointCount n;
-    n.slotsPerParam = optimizer.stateSlots();
-    auto window = [&](int k, int stride, Padding padding, double outChannels) -> std::optional<Shape> {
-        if (k <= 0 || stride <= 0 || outChannels <= 0 || in.h <= 0 || in.w <= 0) return std::nullopt;
-        if (padding == Padding::Valid) {
-            if (k > in.h || k > in.w) return std::nullopt;
-            return Shape{std::floor((in.h - k) / stride) + 1, std::floor((in.w - k) / stride) + 1, outChannels};
-        }
-        return Shape{std::ceil(in.h / stride), std::ceil(in.w / stride), outChannels};
-    };
-    for (size_t i = 0; i < m.layerCount(); ++i) {
-        const Layer& l = m.layer(i);
-        std::optional<Shape> out = in;
-        const bool windowed = std::holds_alternative<Conv2D>(l) || std::holds_alternative<MaxPool2D>(l) ||
-                              std::holds_alternative<AveragePool2D>(l) || std::holds_alternative<GlobalAveragePooling2D>(l);
-        if (windowed && i == 0 && in.h == 1 && in.w == 1) return std::nullopt;  // needs an image input
-        if (auto* d = std::get_if<Dense>(&l)) {
-            if (d->units <= 0 || in.h != 1 || in.w != 1 || (d->inputDim > 0 && d->inputDim != in.c)) return std::nullopt;
-            n.params += in.c * d->units + d->units;
-            out = Shape{1, 1, double(d->units)};
-        } else if (auto* c = std::get_if<Conv2D>(&l)) {
-            out = window(c->kernelSize, c->stride, c->padding, c->filters);
-            if (out) n.params += double(c->kernelSize) * c->kernelSize * in.c * c->filters + c->filters;
-        } else if (auto* p = std::get_if<MaxPool2D>(&l)) {
-            out = window(p->poolSize, p->stride ? p->stride : p->poolSize, p->padding, in.c);
-        } else if (auto* a = std::get_if<AveragePool2D>(&l)) {
-            out = window(a->poolSize, a->stride ? a->stride : a->poolSize, a->padding, in.c);
-        } else if (std::holds_alternative<GlobalAveragePooling2D>(l)) {
-            out = Shape{1, 1, in.c};
-        } else if (std::holds_alternative<Flatten>(l)) {
-            out = Shape{1, 1, in.h * in.w * in.c};
-        } else if (std::holds_alternative<BatchNormalization>(l)) {
-            n.params += 2 * in.c;      // gamma, beta
-            n.statistics += 2 * in.c;  // moving_mean, moving_variance
-        }
-        if (!out) return std::nullopt;
-        in = *out;
-    }
-    n.slots = n.params * n.slotsPerParam;
-    return n;
-}
-
-// "1,234,567"
-std::string grouped(double v) {
-    std::string d = std::to_string(int64_t(v)), out;
-    for (size_t i = 0; i < d.size(); ++i) {
-        if (i && (d.size() - i) % 3 == 0) out += ',';
-        out += d[i];
-    }
-    return out;
-}
-
-// An ArgumentError naming the checkpoint's size and the limit, where the model's is past it.
-void requireCheckpointFits(const Sequential& m, const OptimizerConfig& optimizer, const std::string& where) {
-    const std::optional<CheckpointCount> n = countCheckpoint(m, optimizer);
-    if (!n || n->bytes() <= kBufferLimit) return;
-    std::ostringstream gib;
-    gib.precision(1);
-    gib << std::fixed << n->bytes() / 1073741824.0;
-    std::string parts = grouped(n->params) + " parameters";
-    if (n->slots > 0)
-        parts += ", " + grouped(n->slots) + " values of " + optimizerName(optimizer.kind) + "'s " +
-                 std::to_string(n->slotsPerParam) + " optimizer slot" + (n->slotsPerParam > 1 ? "s" : "");
-    if (n->statistics > 0) parts += ", " + grouped(n->statistics) + " statistics";
-    throw ArgumentError(where + ": the model's checkpoint would take " + gib.str() + " GiB (" + grouped(n->bytes()) +
-                        " bytes: " + parts + ", 4 bytes each), more than the 2 GiB (" + grouped(kBufferLimit) +
-                        " bytes) one WebAssembly buffer can hold; fit() (whose snapshots are checkpoints) and "
-                        "saveCheckpoint() could not make it. Use fewer or smaller layers" +
-                        (n->slots > 0 ? std::string(", or an optimizer with fewer slots (sgd keeps none)") : "") + ".");
 }
 
 // ---- Context -----------------------------------------------------------------
@@ -798,7 +699,6 @@ public:
     void compile(val options) {
         guard([&] {
             const CompileOptions c = parseCompile(options, "compile");
-            requireCheckpointFits(*model, c.optimizer, "compile");
             owner->makeCurrent();
             model->compile(c);
         });
@@ -838,7 +738,6 @@ public:
             auto s = std::make_unique<SequentialImpl>();
             s->owner = &c;
             s->model = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
-            requireCheckpointFits(*s->model, options_.optimizer, "fromTfjs");
             return s.release();
         });
     }

@@ -104,6 +104,7 @@ public:
         if (options.loss == LossKind::SoftmaxCrossEntropy && width < 2)
             throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, the model has " +
                                 std::to_string(width));
+        requireCheckpointFits(layers, options);
         // Shapes are good: now the GPU work.
         options_ = options;
         layers_ = std::move(layers);
@@ -858,7 +859,8 @@ private:
             onCpu->out = L.out;
             onCpu->window = L.window;
         }
-        initialVariables(i, [&](bool trainable, const char* name, std::vector<int64_t> shape, const HostMatrix& init) {
+        initialVariables(L, i, [&](bool trainable, const char* name, std::vector<int64_t> shape, auto&& make) {
+            const HostMatrix init = make();
             std::vector<Variable>& list = trainable ? L.params : L.buffers;
             Variable v;
             v.name = name;
@@ -883,25 +885,71 @@ private:
     // Layer i's variables as compile makes them, from the seed:
     // add(trainable, name, shape, initial value) — parameters (trainable, with
     // optimizer slots starting at zero) and statistics (not).
+    // Layer i's variables: add(trainable, name, shape, make), make() their
+    // initial value (made only when called: compile counts the shapes first).
     template <class Add>
-    void initialVariables(size_t i, Add&& add) const {
-        const LayerState& L = layers_[i];
+    void initialVariables(const LayerState& L, size_t i, Add&& add) const {
         const uint32_t seed = options_.seed;
         const int in = L.in.size(), out = L.out.size();
         if (auto* d = std::get_if<Dense>(&specs_[i])) {
-            add(true, "kernel", {in, out}, d->kernelInit.make(in, out, in, out, seed, uint32_t(2 * i)));
-            add(true, "bias", {out}, d->biasInit.make(1, out, in, out, seed, uint32_t(2 * i + 1)));
+            add(true, "kernel", {in, out}, [&] { return d->kernelInit.make(in, out, in, out, seed, uint32_t(2 * i)); });
+            add(true, "bias", {out}, [&] { return d->biasInit.make(1, out, in, out, seed, uint32_t(2 * i + 1)); });
         } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
             const int k = c->kernelSize, C = L.in.channels, F = c->filters;
-            add(true, "kernel", {k, k, C, F}, c->kernelInit.make(k * k * C, F, k * k * C, k * k * F, seed, uint32_t(2 * i)));
-            add(true, "bias", {F}, c->biasInit.make(1, F, k * k * C, k * k * F, seed, uint32_t(2 * i + 1)));
+            add(true, "kernel", {k, k, C, F},
+                [&] { return c->kernelInit.make(k * k * C, F, k * k * C, k * k * F, seed, uint32_t(2 * i)); });
+            add(true, "bias", {F}, [&] { return c->biasInit.make(1, F, k * k * C, k * k * F, seed, uint32_t(2 * i + 1)); });
         } else if (std::holds_alternative<BatchNormalization>(specs_[i])) {
             const int C = L.out.channels;
-            add(true, "gamma", {C}, HostMatrix(1, C, 1.0f));
-            add(true, "beta", {C}, HostMatrix(1, C, 0.0f));
-            add(false, "moving_mean", {C}, HostMatrix(1, C, 0.0f));
-            add(false, "moving_variance", {C}, HostMatrix(1, C, 1.0f));
+            add(true, "gamma", {C}, [C] { return HostMatrix(1, C, 1.0f); });
+            add(true, "beta", {C}, [C] { return HostMatrix(1, C, 0.0f); });
+            add(false, "moving_mean", {C}, [C] { return HostMatrix(1, C, 0.0f); });
+            add(false, "moving_variance", {C}, [C] { return HostMatrix(1, C, 1.0f); });
         }
+    }
+    // A checkpoint, and every snapshot a fit takes, is one buffer: compile
+    // refuses a model whose checkpoint one buffer cannot hold (a std::vector's
+    // max_size: 2^31 - 1 bytes on wasm32) from its shapes, before anything is
+    // allocated — it failed at fit() or saveCheckpoint() with a bare "vector" before.
+    void requireCheckpointFits(const std::vector<LayerState>& layers, const CompileOptions& options) const {
+        double params = 0, statistics = 0;
+        for (size_t i = 0; i < layers.size(); ++i)
+            initialVariables(layers[i], i, [&](bool trainable, const char*, const std::vector<int64_t>& shape, auto&&) {
+                double n = 1;
+                for (int64_t d : shape) n *= double(d);
+                (trainable ? params : statistics) += n;
+            });
+        const int slotsPerParam = options.optimizer.stateSlots();
+        const double slots = params * slotsPerParam, bytes = 8.0 + 4.0 * (params + slots + statistics);
+        const double limit = double(std::vector<uint8_t>().max_size());
+        if (bytes <= limit) return;
+        auto grouped = [](double v) {  // 10803960128 -> "10,803,960,128"
+            std::string digits = std::to_string(int64_t(v)), out;
+            for (size_t k = 0; k < digits.size(); ++k) {
+                if (k && (digits.size() - k) % 3 == 0) out += ',';
+                out += digits[k];
+            }
+            return out;
+        };
+        auto gib = [](double b, const char* format) {
+            char text[32];
+            std::snprintf(text, sizeof text, format, b / 1073741824.0);
+            return std::string(text);
+        };
+        std::string parts = grouped(params) + " parameters";
+        if (slots > 0)
+            parts += ", " + grouped(slots) + " values of " + optimizerName(options.optimizer.kind) + "'s " +
+                     std::to_string(slotsPerParam) + " optimizer slot" + (slotsPerParam > 1 ? "s" : "");
+        if (statistics > 0) parts += ", " + grouped(statistics) + " statistics";
+        throw ArgumentError("compile: the model's checkpoint would take " + gib(bytes, "%.1f") + " GiB (" + grouped(bytes) +
+                            " bytes: " + parts + ", 4 bytes each), more than the " + gib(limit + 1, "%g") + " GiB (" +
+                            grouped(limit) + " bytes) one " +
+#ifdef __EMSCRIPTEN__
+                            "WebAssembly " +
+#endif
+                            "buffer can hold; fit() (whose snapshots are checkpoints) and saveCheckpoint() could not "
+                            "make it. Use fewer or smaller layers" +
+                            (slots > 0 ? std::string(", or an optimizer with fewer slots (sgd keeps none)") : "") + ".");
     }
     // The compiled initial state as a checkpoint (step 0), made on the host in
     // forEachSaved's order: what an empty snapshot stands for.
@@ -909,7 +957,8 @@ private:
         std::vector<std::pair<std::string, TensorData>> tensors;
         for (size_t i = 0; i < layers_.size(); ++i) {
             std::vector<std::pair<std::string, TensorData>> statistics;
-            initialVariables(i, [&](bool trainable, const char* name, std::vector<int64_t> shape, const HostMatrix& init) {
+            initialVariables(layers_[i], i, [&](bool trainable, const char* name, std::vector<int64_t> shape, auto&& make) {
+                const HostMatrix init = make();
                 const std::string key = layers_[i].name + "/" + name;
                 if (!trainable) {
                     statistics.emplace_back(key, TensorData::f32(shape, init.data));
