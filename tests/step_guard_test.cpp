@@ -119,5 +119,29 @@ TEST(StepGuard, SkipKeepsTheStepBeforeABadLoss) {
     }
 }
 
+// A lost context restores the last snapshot: never one of a state the guard
+// is about to undo. Snapshots every step of a run whose every other step
+// overflows: each one the fit holds loads (finite), and is the initial state.
+TEST(StepGuard, SnapshotsSkipAStateAboutToBeUndone) {
+    const HostMatrix x = randomMatrix(24, 5, 71), y(24, 1, 100.0f);
+    auto m = makeModel(kEngines[1], OptimizerKind::SGD, 1e38f, NanPolicy::Skip);
+    const std::vector<uint8_t> initial = m->saveCheckpoint();
+    FitOptions f = everyStep();
+    f.epochs = 4;
+    f.snapshotEvery = 1;
+    int checked = 0;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo&) {
+        const std::vector<uint8_t> snap = m->snapshotCheckpoint();
+        for (const std::string& name : parseSafetensors(snap).names)
+            for (float v : parseSafetensors(snap).at(name).floats()) ASSERT_TRUE(std::isfinite(v)) << name;
+        expectSameState(snap, initial);
+        ++checked;
+    };
+    m->fit(x, Targets(y), f, cb);
+    EXPECT_EQ(checked, 12);
+    expectSameState(m->saveCheckpoint(), initial);
+}
+
 }  // namespace step_guard_test
 }  // namespace

@@ -1086,11 +1086,17 @@ private:
         if (!snapshotPending_ || !snapshotReaders_.back()->ready()) return;
         std::vector<std::pair<std::string, TensorData>> tensors;
         size_t i = 0;
+        bool finite = true;
         forEachSaved([&](const std::string& name, const Variable& v, const Tensor&) {
-            tensors.emplace_back(name, TensorData::f32(v.shape, snapshotReaders_[i++]->get().data));
+            const std::vector<float>& data = snapshotReaders_[i++]->get().data;
+            for (float x : data) finite = finite && std::isfinite(x);
+            tensors.emplace_back(name, TensorData::f32(v.shape, data));
         });
         snapshotPending_ = false;
         if (ctx_->lost()) return;  // read as the context went away: not to be trusted
+        // A state the step guard is about to undo (it judges a step's outputs at the
+        // next step) is no state to restore: the last snapshot stays.
+        if (!finite) return;
         snapshot_ = {serializeSafetensors(tensors, checkpointMetadata(snapshotPendingStep_)), snapshotPendingStep_};
     }
 
