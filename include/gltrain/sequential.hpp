@@ -1480,7 +1480,7 @@ private:
         }
         p.lossPasses = p.train.size();
         const Tensor* guard = recordGuard(p, nullptr);
-        const size_t firstStateSwap = p.swaps.size();
+        std::vector<const Tensor*> checked;
         for (size_t l = 0; l < dense.size(); ++l) {
             for (bool bias : {false, true}) {
                 Variable& v = dense[l]->param(bias ? "bias" : "kernel");
@@ -1489,9 +1489,10 @@ private:
                 p.updates.push_back(&recordSmallMlpUpdate(p.train, updateConfig(), m, int(l), bias, *v.value, slots, guard));
                 p.swaps.push_back(v.value.get());
                 for (auto* s : slots) p.swaps.push_back(s);
+                addCheckedOutputs(checked, *v.value, slots, options_.optimizer);
             }
         }
-        recordCheck(p, firstStateSwap);
+        recordCheck(p, checked);
         return true;
     }
 
@@ -1836,7 +1837,7 @@ private:
         }
         // Without a NaN policy, loss scaling's guard alone skips an overflowed step.
         const Tensor* guard = lossGuard ? recordGuard(p, scaleGuard) : scaleGuard;
-        const size_t firstStateSwap = p.swaps.size();
+        std::vector<const Tensor*> checked;
         for (auto& [v, g, form] : paramGrads) {
             std::vector<PingPong*> slots;
             for (auto& s : v->slots) slots.push_back(s.get());
@@ -1844,6 +1845,7 @@ private:
             p.updates.push_back(&u);
             p.swaps.push_back(v->value.get());
             for (auto* s : slots) p.swaps.push_back(s);
+            addCheckedOutputs(checked, *v->value, slots, options_.optimizer);
         }
         // A skipped step changes nothing: the moving averages take the updates'
         // guard (with loss scaling its step guard, which also catches a loss that
@@ -1851,8 +1853,9 @@ private:
         for (auto& a : movingAverages) {
             recordMovingAverage(p.train, *a.avg, *a.stat, a.momentum, a.scale, guard);
             p.swaps.push_back(a.avg);
+            checked.push_back(&a.avg->back());
         }
-        if (lossGuard) recordCheck(p, firstStateSwap);
+        if (lossGuard) recordCheck(p, checked);
     }
 
     // The step guard (ops/step_guard.hpp) under a NaN policy: the verdict the
@@ -1865,12 +1868,10 @@ private:
         recordStepGuard(p.train, p.lossMean, skip, *stepCheck_, options_.onNaN == NanPolicy::Stop, verdict);
         return &verdict;
     }
-    // The check of everything the step's updates wrote: p.swaps from `first` on.
-    void recordCheck(Plan& p, size_t first) {
+    // The check of what the step's updates wrote (`checked`: addCheckedOutputs').
+    void recordCheck(Plan& p, const std::vector<const Tensor*>& checked) {
         if (!stepCheck_) return;
-        std::vector<const Tensor*> written;
-        for (size_t i = first; i < p.swaps.size(); ++i) written.push_back(&p.swaps[i]->back());
-        recordStepCheck(p.train, written, *stepCheck_);
+        recordStepCheck(p.train, checked, *stepCheck_);
         p.swaps.push_back(stepCheck_.get());
     }
     // The last step's outputs are judged by the next step's guard; with no next

@@ -2,8 +2,9 @@
 // to 8 tensors (the step guard's check, ops/step_guard.hpp) rather than a reduction
 // tree per tensor: W1's 18 Adam tensors took 31 passes as max-|x| trees.
 // inputs: T0, T1?, T2?, T3?, T4?, T5?, T6?, T7?, ACC?
-// output: 1 x K, unpacked: fragment k looks at rows k, k + K, k + 2K, ... of each bound T
-//   (whole rows: no division per texel); ACC (1 x K) is an earlier group's output
+// output: R x C = K flags, unpacked: fragment k = r C + c looks at rows k, k + K, k + 2K, ...
+//   of each bound T (whole rows: no division per texel); ACC (R x C) is an earlier group's
+//   output. Several rows of fragments, not one: SwiftShader gave a 1 x 256 target one thread.
 // formula: out[k] = 1 if ACC[k] = 1 or any element looked at is NaN or Inf, else 0
 //   (packed padding lanes are zeros; an unpacked tensor's .yzw are not looked at)
 // The largest magnitude bits seen, by a max per texel (no branch): NaN and Inf are the
@@ -17,7 +18,8 @@
             for (int tx = 0; tx < w; ++tx) bits = max(bits, floatBitsToUint(TEXEL(tx, r)) & mask); \
     }
 void main() {
-    int k = outTexel().x, K = outShape().y;
+    ivec2 t = outTexel();
+    int k = t.y * outShape().y + t.x, K = outShape().x * outShape().y;
     uvec4 bits = uvec4(0u);
     CHECK_INPUT(T0_shape, T0_texel, T0_PACKED != 0)
 #if T1_BOUND
@@ -43,7 +45,7 @@ void main() {
 #endif
     bool bad = any(greaterThanEqual(bits, uvec4(0x7f800000u)));
 #if ACC_BOUND
-    bad = bad || ACC_at(0, k) > 0.5;
+    bad = bad || ACC_at(t.y, t.x) > 0.5;
 #endif
     setOutput(vec4(bad ? 1.0 : 0.0, 0.0, 0.0, 0.0));
 }

@@ -2,7 +2,7 @@
 // (lib/step_guard), from the step's loss and what the previous step left.
 // inputs: LOSS, SKIP?, CHECK
 // LOSS (1 x 1): the step's mean loss. SKIP (1 x 1, optional): dynamic loss scaling's step
-//   guard (NaN when the scaled gradients overflowed). CHECK (1 x K): update/step_check's flags
+//   guard (NaN when the scaled gradients overflowed). CHECK (R x C): update/step_check's flags
 //   over the state (parameters, optimizer slots, moving averages) the previous step left, 1
 //   where something is NaN or Inf; -1 when the host wrote the state since (no earlier state
 //   is kept to go back to).
@@ -15,7 +15,9 @@ bool finite(float v) { return (floatBitsToUint(v) & 0x7fffffffu) < 0x7f800000u; 
 void main() {
     float loss = LOSS_at(0, 0);
     bool badState = false;
-    for (int k = 0; k < CHECK_shape().y; ++k) badState = badState || CHECK_at(0, k) > 0.5;
+    ivec2 n = CHECK_shape();
+    for (int r = 0; r < n.x; ++r)
+        for (int c = 0; c < n.y; ++c) badState = badState || CHECK_at(r, c) > 0.5;
     bool kept = CHECK_at(0, 0) >= 0.0;
     bool badLoss = !finite(loss);
     bool revert = kept && (badState || (REVERT_ON_BAD_LOSS != 0 && badLoss));

@@ -6,7 +6,7 @@
 // and the host swaps them. So while step s runs, back() still holds the state
 // from before step s - 1. Each step ends with CHECK, flags saying whether
 // everything it wrote is finite (recordStepCheck: update/step_check, one pass
-// per 8 tensors: W1's Adam step checks its 18 tensors in 3 passes). The next
+// per 8 tensors: W1's Adam step checks its 12 tensors in 2 passes). The next
 // step's first pass (recordStepGuard) turns CHECK and that step's loss into the
 // verdict its update kernels read as their LOSS input (shaders/lib/step_guard):
 // apply, skip (keep front()), or revert (write nothing, so back(), the state
@@ -19,14 +19,15 @@
 #include <string>
 #include <vector>
 
+#include "gltrain/optimizer_config.hpp"
 #include "gltrain/pass_list.hpp"
 #include "gltrain/ping_pong.hpp"
 
 namespace gltrain {
 
-// CHECK is 1 x kStepCheckWidth flags: fragment k of update/step_check looks at
-// every K-th row, so a GPU checks in parallel and the guard's loop stays short.
-constexpr int kStepCheckWidth = 256;
+// CHECK is kStepCheckRows x kStepCheckCols flags: fragment k of update/step_check
+// looks at every K-th row, so a GPU checks in parallel and the guard's loop stays short.
+constexpr int kStepCheckRows = 16, kStepCheckCols = 16;
 // CHECK's value after the host wrote the state (compile, load, restore): no
 // earlier state is kept in the back buffers, so nothing may be reverted to.
 constexpr float kStepCheckFresh = -1.0f;
@@ -34,7 +35,8 @@ constexpr float kStepCheckFresh = -1.0f;
 constexpr size_t kStepCheckInputs = 8;
 
 inline HostMatrix freshStepCheck() {
-    return HostMatrix(1, kStepCheckWidth, std::vector<float>(kStepCheckWidth, kStepCheckFresh));
+    return HostMatrix(kStepCheckRows, kStepCheckCols,
+                      std::vector<float>(size_t(kStepCheckRows) * kStepCheckCols, kStepCheckFresh));
 }
 inline PingPong makeStepCheckState(Context& ctx) { return PingPong(ctx, freshStepCheck(), Layout::Unpacked); }
 inline void resetStepCheck(PingPong& check) { check.front().upload(freshStepCheck()); }
@@ -56,6 +58,20 @@ inline Pass& recordStepGuard(PassList& list, const Tensor& loss, const Tensor* s
     return p;
 }
 
+// What the check must look at for one parameter's update: its next value and
+// its slots of squared gradients (Adam's v, RMSProp's s). The other slots
+// cannot go bad alone: from finite state, Adam's m or RMSProp's momentum b
+// leave the finite range only through a gradient whose square already did
+// (|g| >= 1.8e19 makes g^2 Inf; b's increment g / sqrt(s) is bounded by
+// 1 / sqrt(1 - rho)), and momentum's v only by making the parameter, which
+// steps by lr v, Inf or NaN. Leaving them out saves Adam a third of the check's reads.
+inline void addCheckedOutputs(std::vector<const Tensor*>& checked, PingPong& param, const std::vector<PingPong*>& slots,
+                              const OptimizerConfig& c) {
+    checked.push_back(&param.back());
+    for (size_t i = 0; i < slots.size(); ++i)
+        if (c.slotIsSquare(int(i))) checked.push_back(&slots[i]->back());
+}
+
 // check.back() = the flags of `written`, the back() buffers the step's updates
 // wrote (the caller swaps check with them).
 inline void recordStepCheck(PassList& list, const std::vector<const Tensor*>& written, PingPong& check) {
@@ -64,7 +80,8 @@ inline void recordStepCheck(PassList& list, const std::vector<const Tensor*>& wr
     const Tensor* acc = nullptr;
     for (size_t first = 0; first < written.size(); first += kStepCheckInputs) {
         const size_t end = std::min(written.size(), first + kStepCheckInputs);
-        Tensor& out = end == written.size() ? check.back() : list.temp(ctx, 1, kStepCheckWidth, Layout::Unpacked);
+        Tensor& out = end == written.size() ? check.back()
+                                            : list.temp(ctx, kStepCheckRows, kStepCheckCols, Layout::Unpacked);
         Pass& p = list.add(Pass(ctx, "update/step_check"));
         for (size_t i = first; i < end; ++i) p.input("T" + std::to_string(i - first), *written[i]);
         if (acc) p.input("ACC", *acc);
