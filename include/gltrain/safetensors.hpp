@@ -14,9 +14,9 @@
 // The writer lays tensors out in the order given (no sorting) and writes the
 // header keys in that order too, "__metadata__" first; it pads the header with
 // spaces to a multiple of 8 bytes, as the reference implementation does, so the
-// data section starts 8-byte aligned. saveSafetensorsFile() writes path + ".tmp"
-// and renames it over path, so a crash never leaves a half-written file (two
-// processes saving the same path at once would share the .tmp name).
+// data section starts 8-byte aligned. saveSafetensorsFile() writes a temporary
+// file beside path and renames it over path (writeFileAtomic), so a crash never
+// leaves a half-written file and two writers never share a temporary file.
 #pragma once
 #include <algorithm>
 #include <cerrno>
@@ -39,11 +39,6 @@
 #include "gltrain/file_io.hpp"
 #include "gltrain/format_error.hpp"
 #include "gltrain/host_matrix.hpp"
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#define GLTRAIN_SAFETENSORS_HAVE_FSYNC 1
-#endif
 
 namespace gltrain {
 
@@ -567,28 +562,7 @@ inline std::vector<uint8_t> serializeSafetensors(const std::vector<std::pair<std
 inline void saveSafetensorsFile(const std::string& path,
                                 const std::vector<std::pair<std::string, TensorData>>& tensors,
                                 const std::map<std::string, std::string>& metadata = {}) {
-    const std::vector<uint8_t> bytes = serializeSafetensors(tensors, metadata);
-    const std::string tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f)
-        throw IoError("safetensors " + path + ": cannot create temporary file " + tmp + ": " + std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    int err = ok ? 0 : errno;
-    if (ok && std::fflush(f) != 0) ok = false, err = errno;
-#ifdef GLTRAIN_SAFETENSORS_HAVE_FSYNC
-    if (ok && ::fsync(fileno(f)) != 0) ok = false, err = errno;
-#endif
-    if (std::fclose(f) != 0 && ok) ok = false, err = errno;
-    if (!ok) {
-        std::remove(tmp.c_str());
-        throw IoError("safetensors " + path + ": writing " + std::to_string(bytes.size()) + " bytes to " + tmp +
-                      " failed: " + std::strerror(err));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        err = errno;
-        std::remove(tmp.c_str());
-        throw IoError("safetensors " + path + ": cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
-    }
+    writeFileAtomic(path, serializeSafetensors(tensors, metadata), "safetensors");
 }
 
 }  // namespace gltrain
