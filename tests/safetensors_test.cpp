@@ -413,10 +413,6 @@ bool temporaryLeft(const std::string& dirPath, const std::string& name) {
     closedir(d);
     return found;
 }
-bool exists(const std::string& p) {
-    struct stat st;
-    return stat(p.c_str(), &st) == 0;
-}
 std::vector<std::pair<std::string, TensorData>> tensorsA() {
     return {{"w", TensorData::f32({2, 2}, {1, 2, 3, 4})}, {"step", TensorData::i64({}, {7})}};
 }
