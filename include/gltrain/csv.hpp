@@ -13,7 +13,6 @@
 // name the source, line and column ("data.csv:7:12: field 3 'abc' is not a
 // number") and nothing is returned from a malformed file.
 #pragma once
-#include <sys/stat.h>
 
 #include <cctype>
 #include <cerrno>
@@ -272,15 +271,9 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
     return d;
 }
 
-// Reads and parses a CSV file. The path must name a regular file: a device,
-// FIFO or directory is refused before it is opened (/dev/zero or a pipe
-// that never ends would be read without end; opening a FIFO waits for a writer).
+// Reads and parses a CSV file. The path must name a regular file (readFile:
+// a device, FIFO or directory is refused before it is opened).
 inline CsvData loadCsvFile(const std::string& path, const CsvOptions& o = {}) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) throw IoError("CSV " + path + ": cannot open: " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        throw IoError("CSV " + path + ": " + (S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file") +
-                      " (a device, FIFO or socket has no end to read to; save the data to a file)");
     const std::vector<uint8_t> bytes = readFile(path, "CSV");
     return parseCsv(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path, o);
 }

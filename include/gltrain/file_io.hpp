@@ -13,6 +13,7 @@
 
 #include "gltrain/format_error.hpp"
 
+#include <sys/stat.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <fcntl.h>
 #include <unistd.h>
@@ -21,9 +22,27 @@
 
 namespace gltrain {
 
+// The size of `path`, which must be a regular file: a directory, device, FIFO
+// or socket is refused before it is opened (IoError naming `what`, the path
+// and what it is) — a device or pipe has no size to check a header against and
+// may never end (/dev/zero), and opening a FIFO waits for a writer.
+inline uint64_t regularFileSize(const std::string& path, const std::string& what) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) throw IoError(what + " " + path + ": cannot open: " + std::strerror(errno));
+    if (S_ISREG(st.st_mode)) return uint64_t(st.st_size);
+    const char* kind = S_ISDIR(st.st_mode)    ? "is a directory"
+                       : S_ISCHR(st.st_mode)  ? "is a character device"
+                       : S_ISBLK(st.st_mode)  ? "is a block device"
+                       : S_ISFIFO(st.st_mode) ? "is a FIFO (named pipe)"
+                       : S_ISSOCK(st.st_mode) ? "is a socket"
+                                              : "is";
+    throw IoError(what + " " + path + ": " + kind + ", not a regular file (read from a file: its end and size are known)");
+}
+
 // The bytes of `path`; IoError naming `what` (e.g. "IDX"), the path and the
 // system's reason when it cannot be opened or read.
 inline std::vector<uint8_t> readFile(const std::string& path, const std::string& what) {
+    regularFileSize(path, what);
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw IoError(what + " " + path + ": cannot open: " + std::strerror(errno));
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, &std::fclose);

@@ -21,7 +21,6 @@
 // decompression bomb costs at most that much memory and time. Paths that are
 // not regular files (/dev/zero, FIFOs, directories) are refused unopened.
 #pragma once
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -430,17 +429,6 @@ inline void checkExpected(const Header& h, const std::string& source, const std:
     }
 }
 
-// Why the readers refuse a path that is not a regular file: a device or a pipe
-// has no size to check a header against and may never end (/dev/zero).
-inline std::string notRegular(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "";
-}
-
 }  // namespace idx_detail
 
 // Reads an IDX file in two steps: the constructor reads its header and checks
@@ -461,16 +449,10 @@ public:
     // The file at `path`, which must be a regular file: a directory, device or
     // FIFO is refused before it is opened (/dev/zero would never end).
     explicit IdxReader(const std::string& path, const IdxOptions& o = {}) {
-        struct stat st;
-        if (::stat(path.c_str(), &st) != 0) throw IoError("IDX " + path + ": cannot open: " + std::strerror(errno));
-        if (!S_ISREG(st.st_mode)) {
-            const std::string kind = idx_detail::notRegular(st.st_mode);
-            throw IoError("IDX " + path + ": " + (kind.empty() ? "not a regular file" : "is " + kind + ", not a regular file") +
-                          " (IDX data is read from files, whose size is checked against the header)");
-        }
+        const uint64_t size = regularFileSize(path, "IDX");
         std::FILE* f = std::fopen(path.c_str(), "rb");
         if (!f) throw IoError("IDX " + path + ": cannot open: " + std::strerror(errno));
-        s_ = std::make_unique<State>(f, uint64_t(st.st_size), path);
+        s_ = std::make_unique<State>(f, size, path);
         start(path, o);
     }
 

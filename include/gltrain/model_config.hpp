@@ -24,7 +24,6 @@
 // never silently trains a different model. Shapes are checked by
 // Sequential::compile (buildModel), whose errors name the layer.
 #pragma once
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -610,15 +609,9 @@ inline ModelConfig parseModelConfig(const std::string& text, const std::string& 
     return modelConfigFromJson(j, source);
 }
 
-// Reads and parses a model config file. The path must name a regular file:
-// a device or FIFO is refused before it is opened (/dev/zero never ends, and
-// opening a FIFO waits for a writer).
+// Reads and parses a model config file. The path must name a regular file
+// (readFile: a device, FIFO or directory is refused before it is opened).
 inline ModelConfig loadModelConfig(const std::string& path) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) throw IoError("model config " + path + ": cannot open: " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        throw IoError("model config " + path + ": " + (S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file") +
-                      " (a device, FIFO or socket has no end to read to)");
     const std::vector<uint8_t> bytes = readFile(path, "model config");
     return parseModelConfig(std::string(bytes.begin(), bytes.end()), path);
 }

@@ -85,8 +85,9 @@ check 1 "IDX labels.gz has 1000000 labels (its header, bytes 4..7) but ten-image
 check 1 "IDX /dev/zero: is a character device, not a regular file" 5 300 "$G" train mlp.json --images /dev/zero --labels labels.gz $B
 check 1 "IDX images.fifo: is a FIFO (named pipe), not a regular file" 5 300 "$G" train mlp.json --images images.fifo --labels labels.gz $B
 check 1 "IDX dir: is a directory, not a regular file" 5 300 "$G" train mlp.json --images dir --labels labels.gz $B
-check 1 "CSV rows.csv: is not a regular file" 5 300 "$G" train xor.json --data rows.csv $B
-check 1 "model config /dev/zero: is not a regular file" 5 300 "$G" train /dev/zero --data ok.csv $B
+check 1 "CSV rows.csv: is a FIFO (named pipe), not a regular file" 5 300 "$G" train xor.json --data rows.csv $B
+check 1 "model config /dev/zero: is a character device, not a regular file" 5 300 "$G" train /dev/zero --data ok.csv $B
+check 1 "checkpoint /dev/zero: is a character device, not a regular file" 5 300 "$G" train xor.json --data ok.csv --resume /dev/zero --checkpoint out.safetensors $B
 check 1 "nul.csv:2:3: field 2 (b) 'x\\0y' is not a number" 5 300 "$G" train xor.json --data nul.csv $B
 
 if [ "$failures" -gt 0 ]; then
