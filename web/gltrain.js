@@ -11,7 +11,7 @@
 //   const probabilities = model.predict(xTest);
 //   model.delete(); ctx.delete();                       // or gl.scope(() => { ... })
 //
-// The classes wrap the embind classes of src/bindings.cpp (web/dist/gltrain_wasm.js).
+// The classes wrap the embind classes of src/bindings/ (web/dist/gltrain_wasm.js).
 // Every C++ error arrives as a GltrainError (an Error whose name and kind are the C++
 // error's kind and whose message is the C++ message). Types: gltrain.d.ts.
 import createGltrainWasm from './dist/gltrain_wasm.js';

@@ -1,9 +1,15 @@
 # The JavaScript module (web build only), included by the top-level CMakeLists.txt:
-#   web/dist/gltrain_wasm.js + .wasm   embind bindings (src/bindings.cpp) as an ES module
+#   web/dist/gltrain_wasm.js + .wasm   embind bindings (src/bindings/, one file per area) as an ES module
 #                                      whose factory web/gltrain.js wraps
 #   web/dist/vendor/                   the pages' charting library (uPlot), copied from
 #                                      web/node_modules (installed by scripts/setup.sh)
-add_executable(gltrain_js ${PROJECT_SOURCE_DIR}/src/bindings.cpp)
+# src/bindings/ holds the raw classes under web/gltrain.js, which wraps them in the
+# documented API (web/gltrain.d.ts): errors.hpp says how errors cross the boundary,
+# values.hpp how arguments are read; each other file is one area and registers its own.
+set(GLTRAIN_JS_SOURCES errors.cpp values.cpp context.cpp tensor.cpp dataset.cpp sequential.cpp layers.cpp
+    training.cpp io.cpp names.cpp)
+list(TRANSFORM GLTRAIN_JS_SOURCES PREPEND ${PROJECT_SOURCE_DIR}/src/bindings/)
+add_executable(gltrain_js ${GLTRAIN_JS_SOURCES})
 target_link_libraries(gltrain_js PRIVATE gltrain::gltrain)
 target_compile_options(gltrain_js PRIVATE -Wall -Wextra)
 target_link_options(gltrain_js PRIVATE

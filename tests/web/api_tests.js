@@ -1,4 +1,4 @@
-// In-browser tests of the JavaScript API (web/gltrain.js over src/bindings.cpp),
+// In-browser tests of the JavaScript API (web/gltrain.js over src/bindings/),
 // run one by one by tests/web/web.test.mjs through window.apiTests.run(name).
 // Real WebGL2, real Fashion-MNIST files (served from web/data), no mocks.
 import createGltrain, { GltrainError, TrainingWorker, yieldToEventLoop } from '/gltrain.js';

@@ -1,0 +1,70 @@
+// SequentialImpl (sequential.hpp): making and compiling a model; the class's registration.
+#include "sequential.hpp"
+
+#include <emscripten/bind.h>
+
+#include <memory>
+
+#include "errors.hpp"
+#include "gltrain/model_config.hpp"
+#include "values.hpp"
+
+namespace gltrain::js {
+
+SequentialImpl* SequentialImpl::create(ContextImpl& c, val input) {
+    return guard([&]() -> SequentialImpl* {
+        const Shape3 shape = parseArgument([&] { return inputShapeFromJson(jsonFrom(input, "Sequential", "input"), "Sequential"); });
+        auto s = std::make_unique<SequentialImpl>();
+        s->owner = &c;
+        s->model = std::make_unique<Sequential>(*c.ctx, shape);
+        return s.release();
+    });
+}
+
+void SequentialImpl::compile(val options) {
+    guard([&] {
+        const CompileOptions c = parseCompile(options, "compile");
+        owner->makeCurrent();
+        model->compile(c);
+    });
+}
+
+CompileOptions SequentialImpl::parseCompile(val options, const std::string& where) {
+    return parseArgument([&] { return compileOptionsFromJson(jsonOptions(options, where), where); });
+}
+
+}  // namespace gltrain::js
+
+EMSCRIPTEN_BINDINGS(gltrain_sequential) {
+    using namespace emscripten;
+    using gltrain::js::SequentialImpl;
+    class_<SequentialImpl>("SequentialImpl")
+        .class_function("create", &SequentialImpl::create, allow_raw_pointers())
+        .class_function("fromTfjs", &SequentialImpl::fromTfjs, allow_raw_pointers())
+        .function("add", &SequentialImpl::add)
+        .function("compile", &SequentialImpl::compile)
+        .function("beginFit", &SequentialImpl::beginFit, allow_raw_pointers())
+        .function("stepOnce", &SequentialImpl::stepOnce)
+        .function("trainFor", &SequentialImpl::trainFor)
+        .function("fitting", &SequentialImpl::fitting)
+        .function("restore", &SequentialImpl::restore)
+        .function("endFit", &SequentialImpl::endFit)
+        .function("takeEvents", &SequentialImpl::takeEvents)
+        .function("history", &SequentialImpl::history)
+        .function("evaluate", &SequentialImpl::evaluate)
+        .function("profileStep", &SequentialImpl::profileStep)
+        .function("predict", &SequentialImpl::predict)
+        .function("predictDataset", &SequentialImpl::predictDataset)
+        .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)
+        .function("snapshotCheckpoint", &SequentialImpl::snapshotCheckpoint)
+        .function("snapshotStep", &SequentialImpl::snapshotStep)
+        .function("exportTfjs", &SequentialImpl::exportTfjs)
+        .function("loadCheckpoint", &SequentialImpl::loadCheckpoint)
+        .function("getWeight", &SequentialImpl::getWeight)
+        .function("setWeight", &SequentialImpl::setWeight)
+        .function("inputSize", &SequentialImpl::inputSize)
+        .function("outputSize", &SequentialImpl::outputSize)
+        .function("step", &SequentialImpl::step)
+        .function("compiled", &SequentialImpl::compiled)
+        .function("layers", &SequentialImpl::layers);
+}
