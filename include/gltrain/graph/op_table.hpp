@@ -1,0 +1,61 @@
+// The op table: every op of the graph, listed once. Everything that handles
+// ops dispatches with std::visit over `Op` (or iterates `OpTypes`), so an op
+// that misses a consumer — a GPU record, a CPU kernel, the oracle, a test
+// case — does not compile. docs/adding-a-layer.md says how to add one.
+#pragma once
+#include <cstddef>
+#include <variant>
+
+#include "gltrain/graph/ops/activation.hpp"
+#include "gltrain/graph/ops/batchnorm.hpp"
+#include "gltrain/graph/ops/conv.hpp"
+#include "gltrain/graph/ops/elementwise.hpp"
+#include "gltrain/graph/ops/loss.hpp"
+#include "gltrain/graph/ops/matmul.hpp"
+
+namespace gltrain::graph {
+
+template <class... T>
+struct TypeList {
+    static constexpr size_t size = sizeof...(T);
+};
+template <class T>
+struct TypeTag {
+    using type = T;
+};
+template <class... T, class F>
+void forEachType(TypeList<T...>, F&& f) {
+    (f(TypeTag<T>{}), ...);
+}
+template <class List>
+struct VariantOf;
+template <class... T>
+struct VariantOf<TypeList<T...>> {
+    using type = std::variant<T...>;
+};
+
+using OpTypes = TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape,                        //
+                         Activate, ActivateGrad, SoftmaxRows,                                    //
+                         Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                    //
+                         BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //
+                         SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad,
+                         CorrectCount>;
+using Op = VariantOf<OpTypes>::type;
+
+inline const char* opName(const Op& op) {
+    return std::visit([](const auto& o) { return o.kName; }, op);
+}
+inline int opInputs(const Op& op) {
+    return std::visit([](const auto& o) { return o.kInputs; }, op);
+}
+inline int opOutputs(const Op& op) {
+    return std::visit([](const auto& o) { return o.kOutputs; }, op);
+}
+inline unsigned opGradInputs(const Op& op) {
+    return std::visit([](const auto& o) { return o.kGradInputs; }, op);
+}
+inline unsigned opGradOutputs(const Op& op) {
+    return std::visit([](const auto& o) { return o.kGradOutputs; }, op);
+}
+
+}  // namespace gltrain::graph

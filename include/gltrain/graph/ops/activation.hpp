@@ -1,0 +1,97 @@
+// Activations (gltrain/activation.hpp's functions), their gradient, and the
+// row softmax that predict() applies to a classifier's logits.
+#pragma once
+#include "gltrain/cpu/activation.hpp"
+#include "gltrain/graph/op.hpp"
+#include "gltrain/ops/elementwise.hpp"
+#include "gltrain/ops/loss.hpp"
+
+namespace gltrain::graph {
+
+// dz = dy ⊙ f'(z): inputs dy, z.
+struct ActivateGrad {
+    static constexpr const char* kName = "activate_grad";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Activation act = Activation::ReLU;
+    float alpha = 0.01f;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("dy and z", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordActivationGrad(r.list(), r.in(0), r.in(1), act, r.out(0), alpha);
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        HostMatrix& dz = c.out(0);
+        dz.data = c.in(0).data;
+        cpu::multiplyDerivative(dz.data.data(), c.in(1).data.data(), dz.data.size(), act, alpha);
+    }
+    static std::vector<Example<ActivateGrad>> examples() {
+        std::vector<Example<ActivateGrad>> e;
+        for (Activation a : kAllActivations) e.push_back({{a, 0.1f}, {{Shape::batched({6})}, {Shape::batched({6})}}});
+        return e;
+    }
+};
+
+// y = f(x), element-wise.
+struct Activate {
+    static constexpr const char* kName = "activate";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
+    Activation act = Activation::ReLU;
+    float alpha = 0.01f;  // LeakyReLU's slope
+    Shapes shapes(const Shapes& in) const { return {in[0]}; }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(ActivateGrad{act, alpha}, {g.dOut(0), g.in(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordActivation(r.list(), r.in(0), act, r.out(0), alpha);
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        cpu::activate(c.out(0).data.data(), c.in(0).data.data(), c.out(0).data.size(), act, alpha);
+    }
+    static std::vector<Example<Activate>> examples() {
+        std::vector<Example<Activate>> e;
+        for (Activation a : kAllActivations) e.push_back({{a, 0.1f}, {{Shape::batched({2, 7})}}});
+        return e;
+    }
+};
+
+// Softmax over the last dimension of [B, C]. Its gradient is not declared yet:
+// training reads the logits before it (SoftmaxCrossEntropy).
+struct SoftmaxRows {
+    static constexpr const char* kName = "softmax";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Shapes shapes(const Shapes& in) const {
+        if (!in[0].isBatched() || in[0].rank() != 2) throw ShapeError("expected [B, C], got " + in[0].str());
+        return {in[0]};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordSoftmax(r.list(), r.in(0), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const HostMatrix& x = c.in(0);
+        HostMatrix& y = c.out(0);
+        for (int i = 0; i < x.rows; ++i) {
+            const float* xr = x.data.data() + size_t(i) * size_t(x.cols);
+            float* yr = y.data.data() + size_t(i) * size_t(x.cols);
+            float m = xr[0];
+            for (int j = 1; j < x.cols; ++j) m = xr[j] > m ? xr[j] : m;
+            float s = 0.0f;
+            for (int j = 0; j < x.cols; ++j) s += yr[j] = std::exp(xr[j] - m);
+            for (int j = 0; j < x.cols; ++j) yr[j] /= s;
+        }
+    }
+    static std::vector<Example<SoftmaxRows>> examples() { return {{{}, {{Shape::batched({7})}}}}; }
+};
+
+}  // namespace gltrain::graph

@@ -1,0 +1,192 @@
+// 2-D convolution over NHWC image rows (gltrain/window.hpp), its two
+// gradients, and pooling with its gradient. The window is fixed when the
+// layer builds the node (it knows its input's image then).
+#pragma once
+#include <vector>
+
+#include "gltrain/cpu/conv.hpp"
+#include "gltrain/cpu/pooling.hpp"
+#include "gltrain/graph/op.hpp"
+#include "gltrain/ops/conv.hpp"
+
+namespace gltrain::graph {
+
+namespace op_detail {
+inline void requireImage(const char* what, const Shape& s, const Shape3& expected) {
+    if (s.rank() != 4 || !s.isBatched() || s.image() != expected)
+        throw ShapeError(std::string(what) + " must be [B, " + std::to_string(expected.height) + ", " +
+                         std::to_string(expected.width) + ", " + std::to_string(expected.channels) + "], got " + s.str());
+}
+inline Shape filterShape(const Window& w) { return Shape{int64_t(w.kh) * w.kw * w.in.channels, w.out.channels}; }
+inline void requireFilter(const Window& w, const Shape& s) {
+    if (s != filterShape(w))
+        throw ShapeError("the filter must be " + filterShape(w).str() + " (kh*kw*C x filters), got " + s.str());
+}
+// Windows the op table's tests run on: same and valid padding, strides 1 and 2,
+// odd sizes; `filters` output channels for a convolution, 0 for pooling (which keeps them).
+inline std::vector<Window> exampleWindows(int filters) {
+    auto make = [&](Shape3 in, int kh, int kw, int sh, int sw, Padding p, int f) {
+        return Window::make("example", in, kh, kw, sh, sw, p, filters ? f : in.channels);
+    };
+    return {make({5, 6, 3}, 3, 3, 1, 1, Padding::Same, 4), make({7, 5, 2}, 3, 2, 2, 1, Padding::Valid, 5),
+            make({6, 6, 4}, 2, 2, 2, 2, Padding::Same, 8)};
+}
+}  // namespace op_detail
+
+// dX = the gradient of a convolution for its input: inputs dy, W.
+struct ConvGradInput {
+    static constexpr const char* kName = "conv2d_grad_input";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Window window;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireImage("dy", in[0], window.out);
+        op_detail::requireFilter(window, in[1]);
+        return {imageShape(window.in)};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordConv2DBackwardInput(r.list(), r.in(0), r.in(1), window, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        cpu::conv2dBackwardInput(c.in(0).data.data(), c.in(1).data.data(), c.in(0).rows, window, c.out(0).data.data(),
+                                 c.ws());
+    }
+    static std::vector<Example<ConvGradInput>> examples() {
+        std::vector<Example<ConvGradInput>> e;
+        for (const Window& w : op_detail::exampleWindows(4))
+            e.push_back({{w}, {{imageShape(w.out)}, {op_detail::filterShape(w)}}});
+        return e;
+    }
+};
+
+// dW = the gradient of a convolution for its filter: inputs x, dy.
+struct ConvGradFilter {
+    static constexpr const char* kName = "conv2d_grad_filter";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Window window;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireImage("x", in[0], window.in);
+        op_detail::requireImage("dy", in[1], window.out);
+        return {op_detail::filterShape(window)};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordConv2DBackwardFilter(r.list(), r.in(0), r.in(1), window, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        cpu::conv2dBackwardFilter(c.in(0).data.data(), c.in(1).data.data(), c.in(0).rows, window,
+                                  c.out(0).data.data(), c.ws());
+    }
+    static std::vector<Example<ConvGradFilter>> examples() {
+        std::vector<Example<ConvGradFilter>> e;
+        for (const Window& w : op_detail::exampleWindows(4))
+            e.push_back({{w}, {{imageShape(w.in)}, {imageShape(w.out)}}});
+        return e;
+    }
+};
+
+// y = conv(x, W): x [B, H, W, C], W [kh*kw*C, F] -> [B, OH, OW, F]; the bias is a BiasAdd.
+struct Conv {
+    static constexpr const char* kName = "conv2d";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Window window;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireImage("x", in[0], window.in);
+        op_detail::requireFilter(window, in[1]);
+        return {imageShape(window.out)};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(ConvGradInput{window}, {g.dOut(0), g.in(1)}));
+        if (g.needs(1)) g.grad(1, g.add(ConvGradFilter{window}, {g.in(0), g.dOut(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordConv2D(r.list(), r.in(0), r.in(1), nullptr, window, Activation::Linear, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        cpu::conv2d(c.in(0).data.data(), c.in(0).rows, window, c.in(1).data.data(), nullptr, Activation::Linear, 0.0f,
+                    c.out(0).data.data(), nullptr, c.ws());
+    }
+    static std::vector<Example<Conv>> examples() {
+        std::vector<Example<Conv>> e;
+        for (const Window& w : op_detail::exampleWindows(4))
+            e.push_back({{w}, {{imageShape(w.in)}, {op_detail::filterShape(w)}}});
+        return e;
+    }
+};
+
+// dx of pooling: inputs x (max pooling finds its maxima again), dy.
+struct PoolGrad {
+    static constexpr const char* kName = "pool2d_grad";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Window window;
+    PoolKind kind = PoolKind::Max;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireImage("x", in[0], window.in);
+        op_detail::requireImage("dy", in[1], window.out);
+        return {in[0]};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordPool2DBackward(r.list(), r.in(0), r.in(1), window, kind, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const int n = c.in(0).rows;
+        std::vector<float> y(size_t(n) * size_t(window.out.size()));
+        std::vector<int32_t> argmax(kind == PoolKind::Max ? y.size() : 0);
+        if (kind == PoolKind::Max) cpu::pool2d(c.in(0).data.data(), n, window, kind, y.data(), argmax.data());
+        cpu::pool2dBackward(c.in(1).data.data(), argmax.data(), n, window, kind, c.out(0).data.data());
+    }
+    static std::vector<Example<PoolGrad>> examples() {
+        std::vector<Example<PoolGrad>> e;
+        for (PoolKind k : {PoolKind::Max, PoolKind::Average})
+            for (const Window& w : op_detail::exampleWindows(0))
+                e.push_back({{w, k}, {{imageShape(w.in)}, {imageShape(w.out)}}});
+        return e;
+    }
+};
+
+// Max or average pooling over a window (no padding taps: "same" averages count the inside ones).
+struct Pool {
+    static constexpr const char* kName = "pool2d";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
+    Window window;
+    PoolKind kind = PoolKind::Max;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireImage("x", in[0], window.in);
+        if (window.out.channels != window.in.channels) throw ShapeError("pooling keeps the channels");
+        return {imageShape(window.out)};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(PoolGrad{window, kind}, {g.in(0), g.dOut(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordPool2D(r.list(), r.in(0), window, kind, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const int n = c.in(0).rows;
+        std::vector<int32_t> argmax(kind == PoolKind::Max ? size_t(n) * size_t(window.out.size()) : 0);
+        cpu::pool2d(c.in(0).data.data(), n, window, kind, c.out(0).data.data(), argmax.data());
+    }
+    static std::vector<Example<Pool>> examples() {
+        std::vector<Example<Pool>> e;
+        for (PoolKind k : {PoolKind::Max, PoolKind::Average})
+            for (const Window& w : op_detail::exampleWindows(0)) e.push_back({{w, k}, {{imageShape(w.in)}}});
+        return e;
+    }
+};
+
+}  // namespace gltrain::graph

@@ -1,0 +1,172 @@
+// Element-wise ops and the shape-only one: Add (residual merges, and the sum
+// of a value's gradients when it feeds several nodes), Mul (dropout's mask),
+// BiasAdd over the last dimension (a dense layer's bias, a convolution's per
+// channel), ChannelSum (its gradient), Reshape (moves no data: rows are NHWC).
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "gltrain/cpu/conv.hpp"
+#include "gltrain/graph/op.hpp"
+#include "gltrain/ops/batchnorm.hpp"
+#include "gltrain/ops/elementwise.hpp"
+#include "gltrain/ops/reduce.hpp"
+
+namespace gltrain::graph {
+
+struct Add {
+    static constexpr const char* kName = "add";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("the operands", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        for (int i = 0; i < 2; ++i)
+            if (g.needs(i)) g.grad(i, g.dOut(0));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordAdd(r.list(), r.in(0), r.in(1), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] + b[i];
+    }
+    static std::vector<Example<Add>> examples() { return {{{}, {{Shape::batched({3, 5})}, {Shape::batched({3, 5})}}}}; }
+};
+
+struct Mul {
+    static constexpr const char* kName = "mul";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("the operands", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(Mul{}, {g.dOut(0), g.in(1)}));
+        if (g.needs(1)) g.grad(1, g.add(Mul{}, {g.dOut(0), g.in(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordMul(r.list(), r.in(0), r.in(1), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] * b[i];
+    }
+    static std::vector<Example<Mul>> examples() { return {{{}, {{Shape::batched({11})}, {Shape::batched({11})}}}}; }
+};
+
+// [C], summed over everything else: the gradient of a bias over the last dimension.
+struct ChannelSum {
+    static constexpr const char* kName = "channel_sum";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    int channels = 0;  // the last dimension of x
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireBatched("x", in[0]);
+        if (in[0].last() != channels)
+            throw ShapeError("x must end in " + std::to_string(channels) + " channels, got " + in[0].str());
+        return {Shape{channels}};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        const Tensor& x = r.in(0);
+        if (channels == x.cols()) recordBiasGrad(r.list(), x, r.out(0));
+        else recordChannelSum(r.list(), x, channels, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const HostMatrix& x = c.in(0);
+        cpu::channelSum(x.data.data(), x.rows, x.cols, c.out(0).cols, c.out(0).data.data(), c.acc(), c.scratch());
+    }
+    static std::vector<Example<ChannelSum>> examples() {
+        return {{{7}, {{Shape::batched({7})}}}, {{5}, {{Shape::batched({2, 3, 5})}}}, {{8}, {{Shape::batched({3, 2, 8})}}}};
+    }
+};
+
+// y = x + b over the last dimension: b is [C], x is [B, ..., C].
+struct BiasAdd {
+    static constexpr const char* kName = "bias_add";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireBatched("x", in[0]);
+        op_detail::requireChannelVector("the bias", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.dOut(0));
+        if (g.needs(1)) g.grad(1, g.add(ChannelSum{int(g.shape(g.in(1)).dims[0])}, {g.dOut(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        const Tensor &x = r.in(0), &b = r.in(1);
+        Tensor& y = r.out(0);
+        if (b.cols() == x.cols()) {
+            recordBiasAdd(r.list(), x, b, y);
+            return;
+        }
+        const int C = b.cols();
+        r.list()
+            .add(Pass(x.context(), "forward/channel_bias_add", detail::channelDefines(C, {&x, &b, &y})))
+            .input("X", x)
+            .input("BIAS", b)
+            .output(y)
+            .uniformInt("channels", C);
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const HostMatrix &x = c.in(0), &b = c.in(1);
+        HostMatrix& y = c.out(0);
+        const size_t n = x.data.size(), C = size_t(b.cols);
+        for (size_t i = 0; i < n; i += C)
+            for (size_t k = 0; k < C; ++k) y.data[i + k] = x.data[i + k] + b.data[k];
+    }
+    static std::vector<Example<BiasAdd>> examples() {
+        return {{{}, {{Shape::batched({9})}, {Shape{9}}}},
+                {{}, {{Shape::batched({3, 2, 5})}, {Shape{5}}}},
+                {{}, {{Shape::batched({2, 3, 8})}, {Shape{8}}}}};
+    }
+};
+
+// The same values under other dimensions (per example: the row stays as it is).
+struct Reshape {
+    static constexpr const char* kName = "reshape";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
+    Shape to;  // with kBatch first for a batched value
+    Shapes shapes(const Shapes& in) const {
+        if (!in[0].sameStorage(to))
+            throw ShapeError("cannot reshape " + in[0].str() + " to " + to.str() + " (the sizes per example differ)");
+        return {to};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(Reshape{g.shape(g.in(0))}, {g.dOut(0)}));
+    }
+    // The plans alias the output to the input: these run only where they cannot.
+    template <class R>
+    void gpu(R& r) const {
+        recordReshape(r.list(), r.in(0), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        c.out(0).data = c.in(0).data;
+    }
+    static std::vector<Example<Reshape>> examples() {
+        return {{{Shape::batched({30})}, {{Shape::batched({2, 3, 5})}}}};
+    }
+};
+
+}  // namespace gltrain::graph

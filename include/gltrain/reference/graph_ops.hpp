@@ -1,0 +1,213 @@
+// The oracle of every op in graph/op_table.hpp, in any precision (the tests
+// use double): `run(op, inputs)` returns the op's outputs from the reference
+// formulas of this directory, and RefPlan runs a whole graph with them.
+// An op without an overload here does not compile in the tests (std::visit).
+#pragma once
+#include <cmath>
+#include <vector>
+
+#include "gltrain/graph/graph.hpp"
+#include "gltrain/reference/activations.hpp"
+#include "gltrain/reference/batchnorm.hpp"
+#include "gltrain/reference/bias.hpp"
+#include "gltrain/reference/conv.hpp"
+#include "gltrain/reference/elementwise.hpp"
+#include "gltrain/reference/loss.hpp"
+#include "gltrain/reference/matmul.hpp"
+#include "gltrain/reference/metrics.hpp"
+#include "gltrain/reference/pooling.hpp"
+#include "gltrain/reference/softmax.hpp"
+
+namespace gltrain::ref {
+
+namespace graph_detail {
+template <class T>
+using Ins = std::vector<const HostMatrixT<T>*>;
+template <class T>
+std::vector<int> labels(const HostMatrixT<T>& m) {
+    std::vector<int> l;
+    for (T v : m.data) l.push_back(int(std::lround(double(v))));
+    return l;
+}
+// Per-channel x + v[c] over C interleaved channels (v is 1 x C).
+template <class T>
+HostMatrixT<T> channelAdd(const HostMatrixT<T>& X, const HostMatrixT<T>& v) {
+    HostMatrixT<T> Y = X;
+    for (size_t i = 0; i < Y.data.size(); ++i) Y.data[i] += v.data[i % size_t(v.cols)];
+    return Y;
+}
+template <class T>
+HostMatrixT<T> scaled(HostMatrixT<T> m, T s) {
+    for (T& v : m.data) v *= s;
+    return m;
+}
+template <class T>
+HostMatrixT<T> scalar(T v) {
+    return HostMatrixT<T>(1, 1, v);
+}
+}  // namespace graph_detail
+
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::MatMul& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&A = *in[0], &B = *in[1];
+    if (o.transA && o.transB) return {matmul(transpose(A), transpose(B))};
+    if (o.transA) return {matmulTN(A, B)};
+    if (o.transB) return {matmulNT(A, B)};
+    return {matmul(A, B)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Add&, const graph_detail::Ins<T>& in) {
+    return {add(*in[0], *in[1])};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Mul&, const graph_detail::Ins<T>& in) {
+    return {mul(*in[0], *in[1])};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BiasAdd&, const graph_detail::Ins<T>& in) {
+    return {graph_detail::channelAdd(*in[0], *in[1])};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::ChannelSum& o, const graph_detail::Ins<T>& in) {
+    return {channelSum(*in[0], o.channels)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Reshape&, const graph_detail::Ins<T>& in) {
+    return {*in[0]};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Activate& o, const graph_detail::Ins<T>& in) {
+    return {activate(*in[0], o.act, T(o.alpha))};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::ActivateGrad& o, const graph_detail::Ins<T>& in) {
+    return {activationGrad(*in[0], *in[1], o.act, T(o.alpha))};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SoftmaxRows&, const graph_detail::Ins<T>& in) {
+    return {softmaxRows(*in[0])};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Conv& o, const graph_detail::Ins<T>& in) {
+    return {conv2d(*in[0], *in[1], HostMatrixT<T>(1, o.window.out.channels), o.window)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::ConvGradInput& o, const graph_detail::Ins<T>& in) {
+    return {conv2dBackwardInput(*in[0], *in[1], o.window)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::ConvGradFilter& o, const graph_detail::Ins<T>& in) {
+    return {conv2dBackwardFilter(*in[0], *in[1], o.window)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Pool& o, const graph_detail::Ins<T>& in) {
+    return {pool2d(*in[0], o.window, o.kind)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::PoolGrad& o, const graph_detail::Ins<T>& in) {
+    return {pool2dBackward(*in[0], *in[1], o.window, o.kind)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BatchNormTrain& o, const graph_detail::Ins<T>& in) {
+    const BatchStats<T> s = batchStats(*in[0], in[1]->cols);
+    return {batchNormApply(*in[0], s.mean, s.var, *in[1], *in[2], T(o.epsilon)), s.mean, s.var};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BatchNormInfer& o, const graph_detail::Ins<T>& in) {
+    return {batchNormApply(*in[0], *in[1], *in[2], *in[3], *in[4], T(o.epsilon))};
+}
+// With the given statistics (the batch's, in a training graph).
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BatchNormGradParams& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&dy = *in[0], &x = *in[1], &mean = *in[2], &var = *in[3];
+    const int C = mean.cols;
+    HostMatrixT<T> dgamma(1, C), dbeta(1, C);
+    for (int n = 0; n < x.rows; ++n)
+        for (int j = 0; j < x.cols; ++j) {
+            const int c = j % C;
+            dbeta(0, c) += dy(n, j);
+            dgamma(0, c) += dy(n, j) * (x(n, j) - mean(0, c)) / std::sqrt(var(0, c) + T(o.epsilon));
+        }
+    return {dgamma, dbeta};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BatchNormGradInput& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&dy = *in[0], &x = *in[1], &mean = *in[2], &var = *in[3], &gamma = *in[4], &dgamma = *in[5],
+                     &dbeta = *in[6];
+    const int C = mean.cols;
+    const T m = T(x.rows) * T(x.cols / C);
+    HostMatrixT<T> dx(x.rows, x.cols);
+    for (int n = 0; n < x.rows; ++n)
+        for (int j = 0; j < x.cols; ++j) {
+            const int c = j % C;
+            const T rstd = T(1) / std::sqrt(var(0, c) + T(o.epsilon));
+            const T xhat = (x(n, j) - mean(0, c)) * rstd;
+            dx(n, j) = gamma(0, c) * rstd / m * (m * dy(n, j) - dbeta(0, c) - xhat * dgamma(0, c));
+        }
+    return {dx};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SoftmaxCrossEntropy&, const graph_detail::Ins<T>& in) {
+    const RowLoss<T> l = softmaxCrossEntropy(*in[0], graph_detail::labels(*in[1]));
+    return {l.lossPerRow, graph_detail::scalar(l.mean())};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SoftmaxCrossEntropyGrad&, const graph_detail::Ins<T>& in) {
+    return {graph_detail::scaled(softmaxCrossEntropy(*in[0], graph_detail::labels(*in[1])).grad, in[2]->data[0])};
+}
+namespace graph_detail {
+template <class T>
+ScalarLoss<T> pointwise(PointwiseLoss kind, const HostMatrixT<T>& x, const HostMatrixT<T>& t) {
+    return kind == PointwiseLoss::MeanSquaredError ? mse(x, t) : binaryCrossEntropyWithLogits(x, t);
+}
+}  // namespace graph_detail
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::PointwiseLossOp& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&x = *in[0], &t = *in[1];
+    HostMatrixT<T> rows(x.rows, 1);
+    for (int r = 0; r < x.rows; ++r) {
+        HostMatrixT<T> xr(1, x.cols), tr(1, x.cols);
+        for (int c = 0; c < x.cols; ++c) {
+            xr(0, c) = x(r, c);
+            tr(0, c) = t(r, c);
+        }
+        rows(r, 0) = graph_detail::pointwise(o.kind, xr, tr).loss;
+    }
+    return {rows, graph_detail::scalar(graph_detail::pointwise(o.kind, x, t).loss)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::PointwiseLossGrad& o, const graph_detail::Ins<T>& in) {
+    return {graph_detail::scaled(graph_detail::pointwise(o.kind, *in[0], *in[1]).grad, in[2]->data[0])};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::CorrectCount&, const graph_detail::Ins<T>& in) {
+    return {graph_detail::scalar(T(correctCount(*in[0], graph_detail::labels(*in[1]))))};
+}
+
+// A whole graph in precision T for one batch size: every node, in order.
+template <class T>
+class RefPlan {
+public:
+    RefPlan(const graph::Graph& g, int batch) : g_(g), values_(size_t(g.values())) {
+        for (graph::ValueId v = 0; v < g.values(); ++v) {
+            const graph::Value& x = g.value(v);
+            values_[size_t(v)] = HostMatrixT<T>(int(x.shape.rows(batch)), int(x.shape.cols()), T(x.constant));
+        }
+    }
+    HostMatrixT<T>& operator[](graph::ValueId v) { return values_.at(size_t(v)); }
+    void run() {
+        for (int n = 0; n < g_.nodes(); ++n) {
+            const graph::Node& node = g_.node(n);
+            graph_detail::Ins<T> in;
+            for (graph::ValueId v : node.inputs) in.push_back(&values_[size_t(v)]);
+            std::vector<HostMatrixT<T>> out = std::visit([&](const auto& o) { return ref::run<T>(o, in); }, node.op);
+            for (size_t k = 0; k < out.size(); ++k) values_[size_t(node.outputs[k])] = std::move(out[k]);
+        }
+    }
+
+private:
+    const graph::Graph& g_;
+    std::vector<HostMatrixT<T>> values_;
+};
+
+}  // namespace gltrain::ref

@@ -1,0 +1,220 @@
+// The op table, checked generically: every op of graph/op_table.hpp on each
+// of its examples (odd shapes), with nothing written per op here.
+//   - its CPU kernel against the double-precision oracle (reference/graph_ops.hpp);
+//   - its GPU kernels against the oracle, with inputs packed, unpacked and
+//     row-interleaved, and on a context whose textures are paged (64 texels);
+//   - differentiable ops: the gradient autodiff builds from the op's `grad`,
+//     run by the oracle, against central differences in double, and that
+//     gradient graph run on the CPU and the GPU against the oracle.
+// Tolerances: float kernels against double |a - b| <= 2e-4 + 2e-4 |b| (a
+// few float roundings of sums over at most ~100 terms); the finite
+// differences (h = 1e-5 in double) |a - b| <= 1e-6 + 1e-5 |b|.
+// Graph-level behaviour (shape errors, summed gradients, frozen parameters,
+// what is not computed) has its own tests below.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "gltrain/graph/autodiff.hpp"
+#include "gltrain/graph/cpu_plan.hpp"
+#include "gltrain/graph/gpu_plan.hpp"
+#include "gltrain/reference/graph_ops.hpp"
+#include "reference_test_util.hpp"
+#include "test_context.hpp"
+
+namespace {
+namespace graph_ops_test {
+
+using namespace gltrain;
+using namespace gltrain::graph;
+using MatD = HostMatrixT<double>;
+
+constexpr double kKernelTol = 2e-4;
+
+// One op on fresh inputs: the graph, its input values, their fills.
+struct Case {
+    Graph g;
+    std::vector<ValueId> inputs, outputs;
+    std::vector<InputSpec> specs;
+    std::string name;
+};
+
+template <class OpT>
+Case makeCase(const Example<OpT>& e, size_t index, bool trainable) {
+    Case c;
+    c.name = std::string(OpT::kName) + " example " + std::to_string(index);
+    c.specs = e.inputs;
+    for (size_t i = 0; i < e.inputs.size(); ++i) {
+        const std::string n = "in" + std::to_string(i);
+        const bool grad = trainable && (OpT::kGradInputs >> i & 1u);
+        c.inputs.push_back(grad ? c.g.parameter(n, e.inputs[i].shape) : c.g.input(n, e.inputs[i].shape));
+    }
+    c.outputs = c.g.add(e.op, c.inputs, "op");
+    return c;
+}
+
+MatD randomFill(const InputSpec& s, int rows, int cols, std::mt19937& rng) {
+    MatD m(rows, cols);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> unit(0.0, 1.0), positive(0.5, 2.0);
+    std::uniform_int_distribution<int> label(0, std::max(0, s.classes - 1));
+    for (double& v : m.data) {
+        switch (s.fill) {
+            case Fill::Normal: v = normal(rng); break;
+            case Fill::Labels: v = label(rng); break;
+            case Fill::Unit: v = unit(rng); break;
+            case Fill::Positive: v = positive(rng); break;
+        }
+        if (s.fill != Fill::Labels) v = double(float(v));  // representable in float: every engine sees the same numbers
+    }
+    return m;
+}
+
+// Random values for every non-computed value of `g` (inputs and parameters), by the case's fills.
+std::map<ValueId, MatD> randomValues(const Graph& g, const Case& c, int batch, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::map<ValueId, MatD> vals;
+    for (ValueId v = 0; v < g.values(); ++v) {
+        const Value& x = g.value(v);
+        if (x.kind != ValueKind::Input && x.kind != ValueKind::Parameter) continue;
+        InputSpec spec{x.shape};
+        for (size_t i = 0; i < c.inputs.size(); ++i)
+            if (c.inputs[i] == v) spec = c.specs[i];
+        vals[v] = randomFill(spec, int(x.shape.rows(batch)), int(x.shape.cols()), rng);
+    }
+    return vals;
+}
+
+ref::RefPlan<double> runRef(const Graph& g, int batch, const std::map<ValueId, MatD>& vals) {
+    ref::RefPlan<double> p(g, batch);
+    for (auto& [v, m] : vals) p[v] = m;
+    p.run();
+    return p;
+}
+
+void expectNear(const HostMatrix& got, const MatD& want, const std::string& what) {
+    EXPECT_TRUE(reftest::matricesNear(got.cast<double>(), want, kKernelTol, kKernelTol)) << what;
+}
+
+void checkCpu(const Graph& g, const std::vector<ValueId>& wanted, int batch, const std::map<ValueId, MatD>& vals,
+              const std::string& what) {
+    auto want = runRef(g, batch, vals);
+    CpuPlan p(g, batch, wanted);
+    for (auto& [v, m] : vals) p[v] = m.template cast<float>();
+    p.run();
+    for (ValueId v : wanted) expectNear(p[v], want[v], what + ", CPU, " + g.describe(v));
+}
+
+void checkGpu(Context& ctx, const Graph& g, const std::vector<ValueId>& wanted, int batch,
+              const std::map<ValueId, MatD>& vals, Layout layout, const std::string& what) {
+    auto want = runRef(g, batch, vals);
+    std::map<ValueId, Layout> layouts;
+    for (auto& [v, m] : vals) layouts[v] = layout;
+    GpuPlan p(ctx, g, batch, wanted, layouts);
+    for (auto& [v, m] : vals)
+        if (p.has(v)) p[v].upload(m.template cast<float>());
+    p.run();
+    for (ValueId v : wanted)
+        expectNear(p[v].download(), want[v],
+                   what + ", GPU " + layoutName(layout) + (ctx.caps().maxTextureSize <= 64 ? " paged" : "") + ", " +
+                       g.describe(v));
+}
+
+template <class F>
+void forEachExample(F&& f) {
+    forEachType(OpTypes{}, [&](auto tag) {
+        using OpT = typename decltype(tag)::type;
+        const auto examples = OpT::examples();
+        ASSERT_FALSE(examples.empty()) << OpT::kName << " has no examples";
+        for (size_t i = 0; i < examples.size(); ++i) f(examples[i], i);
+    });
+}
+
+TEST(GraphOps, EveryOpOnTheCpuMatchesTheOracle) {
+    forEachExample([](const auto& e, size_t i) {
+        Case c = makeCase(e, i, false);
+        for (int batch : {1, 5}) checkCpu(c.g, c.outputs, batch, randomValues(c.g, c, batch, 7 + i), c.name);
+    });
+}
+
+TEST(GraphOps, EveryOpOnTheGpuMatchesTheOracle) {
+    const Layout layouts[] = {Layout::Packed, Layout::Unpacked, Layout::PackedRows4};
+    int turn = 0;
+    forEachExample([&](const auto& e, size_t i) {
+        Case c = makeCase(e, i, false);
+        const Layout layout = layouts[turn++ % 3];
+        checkGpu(test::context(), c.g, c.outputs, 5, randomValues(c.g, c, 5, 11 + i), layout, c.name);
+        // Past 64 rows of a 64-texel maximum: paged tensors.
+        checkGpu(test::smallContext(), c.g, c.outputs, 67, randomValues(c.g, c, 67, 13 + i), Layout::Packed, c.name);
+    });
+}
+
+// L = sum_k <output_k, R_k> over the outputs a gradient may flow from, R_k
+// random inputs ("seed<k>"): autodiff seeded with R_k gives dL/d(input).
+struct GradCase {
+    Case c;
+    std::vector<std::pair<ValueId, ValueId>> seeds;
+    std::map<ValueId, ValueId> grads;
+};
+template <class OpT>
+GradCase makeGradCase(const Example<OpT>& e, size_t i) {
+    GradCase gc{makeCase(e, i, true), {}, {}};
+    for (size_t k = 0; k < gc.c.outputs.size(); ++k)
+        if (OpT::kGradOutputs >> k & 1u)
+            gc.seeds.push_back({gc.c.outputs[k], gc.c.g.input("seed" + std::to_string(k), gc.c.g.shape(gc.c.outputs[k]))});
+    gc.grads = backward(gc.c.g, gc.seeds);
+    return gc;
+}
+
+double seededLoss(const Graph& g, int batch, const std::map<ValueId, MatD>& vals,
+                  const std::vector<std::pair<ValueId, ValueId>>& seeds) {
+    auto p = runRef(g, batch, vals);
+    double l = 0;
+    for (auto [out, seed] : seeds)
+        for (size_t j = 0; j < p[out].data.size(); ++j) l += p[out].data[j] * p[seed].data[j];
+    return l;
+}
+
+TEST(GraphOps, EveryGradientMatchesFiniteDifferences) {
+    int differentiable = 0;
+    forEachExample([&](const auto& e, size_t i) {
+        using OpT = std::decay_t<decltype(e.op)>;
+        if constexpr (OpT::kGradOutputs != 0) {
+            ++differentiable;
+            GradCase gc = makeGradCase(e, i);
+            const Graph& g = gc.c.g;
+            const int batch = 3;
+            const auto vals = randomValues(g, gc.c, batch, 17 + uint32_t(i));
+            auto analytic = runRef(g, batch, vals);
+            std::vector<ValueId> gradients;
+            for (size_t in = 0; in < gc.c.inputs.size(); ++in) {
+                if (!(OpT::kGradInputs >> in & 1u)) continue;
+                const ValueId x = gc.c.inputs[in];
+                ASSERT_TRUE(gc.grads.count(x)) << gc.c.name << ": no gradient for input " << in;
+                gradients.push_back(gc.grads.at(x));
+                const MatD& dx = analytic[gc.grads.at(x)];
+                const size_t n = vals.at(x).data.size(), stride = std::max<size_t>(1, n / 24);
+                for (size_t j = 0; j < n; j += stride) {
+                    auto lossAt = [&](double d) {
+                        auto moved = vals;
+                        moved[x].data[j] += d;
+                        return seededLoss(g, batch, moved, gc.seeds);
+                    };
+                    const double h = 1e-5, fd = (lossAt(h) - lossAt(-h)) / (2 * h);
+                    EXPECT_NEAR(dx.data[j], fd, 1e-6 + 1e-5 * std::fabs(fd))
+                        << gc.c.name << ": d/d(input " << in << ")[" << j << "]";
+                }
+            }
+            checkCpu(g, gradients, batch, vals, gc.c.name + " gradient");
+            checkGpu(test::context(), g, gradients, 5, randomValues(g, gc.c, 5, 19 + uint32_t(i)), Layout::Packed,
+                     gc.c.name + " gradient");
+            checkGpu(test::smallContext(), g, gradients, 67, randomValues(g, gc.c, 67, 23 + uint32_t(i)),
+                     Layout::Packed, gc.c.name + " gradient");
+        }
+    });
+    EXPECT_GE(differentiable, 10);
+}
+
+}  // namespace graph_ops_test
+}  // namespace
