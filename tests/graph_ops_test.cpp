@@ -109,9 +109,9 @@ void checkCpu(const Graph& g, const std::vector<ValueId>& wanted, int batch, con
 void checkGpu(Context& ctx, const Graph& g, const std::vector<ValueId>& wanted, int batch,
               const std::map<ValueId, MatD>& vals, Layout layout, const std::string& what) {
     auto want = runRef(g, batch, vals);
-    std::map<ValueId, Layout> layouts;
-    for (auto& [v, m] : vals) layouts[v] = layout;
-    GpuPlan p(ctx, g, batch, wanted, layouts);
+    GpuPlanOptions o;  // one op at a time
+    for (auto& [v, m] : vals) o.layouts[v] = layout;
+    GpuPlan p(ctx, g, batch, wanted, o);
     for (auto& [v, m] : vals)
         if (p.has(v)) p[v].upload(m.template cast<float>());
     p.run();
@@ -214,6 +214,92 @@ TEST(GraphOps, EveryGradientMatchesFiniteDifferences) {
         }
     });
     EXPECT_GE(differentiable, 10);
+}
+
+// ---- the graph itself ----
+
+// A shape error names the node, its op, and where each input came from.
+TEST(Graph, ShapeErrorsNameTheNodeAndItsInputs) {
+    Graph g;
+    const ValueId x = g.input("x", Shape::batched({7}));
+    const ValueId w = g.parameter("dense_1/kernel", Shape{5, 3});
+    try {
+        g.add(MatMul{}, {x, w}, "dense_1");
+        FAIL() << "no error";
+    } catch (const ShapeError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("dense_1 (matmul)"), std::string::npos) << m;
+        EXPECT_NE(m.find("the input x [B, 7]"), std::string::npos) << m;
+        EXPECT_NE(m.find("the parameter dense_1/kernel [5, 3]"), std::string::npos) << m;
+        EXPECT_NE(m.find("inner sizes differ"), std::string::npos) << m;
+    }
+    const ValueId h = g.add1(Activate{Activation::ReLU}, {x}, "act");
+    try {
+        g.add(Conv{Window::make("c", {2, 2, 1}, 1, 1, 1, 1, Padding::Valid, 1)}, {h, w}, "conv");
+        FAIL() << "no error";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("output 0 of act (activate) [B, 7]"), std::string::npos) << e.what();
+    }
+}
+
+// A value read by two nodes gets the sum of both gradients (a residual
+// connection: y = x W + relu(x W) V), checked against central differences.
+TEST(Graph, AValueUsedTwiceGetsTheSumOfItsGradients) {
+    Graph g;
+    const ValueId x = g.input("x", Shape::batched({4}));
+    const ValueId w = g.parameter("w", Shape{4, 3}), v = g.parameter("v", Shape{3, 3});
+    const ValueId h = g.add1(MatMul{}, {x, w}, "h");
+    const ValueId r = g.add1(Activate{Activation::Tanh}, {h}, "r");
+    const ValueId y = g.add1(Add{}, {h, g.add1(MatMul{}, {r, v}, "rv")}, "y");
+    const ValueId seed = g.input("seed", g.shape(y));
+    const auto grads = backward(g, {{y, seed}});
+    int adds = 0;
+    for (int n = 0; n < g.nodes(); ++n) adds += g.node(n).backward && std::holds_alternative<Add>(g.node(n).op);
+    EXPECT_EQ(adds, 1) << "h's two gradients are summed once";
+    Case c;
+    const auto vals = randomValues(g, c, 3, 5);
+    auto analytic = runRef(g, 3, vals);
+    for (ValueId p : {w, v})
+        for (size_t j = 0; j < vals.at(p).data.size(); ++j) {
+            auto lossAt = [&](double d) {
+                auto moved = vals;
+                moved[p].data[j] += d;
+                return seededLoss(g, 3, moved, {{y, seed}});
+            };
+            const double fd = (lossAt(1e-5) - lossAt(-1e-5)) / 2e-5;
+            EXPECT_NEAR(analytic[grads.at(p)].data[j], fd, 1e-6 + 1e-5 * std::fabs(fd)) << g.describe(p) << "[" << j << "]";
+        }
+}
+
+// Nothing is computed for what needs no gradient: the data, a frozen
+// parameter, and (so) the first layer's input.
+TEST(Graph, NoGradientForDataOrFrozenParameters) {
+    Graph g;
+    const ValueId x = g.input("x", Shape::batched({6}));
+    const ValueId w1 = g.parameter("w1", Shape{6, 5}, false), w2 = g.parameter("w2", Shape{5, 2});
+    const ValueId h = g.add1(Activate{Activation::ReLU}, {g.add1(MatMul{}, {x, w1}, "frozen")}, "frozen");
+    const ValueId y = g.add1(MatMul{}, {h, w2}, "trained");
+    EXPECT_FALSE(g.value(h).requiresGrad);
+    const auto grads = backward(g, {{y, g.constant("one", g.shape(y), 1.0f)}});
+    EXPECT_EQ(grads.count(w2), 1u);
+    EXPECT_EQ(grads.count(w1), 0u);
+    EXPECT_EQ(grads.count(x), 0u);
+    EXPECT_EQ(grads.count(h), 0u);
+    int backwardNodes = 0;
+    for (int n = 0; n < g.nodes(); ++n) backwardNodes += g.node(n).backward;
+    EXPECT_EQ(backwardNodes, 1) << "only w2's gradient, h^T dY";
+    // A trainable value through an op that gives no gradient for it is an error, not a silent zero.
+    Graph l;
+    const ValueId logits = l.input("logits", Shape::batched({3}));
+    const ValueId target = l.parameter("target", Shape::batched({3}));
+    const auto loss = l.add(PointwiseLossOp{}, {logits, target}, "loss");
+    try {
+        backward(l, {{loss[1], l.constant("one", Shape{1}, 1.0f)}});
+        FAIL() << "no error";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("no gradient for its input 1, the parameter target"), std::string::npos)
+            << e.what();
+    }
 }
 
 }  // namespace graph_ops_test

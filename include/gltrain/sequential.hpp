@@ -32,6 +32,9 @@
 
 #include "gltrain/activation.hpp"
 #include "gltrain/cpu/trainer.hpp"
+#include "gltrain/graph/autodiff.hpp"
+#include "gltrain/graph/gpu_plan.hpp"
+#include "gltrain/graph/layer_nodes.hpp"
 #include "gltrain/backend.hpp"
 #include "gltrain/initializer.hpp"
 #include "gltrain/layers.hpp"
@@ -119,6 +122,8 @@ public:
             for (size_t i = 0; i < layers_.size(); ++i) createParameters(i);
         }
         plans_.clear();
+        trainGraph_.reset();
+        evalGraph_.reset();
         step_ = 0;
         compiled_ = true;
         forgetSnapshot();  // the compiled initial state is what a lost context restores
@@ -625,7 +630,8 @@ private:
         PassList fill;
         int fillSteps = 1;
         int filledEpoch = -1, filledStart = -1;  // what xFill, yFill hold: rows from filledStart of that epoch
-        std::deque<Tensor> tensors;  // activations, gradients (stable addresses)
+        std::deque<Tensor> tensors;  // the step's own temporaries (stable addresses)
+        std::unique_ptr<graph::GpuPlan> graph;  // the model's passes and their tensors
         Tensor* output = nullptr;    // model output (after a final Softmax)
         Tensor* logits = nullptr;    // what the loss reads
         Tensor lossRows, lossMean;
@@ -974,23 +980,6 @@ private:
         return serializeSafetensors(tensors, checkpointMetadata(0));
     }
 
-    // Linear's, ReLU's and LeakyReLU's (slope >= 0) derivative at Z equals their
-    // derivative at Y = f(Z) (Y > 0 exactly where Z > 0; NaN stays NaN), so such
-    // layers keep no Z: their forward is the fused single-output kernel (for
-    // Dense the 4x4-blocked matmul) and the backward reads f'(Y).
-    static bool derivativeFromOutput(Activation a, float alpha) {
-        return a == Activation::Linear || a == Activation::ReLU || (a == Activation::LeakyReLU && alpha >= 0.0f);
-    }
-
-    // Layouts by writer. A block kernel writes a block of rows per fragment into
-    // a row-interleaved tensor in one draw: the dense layers' matmuls 8 rows
-    // where the device has 8 draw buffers (blockLayout: PackedRows8, 8x4 blocks),
-    // the convolutions 4 (layoutFor: PackedRows4; 8-sample convolution blocks
-    // measured no faster, on llvmpipe or SwiftShader) — bench/kernels: 2-4x the
-    // one-texel kernels.
-    // Every other kernel writes a row-interleaved tensor in one draw per layer,
-    // so what they write (gathers, activations, losses, parameters) is Packed.
-    static Layout layoutFor(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
 
     using Checkpoint = std::pair<std::vector<std::pair<std::string, TensorData>>, std::map<std::string, std::string>>;
     Checkpoint checkpoint() const {
@@ -1551,153 +1540,59 @@ private:
         }
 
         if (training && recordSmallMlpStep(p)) return;
-        PassList& fw = training ? p.train : p.forward;
-        const size_t L = layers_.size();
-        // The loss gradient (training), and dynamic loss scaling's factor (half floats).
-        Tensor* grad = training ? &p.temp(ctx, B, outputSize_) : nullptr;
         if (training && lossScalingOn() && !lossScale_)
             lossScale_ = std::make_unique<PingPong>(makeLossScaleState(ctx, options_.lossScaling));
-        const Tensor* gradScale = training && lossScale_ ? &lossScale_->front() : nullptr;
-        // A point-wise loss's gradient is written by the last layer's pass when that
-        // is a small linear Dense (recordDenseLossGrad): one pass less a step, but
-        // one texel a fragment, about half the blocked kernel's speed on a software
-        // renderer (bench/RESULTS.md): worth it while the product is far below a
-        // pass's fixed cost (~0.06 ms there), up to 64k multiply-adds.
-        const bool pointwiseLoss = options_.loss != LossKind::SoftmaxCrossEntropy;
-        const PointwiseLoss pwLoss = pointwiseLossKind();
-        bool lossGradInForward = false;
-        std::vector<const Tensor*> in(L), out(L);
-        std::vector<Tensor*> z(L, nullptr), mask(L, nullptr);
-        std::vector<std::pair<Tensor*, Tensor*>> batchStats(L, {nullptr, nullptr});  // BatchNormalization: mean, var
-        struct MovingAverage {  // BatchNormalization's, moved after the updates
-            PingPong* avg;
-            const Tensor* stat;
-            float momentum, scale;
-        };
-        std::vector<MovingAverage> movingAverages;
-        const Tensor* cur = &p.xb;
-        for (size_t i = 0; i < L; ++i) {
-            LayerState& S = layers_[i];
-            const int outCols = S.out.size();
-            in[i] = cur;
-            if (auto* d = std::get_if<Dense>(&specs_[i])) {
-                const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
-                if (training && pointwiseLoss && i + 1 == L && d->activation == Activation::Linear &&
-                    int64_t(B) * S.in.size() * outCols <= kLossGradInForwardMacs) {
-                    Tensor& y = p.temp(ctx, B, outCols);
-                    recordDenseLossGrad(fw, *cur, W, b, pwLoss, p.yb, y, *grad, gradScale);
-                    lossGradInForward = true;
-                    z[i] = &y;
-                    cur = &y;
-                } else if (training && !derivativeFromOutput(d->activation, d->alpha)) {
-                    Tensor& y = p.temp(ctx, B, outCols);
-                    z[i] = &p.temp(ctx, B, outCols);
-                    recordDenseTrain(fw, *cur, W, b, d->activation, *z[i], y, d->alpha);
-                    cur = &y;
-                } else {
-                    Tensor& y = p.temp(ctx, B, outCols, blockLayout(ctx, B));
-                    recordDense(fw, *cur, W, b, d->activation, y, d->alpha);
-                    if (training) z[i] = &y;  // f'(Y) is f'(Z)
-                    cur = &y;
-                }
-            } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
-                const Tensor &W = S.param("kernel").value->front(), &b = S.param("bias").value->front();
-                const bool keepZ = training && !derivativeFromOutput(c->activation, c->alpha);
-                Tensor& y = p.temp(ctx, B, outCols, keepZ ? Layout::Packed : layoutFor(B));
-                if (keepZ) {
-                    // Z is kept for the backward pass's f'(Z).
-                    z[i] = &p.temp(ctx, B, outCols, layoutFor(B));
-                    recordConv2D(fw, *cur, W, &b, S.window, Activation::Linear, *z[i]);
-                    recordActivation(fw, *z[i], c->activation, y, c->alpha);
-                } else {
-                    recordConv2D(fw, *cur, W, &b, S.window, c->activation, y, c->alpha);
-                    z[i] = &y;
-                }
-                cur = &y;
-            } else if (auto pool = poolKindOf(specs_[i])) {
-                Tensor& y = p.temp(ctx, B, outCols);
-                recordPool2D(fw, *cur, S.window, *pool, y);
-                cur = &y;
-            } else if (auto* bn = std::get_if<BatchNormalization>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, outCols);
-                const int C = S.out.channels;
-                const Tensor &gamma = S.param("gamma").value->front(), &beta = S.param("beta").value->front();
-                Variable &movingMean = S.buffer("moving_mean"), &movingVar = S.buffer("moving_variance");
-                if (training) {
-                    Tensor& mean = p.temp(ctx, 1, C);
-                    Tensor& var = p.temp(ctx, 1, C);
-                    recordBatchStats(fw, *cur, C, mean, var);
-                    recordBatchNormApply(fw, *cur, mean, var, gamma, beta, bn->epsilon, Activation::Linear, y);
-                    // Moving averages, the variance made unbiased (reference/batchnorm.hpp):
-                    // recorded after the updates, under their guard.
-                    const double m = double(B) * S.out.pixels();
-                    const float unbias = float(m > 1 ? m / (m - 1) : 1.0);
-                    movingAverages.push_back({movingMean.value.get(), &mean, bn->momentum, 1.0f});
-                    movingAverages.push_back({movingVar.value.get(), &var, bn->momentum, unbias});
-                    batchStats[i] = {&mean, &var};
-                } else {
-                    recordBatchNormApply(fw, *cur, movingMean.value->front(), movingVar.value->front(), gamma, beta,
-                                         bn->epsilon, Activation::Linear, y);
-                }
-                cur = &y;
-            } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
-                Tensor& y = p.temp(ctx, B, outCols);
-                recordActivation(fw, *cur, a->activation, y, a->alpha);
-                cur = &y;
-            } else if (auto* dr = std::get_if<Dropout>(&specs_[i])) {
-                if (training && dr->rate > 0.0f) {
-                    mask[i] = &p.temp(ctx, B, outCols);
-                    p.dropouts.push_back(&recordDropoutMask(fw, *mask[i], options_.seed, 0, dr->rate));
-                    Tensor& y = p.temp(ctx, B, outCols);
-                    recordMul(fw, *cur, *mask[i], y);
-                    cur = &y;
-                }
-            } else if (std::holds_alternative<Softmax>(specs_[i])) {  // predict applies it; the loss reads the logits
-                p.logits = const_cast<Tensor*>(cur);
-                if (!training) {
-                    Tensor& y = p.temp(ctx, B, outCols);
-                    recordSoftmax(fw, *cur, y);
-                    cur = &y;
-                }
-            }  // Flatten: image rows are already flat
-            out[i] = cur;
-        }
-        if (!p.logits) p.logits = const_cast<Tensor*>(cur);
-        p.output = const_cast<Tensor*>(cur);
-
-        // Loss (training: with its gradient) and the evaluation sums.
-        PassList& lossList = training ? p.train : p.evalTail;
-        Tensor* pointwiseGrad = training && !lossGradInForward ? grad : nullptr;  // an evaluation needs no gradient
-        // Training needs only the mean; an evaluation also sums the rows' losses.
-        Tensor* rows = training ? nullptr : &p.lossRows;
-        switch (options_.loss) {
-            case LossKind::SoftmaxCrossEntropy:
-                recordSoftmaxCrossEntropy(lossList, *p.logits, p.yb, grad, rows, &p.lossMean, gradScale);
-                break;
-            case LossKind::MeanSquaredError:
-                recordMse(lossList, *p.logits, p.yb, pointwiseGrad, rows, &p.lossMean, gradScale);
-                break;
-            case LossKind::BinaryCrossEntropy:
-                recordBinaryCrossEntropyWithLogits(lossList, *p.logits, p.yb, pointwiseGrad, rows, &p.lossMean,
-                                                   gradScale);
-                break;
-        }
-        if (!training) {  // sums over an evaluation: loss * B and correct counts
-            ReduceOptions total;
-            total.accumulate = &p.lossSum.front();
-            recordReduce(lossList, p.lossRows, ReduceOp::Sum, ReduceAxis::All, p.lossSum.back(), total);
-            p.swaps.push_back(&p.lossSum);
-        }
-        if (labels) {
-            ReduceOptions total;  // the count of this batch added to the running one in its last pass
-            total.accumulate = &p.correctSum.front();
-            recordCorrectCount(lossList, *p.logits, p.yb, p.correctSum.back(), total);
+        const ModelGraph& m = modelGraph(training);
+        graph::GpuPlanOptions o;
+        o.fuse = true;
+        o.bound[m.x] = &p.xb;
+        o.bound[m.y] = &p.yb;
+        o.bound[m.lossMean] = &p.lossMean;
+        if (!training) o.bound[m.lossRows] = &p.lossRows;
+        if (m.correct != graph::kNoValue) {
+            o.bound[m.correctSoFar] = &p.correctSum.front();
+            o.bound[m.correct] = &p.correctSum.back();
             p.swaps.push_back(&p.correctSum);
         }
-        if (!training) return;
-        p.lossPasses = p.train.size();
+        if (training && lossScale_) o.bound[m.seed] = &lossScale_->front();  // the gradients are scaled by it
+        for (auto& [name, v] : m.variables) o.bound[v] = &variableOf(name).value->front();
+        // A dense bias's gradient summed by its update itself, saving the reduction's
+        // passes, unless clipping or loss scaling has to measure every gradient first.
+        o.biasSumInUpdate = training && options_.clipNorm <= 0.0f && !lossScale_;
+        o.lossGradInProductMacs = training ? kLossGradInForwardMacs : 0;
+        // Training: one list, split for an early loss read where the backward starts;
+        // evaluation: the forward (predict), then the loss and the sums.
+        p.lossPasses = std::numeric_limits<size_t>::max();
+        o.listFor = [&](const graph::Node& n) {
+            if (training) {
+                if (n.backward && p.lossPasses == std::numeric_limits<size_t>::max()) p.lossPasses = p.train.size();
+                return &p.train;
+            }
+            const bool tail = std::holds_alternative<graph::SoftmaxCrossEntropy>(n.op) ||
+                              std::holds_alternative<graph::PointwiseLossOp>(n.op) ||
+                              std::holds_alternative<graph::CorrectCount>(n.op);
+            return tail ? &p.evalTail : &p.forward;
+        };
+        std::vector<graph::ValueId> wanted{m.output, m.logits, m.lossMean};
+        if (!training) wanted.push_back(m.lossRows);
+        if (m.correct != graph::kNoValue) wanted.push_back(m.correct);
+        for (auto& [param, grad] : m.grads) wanted.push_back(grad);
+        for (auto& s : m.statistics) wanted.push_back(s.batchValue);
+        p.graph = std::make_unique<graph::GpuPlan>(ctx, m.g, B, wanted, std::move(o));
+        graph::GpuPlan& plan = *p.graph;
+        p.logits = &plan[m.logits];
+        p.output = &plan[m.output];
+        p.dropouts = plan.randomPasses();
+        if (!training) {  // the sum of the rows' losses over an evaluation
+            ReduceOptions total;
+            total.accumulate = &p.lossSum.front();
+            recordReduce(p.evalTail, p.lossRows, ReduceOp::Sum, ReduceAxis::All, p.lossSum.back(), total);
+            p.swaps.push_back(&p.lossSum);
+            return;
+        }
+        if (p.lossPasses > p.train.size()) p.lossPasses = p.train.size();
 
-        // Backward.
+        // The parameters' gradients, last layer first (the order the updates run in).
         struct ParamGrad {
             Variable* v;
             const Tensor* g;
@@ -1705,108 +1600,25 @@ private:
         };
         std::vector<const Tensor*> grads;  // the gradients clipping and loss scaling measure
         std::vector<ParamGrad> paramGrads;
-        const Tensor* dcur = grad;       // gradient w.r.t. out[i]
-        bool dcurHasDerivative = false;  // dcur already includes the layer's f'(Z)
-        auto gradOf = [&](Variable& v, const Tensor& g, GradientForm form = GradientForm::Same) {
-            if (form == GradientForm::Same) grads.push_back(&g);
-            paramGrads.push_back({&v, &g, form});
+        for (size_t i = layers_.size(); i-- > 0;)
+            for (Variable& v : layers_[i].params) {
+                const graph::ValueId grad = m.grads.at(m.variables.at(layers_[i].name + "/" + v.name));
+                const GradientForm form = plan.gradientForm(grad);
+                if (form == GradientForm::Same) grads.push_back(&plan[grad]);
+                paramGrads.push_back({&v, &plan[grad], form});
+            }
+        // BatchNormalization's moving averages, moved after the updates (under their guard).
+        struct MovingAverage {
+            PingPong* avg;
+            const Tensor* stat;
+            float momentum, scale;
         };
-        // A dense bias's gradient (dZ summed over the batch) is summed by its update
-        // itself, saving the reduction's passes, unless clipping or loss scaling
-        // has to measure every gradient first.
-        const bool biasSumInUpdate = options_.clipNorm <= 0.0f && !lossScale_ && B <= kColumnSumMaxRows;
-        for (size_t i = L; i-- > 0;) {
-            LayerState& S = layers_[i];
-            const bool needDx = i > 0;
-            const int inCols = S.in.size(), outCols = S.out.size();
-            // dZ: the gradient before the layer's fused activation.
-            auto preactivationGrad = [&](Activation act, float alpha) -> const Tensor* {
-                if (act == Activation::Linear || dcurHasDerivative) return dcur;
-                Tensor& t = p.temp(ctx, B, outCols);
-                recordActivationGrad(p.train, *dcur, *z[i], act, t, alpha);
-                return &t;
-            };
-            if (auto* d = std::get_if<Dense>(&specs_[i])) {
-                const Tensor* dz = preactivationGrad(d->activation, d->alpha);
-                Variable &W = S.param("kernel"), &b = S.param("bias");
-                Tensor& dW = p.temp(ctx, inCols, outCols, blockLayout(ctx, inCols));
-                MatmulOptions tn;
-                tn.transA = true;
-                recordMatmul(p.train, *in[i], *dz, dW, tn);
-                gradOf(W, dW);
-                if (biasSumInUpdate) {
-                    gradOf(b, *dz, GradientForm::ColumnSum);
-                } else {
-                    Tensor& db = p.temp(ctx, 1, outCols);
-                    recordBiasGrad(p.train, *dz, db);
-                    gradOf(b, db);
-                }
-                dcurHasDerivative = false;
-                if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols, blockLayout(ctx, B));
-                    MatmulOptions nt;
-                    nt.transB = true;
-                    // Fuse the previous dense layer's f'(Z) into this pass (its incoming gradient).
-                    if (auto* prev = std::get_if<Dense>(&specs_[i - 1]);
-                        prev && prev->activation != Activation::Linear) {
-                        nt.act = prev->activation;
-                        nt.actAlpha = prev->alpha;
-                        nt.dactZ = z[i - 1];
-                        dcurHasDerivative = true;
-                    }
-                    recordMatmul(p.train, *dz, W.value->front(), dx, nt);
-                    dcur = &dx;
-                }
-            } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
-                const Tensor* dz = preactivationGrad(c->activation, c->alpha);
-                Variable &W = S.param("kernel"), &b = S.param("bias");
-                Tensor& dW = p.temp(ctx, W.value->front().rows(), S.out.channels, layoutFor(W.value->front().rows()));
-                Tensor& db = p.temp(ctx, 1, S.out.channels);
-                recordConv2DBackwardFilter(p.train, *in[i], *dz, S.window, dW);
-                recordChannelSum(p.train, *dz, S.out.channels, db);
-                gradOf(W, dW);
-                gradOf(b, db);
-                dcurHasDerivative = false;
-                if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols, layoutFor(B));
-                    recordConv2DBackwardInput(p.train, *dz, W.value->front(), S.window, dx);
-                    dcur = &dx;
-                }
-            } else if (auto pool = poolKindOf(specs_[i])) {
-                if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols);
-                    recordPool2DBackward(p.train, *in[i], *dcur, S.window, *pool, dx);
-                    dcur = &dx;
-                }
-            } else if (auto* bn = std::get_if<BatchNormalization>(&specs_[i])) {
-                const int C = S.out.channels;
-                Variable &gamma = S.param("gamma"), &beta = S.param("beta");
-                Tensor& dgamma = p.temp(ctx, 1, C);
-                Tensor& dbeta = p.temp(ctx, 1, C);
-                auto [mean, var] = batchStats[i];
-                recordBatchNormParamGrads(p.train, *dcur, *in[i], *mean, *var, bn->epsilon, dgamma, dbeta);
-                gradOf(gamma, dgamma);
-                gradOf(beta, dbeta);
-                if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols);
-                    recordBatchNormInputGrad(p.train, *dcur, *in[i], *mean, *var, gamma.value->front(), dgamma, dbeta,
-                                             bn->epsilon, dx);
-                    dcur = &dx;
-                }
-            } else if (auto* a = std::get_if<ActivationLayer>(&specs_[i])) {
-                if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols);
-                    recordActivationGrad(p.train, *dcur, *in[i], a->activation, dx, a->alpha);
-                    dcur = &dx;
-                }
-            } else if (mask[i]) {
-                if (needDx) {
-                    Tensor& dx = p.temp(ctx, B, inCols);
-                    recordMul(p.train, *dcur, *mask[i], dx);
-                    dcur = &dx;
-                }
-            }  // Flatten, Softmax, Dropout(0): the gradient passes through
-            if (!std::holds_alternative<Dense>(specs_[i])) dcurHasDerivative = false;
+        std::vector<MovingAverage> movingAverages;
+        for (const graph::BatchStatistic& s : m.statistics) {
+            // The variance made unbiased (reference/batchnorm.hpp).
+            const double values = double(B) * s.pixels;
+            const float unbias = s.variance ? float(values > 1 ? values / (values - 1) : 1.0) : 1.0f;
+            movingAverages.push_back({variableOf(s.variable).value.get(), &plan[s.batchValue], s.momentum, unbias});
         }
 
         // Clip by global norm: a 1x1 factor every update samples.
@@ -1858,6 +1670,91 @@ private:
         if (lossGuard) recordCheck(p, checked);
     }
 
+    // The model as a graph (graph/layer_nodes.hpp): the training one with the
+    // loss's backward pass, or the inference one. Made once per compile.
+    struct ModelGraph {
+        graph::Graph g;
+        graph::ValueId x = graph::kNoValue, y = graph::kNoValue;        // the batch's rows and targets
+        graph::ValueId logits = graph::kNoValue, output = graph::kNoValue;  // output: after a final Softmax
+        graph::ValueId lossRows = graph::kNoValue, lossMean = graph::kNoValue, seed = graph::kNoValue;
+        graph::ValueId correctSoFar = graph::kNoValue, correct = graph::kNoValue;  // softmax cross-entropy
+        std::map<std::string, graph::ValueId> variables;  // "<layer>/<variable>"
+        std::vector<graph::BatchStatistic> statistics;   // training
+        std::map<graph::ValueId, graph::ValueId> grads;  // training: parameter -> its gradient
+    };
+    const ModelGraph& modelGraph(bool training) {
+        std::unique_ptr<ModelGraph>& slot = training ? trainGraph_ : evalGraph_;
+        if (!slot) slot = std::make_unique<ModelGraph>(buildGraph(training));
+        return *slot;
+    }
+    ModelGraph buildGraph(bool training) const {
+        ModelGraph m;
+        graph::Graph& g = m.g;
+        m.x = g.input("x", graph::flatOrImage(inputShape_));
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            const LayerState& L = layers_[i];
+            auto declare = [&](const std::vector<Variable>& vars, bool trainable) {
+                for (const Variable& v : vars) {
+                    // Stored as a matrix: a vector as one row, a filter (kh, kw, C, F) as (kh*kw*C) x F.
+                    std::vector<int64_t> dims = v.shape;
+                    if (dims.size() > 2) {
+                        int64_t rows = 1;
+                        for (size_t k = 0; k + 1 < dims.size(); ++k) rows *= dims[k];
+                        dims = {rows, dims.back()};
+                    }
+                    const std::string key = L.name + "/" + v.name;
+                    m.variables[key] = g.parameter(key, graph::Shape(dims), trainable);
+                }
+            };
+            declare(L.params, true);
+            declare(L.buffers, false);
+        }
+        graph::ValueId cur = m.x;
+        graph::ValueId logits = graph::kNoValue;
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            const LayerState& L = layers_[i];
+            const graph::LayerGeometry geo{L.name, L.in, L.out, L.window};
+            graph::LayerBuild b{g, geo, training, options_.seed,
+                                [&](const char* n) { return m.variables.at(L.name + "/" + n); }, &m.statistics};
+            cur = graph::addLayerNodes(specs_[i], b, cur);
+            if (b.logits != graph::kNoValue) logits = b.logits;
+        }
+        m.output = cur;
+        // The loss reads the logits (before a final Softmax) as rows.
+        m.logits = logits == graph::kNoValue ? cur : logits;
+        if (g.shape(m.logits).rank() != 2)
+            m.logits = g.add1(graph::Reshape{graph::Shape::batched({g.shape(m.logits).cols()})}, {m.logits}, "loss");
+        const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
+        m.y = g.input("y", labels ? graph::Shape{graph::kBatch, 1} : g.shape(m.logits));
+        std::vector<graph::ValueId> loss;
+        if (labels) {
+            loss = g.add(graph::SoftmaxCrossEntropy{}, {m.logits, m.y}, "loss");
+            m.correctSoFar = g.input("correct_so_far", graph::Shape{1});
+            m.correct = g.add1(graph::CorrectCount{}, {m.logits, m.y, m.correctSoFar}, "accuracy");
+        } else {
+            loss = g.add(graph::PointwiseLossOp{pointwiseLossKind()}, {m.logits, m.y}, "loss");
+        }
+        m.lossRows = loss[0];
+        m.lossMean = loss[1];
+        if (!training) return m;
+        // The loss's gradient is 1, or dynamic loss scaling's scale (bound to its state).
+        m.seed = lossScalingOn() ? g.input("loss_scale", graph::Shape{1}) : g.constant("one", graph::Shape{1}, 1.0f);
+        std::map<graph::ValueId, graph::ValueId> all = graph::backward(g, {{m.lossMean, m.seed}});
+        for (auto& [name, v] : m.variables)
+            if (g.value(v).requiresGrad) m.grads[v] = all.at(v);
+        return m;
+    }
+    Variable& variableOf(const std::string& key) {
+        for (auto& L : layers_)
+            if (key.compare(0, L.name.size() + 1, L.name + "/") == 0) {
+                const std::string n = key.substr(L.name.size() + 1);
+                for (auto* list : {&L.params, &L.buffers})
+                    for (auto& v : *list)
+                        if (v.name == n) return v;
+            }
+        throw Error("Sequential: no variable " + key);
+    }
+
     // The step guard (ops/step_guard.hpp) under a NaN policy: the verdict the
     // step's updates read, from its loss, loss scaling's guard (`skip`) and the
     // check of what the previous step wrote. Null under NanPolicy::Ignore.
@@ -1906,6 +1803,7 @@ private:
     long step_ = 0;
     std::map<std::pair<int, bool>, std::unique_ptr<Plan>> plans_;
     std::unique_ptr<FitState> fit_;
+    std::unique_ptr<ModelGraph> trainGraph_, evalGraph_;  // modelGraph(): made on first use after a compile
     std::unique_ptr<cpu::Trainer> cpu_;  // set when the model trains on the CPU backend
     std::vector<EpochInfo> history_;
     // Lost contexts: the generation of the context the variables live in, the

@@ -56,6 +56,7 @@ private:
 // parameters included — keyed by value.
 inline std::map<ValueId, ValueId> backward(Graph& g, const std::vector<std::pair<ValueId, ValueId>>& seeds) {
     std::map<ValueId, ValueId> grads;
+    g.beginBackward();
     for (auto [v, seed] : seeds) {
         if (!g.value(v).requiresGrad)
             throw ShapeError("backward: " + g.describe(v) + " does not depend on a trainable parameter");

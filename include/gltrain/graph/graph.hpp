@@ -33,7 +33,8 @@ struct Value {
 struct Node {
     Op op;
     std::vector<ValueId> inputs, outputs;
-    std::string name;  // the layer (or "<layer>/grad") that added it
+    std::string name;       // the layer (or "<layer>/grad") that added it
+    bool backward = false;  // added by autodiff (graph/autodiff.hpp)
 };
 
 class Graph {
@@ -73,11 +74,12 @@ public:
             throw ShapeError(who + ": " + e.what() + " (" + from + ")");
         }
         const int id = int(nodes_.size());
-        const unsigned gradIn = opGradInputs(op), gradOut = opGradOutputs(op);
+        // An output depends on the parameters when any input does — also through an
+        // input the op gives no gradient for, which autodiff then reports.
+        const unsigned gradOut = opGradOutputs(op);
         bool differentiable = false;
-        for (size_t i = 0; i < inputs.size(); ++i)
-            differentiable |= (gradIn >> i & 1u) && values_[size_t(inputs[i])].requiresGrad;
-        Node n{std::move(op), std::move(inputs), {}, name};
+        for (ValueId v : inputs) differentiable |= values_[size_t(v)].requiresGrad;
+        Node n{std::move(op), std::move(inputs), {}, name, backward_};
         for (size_t k = 0; k < out.size(); ++k) {
             const ValueId v = addValue(std::move(out[k]), ValueKind::Computed, name + ":" + std::to_string(k));
             values_[size_t(v)].node = id;
@@ -91,6 +93,9 @@ public:
     ValueId add1(Op op, std::vector<ValueId> inputs, const std::string& name) {
         return add(std::move(op), std::move(inputs), name).front();
     }
+
+    // Nodes added from now on belong to the backward pass (autodiff sets it).
+    void beginBackward() { backward_ = true; }
 
     const Value& value(ValueId v) const { return values_.at(size_t(v)); }
     const Node& node(int n) const { return nodes_.at(size_t(n)); }
@@ -124,6 +129,7 @@ private:
 
     std::vector<Value> values_;
     std::vector<Node> nodes_;
+    bool backward_ = false;
 };
 
 }  // namespace gltrain::graph

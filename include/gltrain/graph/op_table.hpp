@@ -12,6 +12,7 @@
 #include "gltrain/graph/ops/elementwise.hpp"
 #include "gltrain/graph/ops/loss.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
+#include "gltrain/graph/ops/random.hpp"
 
 namespace gltrain::graph {
 
@@ -34,7 +35,7 @@ struct VariantOf<TypeList<T...>> {
     using type = std::variant<T...>;
 };
 
-using OpTypes = TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape,                        //
+using OpTypes = TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape, DropoutMask,           //
                          Activate, ActivateGrad, SoftmaxRows,                                    //
                          Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                    //
                          BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //

@@ -4,6 +4,7 @@
 // An op without an overload here does not compile in the tests (std::visit).
 #pragma once
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "gltrain/graph/graph.hpp"
@@ -16,6 +17,7 @@
 #include "gltrain/reference/matmul.hpp"
 #include "gltrain/reference/metrics.hpp"
 #include "gltrain/reference/pooling.hpp"
+#include "gltrain/reference/random.hpp"
 #include "gltrain/reference/softmax.hpp"
 
 namespace gltrain::ref {
@@ -74,6 +76,11 @@ std::vector<HostMatrixT<T>> run(const graph::ChannelSum& o, const graph_detail::
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::Reshape&, const graph_detail::Ins<T>& in) {
     return {*in[0]};
+}
+// The step is the plan's (RefPlan::run's): 0 unless given.
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::DropoutMask& o, const graph_detail::Ins<T>& in, long step = 0) {
+    return {dropoutMask<T>(in[0]->rows, in[0]->cols, o.seed, graph::DropoutMask::stepKey(step), T(o.rate))};
 }
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::Activate& o, const graph_detail::Ins<T>& in) {
@@ -181,7 +188,7 @@ std::vector<HostMatrixT<T>> run(const graph::PointwiseLossGrad& o, const graph_d
 }
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::CorrectCount&, const graph_detail::Ins<T>& in) {
-    return {graph_detail::scalar(T(correctCount(*in[0], graph_detail::labels(*in[1]))))};
+    return {graph_detail::scalar(in[2]->data[0] + T(correctCount(*in[0], graph_detail::labels(*in[1]))))};
 }
 
 // A whole graph in precision T for one batch size: every node, in order.
@@ -195,12 +202,20 @@ public:
         }
     }
     HostMatrixT<T>& operator[](graph::ValueId v) { return values_.at(size_t(v)); }
-    void run() {
+    // `step` numbers dropout's masks.
+    void run(long step = 0) {
         for (int n = 0; n < g_.nodes(); ++n) {
             const graph::Node& node = g_.node(n);
             graph_detail::Ins<T> in;
             for (graph::ValueId v : node.inputs) in.push_back(&values_[size_t(v)]);
-            std::vector<HostMatrixT<T>> out = std::visit([&](const auto& o) { return ref::run<T>(o, in); }, node.op);
+            std::vector<HostMatrixT<T>> out = std::visit(
+                [&](const auto& o) {
+                    if constexpr (std::is_same_v<std::decay_t<decltype(o)>, graph::DropoutMask>)
+                        return ref::run<T>(o, in, step);
+                    else
+                        return ref::run<T>(o, in);
+                },
+                node.op);
             for (size_t k = 0; k < out.size(); ++k) values_[size_t(node.outputs[k])] = std::move(out[k]);
         }
     }

@@ -17,6 +17,9 @@ inline void requireImage(const char* what, const Shape& s, const Shape3& expecte
         throw ShapeError(std::string(what) + " must be [B, " + std::to_string(expected.height) + ", " +
                          std::to_string(expected.width) + ", " + std::to_string(expected.channels) + "], got " + s.str());
 }
+// The convolution kernels write 4 rows per fragment into a row-interleaved
+// tensor (bench/kernels: 2-4x the one-texel kernels; 8-row blocks measured no faster).
+inline Layout convLayout(int rows) { return rows >= 4 ? Layout::PackedRows4 : Layout::Packed; }
 inline Shape filterShape(const Window& w) { return Shape{int64_t(w.kh) * w.kw * w.in.channels, w.out.channels}; }
 inline void requireFilter(const Window& w, const Shape& s) {
     if (s != filterShape(w))
@@ -46,7 +49,7 @@ struct ConvGradInput {
     }
     template <class R>
     void gpu(R& r) const {
-        recordConv2DBackwardInput(r.list(), r.in(0), r.in(1), window, r.out(0));
+        recordConv2DBackwardInput(r.list(), r.in(0), r.in(1), window, r.out(0, op_detail::convLayout(r.rows(0))));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -74,7 +77,7 @@ struct ConvGradFilter {
     }
     template <class R>
     void gpu(R& r) const {
-        recordConv2DBackwardFilter(r.list(), r.in(0), r.in(1), window, r.out(0));
+        recordConv2DBackwardFilter(r.list(), r.in(0), r.in(1), window, r.out(0, op_detail::convLayout(r.rows(0))));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -107,7 +110,8 @@ struct Conv {
     }
     template <class R>
     void gpu(R& r) const {
-        recordConv2D(r.list(), r.in(0), r.in(1), nullptr, window, Activation::Linear, r.out(0));
+        recordConv2D(r.list(), r.in(0), r.in(1), nullptr, window, Activation::Linear,
+                     r.out(0, op_detail::convLayout(r.rows(0))));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {

@@ -174,18 +174,22 @@ struct PointwiseLossOp {
     }
 };
 
-// The rows whose largest logit is the label's (ties: the lowest index), [1].
+// A running count of the rows whose largest logit is the label's (ties: the
+// lowest index): inputs logits, labels, the count so far [1]; output it plus this batch's.
 struct CorrectCount {
     static constexpr const char* kName = "correct_count";
-    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr int kInputs = 3, kOutputs = 1;
     static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
     Shapes shapes(const Shapes& in) const {
         op_detail::requireLogitsAndLabels(in[0], in[1]);
+        if (in[2] != Shape{1}) throw ShapeError("the running count must be [1], got " + in[2].str());
         return {Shape{1}};
     }
     template <class R>
     void gpu(R& r) const {
-        recordCorrectCount(r.list(), r.in(0), r.in(1), r.out(0));
+        ReduceOptions total;
+        total.accumulate = &r.in(2);
+        recordCorrectCount(r.list(), r.in(0), r.in(1), r.out(0), total);
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -197,10 +201,10 @@ struct CorrectCount {
             for (int j = 1; j < x.cols; ++j) arg = row[j] > row[arg] ? j : arg;
             correct += arg == op_detail::labelAt(labels, r);
         }
-        c.out(0).data[0] = float(correct);
+        c.out(0).data[0] = c.in(2).data[0] + float(correct);
     }
     static std::vector<Example<CorrectCount>> examples() {
-        return {{{}, {{Shape::batched({6})}, {Shape{kBatch, 1}, Fill::Labels, 6}}}};
+        return {{{}, {{Shape::batched({6})}, {Shape{kBatch, 1}, Fill::Labels, 6}, {Shape{1}, Fill::Labels, 100}}}};
     }
 };
 
