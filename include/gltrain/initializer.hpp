@@ -3,6 +3,7 @@
 // reference/random.hpp (integer arithmetic, exact everywhere); normals use
 // Box–Muller in double, rounded to float once.
 #pragma once
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -18,14 +19,15 @@ struct Initializer {
     float value = 0.0f;  // Constant
 
     static Initializer constant(float v) { return {Constant, v}; }
+    // The kinds a name alone selects (a constant needs its value), in the order messages list them.
+    static constexpr std::array<Kind, 5> kNamedKinds = {GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros};
     static Initializer parse(const std::string& name) {
-        if (name == "glorot_uniform") return {GlorotUniform, 0};
-        if (name == "glorot_normal") return {GlorotNormal, 0};
-        if (name == "he_uniform") return {HeUniform, 0};
-        if (name == "he_normal") return {HeNormal, 0};
-        if (name == "zeros") return {Zeros, 0};
-        throw ArgumentError("initializer: unknown '" + name +
-                            "' (valid: glorot_uniform, glorot_normal, he_uniform, he_normal, zeros)");
+        std::string valid;
+        for (Kind k : kNamedKinds) {
+            if (name == Initializer{k, 0}.name()) return {k, 0};
+            valid += (valid.empty() ? "" : ", ") + std::string(Initializer{k, 0}.name());
+        }
+        throw ArgumentError("initializer: unknown '" + name + "' (valid: " + valid + ")");
     }
     const char* name() const {
         switch (kind) {
@@ -38,6 +40,9 @@ struct Initializer {
         }
         return "?";
     }
+
+    bool operator==(const Initializer& o) const { return kind == o.kind && (kind != Constant || value == o.value); }
+    bool operator!=(const Initializer& o) const { return !(*this == o); }
 
     // ArgumentError unless the kind is known and a constant is finite (a NaN
     // weight would make every prediction NaN).

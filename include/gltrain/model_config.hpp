@@ -23,6 +23,10 @@
 // Unknown keys and duplicate keys are errors rather than ignored, so a typo
 // never silently trains a different model. Shapes are checked by
 // Sequential::compile (buildModel), whose errors name the layer.
+//
+// A layer object's keys, their checks and defaults are its header's field
+// table (gltrain/layers/): the parser, layerToJson and the JavaScript API
+// read that one table.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +38,8 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -83,7 +89,7 @@ inline std::string join(const std::string& path, const std::string& key) { retur
 // reads that name the key's path in every error.
 class Object {
 public:
-    Object(const nlohmann::json& j, std::string source, std::string path, std::initializer_list<const char*> allowed)
+    Object(const nlohmann::json& j, std::string source, std::string path, const std::vector<const char*>& allowed)
         : j_(j), source_(std::move(source)), path_(std::move(path)) {
         if (!j_.is_object()) fail(path_, "expected an object, got " + show(j_));
         for (auto it = j_.begin(); it != j_.end(); ++it) {
@@ -109,10 +115,7 @@ public:
     int integer(const char* k, int def, long long lo, long long hi = std::numeric_limits<int>::max()) const {
         if (!has(k)) return def;
         const nlohmann::json& v = j_.at(k);
-        std::string expect = lo == 1 && hi == std::numeric_limits<int>::max()   ? "a positive integer"
-                             : lo == 0 && hi == std::numeric_limits<int>::max() ? "an integer >= 0"
-                                                                                : "an integer in [" + std::to_string(lo) +
-                                                                                      ", " + std::to_string(hi) + "]";
+        const std::string expect = Range{double(lo), double(hi)}.expected(true);
         if (!v.is_number()) fail(at(k), "expected " + expect + ", got " + show(v));
         const double d = v.get<double>();
         if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi))) fail(at(k), "expected " + expect + ", got " + show(v));
@@ -127,14 +130,15 @@ public:
         if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi))) fail(at(k), "expected " + expect + ", got " + show(v));
         return (long long)d;
     }
-    // A number that is finite as a 32-bit float and satisfies ok(); `expect`
-    // says what ok() accepts.
-    float real(const char* k, float def, const char* expect = "a finite number", bool (*ok)(double) = nullptr) const {
+    // A number that is finite as a 32-bit float and in `r`; `note` adds to
+    // what the message says is expected ("a number >= 0 (0: no clipping)").
+    float real(const char* k, float def, Range r = Range{}, const char* note = nullptr) const {
         if (!has(k)) return def;
         const nlohmann::json& v = j_.at(k);
-        if (!v.is_number()) fail(at(k), std::string("expected ") + expect + ", got " + show(v));
+        const std::string expect = r.expected(false) + (note ? std::string(" (") + note + ")" : "");
+        if (!v.is_number()) fail(at(k), "expected " + expect + ", got " + show(v));
         const double d = v.get<double>();
-        if (!std::isfinite(float(d)) || (ok && !ok(d))) fail(at(k), std::string("expected ") + expect + ", got " + show(v));
+        if (!std::isfinite(float(d)) || !r.contains(d)) fail(at(k), "expected " + expect + ", got " + show(v));
         return float(d);
     }
     bool boolean(const char* k, bool def) const {
@@ -169,9 +173,9 @@ private:
     std::string source_, path_;
 };
 
-inline bool positive(double d) { return d > 0; }
-inline bool nonNegative(double d) { return d >= 0; }
-inline bool unitInterval(double d) { return d >= 0 && d < 1; }  // [0, 1)
+using ranges::kPositive;
+inline constexpr Range kNonNegative{0};
+using ranges::kUnitIntervalOpen;
 
 inline Activation activation(const Object& o, const char* k, Activation def) {
     if (!o.has(k)) return def;
@@ -209,13 +213,61 @@ inline Initializer initializer(const Object& o, const char* k, Initializer def) 
     }
 }
 
-inline Padding padding(const Object& o) {
-    return o.choice("padding", 0, {"valid", "same"}) == 1 ? Padding::Same : Padding::Valid;
+inline Padding padding(const Object& o, const char* k, Padding def) {
+    if (!o.has(k)) return def;
+    const std::string name = o.string(k, "");
+    std::string valid;
+    for (Padding p : kAllPaddings) {
+        if (lower(name) == paddingName(p)) return p;
+        valid += (valid.empty() ? "" : ", ") + std::string(paddingName(p));
+    }
+    o.fail(o.at(k), "unknown value '" + name + "' (valid: " + valid + ")");
 }
 
-const char* const kLayerTypes =
-    "dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, "
-    "dropout, softmax";
+// A layer field's value from the JSON object, checked; its default when absent.
+inline int fieldValue(const Object& o, const char* k, int def, Range r) {
+    return o.integer(k, def, (long long)r.lo, (long long)r.hi);
+}
+inline float fieldValue(const Object& o, const char* k, float def, Range r) { return o.real(k, def, r); }
+inline Activation fieldValue(const Object& o, const char* k, Activation def, Range) { return activation(o, k, def); }
+inline Padding fieldValue(const Object& o, const char* k, Padding def, Range) { return padding(o, k, def); }
+inline Initializer fieldValue(const Object& o, const char* k, const Initializer& def, Range) { return initializer(o, k, def); }
+inline std::string fieldValue(const Object& o, const char* k, const std::string& def, Range) { return o.string(k, def); }
+
+// A layer field's value as JSON, as fieldValue reads it back.
+inline nlohmann::json fieldJson(int v) { return v; }
+inline nlohmann::json fieldJson(float v) { return shortestDouble(v); }
+inline nlohmann::json fieldJson(Activation a) { return activationName(a); }
+inline nlohmann::json fieldJson(Padding p) { return paddingName(p); }
+inline nlohmann::json fieldJson(const Initializer& i) {
+    if (i.kind == Initializer::Constant) return {{"type", "constant"}, {"value", shortestDouble(i.value)}};
+    return i.name();
+}
+inline nlohmann::json fieldJson(const std::string& s) { return s; }
+
+// "dense, conv2d, ...": the layer types, for messages.
+inline std::string layerTypeList() {
+    std::string list;
+    forEachType(LayerTypes{}, [&](auto* t) {
+        list += (list.empty() ? "" : ", ") + std::string(std::remove_pointer_t<decltype(t)>::kType);
+    });
+    return list;
+}
+
+// A layer of type L from its JSON object: the keys its field table names,
+// each checked as the table says.
+template <class L>
+L layerOf(const nlohmann::json& j, const std::string& source, const std::string& path) {
+    std::vector<const char*> keys{"type"};
+    forEachField<L>([&](const auto& f) { keys.push_back(f.key); });
+    const Object o(j, source, path, keys);
+    L layer;
+    forEachField<L>([&](const auto& f) {
+        if (f.required && !o.has(f.key)) o.fail(o.at(f.key), std::string("required for type '") + L::kType + "'");
+        layer.*(f.member) = fieldValue(o, f.key, layer.*(f.member), f.range);
+    });
+    return layer;
+}
 
 // One layer object; the type is matched as the JavaScript API does (case and
 // underscores ignored: "max_pool2d" is "maxpool2d").
@@ -224,83 +276,20 @@ inline Layer layer(const nlohmann::json& j, const std::string& source, const std
         failAt(source, path, "expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got " + show(j));
     if (!j.contains("type") || !j.at("type").is_string())
         failAt(source, join(path, "type"),
-               std::string("expected a layer type (") + kLayerTypes + "), got " +
+               "expected a layer type (" + layerTypeList() + "), got " +
                    (j.contains("type") ? show(j.at("type")) : std::string("nothing")));
     std::string type;
     for (char c : lower(j.at("type").get<std::string>()))
         if (c != '_') type += c;
-    auto required = [&](const Object& o, const char* k) {
-        if (!o.has(k)) o.fail(o.at(k), "required for type '" + type + "'");
-    };
-    if (type == "dense") {
-        Object o(j, source, path, {"type", "units", "activation", "alpha", "kernelInitializer", "biasInitializer", "inputDim", "name"});
-        required(o, "units");
-        Dense d;
-        d.units = o.integer("units", 0, 1);
-        d.activation = activation(o, "activation", d.activation);
-        d.alpha = o.real("alpha", d.alpha);
-        d.kernelInit = initializer(o, "kernelInitializer", d.kernelInit);
-        d.biasInit = initializer(o, "biasInitializer", d.biasInit);
-        d.inputDim = o.integer("inputDim", 0, 1);
-        d.name = o.string("name", "");
-        return d;
-    }
-    if (type == "conv2d") {
-        Object o(j, source, path,
-                 {"type", "filters", "kernelSize", "stride", "padding", "activation", "alpha", "kernelInitializer",
-                  "biasInitializer", "name"});
-        required(o, "filters");
-        Conv2D c;
-        c.filters = o.integer("filters", 0, 1);
-        c.kernelSize = o.integer("kernelSize", c.kernelSize, 1);
-        c.stride = o.integer("stride", c.stride, 1);
-        c.padding = padding(o);
-        c.activation = activation(o, "activation", c.activation);
-        c.alpha = o.real("alpha", c.alpha);
-        c.kernelInit = initializer(o, "kernelInitializer", c.kernelInit);
-        c.biasInit = initializer(o, "biasInitializer", c.biasInit);
-        c.name = o.string("name", "");
-        return c;
-    }
-    if (type == "maxpool2d" || type == "averagepool2d") {
-        Object o(j, source, path, {"type", "poolSize", "stride", "padding", "name"});
-        const int pool = o.integer("poolSize", 2, 1), stride = o.integer("stride", 0, 0);
-        if (type == "maxpool2d") return MaxPool2D{pool, stride, padding(o), o.string("name", "")};
-        return AveragePool2D{pool, stride, padding(o), o.string("name", "")};
-    }
-    if (type == "globalaveragepooling2d" || type == "flatten" || type == "softmax") {
-        Object o(j, source, path, {"type", "name"});
-        const std::string name = o.string("name", "");
-        if (type == "flatten") return Flatten{name};
-        if (type == "softmax") return Softmax{name};
-        return GlobalAveragePooling2D{name};
-    }
-    if (type == "batchnormalization") {
-        Object o(j, source, path, {"type", "momentum", "epsilon", "name"});
-        BatchNormalization b;
-        b.momentum = o.real("momentum", b.momentum, "a number in [0, 1)", unitInterval);
-        b.epsilon = o.real("epsilon", b.epsilon, "a positive number", positive);
-        b.name = o.string("name", "");
-        return b;
-    }
-    if (type == "activation") {
-        Object o(j, source, path, {"type", "activation", "alpha", "name"});
-        required(o, "activation");
-        ActivationLayer a;
-        a.activation = activation(o, "activation", a.activation);
-        a.alpha = o.real("alpha", a.alpha);
-        a.name = o.string("name", "");
-        return a;
-    }
-    if (type == "dropout") {
-        Object o(j, source, path, {"type", "rate", "name"});
-        Dropout d;
-        d.rate = o.real("rate", d.rate, "a number in [0, 1)", unitInterval);
-        d.name = o.string("name", "");
-        return d;
-    }
-    failAt(source, join(path, "type"),
-           "unknown layer type '" + j.at("type").get<std::string>() + "' (valid: " + kLayerTypes + ")");
+    std::optional<Layer> parsed;
+    forEachType(LayerTypes{}, [&](auto* t) {
+        using L = std::remove_pointer_t<decltype(t)>;
+        if (!parsed && type == L::kType) parsed = layerOf<L>(j, source, path);
+    });
+    if (!parsed)
+        failAt(source, join(path, "type"),
+               "unknown layer type '" + j.at("type").get<std::string>() + "' (valid: " + layerTypeList() + ")");
+    return std::move(*parsed);
 }
 
 // "adam" or {"type": "adam", "lr": 0.001, ...}.
@@ -315,15 +304,14 @@ inline OptimizerConfig optimizer(const Object& compile) {
         name = v.get<std::string>();
     } else {
         o = std::make_unique<Object>(v, compile.source(), path,
-                                     std::initializer_list<const char*>{"type", "lr", "learningRate", "weightDecay", "momentum",
+                                     std::vector<const char*>{"type", "lr", "learningRate", "weightDecay", "momentum",
                                                                         "beta1", "beta2", "eps", "rho"});
         if (!o->has("type")) o->fail(path, "needs a type ('adam', 'sgd', ...)");
         name = o->string("type", "");
     }
     std::string valid;
     bool found = false;
-    for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
-                            OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+    for (OptimizerKind k : kAllOptimizers) {
         valid += (valid.empty() ? "" : ", ") + std::string(optimizerName(k));
         if (lower(name) == optimizerName(k)) {
             c.kind = k;
@@ -333,13 +321,13 @@ inline OptimizerConfig optimizer(const Object& compile) {
     if (!found) compile.fail(o ? o->at("type") : path, "unknown optimizer '" + name + "' (valid: " + valid + ")");
     if (o) {
         if (o->has("lr") && o->has("learningRate")) o->fail(path, "give lr or learningRate, not both");
-        c.lr = o->real("lr", o->real("learningRate", c.lr, "a positive number", positive), "a positive number", positive);
-        c.weightDecay = o->real("weightDecay", c.weightDecay, "a number >= 0", nonNegative);
-        c.momentum = o->real("momentum", c.momentum, "a number in [0, 1)", unitInterval);
-        c.beta1 = o->real("beta1", c.beta1, "a number in [0, 1)", unitInterval);
-        c.beta2 = o->real("beta2", c.beta2, "a number in [0, 1)", unitInterval);
-        c.eps = o->real("eps", c.eps, "a positive number", positive);
-        c.rho = o->real("rho", c.rho, "a number in [0, 1)", unitInterval);
+        c.lr = o->real("lr", o->real("learningRate", c.lr, kPositive), kPositive);
+        c.weightDecay = o->real("weightDecay", c.weightDecay, kNonNegative);
+        c.momentum = o->real("momentum", c.momentum, kUnitIntervalOpen);
+        c.beta1 = o->real("beta1", c.beta1, kUnitIntervalOpen);
+        c.beta2 = o->real("beta2", c.beta2, kUnitIntervalOpen);
+        c.eps = o->real("eps", c.eps, kPositive);
+        c.rho = o->real("rho", c.rho, kUnitIntervalOpen);
     }
     return c;
 }
@@ -354,22 +342,30 @@ inline Schedule schedule(const Object& compile) {
              {"type", "stepSize", "gamma", "warmupSteps", "totalSteps", "minLr"});
     s.kind = Schedule::Kind(o.choice("type", 0, {"constant", "step", "exponential", "cosine"}));
     s.stepSize = o.integer("stepSize", s.stepSize, 1);
-    s.gamma = o.real("gamma", s.gamma, "a positive number", positive);
+    s.gamma = o.real("gamma", s.gamma, kPositive);
     s.warmupSteps = o.integer("warmupSteps", s.warmupSteps, 0);
     s.totalSteps = o.integer("totalSteps", s.totalSteps, 1);
-    s.minLr = o.real("minLr", s.minLr, "a number >= 0", nonNegative);
+    s.minLr = o.real("minLr", s.minLr, kNonNegative);
     return s;
 }
 
 inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
     Object o(j, source, path, {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
     CompileOptions c;
-    const int loss = o.choice("loss", 0, {"softmax_cross_entropy", "mse", "mean_squared_error", "binary_cross_entropy"});
-    c.loss = loss == 0 ? LossKind::SoftmaxCrossEntropy : loss == 3 ? LossKind::BinaryCrossEntropy : LossKind::MeanSquaredError;
+    if (o.has("loss")) {
+        const std::string name = o.string("loss", "");
+        std::string valid;
+        bool found = false;
+        for (const LossName& l : kLossNames) {
+            valid += (valid.empty() ? "" : ", ") + std::string(l.name);
+            if (lower(name) == l.name) c.loss = l.kind, found = true;
+        }
+        if (!found) o.fail(o.at("loss"), "unknown value '" + name + "' (valid: " + valid + ")");
+    }
     c.optimizer = optimizer(o);
-    c.optimizer.lr = o.real("learningRate", c.optimizer.lr, "a positive number", positive);
+    c.optimizer.lr = o.real("learningRate", c.optimizer.lr, kPositive);
     c.schedule = schedule(o);
-    c.clipNorm = o.real("clipNorm", c.clipNorm, "a number >= 0 (0: no clipping)", nonNegative);
+    c.clipNorm = o.real("clipNorm", c.clipNorm, kNonNegative, "0: no clipping");
     c.seed = uint32_t(o.integer64("seed", c.seed, 0, 0xFFFFFFFFll));
     c.onNaN = NanPolicy(o.choice("onNaN", 0, {"stop", "skip", "ignore"}));
     return c;
@@ -383,7 +379,7 @@ inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source,
     f.batchSize = o.integer("batchSize", f.batchSize, 1);
     f.shuffle = o.boolean("shuffle", f.shuffle);
     f.dropRemainder = o.boolean("dropRemainder", f.dropRemainder);
-    f.validationSplit = o.real("validationSplit", f.validationSplit, "a number in [0, 1)", unitInterval);
+    f.validationSplit = o.real("validationSplit", f.validationSplit, kUnitIntervalOpen);
     f.lossEvery = o.integer("lossEvery", f.lossEvery, 0);
     f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
     f.snapshotEvery = o.integer("snapshotEvery", f.snapshotEvery, 0);
@@ -428,42 +424,57 @@ public:
     // Layer i; false when its shape is for compile to refuse (the walk stops).
     bool layer(size_t i, const Layer& l) {
         path_ = "layers[" + std::to_string(i) + "]";
-        if (auto* d = std::get_if<Dense>(&l)) {
-            if (h_ != 1 || w_ != 1) return false;
-            fits("units", int64_t(d->units) * c_, "a kernel of " + std::to_string(c_) + " inputs x " +
-                                                       std::to_string(d->units) + " units");
-            h_ = w_ = 1, c_ = d->units;
-        } else if (auto* cv = std::get_if<Conv2D>(&l)) {
-            if (i == 0 && flatInput_) return false;
-            if (!fitsValid(cv->kernelSize, cv->padding)) return false;
-            // Each product below has factors that fit an int, so it fits 64 bits.
-            const int64_t k = cv->kernelSize, f = cv->filters;
-            const std::string window = std::to_string(k) + "x" + std::to_string(k);
-            fits("kernelSize", k * k, "a " + window + " window");
-            fits("kernelSize", k * k * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
-            fits("kernelSize", k * k * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
-            fits("filters", k * k * c_ * f, "a kernel of " + window + " x " + std::to_string(c_) + " channels x " +
-                                                std::to_string(f) + " filters");
-            if (!slide("kernelSize", k, cv->stride, cv->padding)) return false;
-            c_ = f;
-            fits("filters", h_ * w_ * c_, "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " +
-                                             std::to_string(c_) + " filters per example");
-        } else if (auto* m = std::get_if<MaxPool2D>(&l)) {
-            if (i == 0 && flatInput_) return false;
-            if (!slide("poolSize", m->poolSize, m->stride ? m->stride : m->poolSize, m->padding)) return false;
-        } else if (auto* a = std::get_if<AveragePool2D>(&l)) {
-            if (i == 0 && flatInput_) return false;
-            if (!slide("poolSize", a->poolSize, a->stride ? a->stride : a->poolSize, a->padding)) return false;
-        } else if (std::holds_alternative<GlobalAveragePooling2D>(l)) {
-            h_ = w_ = 1;
-        } else if (std::holds_alternative<Flatten>(l)) {
-            c_ *= h_ * w_;  // the same values as before, which fit
-            h_ = w_ = 1;
-        }
-        return true;  // the other layers keep the shape
+        first_ = i == 0;
+        return std::visit([this](const auto& x) { return step(x); }, l);
     }
 
 private:
+    bool step(const Dense& d) {
+        if (h_ != 1 || w_ != 1) return false;
+        fits("units", int64_t(d.units) * c_, "a kernel of " + std::to_string(c_) + " inputs x " +
+                                                std::to_string(d.units) + " units");
+        h_ = w_ = 1, c_ = d.units;
+        return true;
+    }
+    bool step(const Conv2D& cv) {
+        if (first_ && flatInput_) return false;
+        if (!fitsValid(cv.kernelSize, cv.padding)) return false;
+        // Each product below has factors that fit an int, so it fits 64 bits.
+        const int64_t k = cv.kernelSize, f = cv.filters;
+        const std::string window = std::to_string(k) + "x" + std::to_string(k);
+        fits("kernelSize", k * k, "a " + window + " window");
+        fits("kernelSize", k * k * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
+        fits("kernelSize", k * k * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
+        fits("filters", k * k * c_ * f, "a kernel of " + window + " x " + std::to_string(c_) + " channels x " +
+                                            std::to_string(f) + " filters");
+        if (!slide("kernelSize", k, cv.stride, cv.padding)) return false;
+        c_ = f;
+        fits("filters", h_ * w_ * c_, "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " +
+                                         std::to_string(c_) + " filters per example");
+        return true;
+    }
+    template <class Pool>
+    bool pool(const Pool& p) {
+        if (first_ && flatInput_) return false;
+        return slide("poolSize", p.poolSize, p.stride ? p.stride : p.poolSize, p.padding);
+    }
+    bool step(const MaxPool2D& p) { return pool(p); }
+    bool step(const AveragePool2D& p) { return pool(p); }
+    bool step(const GlobalAveragePooling2D&) {
+        h_ = w_ = 1;
+        return true;
+    }
+    bool step(const Flatten&) {
+        c_ *= h_ * w_;  // the same values as before, which fit
+        h_ = w_ = 1;
+        return true;
+    }
+    // These keep the shape.
+    bool step(const BatchNormalization&) { return true; }
+    bool step(const ActivationLayer&) { return true; }
+    bool step(const Dropout&) { return true; }
+    bool step(const Softmax&) { return true; }
+
     // `what` (its count of values `n`) fits an int, or the error blames `field`.
     void fits(const char* field, int64_t n, const std::string& what) const {
         if (n > kMax)
@@ -501,6 +512,7 @@ private:
     std::string path_;
     int64_t h_, w_, c_;
     bool flatInput_;
+    bool first_ = false;  // the layer is the first
 };
 
 // Duplicate keys are errors: nlohmann::json would keep the last one silently.
@@ -561,6 +573,22 @@ private:
 // Errors are FormatErrors "source: path: what"; with no path, "source: what".
 inline Layer layerFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
     return model_config_detail::layer(j, source, path);
+}
+// A layer as the JSON object layerFromJson reads back: its type, the fields
+// it must be given, and every field that differs from its default, in the
+// order of its field table.
+inline nlohmann::ordered_json layerToJson(const Layer& layer) {
+    using namespace model_config_detail;
+    return std::visit(
+        [](const auto& l) {
+            using L = std::decay_t<decltype(l)>;
+            nlohmann::ordered_json j = {{"type", L::kType}};
+            forEachField<L>([&](const auto& f) {
+                if (f.required || !(l.*(f.member) == f.defaultValue())) j[f.key] = fieldJson(l.*(f.member));
+            });
+            return j;
+        },
+        layer);
 }
 inline CompileOptions compileOptionsFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
     return model_config_detail::compileOptions(j, source, path);

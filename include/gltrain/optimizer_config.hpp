@@ -2,6 +2,7 @@
 // by the GPU's update passes (ops/optimizer.hpp) and the CPU backend
 // (cpu/optimizer.hpp). The formulas are in reference/optimizer.hpp.
 #pragma once
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -10,6 +11,10 @@
 namespace gltrain {
 
 enum class OptimizerKind { SGD, Momentum, Nesterov, Adam, AdamW, RMSProp };
+// Every optimizer, in the order the model config and the JavaScript API list them.
+inline constexpr std::array<OptimizerKind, 6> kAllOptimizers = {OptimizerKind::SGD,  OptimizerKind::Momentum,
+                                                                OptimizerKind::Nesterov, OptimizerKind::Adam,
+                                                                OptimizerKind::AdamW, OptimizerKind::RMSProp};
 
 inline const char* optimizerName(OptimizerKind k) {
     switch (k) {

@@ -42,6 +42,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <type_traits>
 #include <memory>
 #include <set>
 #include <string>
@@ -86,16 +88,8 @@ namespace tfjs_detail {
 
 using Json = nlohmann::ordered_json;
 
-// The shortest decimal that reads back as f, as a double (0.99f -> 0.99, not 0.9900000095367432),
-// so model.json shows the numbers the model was built with.
-inline double shortest(float f) {
-    char buf[32];
-    for (int digits = 6; digits <= 9; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
-        if (std::strtof(buf, nullptr) == f) break;
-    }
-    return std::strtod(buf, nullptr);
-}
+// Floats as the shortest decimal that reads back as them (0.99, not 0.9900000095367432).
+inline double shortest(float f) { return shortestDouble(f); }
 
 // The TF.js name of an activation of layer `layer` (LeakyReLU is a layer of its own in Keras: the caller's).
 inline const char* activationName(Activation a, const std::string& layer) {
@@ -116,17 +110,78 @@ inline const char* activationName(Activation a, const std::string& layer) {
                         " has no TF.js activation name");
 }
 
-inline Json initializer(const Initializer& init) {
-    switch (init.kind) {
-        case Initializer::GlorotUniform: return {{"class_name", "GlorotUniform"}, {"config", {{"seed", nullptr}}}};
-        case Initializer::GlorotNormal: return {{"class_name", "GlorotNormal"}, {"config", {{"seed", nullptr}}}};
-        case Initializer::HeUniform: return {{"class_name", "HeUniform"}, {"config", {{"seed", nullptr}}}};
-        case Initializer::HeNormal: return {{"class_name", "HeNormal"}, {"config", {{"seed", nullptr}}}};
-        case Initializer::Zeros: return {{"class_name", "Zeros"}, {"config", Json::object()}};
-        case Initializer::Constant: return {{"class_name", "Constant"}, {"config", {{"value", shortest(init.value)}}}};
+// Keras's class name of an initializer kind.
+inline const char* initializerClass(Initializer::Kind k) {
+    switch (k) {
+        case Initializer::GlorotUniform: return "GlorotUniform";
+        case Initializer::GlorotNormal: return "GlorotNormal";
+        case Initializer::HeUniform: return "HeUniform";
+        case Initializer::HeNormal: return "HeNormal";
+        case Initializer::Zeros: return "Zeros";
+        case Initializer::Constant: return "Constant";
     }
-    return {{"class_name", "Zeros"}, {"config", Json::object()}};
+    return "Zeros";
 }
+inline Json initializer(const Initializer& init) {
+    if (init.kind == Initializer::Constant)
+        return {{"class_name", "Constant"}, {"config", {{"value", shortest(init.value)}}}};
+    if (init.kind == Initializer::Zeros) return {{"class_name", "Zeros"}, {"config", Json::object()}};
+    return {{"class_name", initializerClass(init.kind)}, {"config", {{"seed", nullptr}}}};
+}
+
+// A mapped field's value in a TF.js config (activations are the exporter's: LeakyReLU is a layer there).
+inline Json fieldJson(int v, TfjsForm form) { return form == TfjsForm::Square ? Json{v, v} : Json(v); }
+inline Json fieldJson(float v, TfjsForm) { return shortest(v); }
+inline Json fieldJson(Padding p, TfjsForm) { return paddingName(p); }
+inline Json fieldJson(const Initializer& i, TfjsForm) { return initializer(i); }
+inline Json fieldJson(const std::string& v, TfjsForm) { return v; }
+
+// The LeakyReLU slope of a layer with a fused activation (every such layer has an alpha).
+template <class L, class = void>
+struct HasAlpha : std::false_type {};
+template <class L>
+struct HasAlpha<L, std::void_t<decltype(std::declval<const L&>().alpha)>> : std::true_type {};
+template <class L>
+float leakyAlpha(const L& layer) {
+    if constexpr (HasAlpha<L>::value) return layer.alpha;
+    else return Dense{}.alpha;
+}
+
+// What TF.js's config of a layer holds besides the fields its table maps:
+// the settings gltrain has fixed (a bias, channels_last, no regularizers).
+inline const Json kNoRegularizers = {{"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
+                                     {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+                                     {"bias_constraint", nullptr}};
+inline void exportExtras(const Dense&, Json& c) {
+    c["use_bias"] = true;
+    c.update(kNoRegularizers);
+}
+inline void exportExtras(const Conv2D&, Json& c) {
+    c["data_format"] = "channels_last";
+    c["dilation_rate"] = {1, 1};
+    c["use_bias"] = true;
+    c.update(kNoRegularizers);
+}
+template <class Pool>
+void exportPoolExtras(const Pool& p, Json& c) {
+    const int s = p.stride ? p.stride : p.poolSize;
+    c["strides"] = {s, s};
+    c["data_format"] = "channels_last";
+}
+inline void exportExtras(const MaxPool2D& p, Json& c) { exportPoolExtras(p, c); }
+inline void exportExtras(const AveragePool2D& p, Json& c) { exportPoolExtras(p, c); }
+inline void exportExtras(const GlobalAveragePooling2D&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const Flatten&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const BatchNormalization&, Json& c) {
+    const Json zeros = {{"class_name", "Zeros"}, {"config", Json::object()}};
+    const Json ones = {{"class_name", "Ones"}, {"config", Json::object()}};
+    c.update({{"axis", -1}, {"center", true}, {"scale", true}, {"beta_initializer", zeros}, {"gamma_initializer", ones},
+              {"moving_mean_initializer", zeros}, {"moving_variance_initializer", ones}, {"beta_regularizer", nullptr},
+              {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr}, {"gamma_constraint", nullptr}});
+}
+inline void exportExtras(const ActivationLayer&, Json&) {}  // the exporter writes it (Activation or LeakyReLU)
+inline void exportExtras(const Dropout&, Json& c) { c.update({{"noise_shape", nullptr}, {"seed", nullptr}}); }
+inline void exportExtras(const Softmax&, Json& c) { c["axis"] = -1; }
 
 inline Json shapeJson(const std::vector<int64_t>& shape) {
     Json a = Json::array();
@@ -187,71 +242,38 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
     auto leaky = [&](const std::string& name, float alpha) {
         push("LeakyReLU", {{"name", name}, {"alpha", shortest(alpha)}});
     };
-    // The activation a Dense/Conv2D config names, and the LeakyReLU layer that follows it if any.
-    auto fused = [&](Activation a, const std::string& layer) {
-        return Json(a == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(a, layer));
-    };
 
     for (size_t i = 0; i < model.layerCount(); ++i) {
-        const Layer& spec = model.layer(i);
         const std::string name = model.layerName(i);
         const Shape3 in = i == 0 ? model.inputShape() : model.outputShape(i - 1);
-        auto pool = [&](const char* className, int size, int stride, Padding padding) {
-            const int s = stride ? stride : size;
-            push(className, {{"name", name}, {"pool_size", {size, size}}, {"strides", {s, s}},
-                             {"padding", paddingName(padding)}, {"data_format", "channels_last"}});
-        };
-        if (auto* d = std::get_if<Dense>(&spec)) {
-            push("Dense", {{"name", name}, {"units", d->units}, {"activation", fused(d->activation, name)}, {"use_bias", true},
-                           {"kernel_initializer", tfjs_detail::initializer(d->kernelInit)},
-                           {"bias_initializer", tfjs_detail::initializer(d->biasInit)},
-                           {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
-                           {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
-                           {"bias_constraint", nullptr}});
-            addWeight(name, "kernel", {in.size(), d->units});
-            addWeight(name, "bias", {d->units});
-            if (d->activation == Activation::LeakyReLU) leaky(freshName(name + "_leaky_relu"), d->alpha);
-        } else if (auto* c = std::get_if<Conv2D>(&spec)) {
-            const int k = c->kernelSize, s = c->stride;
-            push("Conv2D", {{"name", name}, {"filters", c->filters}, {"kernel_size", {k, k}}, {"strides", {s, s}},
-                            {"padding", paddingName(c->padding)}, {"data_format", "channels_last"},
-                            {"dilation_rate", {1, 1}}, {"activation", fused(c->activation, name)}, {"use_bias", true},
-                            {"kernel_initializer", tfjs_detail::initializer(c->kernelInit)},
-                            {"bias_initializer", tfjs_detail::initializer(c->biasInit)},
-                            {"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
-                            {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
-                            {"bias_constraint", nullptr}});
-            addWeight(name, "kernel", {k, k, in.channels, c->filters});
-            addWeight(name, "bias", {c->filters});
-            if (c->activation == Activation::LeakyReLU) leaky(freshName(name + "_leaky_relu"), c->alpha);
-        } else if (auto* m = std::get_if<MaxPool2D>(&spec)) {
-            pool("MaxPooling2D", m->poolSize, m->stride, m->padding);
-        } else if (auto* a = std::get_if<AveragePool2D>(&spec)) {
-            pool("AveragePooling2D", a->poolSize, a->stride, a->padding);
-        } else if (std::holds_alternative<GlobalAveragePooling2D>(spec)) {
-            push("GlobalAveragePooling2D", {{"name", name}, {"data_format", "channels_last"}});
-        } else if (std::holds_alternative<Flatten>(spec)) {
-            push("Flatten", {{"name", name}, {"data_format", "channels_last"}});
-        } else if (auto* bn = std::get_if<BatchNormalization>(&spec)) {
-            const int C = model.outputShape(i).channels;
-            push("BatchNormalization",
-                 {{"name", name}, {"axis", -1}, {"momentum", shortest(bn->momentum)}, {"epsilon", shortest(bn->epsilon)},
-                  {"center", true}, {"scale", true},
-                  {"beta_initializer", {{"class_name", "Zeros"}, {"config", Json::object()}}},
-                  {"gamma_initializer", {{"class_name", "Ones"}, {"config", Json::object()}}},
-                  {"moving_mean_initializer", {{"class_name", "Zeros"}, {"config", Json::object()}}},
-                  {"moving_variance_initializer", {{"class_name", "Ones"}, {"config", Json::object()}}},
-                  {"beta_regularizer", nullptr}, {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr},
-                  {"gamma_constraint", nullptr}});
-            for (const char* which : {"gamma", "beta", "moving_mean", "moving_variance"}) addWeight(name, which, {C});
-        } else if (auto* act = std::get_if<ActivationLayer>(&spec)) {
-            if (act->activation == Activation::LeakyReLU) leaky(name, act->alpha);
-            else push("Activation", {{"name", name}, {"activation", tfjs_detail::activationName(act->activation, name)}});
-        } else if (auto* dr = std::get_if<Dropout>(&spec)) {
-            push("Dropout", {{"name", name}, {"rate", shortest(dr->rate)}, {"noise_shape", nullptr}, {"seed", nullptr}});
-        } else {
-            push("Softmax", {{"name", name}, {"axis", -1}});
-        }
+        std::visit(
+            [&](const auto& layer) {
+                using L = std::decay_t<decltype(layer)>;
+                // An ActivationLayer is TF.js's Activation, or a LeakyReLU layer of its own.
+                if constexpr (std::is_same_v<L, ActivationLayer>) {
+                    if (layer.activation == Activation::LeakyReLU) return leaky(name, layer.alpha);
+                    return push(L::kTfjsClass,
+                                {{"name", name}, {"activation", tfjs_detail::activationName(layer.activation, name)}});
+                }
+                // A fused LeakyReLU (TF.js has no such activation) follows as a layer.
+                std::optional<float> leakyAlpha;
+                Json config = {{"name", name}};
+                forEachField<L>([&](const auto& f) {
+                    if (!f.tfjsKey) return;
+                    const auto& v = layer.*(f.member);
+                    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Activation>) {
+                        if (v == Activation::LeakyReLU) leakyAlpha = tfjs_detail::leakyAlpha(layer);
+                        config[f.tfjsKey] = v == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(v, name);
+                    } else {
+                        config[f.tfjsKey] = tfjs_detail::fieldJson(v, f.tfjsForm);
+                    }
+                });
+                tfjs_detail::exportExtras(layer, config);
+                push(L::kTfjsClass, std::move(config));
+                for (const LayerVariable& v : layerVariables(layer, in)) addWeight(name, v.name, v.shape);
+                if (leakyAlpha) leaky(freshName(name + "_leaky_relu"), *leakyAlpha);
+            },
+            model.layer(i));
     }
     Json j = {{"format", "layers-model"},
               {"generatedBy", "gltrain"},
@@ -412,13 +434,142 @@ struct LayerReader {
         if (f != "channels_last")
             fail("data_format '" + f + "' is not supported (gltrain images are channels_last, NHWC)");
     }
-    Padding padding() const {
-        const std::string p = string("padding", "valid");
-        if (p == "valid") return Padding::Valid;
-        if (p == "same") return Padding::Same;
-        fail("padding '" + p + "' is not supported (valid, same)");
+    Padding padding(const char* key, Padding fallback) const {
+        const std::string p = string(key, paddingName(fallback));
+        std::string valid;
+        for (Padding k : kAllPaddings) {
+            if (p == paddingName(k)) return k;
+            valid += (valid.empty() ? "" : ", ") + std::string(paddingName(k));
+        }
+        fail(std::string(key) + " '" + p + "' is not supported (" + valid + ")");
+    }
+    // Keras's initializer config: one gltrain has takes its place; another
+    // (VarianceScaling, ...) leaves the fallback, as the imported weights
+    // replace what it would have made anyway.
+    Initializer initializer(const char* key, Initializer fallback) const {
+        const Json* j = get(key);
+        if (!j || !j->is_object() || !j->contains("class_name") || !(*j)["class_name"].is_string()) return fallback;
+        const std::string cls = (*j)["class_name"].get<std::string>();
+        if (cls == initializerClass(Initializer::Constant)) {
+            const Json* c = j->contains("config") ? Reader::optional((*j)["config"], "value") : nullptr;
+            return c && c->is_number() && std::isfinite(c->get<double>()) ? Initializer::constant(c->get<float>()) : fallback;
+        }
+        for (Initializer::Kind k : Initializer::kNamedKinds)
+            if (cls == initializerClass(k)) return {k, 0.0f};
+        return fallback;
     }
 };
+
+// What importing one layer needs besides its config: the shape flowing in,
+// and what the layer's own checks decide.
+struct LayerImport {
+    const LayerReader& l;
+    bool& image;  // whether the layer's input is an image (rank 4); set to whether its output is
+    bool last;    // the model's last layer
+    bool noBias = false;  // use_bias: false: the bias imports as zeros
+
+    void needImage() const {
+        if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
+    }
+    void keepsBias() {
+        noBias = !l.boolean("use_bias", true);  // gltrain's Dense and Conv2D always have one
+    }
+};
+
+// Each layer's checks of the TF.js config beyond its mapped fields (which are
+// read and range-checked by then), and the gltrain layer it becomes.
+inline Layer importLayer(Dense d, LayerImport& im) {
+    if (im.image) im.l.fail("needs a flat input but receives an image (add a Flatten layer before it)");
+    im.l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
+    im.keepsBias();
+    return d;
+}
+inline Layer importLayer(Conv2D c, LayerImport& im) {
+    im.needImage();
+    im.l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
+    im.l.channelsLast();
+    if (im.l.square("dilation_rate", 1) != 1) im.l.fail("dilation_rate other than 1 is not supported");
+    im.l.require("groups", 1, "grouped convolutions");
+    im.keepsBias();
+    return c;
+}
+template <class Pool>
+Layer importPool(Pool p, LayerImport& im) {
+    im.needImage();
+    im.l.channelsLast();
+    p.stride = im.l.square("strides", p.poolSize);
+    return p;
+}
+inline Layer importLayer(MaxPool2D p, LayerImport& im) { return importPool(p, im); }
+inline Layer importLayer(AveragePool2D p, LayerImport& im) { return importPool(p, im); }
+inline Layer importLayer(GlobalAveragePooling2D g, LayerImport& im) {
+    im.needImage();
+    im.l.channelsLast();
+    if (im.l.boolean("keepdims", false)) im.l.fail("keepdims: true is not supported (the output is [channels])");
+    im.image = false;
+    return g;
+}
+inline Layer importLayer(Flatten f, LayerImport& im) {
+    im.l.channelsLast();
+    im.image = false;
+    return f;
+}
+inline Layer importLayer(BatchNormalization bn, LayerImport& im) {
+    const LayerReader& l = im.l;
+    l.requireNull({"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+    const Json* axis = l.get("axis");
+    const Json a = axis && axis->is_array() && axis->size() == 1 ? (*axis)[0] : axis ? *axis : Json(-1);
+    if (a != Json(-1) && a != Json(im.image ? 3 : 1))
+        l.fail("axis " + Reader::brief(a) + " is not supported (gltrain normalizes the last axis, -1)");
+    if (!l.boolean("center", true) || !l.boolean("scale", true))
+        l.fail("center: false or scale: false is not supported (gltrain learns both gamma and beta)");
+    if (l.boolean("renorm", false)) l.fail("renorm is not supported");
+    return bn;
+}
+inline Activation activation(const LayerReader& l, const std::string& name);
+inline Layer importLayer(ActivationLayer a, LayerImport& im) {
+    const std::string name = im.l.r.string(im.l.r.field(im.l.config, "activation", im.l.where), im.l.where + ": activation");
+    if (name == "softmax") {
+        if (!im.last || im.image) im.l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
+        return Softmax{a.name};
+    }
+    a.activation = activation(im.l, name);
+    return a;
+}
+inline Layer importLayer(Dropout d, LayerImport& im) {
+    if (im.l.get("noise_shape")) im.l.fail("noise_shape is not supported");
+    return d;
+}
+inline Layer importLayer(Softmax s, LayerImport& im) {
+    if (!im.last || im.image) im.l.fail("Softmax is supported only as the last layer, over a flat output");
+    const Json* axis = im.l.get("axis");
+    if (axis && *axis != Json(-1) && *axis != Json(1))
+        im.l.fail("axis " + Reader::brief(*axis) + " is not supported (the last axis, -1)");
+    return s;
+}
+
+// Whether a Keras class name is layer L's (its name, or another name Keras has for it).
+template <class L, class = void>
+struct TfjsAlias {
+    static bool is(const std::string&) { return false; }
+};
+template <class L>
+struct TfjsAlias<L, std::void_t<decltype(L::kTfjsAlias)>> {
+    static bool is(const std::string& cls) { return cls == L::kTfjsAlias; }
+};
+template <class L>
+bool isTfjsClass(const std::string& cls) {
+    return cls == L::kTfjsClass || TfjsAlias<L>::is(cls);
+}
+
+// The TF.js classes an import takes, for messages.
+inline std::string supportedClasses() {
+    std::string list;
+    forEachType(LayerTypes{}, [&](auto* t) {
+        list += (list.empty() ? "" : ", ") + std::string(std::remove_pointer_t<decltype(t)>::kTfjsClass);
+    });
+    return list + ", LeakyReLU, ReLU, InputLayer";
+}
 
 inline const char* kSupportedActivations = "linear, relu, sigmoid, tanh, softplus, gelu_new; softmax on the last layer";
 
@@ -542,82 +693,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             softmaxAfter = true;
             return Activation::Linear;
         };
-        auto weightsOf = [&](std::vector<Needed> list) { needed.insert(needed.end(), list.begin(), list.end()); };
-
-        if (cls == "Dense") {
-            if (image) l.fail("needs a flat input but receives an image (add a Flatten layer before it)");
-            l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                           "bias_constraint"});
-            Dense d;
-            d.name = name;
-            d.units = l.integer("units", 0);
-            if (d.units <= 0) l.fail("units must be positive, got " + std::to_string(d.units));
-            d.activation = fusedActivation(false);
-            weightsOf({{name, "kernel", 2, {{1, d.units}}}});
-            if (l.boolean("use_bias", true)) weightsOf({{name, "bias", 1, {{0, d.units}}}});
-            else zeroBiases.push_back({name, d.units});
-            model.layers.push_back(d);
-        } else if (cls == "Conv2D") {
-            if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
-            l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
-                           "bias_constraint"});
-            l.channelsLast();
-            if (l.square("dilation_rate", 1) != 1) l.fail("dilation_rate other than 1 is not supported");
-            l.require("groups", 1, "grouped convolutions");
-            Conv2D c;
-            c.name = name;
-            c.filters = l.integer("filters", 0);
-            if (c.filters <= 0) l.fail("filters must be positive, got " + std::to_string(c.filters));
-            c.kernelSize = l.square("kernel_size", 0);
-            if (c.kernelSize <= 0) l.fail("kernel_size must be positive");
-            c.stride = l.square("strides", 1);
-            c.padding = l.padding();
-            c.activation = fusedActivation(true);
-            weightsOf({{name, "kernel", 4, {{0, c.kernelSize}, {1, c.kernelSize}, {3, c.filters}}}});
-            if (l.boolean("use_bias", true)) weightsOf({{name, "bias", 1, {{0, c.filters}}}});
-            else zeroBiases.push_back({name, c.filters});
-            model.layers.push_back(c);
-        } else if (cls == "MaxPooling2D" || cls == "MaxPool2D" || cls == "AveragePooling2D" || cls == "AvgPool2D") {
-            if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
-            l.channelsLast();
-            const int size = l.square("pool_size", 2);
-            const int stride = l.square("strides", size);
-            if (cls[0] == 'M') model.layers.push_back(MaxPool2D{size, stride, l.padding(), name});
-            else model.layers.push_back(AveragePool2D{size, stride, l.padding(), name});
-        } else if (cls == "GlobalAveragePooling2D" || cls == "GlobalAvgPool2D") {
-            if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
-            l.channelsLast();
-            if (l.boolean("keepdims", false)) l.fail("keepdims: true is not supported (the output is [channels])");
-            model.layers.push_back(GlobalAveragePooling2D{name});
-            image = false;
-        } else if (cls == "Flatten") {
-            l.channelsLast();
-            model.layers.push_back(Flatten{name});
-            image = false;
-        } else if (cls == "BatchNormalization") {
-            l.requireNull({"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
-            const Json* axis = l.get("axis");
-            const Json a = axis && axis->is_array() && axis->size() == 1 ? (*axis)[0] : axis ? *axis : Json(-1);
-            if (a != Json(-1) && a != Json(image ? 3 : 1))
-                l.fail("axis " + tfjs_detail::Reader::brief(a) + " is not supported (gltrain normalizes the last axis, -1)");
-            if (!l.boolean("center", true) || !l.boolean("scale", true))
-                l.fail("center: false or scale: false is not supported (gltrain learns both gamma and beta)");
-            if (l.boolean("renorm", false)) l.fail("renorm is not supported");
-            BatchNormalization bn;
-            bn.name = name;
-            bn.momentum = l.number("momentum", 0.99f);
-            bn.epsilon = l.number("epsilon", 1e-3f);
-            for (const char* v : {"gamma", "beta", "moving_mean", "moving_variance"}) weightsOf({{name, v, 1, {}}});
-            model.layers.push_back(bn);
-        } else if (cls == "Activation") {
-            const std::string a = r.string(r.field(cfg, "activation", l.where), l.where + ": activation");
-            if (a == "softmax") {
-                if (!last || image) l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
-                model.layers.push_back(Softmax{name});
-            } else {
-                model.layers.push_back(ActivationLayer{tfjs_detail::activation(l, a), 0.01f, name});
-            }
-        } else if (cls == "LeakyReLU") {
+        if (cls == "LeakyReLU") {
             // Keras 2 and TF.js: alpha (default 0.3); Keras 3: negative_slope.
             const float alpha = l.get("negative_slope") ? l.number("negative_slope", 0.3f) : l.number("alpha", 0.3f);
             model.layers.push_back(ActivationLayer{Activation::LeakyReLU, alpha, name});
@@ -626,23 +702,53 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             l.require("threshold", 0, "only plain ReLU");
             if (l.get("max_value")) l.fail("max_value is not supported (only plain ReLU)");
             model.layers.push_back(ActivationLayer{Activation::ReLU, 0.01f, name});
-        } else if (cls == "Dropout") {
-            if (l.get("noise_shape")) l.fail("noise_shape is not supported");
-            Dropout d;
-            d.name = name;
-            d.rate = l.number("rate", 0.5f);
-            model.layers.push_back(d);
-        } else if (cls == "Softmax") {
-            if (!last || image) l.fail("Softmax is supported only as the last layer, over a flat output");
-            const Json* axis = l.get("axis");
-            if (axis && *axis != Json(-1) && *axis != Json(1))
-                l.fail("axis " + tfjs_detail::Reader::brief(*axis) + " is not supported (the last axis, -1)");
-            model.layers.push_back(Softmax{name});
         } else {
-            l.fail("layer type " + cls +
-                   " is not supported (supported: Dense, Conv2D, MaxPooling2D, AveragePooling2D, "
-                   "GlobalAveragePooling2D, Flatten, BatchNormalization, Activation, LeakyReLU, ReLU, Dropout, "
-                   "Softmax, InputLayer)");
+            bool known = false;
+            forEachType(LayerTypes{}, [&](auto* t) {
+                using L = std::remove_pointer_t<decltype(t)>;
+                if (known || !tfjs_detail::isTfjsClass<L>(cls)) return;
+                known = true;
+                // The fields the layer's table maps to TF.js config names, each checked as the table says.
+                L layer;
+                layer.name = name;
+                forEachField<L>([&](const auto& f) {
+                    if (!f.tfjsKey) return;
+                    auto& v = layer.*(f.member);
+                    using T = std::decay_t<decltype(v)>;
+                    if constexpr (std::is_same_v<T, int>) {
+                        v = f.tfjsForm == TfjsForm::Square ? l.square(f.tfjsKey, v) : l.integer(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, float>) {
+                        v = l.number(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, Activation>) {
+                        v = fusedActivation(image);  // the output is an image when the input is (Conv2D)
+                    } else if constexpr (std::is_same_v<T, Padding>) {
+                        v = l.padding(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, Initializer>) {
+                        v = l.initializer(f.tfjsKey, v);
+                    } else {
+                        static_assert(std::is_same_v<T, std::string>, "parseTfjs: read the new kind of field");
+                        v = l.string(f.tfjsKey, v);
+                    }
+                    const std::string problem = fieldProblem(v, f.range);
+                    if (!problem.empty()) l.fail(std::string(f.tfjsKey) + " " + problem);
+                });
+                tfjs_detail::LayerImport im{l, image, last};
+                const Layer imported = tfjs_detail::importLayer(std::move(layer), im);
+                // Its weights, as its header declares them; the sizes that depend on the input
+                // (0 here: parseTfjs does not infer shapes) are checked by importTfjs.
+                for (const LayerVariable& v : layerVariables(imported, Shape3{})) {
+                    if (im.noBias && std::string(v.name) == "bias") {
+                        zeroBiases.push_back({name, v.shape[0]});
+                        continue;
+                    }
+                    Needed n{name, v.name, v.shape.size(), {}};
+                    for (size_t axis = 0; axis < v.shape.size(); ++axis)
+                        if (v.shape[axis] > 0) n.dims.push_back({axis, v.shape[axis]});
+                    needed.push_back(std::move(n));
+                }
+                model.layers.push_back(imported);
+            });
+            if (!known) l.fail("layer type " + cls + " is not supported (supported: " + tfjs_detail::supportedClasses() + ")");
         }
         if (softmaxAfter) model.layers.push_back(Softmax{freshName(name + "_softmax")});
     }
@@ -728,17 +834,7 @@ inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& par
     for (size_t i = 0; i < model->layerCount(); ++i) {
         const std::string& name = model->layerName(i);
         const Shape3 in = i == 0 ? model->inputShape() : model->outputShape(i - 1);
-        const Shape3 out = model->outputShape(i);
-        if (auto* d = std::get_if<Dense>(&model->layer(i))) {
-            expected[name + "/kernel"] = {in.size(), d->units};
-            expected[name + "/bias"] = {d->units};
-        } else if (auto* c = std::get_if<Conv2D>(&model->layer(i))) {
-            expected[name + "/kernel"] = {c->kernelSize, c->kernelSize, in.channels, c->filters};
-            expected[name + "/bias"] = {c->filters};
-        } else if (std::holds_alternative<BatchNormalization>(model->layer(i))) {
-            for (const char* v : {"gamma", "beta", "moving_mean", "moving_variance"})
-                expected[name + "/" + v] = {out.channels};
-        }
+        for (const LayerVariable& v : layerVariables(model->layer(i), in)) expected[name + "/" + v.name] = v.shape;
     }
     for (auto& [name, t] : parsed.weights) {
         auto it = expected.find(name);

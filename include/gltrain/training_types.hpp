@@ -3,6 +3,7 @@
 // order in which an epoch visits the training rows. Shared by the GPU engine
 // (sequential.hpp) and the CPU backend (cpu/trainer.hpp).
 #pragma once
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,16 @@
 namespace gltrain {
 
 enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
+// The names a model config and the JavaScript API accept for each loss, in
+// the order they are listed ("mean_squared_error" is Keras's name for mse).
+struct LossName {
+    const char* name;
+    LossKind kind;
+};
+inline constexpr std::array<LossName, 4> kLossNames = {{{"softmax_cross_entropy", LossKind::SoftmaxCrossEntropy},
+                                                        {"mse", LossKind::MeanSquaredError},
+                                                        {"mean_squared_error", LossKind::MeanSquaredError},
+                                                        {"binary_cross_entropy", LossKind::BinaryCrossEntropy}}};
 enum class NanPolicy {
     Stop,   // throw TrainingError naming the step; the last good weights are kept: those that gave
             // the last finite loss (the step that made weights giving a NaN loss is undone too)

@@ -13,6 +13,7 @@
 //   same:  out = ceil(in / s), total padding max((out - 1) s + k - in, 0),
 //          of which floor(total / 2) goes before (top/left), the rest after.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <algorithm>
@@ -23,7 +24,10 @@
 namespace gltrain {
 
 enum class Padding { Valid, Same };
+inline constexpr std::array<Padding, 2> kAllPaddings = {Padding::Valid, Padding::Same};
 inline const char* paddingName(Padding p) { return p == Padding::Same ? "same" : "valid"; }
+// Whether `p` is one of the enumerators (an int cast to Padding may not be).
+inline bool isPadding(Padding p) { return p == Padding::Valid || p == Padding::Same; }
 enum class PoolKind { Max, Average };
 
 struct Shape3 {

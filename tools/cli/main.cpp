@@ -171,22 +171,13 @@ std::string modelPath(const Args& a, const char* command) {
 
 std::string shapeText(Shape3 s) { return s.height == 1 && s.width == 1 ? "[" + std::to_string(s.channels) + "]" : s.str(); }
 
-// A layer's trainable values, from its kind and shapes.
-long parameterCount(const Layer& layer, Shape3 in, Shape3 out) {
-    if (auto* d = std::get_if<Dense>(&layer)) return long(in.size()) * d->units + d->units;
-    if (auto* c = std::get_if<Conv2D>(&layer))
-        return long(c->kernelSize) * c->kernelSize * in.channels * c->filters + c->filters;
-    if (std::holds_alternative<BatchNormalization>(layer)) return 2L * out.channels;
-    return 0;
-}
-
 void printSummary(const ModelConfig& config, const Sequential& model) {
     std::vector<std::string> lines;
     long total = 0;
     Shape3 in = model.inputShape();
     for (size_t i = 0; i < model.layerCount(); ++i) {
         const Shape3 out = model.outputShape(i);
-        const long n = parameterCount(config.layers[i], in, out);
+        const long n = long(parameterCount(config.layers[i], in));
         total += n;
         char buf[160];
         std::snprintf(buf, sizeof buf, "  %-26s %-16s %ld", model.layerName(i).c_str(), shapeText(out).c_str(), n);

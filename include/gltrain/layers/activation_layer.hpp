@@ -1,0 +1,27 @@
+// ActivationLayer: an activation on its own (one the layer before could not
+// fuse). TF.js's LeakyReLU and ReLU layers import as one (tfjs_layers.hpp).
+#pragma once
+#include <string>
+#include <tuple>
+
+#include "gltrain/layers/field.hpp"
+
+namespace gltrain {
+
+struct ActivationLayer {
+    Activation activation = Activation::ReLU;
+    float alpha = 0.01f;
+    std::string name;  // default "activation_<i>"
+
+    static constexpr const char* kType = "activation";
+    static constexpr const char* kDefaultName = "activation";
+    static constexpr const char* kTfjsClass = "Activation";
+
+    static constexpr auto fields() {
+        return std::make_tuple(field("activation", &ActivationLayer::activation, "The function.").mustGive(),
+                               field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
+                               field("name", &ActivationLayer::name, "Default activation_<i>."));
+    }
+};
+
+}  // namespace gltrain

@@ -1,0 +1,71 @@
+// Every layer kind: the list the consumers of the layer descriptors iterate
+// (the model-config parser and printer, the TF.js import and export, the
+// bindings, Sequential's checks and variables). Adding a layer: its header
+// here (see layers/dense.hpp for what it declares) and one entry in LayerTypes;
+// a consumer that does not handle it then fails to compile.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gltrain/layers/activation_layer.hpp"
+#include "gltrain/layers/average_pool2d.hpp"
+#include "gltrain/layers/batch_normalization.hpp"
+#include "gltrain/layers/conv2d.hpp"
+#include "gltrain/layers/dense.hpp"
+#include "gltrain/layers/dropout.hpp"
+#include "gltrain/layers/flatten.hpp"
+#include "gltrain/layers/global_average_pooling2d.hpp"
+#include "gltrain/layers/max_pool2d.hpp"
+#include "gltrain/layers/softmax.hpp"
+#include "gltrain/layers/type_list.hpp"
+
+namespace gltrain {
+
+using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten, BatchNormalization,
+                            ActivationLayer, Dropout, Softmax>;
+using Layer = LayerTypes::Variant;
+
+// The model config's / JavaScript's "type" of a layer ("dense").
+inline const char* layerType(const Layer& l) {
+    return std::visit([](const auto& x) { return std::decay_t<decltype(x)>::kType; }, l);
+}
+// The name the layer was given (empty: compile names it "<kDefaultName>_<i>").
+inline const std::string& givenLayerName(const Layer& l) {
+    return std::visit([](const auto& x) -> const std::string& { return x.name; }, l);
+}
+
+namespace layer_detail {
+template <class L, class = void>
+struct HasVariables : std::false_type {};
+template <class L>
+struct HasVariables<L, std::void_t<decltype(std::declval<const L&>().variables(Shape3{}))>> : std::true_type {};
+}  // namespace layer_detail
+
+// A layer's variables from its input shape, in the order they are saved;
+// none for a layer without any.
+inline std::vector<LayerVariable> layerVariables(const Layer& l, Shape3 in) {
+    return std::visit(
+        [&](const auto& x) -> std::vector<LayerVariable> {
+            if constexpr (layer_detail::HasVariables<std::decay_t<decltype(x)>>::value) return x.variables(in);
+            else return {};
+        },
+        l);
+}
+
+// The trainable values of a layer (what a model summary lists as parameters).
+inline int64_t parameterCount(const Layer& l, Shape3 in) {
+    int64_t n = 0;
+    for (const LayerVariable& v : layerVariables(l, in))
+        if (v.trainable) n += v.size();
+    return n;
+}
+
+// An empty string when every field holds a value its check accepts, else
+// what is wrong, naming the field ("units must be positive, got 0").
+inline std::string layerFieldProblem(const Layer& l) {
+    return std::visit([](const auto& x) { return layerFieldProblem(x); }, l);
+}
+
+}  // namespace gltrain

@@ -1,0 +1,53 @@
+// Conv2D: a 2-D convolution over NHWC images. The kernel (kh, kw, C, filters)
+// is saved as TensorFlow's HWIO and stored as a (kh*kw*C) x filters matrix;
+// the bias and the activation are fused.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gltrain/layers/field.hpp"
+#include "gltrain/layers/variable.hpp"
+
+namespace gltrain {
+
+struct Conv2D {
+    int filters = 0;
+    int kernelSize = 3;  // square kernel
+    int stride = 1;
+    Padding padding = Padding::Valid;
+    Activation activation = Activation::Linear;
+    float alpha = 0.01f;
+    Initializer kernelInit{};  // Glorot uniform over fan-in kh*kw*C, fan-out kh*kw*filters
+    Initializer biasInit{Initializer::Zeros, 0.0f};
+    std::string name;  // default "conv2d_<i>"
+
+    static constexpr const char* kType = "conv2d";
+    static constexpr const char* kDefaultName = "conv2d";
+    static constexpr const char* kTfjsClass = "Conv2D";
+
+    static constexpr auto fields() {
+        return std::make_tuple(
+            field("filters", &Conv2D::filters, "Output channels.").check(ranges::kPositiveInt).mustGive().tfjs("filters"),
+            field("kernelSize", &Conv2D::kernelSize, "Square kernel side (default 3).")
+                .check(ranges::kPositiveInt)
+                .tfjs("kernel_size", TfjsForm::Square),
+            field("stride", &Conv2D::stride, "Default 1.").check(ranges::kPositiveInt).tfjs("strides", TfjsForm::Square),
+            field("padding", &Conv2D::padding, "Default valid.").tfjs("padding"),
+            field("activation", &Conv2D::activation, "Fused (default linear).").tfjs("activation"),
+            field("alpha", &Conv2D::alpha, "LeakyReLU slope (default 0.01)."),
+            field("kernelInitializer", &Conv2D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
+            field("biasInitializer", &Conv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
+            field("name", &Conv2D::name, "Default conv2d_<i>."));
+    }
+
+    std::vector<LayerVariable> variables(Shape3 in) const {
+        const int64_t k = kernelSize, C = in.channels, F = filters;
+        const int fanIn = LayerVariable::capped(k * k * C), fanOut = LayerVariable::capped(k * k * F);
+        return {{"kernel", {k, k, C, F}, true, kernelInit, fanIn, filters, fanIn, fanOut},
+                {"bias", {F}, true, biasInit, 1, filters, fanIn, fanOut}};
+    }
+};
+
+}  // namespace gltrain

@@ -1,0 +1,45 @@
+// Dense: a fully connected layer, out = activation(in x kernel + bias), with
+// the bias and the activation fused into the matmul pass. Needs a flat input.
+#pragma once
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gltrain/layers/field.hpp"
+#include "gltrain/layers/variable.hpp"
+
+namespace gltrain {
+
+struct Dense {
+    int units = 0;
+    Activation activation = Activation::Linear;  // fused into the matmul pass
+    float alpha = 0.01f;                         // LeakyReLU slope
+    Initializer kernelInit{};                    // Glorot uniform
+    Initializer biasInit{Initializer::Zeros, 0.0f};
+    int inputDim = 0;  // optional: checked against the previous layer when the model is built
+    std::string name;  // default "dense_<i>"
+
+    static constexpr const char* kType = "dense";         // model config / JavaScript "type"
+    static constexpr const char* kDefaultName = "dense";  // layer i is named "dense_<i>"
+    static constexpr const char* kTfjsClass = "Dense";
+
+    static constexpr auto fields() {
+        return std::make_tuple(
+            field("units", &Dense::units, "Output size.").check(ranges::kPositiveInt).mustGive().tfjs("units"),
+            field("activation", &Dense::activation, "Fused into the matmul pass (default linear).").tfjs("activation"),
+            field("alpha", &Dense::alpha, "LeakyReLU slope (default 0.01)."),
+            field("kernelInitializer", &Dense::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
+            field("biasInitializer", &Dense::biasInit, "Default zeros.").tfjs("bias_initializer"),
+            field("inputDim", &Dense::inputDim, "Checked against the previous layer's output size at compile().")
+                .check(ranges::kPositiveInt),
+            field("name", &Dense::name, "Default dense_<i>."));
+    }
+
+    std::vector<LayerVariable> variables(Shape3 in) const {
+        const int n = in.size();
+        return {{"kernel", {n, units}, true, kernelInit, n, units, n, units},
+                {"bias", {units}, true, biasInit, 1, units, n, units}};
+    }
+};
+
+}  // namespace gltrain

@@ -1,0 +1,27 @@
+// Dropout: zeroes a fraction of the values while training (scaling the rest
+// up); the identity in evaluate/predict.
+#pragma once
+#include <string>
+#include <tuple>
+
+#include "gltrain/layers/field.hpp"
+
+namespace gltrain {
+
+struct Dropout {
+    float rate = 0.5f;  // fraction dropped while training; identity in evaluate/predict
+    std::string name;   // default "dropout_<i>"
+
+    static constexpr const char* kType = "dropout";
+    static constexpr const char* kDefaultName = "dropout";
+    static constexpr const char* kTfjsClass = "Dropout";
+
+    static constexpr auto fields() {
+        return std::make_tuple(field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
+                                   .check(ranges::kUnitIntervalOpen)
+                                   .tfjs("rate"),
+                               field("name", &Dropout::name, "Default dropout_<i>."));
+    }
+};
+
+}  // namespace gltrain

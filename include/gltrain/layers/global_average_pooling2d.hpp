@@ -1,0 +1,23 @@
+// GlobalAveragePooling2D: the mean of each channel over the image, [H, W, C] -> [C].
+#pragma once
+#include <string>
+#include <tuple>
+
+#include "gltrain/layers/field.hpp"
+
+namespace gltrain {
+
+struct GlobalAveragePooling2D {
+    std::string name;  // default "global_average_pooling2d_<i>"
+
+    static constexpr const char* kType = "globalaveragepooling2d";
+    static constexpr const char* kDefaultName = "global_average_pooling2d";
+    static constexpr const char* kTfjsClass = "GlobalAveragePooling2D";
+    static constexpr const char* kTfjsAlias = "GlobalAvgPool2D";
+
+    static constexpr auto fields() {
+        return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."));
+    }
+};
+
+}  // namespace gltrain

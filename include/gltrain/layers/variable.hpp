@@ -1,0 +1,37 @@
+// What a layer declares about each of its variables, from its input shape:
+// the name it is saved under, its shape, whether training updates it, and
+// how it starts. Sequential (initialVariables), the TF.js import and export,
+// the bindings' and the CLI's parameter counts all read these declarations.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gltrain/initializer.hpp"
+
+namespace gltrain {
+
+struct LayerVariable {
+    const char* name;            // "kernel": saved as "<layer>/kernel"
+    std::vector<int64_t> shape;  // Keras's shape (Dense kernel [in, out], Conv2D kernel HWIO)
+    bool trainable;              // a parameter (with optimizer slots), or a statistic (moving averages)
+    Initializer init;
+    int rows, cols;              // the matrix it is stored as
+    int fanIn, fanOut;           // what the initializer scales by
+
+    // The initial value. The k-th variable of layer i draws from random
+    // stream 2i + k (checkpoints of the same seed depend on it), so a layer
+    // has at most two randomly initialised variables.
+    HostMatrix initial(uint32_t seed, uint32_t stream) const { return init.make(rows, cols, fanIn, fanOut, seed, stream); }
+
+    // A product of sizes as an int, saturated: the shapes are checked (compile,
+    // the TF.js import) before any value is made, but declared before that.
+    static int capped(int64_t v) { return v > INT32_MAX ? INT32_MAX : int(v); }
+
+    int64_t size() const {
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        return n;
+    }
+};
+
+}  // namespace gltrain
