@@ -202,6 +202,16 @@ export interface PassTiming {
   gpuTimer: boolean;
 }
 /** Before compile: the given name (or ''), outputShape null, outputSize and params 0. */
+/** One field of a layer type, as LayerSpec declares it. */
+export interface LayerField {
+  name: string;
+  /** Its TypeScript type: 'number', 'string', 'ActivationName', 'Padding' or 'Initializer'. */
+  type: string;
+  /** Whether add() may leave it out (then it has this default). */
+  optional: boolean;
+  default?: unknown;
+  doc: string;
+}
 export interface LayerSummary {
   name: string;
   type: string;
@@ -356,6 +366,8 @@ export interface Sequential extends Deletable {
   readonly fitting: boolean;
   readonly history: EpochEvent[];
   summary(): LayerSummary[];
+  /** The layers as add() takes them: each one's type and the fields that differ from their defaults. */
+  layerSpecs(): LayerSpec[];
   add(layer: LayerSpec): this;
   /** Checks every shape; a model whose checkpoint (and so every snapshot fit() takes) would pass the
    *  2 GiB one WebAssembly buffer holds is an ArgumentError naming its size, before anything is allocated. */
@@ -473,6 +485,8 @@ export interface Gltrain {
   readonly optimizers: readonly OptimizerName[];
   readonly losses: readonly LossName[];
   readonly layerTypes: readonly string[];
+  /** The fields each layer type takes (by type, as in layerTypes), from the layers' field tables. */
+  readonly layerFields: Readonly<Record<string, readonly LayerField[]>>;
   readonly GltrainError: typeof GltrainError;
 }
 

@@ -310,6 +310,7 @@ function makeApi(M) {
     get fitting() { return this._raw.fitting(); }
     get history() { return this._raw.history(); }
     summary() { return this._raw.layers(); }
+    layerSpecs() { return M.layerSpecs(this._raw); }
 
     add(layer) {
       this.#idle('add');
@@ -531,6 +532,7 @@ function makeApi(M) {
     optimizers: Object.freeze(M.optimizerNames()),
     losses: Object.freeze(M.lossNames()),
     layerTypes: Object.freeze(M.layerTypes()),
+    layerFields: Object.freeze(M.layerFields()),
     GltrainError,
   });
 }

@@ -1,9 +1,11 @@
 // SequentialImpl (sequential.hpp): layers from JavaScript and their description
-// back, and the layer types add() takes.
+// back, the layer types add() takes and each type's fields — all read from
+// the layers' field tables (gltrain/layers/).
 #include <emscripten/bind.h>
 
 #include <string>
 #include <utility>
+#include <type_traits>
 #include <variant>
 
 #include "errors.hpp"
@@ -15,8 +17,44 @@ namespace gltrain::js {
 namespace {
 
 val layerTypes() {
-    return listOf({"dense", "conv2d", "maxpool2d", "averagepool2d", "globalaveragepooling2d", "flatten",
-                   "batchnormalization", "activation", "dropout", "softmax"});
+    val a = val::array();
+    forEachType(LayerTypes{}, [&](auto* t) { a.call<void>("push", std::string(std::remove_pointer_t<decltype(t)>::kType)); });
+    return a;
+}
+
+// A JSON value as a JavaScript value.
+template <class Json>
+val toJs(const Json& j) {
+    return val::global("JSON").call<val>("parse", j.dump());
+}
+
+// {dense: [{name, type, optional, default}, ...], ...}: the fields each layer
+// type takes, as web/gltrain.d.ts declares them (`type` is the TypeScript
+// type; a field that must be given has no default).
+val layerFields() {
+    val all = val::object();
+    forEachType(LayerTypes{}, [&](auto* t) {
+        using L = std::remove_pointer_t<decltype(t)>;
+        val fields = val::array();
+        forEachField<L>([&](const auto& f) {
+            val o = val::object();
+            o.set("name", std::string(f.key));
+            o.set("type", std::string(tsType<std::decay_t<decltype(f.defaultValue())>>()));
+            o.set("optional", !f.required);
+            o.set("default", f.required ? val::undefined() : toJs(model_config_detail::fieldJson(f.defaultValue())));
+            o.set("doc", std::string(f.doc));
+            fields.call<void>("push", o);
+        });
+        all.set(L::kType, fields);
+    });
+    return all;
+}
+
+// The model's layers as add() takes them: the fields that differ from their defaults.
+val layerSpecs(const SequentialImpl& m) {
+    val a = val::array();
+    for (size_t i = 0; i < m.model->layerCount(); ++i) a.call<void>("push", toJs(layerToJson(m.model->layer(i))));
+    return a;
 }
 
 }  // namespace
@@ -28,19 +66,7 @@ void SequentialImpl::add(val spec) {
     });
 }
 
-std::string SequentialImpl::layerType(const Layer& l) {
-    static_assert(std::variant_size_v<Layer> == 10, "layerType: name the new layer type below");
-    if (std::holds_alternative<Dense>(l)) return "dense";
-    if (std::holds_alternative<ActivationLayer>(l)) return "activation";
-    if (std::holds_alternative<Dropout>(l)) return "dropout";
-    if (std::holds_alternative<Softmax>(l)) return "softmax";
-    if (std::holds_alternative<Conv2D>(l)) return "conv2d";
-    if (std::holds_alternative<MaxPool2D>(l)) return "maxpool2d";
-    if (std::holds_alternative<AveragePool2D>(l)) return "averagepool2d";
-    if (std::holds_alternative<GlobalAveragePooling2D>(l)) return "globalaveragepooling2d";
-    if (std::holds_alternative<Flatten>(l)) return "flatten";
-    return "batchnormalization";
-}
+std::string SequentialImpl::layerType(const Layer& l) { return gltrain::layerType(l); }
 
 val SequentialImpl::layers() const {
     val a = val::array();
@@ -49,7 +75,7 @@ val SequentialImpl::layers() const {
         const std::string type = layerType(model->layer(i));
         val o = val::object();
         if (!compiled()) {  // the name given to add(), if any
-            o.set("name", std::visit([](const auto& l) { return l.name; }, model->layer(i)));
+            o.set("name", givenLayerName(model->layer(i)));
             o.set("type", type);
             o.set("outputShape", val::null());
             o.set("outputSize", 0);
@@ -58,10 +84,7 @@ val SequentialImpl::layers() const {
             continue;
         }
         const Shape3 out = model->outputShape(i);
-        double params = 0;  // trainable values
-        if (type == "dense") params = double(in.size()) * out.channels + out.channels;
-        else if (type == "conv2d") params = double(model->weight(model->layerName(i), "kernel").size()) + out.channels;
-        else if (type == "batchnormalization") params = 2.0 * out.channels;
+        const double params = double(parameterCount(model->layer(i), in));  // trainable values
         o.set("name", model->layerName(i));
         o.set("type", type);
         val shape = val::array();
@@ -81,4 +104,6 @@ val SequentialImpl::layers() const {
 
 EMSCRIPTEN_BINDINGS(gltrain_layers) {
     emscripten::function("layerTypes", &gltrain::js::layerTypes);
+    emscripten::function("layerFields", &gltrain::js::layerFields);
+    emscripten::function("layerSpecs", &gltrain::js::layerSpecs);
 }

@@ -122,7 +122,46 @@ const tests = {
     assert(gl.activations.includes('relu') && gl.activations.includes('gelu'), 'activations');
     assert(gl.optimizers.includes('adamw'), 'optimizers');
     assert(gl.losses.includes('mse'), 'losses');
+    assert(gl.losses.includes('mean_squared_error'), 'losses: every name compile() takes');
     await expectReject(createGltrain({ wasmURL: 'x' }), 'ArgumentError', "createGltrain: unknown option 'wasmURL'");
+  },
+
+  'layer specs: every field of every layer type round-trips through add() and layerSpecs()'() {
+    // One spec per layer type with every field set to a value other than its default.
+    const specs = {
+      dense: { type: 'dense', units: 7, activation: 'gelu', alpha: 0.25, kernelInitializer: 'he_normal',
+               biasInitializer: { type: 'constant', value: 0.5 }, inputDim: 12, name: 'd' },
+      conv2d: { type: 'conv2d', filters: 5, kernelSize: 5, stride: 2, padding: 'same', activation: 'leaky_relu', alpha: 0.5,
+                kernelInitializer: 'glorot_normal', biasInitializer: 'he_uniform', name: 'c' },
+      maxpool2d: { type: 'maxpool2d', poolSize: 3, stride: 1, padding: 'same', name: 'mp' },
+      averagepool2d: { type: 'averagepool2d', poolSize: 4, stride: 2, padding: 'same', name: 'ap' },
+      globalaveragepooling2d: { type: 'globalaveragepooling2d', name: 'g' },
+      flatten: { type: 'flatten', name: 'f' },
+      batchnormalization: { type: 'batchnormalization', momentum: 0.5, epsilon: 0.25, name: 'bn' },
+      activation: { type: 'activation', activation: 'tanh', alpha: 0.75, name: 'a' },
+      dropout: { type: 'dropout', rate: 0.25, name: 'dr' },
+      softmax: { type: 'softmax', name: 's' },
+    };
+    assertEq(JSON.stringify(Object.keys(specs).sort()), JSON.stringify([...gl.layerTypes].sort()), 'a spec for every layer type');
+    const ctx = new gl.Context(WEBGL);
+    const m = new gl.Sequential(ctx, [8, 8, 3]);
+    for (const type of gl.layerTypes) {
+      const fields = gl.layerFields[type];
+      assertEq(JSON.stringify(fields.map((f) => f.name).sort()),
+               JSON.stringify(Object.keys(specs[type]).filter((k) => k !== 'type').sort()), `${type}: the spec sets every field`);
+      for (const f of fields) {
+        assert(!f.optional || JSON.stringify(f.default) !== JSON.stringify(specs[type][f.name]), `${type}.${f.name} differs from its default`);
+        assert(f.doc.length > 0, `${type}.${f.name} has a doc line`);
+      }
+      m.add(specs[type]);
+    }
+    const back = m.layerSpecs();
+    assertEq(JSON.stringify(back), JSON.stringify(gl.layerTypes.map((t) => specs[t])), 'layerSpecs() gives back what add() took');
+    // A default layer comes back as its type and the fields it must be given.
+    const d = new gl.Sequential(ctx, 4).add({ type: 'max_pool2d' }).add({ type: 'Dense', units: 3 });
+    assertEq(JSON.stringify(d.layerSpecs()), JSON.stringify([{ type: 'maxpool2d' }, { type: 'dense', units: 3 }]), 'defaults left out');
+    expectError(() => d.add({ type: 'batchnormalization', epsilon: 0 }), 'ArgumentError', 'add: epsilon: expected a positive number, got 0');
+    ctx.delete();
   },
 
   'context: OffscreenCanvas, capabilities, canvas selector, errors'() {
