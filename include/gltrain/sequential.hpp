@@ -32,9 +32,8 @@
 
 #include "gltrain/activation.hpp"
 #include "gltrain/cpu/trainer.hpp"
-#include "gltrain/graph/autodiff.hpp"
 #include "gltrain/graph/gpu_plan.hpp"
-#include "gltrain/graph/layer_nodes.hpp"
+#include "gltrain/graph/model_graph.hpp"
 #include "gltrain/backend.hpp"
 #include "gltrain/initializer.hpp"
 #include "gltrain/layers.hpp"
@@ -1670,79 +1669,29 @@ private:
         if (lossGuard) recordCheck(p, checked);
     }
 
-    // The model as a graph (graph/layer_nodes.hpp): the training one with the
-    // loss's backward pass, or the inference one. Made once per compile.
-    struct ModelGraph {
-        graph::Graph g;
-        graph::ValueId x = graph::kNoValue, y = graph::kNoValue;        // the batch's rows and targets
-        graph::ValueId logits = graph::kNoValue, output = graph::kNoValue;  // output: after a final Softmax
-        graph::ValueId lossRows = graph::kNoValue, lossMean = graph::kNoValue, seed = graph::kNoValue;
-        graph::ValueId correctSoFar = graph::kNoValue, correct = graph::kNoValue;  // softmax cross-entropy
-        std::map<std::string, graph::ValueId> variables;  // "<layer>/<variable>"
-        std::vector<graph::BatchStatistic> statistics;   // training
-        std::map<graph::ValueId, graph::ValueId> grads;  // training: parameter -> its gradient
-    };
+    // The model as a graph (graph/model_graph.hpp), for training or inference:
+    // made on first use after a compile.
+    using ModelGraph = graph::ModelGraph;
     const ModelGraph& modelGraph(bool training) {
         std::unique_ptr<ModelGraph>& slot = training ? trainGraph_ : evalGraph_;
-        if (!slot) slot = std::make_unique<ModelGraph>(buildGraph(training));
+        if (slot) return *slot;
+        std::vector<graph::ModelLayer> layers;
+        for (size_t i = 0; i < layers_.size(); ++i) {
+            const LayerState& L = layers_[i];
+            graph::ModelLayer ml{&specs_[i], {L.name, L.in, L.out, L.window}, {}};
+            for (const auto* list : {&L.params, &L.buffers})
+                for (const Variable& v : *list) ml.variables.push_back({v.name, v.shape, list == &L.params});
+            layers.push_back(std::move(ml));
+        }
+        graph::ModelGraphOptions o;
+        o.input = inputShape_;
+        o.softmaxCrossEntropy = options_.loss == LossKind::SoftmaxCrossEntropy;
+        o.pointwise = pointwiseLossKind();
+        o.seed = options_.seed;
+        o.training = training;
+        o.lossScaling = training && lossScalingOn();
+        slot = std::make_unique<ModelGraph>(graph::buildModelGraph(layers, o));
         return *slot;
-    }
-    ModelGraph buildGraph(bool training) const {
-        ModelGraph m;
-        graph::Graph& g = m.g;
-        m.x = g.input("x", graph::flatOrImage(inputShape_));
-        for (size_t i = 0; i < layers_.size(); ++i) {
-            const LayerState& L = layers_[i];
-            auto declare = [&](const std::vector<Variable>& vars, bool trainable) {
-                for (const Variable& v : vars) {
-                    // Stored as a matrix: a vector as one row, a filter (kh, kw, C, F) as (kh*kw*C) x F.
-                    std::vector<int64_t> dims = v.shape;
-                    if (dims.size() > 2) {
-                        int64_t rows = 1;
-                        for (size_t k = 0; k + 1 < dims.size(); ++k) rows *= dims[k];
-                        dims = {rows, dims.back()};
-                    }
-                    const std::string key = L.name + "/" + v.name;
-                    m.variables[key] = g.parameter(key, graph::Shape(dims), trainable);
-                }
-            };
-            declare(L.params, true);
-            declare(L.buffers, false);
-        }
-        graph::ValueId cur = m.x;
-        graph::ValueId logits = graph::kNoValue;
-        for (size_t i = 0; i < layers_.size(); ++i) {
-            const LayerState& L = layers_[i];
-            const graph::LayerGeometry geo{L.name, L.in, L.out, L.window};
-            graph::LayerBuild b{g, geo, training, options_.seed,
-                                [&](const char* n) { return m.variables.at(L.name + "/" + n); }, &m.statistics};
-            cur = graph::addLayerNodes(specs_[i], b, cur);
-            if (b.logits != graph::kNoValue) logits = b.logits;
-        }
-        m.output = cur;
-        // The loss reads the logits (before a final Softmax) as rows.
-        m.logits = logits == graph::kNoValue ? cur : logits;
-        if (g.shape(m.logits).rank() != 2)
-            m.logits = g.add1(graph::Reshape{graph::Shape::batched({g.shape(m.logits).cols()})}, {m.logits}, "loss");
-        const bool labels = options_.loss == LossKind::SoftmaxCrossEntropy;
-        m.y = g.input("y", labels ? graph::Shape{graph::kBatch, 1} : g.shape(m.logits));
-        std::vector<graph::ValueId> loss;
-        if (labels) {
-            loss = g.add(graph::SoftmaxCrossEntropy{}, {m.logits, m.y}, "loss");
-            m.correctSoFar = g.input("correct_so_far", graph::Shape{1});
-            m.correct = g.add1(graph::CorrectCount{}, {m.logits, m.y, m.correctSoFar}, "accuracy");
-        } else {
-            loss = g.add(graph::PointwiseLossOp{pointwiseLossKind()}, {m.logits, m.y}, "loss");
-        }
-        m.lossRows = loss[0];
-        m.lossMean = loss[1];
-        if (!training) return m;
-        // The loss's gradient is 1, or dynamic loss scaling's scale (bound to its state).
-        m.seed = lossScalingOn() ? g.input("loss_scale", graph::Shape{1}) : g.constant("one", graph::Shape{1}, 1.0f);
-        std::map<graph::ValueId, graph::ValueId> all = graph::backward(g, {{m.lossMean, m.seed}});
-        for (auto& [name, v] : m.variables)
-            if (g.value(v).requiresGrad) m.grads[v] = all.at(v);
-        return m;
     }
     Variable& variableOf(const std::string& key) {
         for (auto& L : layers_)

@@ -1,21 +1,23 @@
-// The CPU backend of a Sequential model: parameters, optimizer state,
-// statistics and activations in host memory, and a training step made of the
-// kernels in gltrain/cpu/ — the same step the GPU records (forward with Z
-// kept, fused loss, backward with the activation derivative fused into the
-// product that makes each incoming gradient, clip by global norm, one fused
-// update per parameter), with the same formulas, dropout masks and seeds.
+// The CPU backend of a Sequential model: parameters, optimizer state and
+// statistics in host memory, and the model's graph (graph/model_graph.hpp,
+// the one the GPU engine lowers) run by graph/cpu_plan.hpp with the kernels
+// of gltrain/cpu/ and the compiler's fusions: the same step as on the GPU,
+// with the same formulas, dropout masks and seeds; then clip by global norm
+// and one fused update per parameter.
 //
 // Sequential keeps everything that does not depend on where the numbers live
 // (shapes, validation, the fit loop, callbacks, checkpoints) and hands a
 // CPU-backend model its layers (spec + inferred geometry) and parameters; this
-// class only computes. Every buffer is sized on first use of a batch size and
-// reused, so the steady state allocates nothing.
+// class only computes. A plan per batch size holds every buffer, so the steady
+// state allocates nothing.
 //
 // As on the GPU, a step whose loss is NaN or Inf (with NanPolicy Stop or Skip)
 // changes nothing at all, batch normalization's moving averages included.
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,10 +29,11 @@
 #include "gltrain/cpu/optimizer.hpp"
 #include "gltrain/cpu/pooling.hpp"
 #include "gltrain/error.hpp"
+#include "gltrain/graph/cpu_plan.hpp"
+#include "gltrain/graph/model_graph.hpp"
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/layers.hpp"
 #include "gltrain/optimizer_config.hpp"
-#include "gltrain/reference/random.hpp"
 #include "gltrain/schedule.hpp"
 
 namespace gltrain::cpu {
@@ -84,12 +87,14 @@ public:
         outputSize_ = layers_.empty() ? inputSize : layers_.back().out.size();
         for (auto& L : layers_)
             for (auto& v : L.params) v.grad = HostMatrix(v.value.rows, v.value.cols);
-        act_.resize(layers_.size());
     }
 
     int outputSize() const { return outputSize_; }
     // Large products share their rows across these threads (not owned; null: this thread alone).
-    void useThreads(ThreadPool* pool) { ws_.pool = pool; }
+    void useThreads(ThreadPool* pool) {
+        pool_ = pool;
+        plans_.clear();
+    }
     const std::vector<Layer>& layers() const { return layers_; }
     // What a checkpoint holds, in the GPU engine's order: f(name, variable, value)
     // for every parameter, each of its optimizer slots ("<layer>/<name>/slot<i>")
@@ -117,18 +122,16 @@ public:
     // learning rate at step). Returns the batch's mean loss; correct
     // predictions are added to correctSum().
     float trainStep(const Dataset& d, int offset, int batch, long step) {
-        gatherRows(d, offset, batch, true);
-        const float* logits = forward(batch, true, step);
-        const LossSums s = lossAndGradient(d, offset, batch, logits, true);
-        correct_ += s.correct;
-        lastBatch_ = batch;
-        const float lossMean = float(s.loss / batch);
+        Plan& p = plan(batch, Mode::Train);
+        gatherRows(p, d, offset, batch, true);
+        p.run->run(step);
+        const float lossMean = (*p.run)[p.graph->lossMean].data[0];
+        if (p.graph->correct != graph::kNoValue) correct_ += int((*p.run)[p.graph->correct].data[0]);
         if (setup_.skipBadSteps && !std::isfinite(lossMean)) {
             if (setup_.revertOnBadLoss) revert();
             return lossMean;
         }
-        backward(batch);
-        update(step);
+        update(p, step);
         // A step that leaves a parameter, slot or statistic not finite is not
         // applied (under a NaN policy), whatever its loss was.
         updateRejected_ = setup_.skipBadSteps && !stateFinite();
@@ -148,10 +151,11 @@ public:
         LossSums total;
         for (int r0 = 0; r0 < d.n; r0 += batchSize) {
             const int b = std::min(batchSize, d.n - r0);
-            gatherRows(d, r0, b, false);
-            const LossSums s = lossAndGradient(d, r0, b, forward(b, false, 0), false);
-            total.loss += s.loss;
-            total.correct += s.correct;
+            Plan& p = plan(b, Mode::Evaluate);
+            gatherRows(p, d, r0, b, false);
+            p.run->run();
+            for (float l : (*p.run)[p.graph->lossRows].data) total.loss += double(l);
+            if (p.graph->correct != graph::kNoValue) total.correct += int((*p.run)[p.graph->correct].data[0]);
         }
         return total;
     }
@@ -160,240 +164,93 @@ public:
     void predict(const float* x, int rows, int batchSize, float* out) {
         for (int r0 = 0; r0 < rows; r0 += batchSize) {
             const int b = std::min(batchSize, rows - r0);
-            xb_.assign(x + size_t(r0) * size_t(inputSize_), x + size_t(r0 + b) * size_t(inputSize_));
-            const float* y = forward(b, false, 0, true);
-            std::copy(y, y + size_t(b) * size_t(outputSize_), out + size_t(r0) * size_t(outputSize_));
+            Plan& p = plan(b, Mode::Predict);
+            std::copy(x + size_t(r0) * size_t(inputSize_), x + size_t(r0 + b) * size_t(inputSize_),
+                      (*p.run)[p.graph->x].data.begin());
+            p.run->run();
+            const HostMatrix& y = (*p.run)[p.graph->output];
+            std::copy(y.data.begin(), y.data.end(), out + size_t(r0) * size_t(outputSize_));
         }
     }
 
 private:
-    // Per-layer buffers of one step (sized for the largest batch seen).
-    struct Activations {
-        std::vector<float> y, z, mask;  // output; pre-activation (fused activation); dropout mask
-        std::vector<int32_t> argmax;    // max pooling
-        std::vector<float> mean, var;   // batch normalization's batch statistics
-        const float* in = nullptr;      // what the layer read
-        const float* out = nullptr;     // what it produced (may be `in`: flatten, dropout off)
-        const float* zOf = nullptr;     // its pre-activation, when it has a fused activation
+    // The model's graphs (graph/model_graph.hpp) run for one batch size: a
+    // training step, an evaluation (losses and correct counts), a prediction.
+    enum class Mode { Train, Evaluate, Predict };
+    struct Plan {
+        const graph::ModelGraph* graph = nullptr;
+        std::unique_ptr<graph::CpuPlan> run;
     };
-
-    static Activation fusedActivation(const gltrain::Layer& s, float* alpha) {
-        if (auto* d = std::get_if<Dense>(&s)) return *alpha = d->alpha, d->activation;
-        if (auto* c = std::get_if<Conv2D>(&s)) return *alpha = c->alpha, c->activation;
-        return Activation::Linear;
-    }
-    static const Variable& find(const std::vector<Variable>& list, const char* name) {
-        for (auto& v : list)
-            if (v.name == name) return v;
-        throw Error(std::string("cpu::Model: missing variable ") + name);
-    }
-    static Variable& find(std::vector<Variable>& list, const char* name) {
-        return const_cast<Variable&>(find(static_cast<const std::vector<Variable>&>(list), name));
-    }
-
-    void gatherRows(const Dataset& d, int offset, int batch, bool ordered) {
-        xb_.resize(size_t(batch) * size_t(inputSize_));
-        for (int r = 0; r < batch; ++r) {
-            const int src = ordered ? d.order[size_t(offset + r)] : offset + r;
-            std::copy(d.x + size_t(src) * size_t(inputSize_), d.x + size_t(src + 1) * size_t(inputSize_),
-                      xb_.begin() + std::ptrdiff_t(size_t(r) * size_t(inputSize_)));
+    const graph::ModelGraph& modelGraph(bool training) {
+        std::unique_ptr<graph::ModelGraph>& slot = training ? trainGraph_ : evalGraph_;
+        if (slot) return *slot;
+        std::vector<graph::ModelLayer> layers;
+        for (const Layer& L : layers_) {
+            graph::ModelLayer ml{&L.spec, {L.name, L.in, L.out, L.window}, {}};
+            for (const auto* list : {&L.params, &L.buffers})
+                for (const Variable& v : *list) ml.variables.push_back({v.name, v.shape, list == &L.params});
+            layers.push_back(std::move(ml));
         }
+        graph::ModelGraphOptions o;
+        o.input = layers_.empty() ? Shape3{1, 1, inputSize_} : layers_.front().in;
+        o.softmaxCrossEntropy = setup_.softmaxCrossEntropy;
+        o.pointwise = setup_.pointwise == PointwiseLoss::SquaredError ? gltrain::PointwiseLoss::MeanSquaredError
+                                                                     : gltrain::PointwiseLoss::BinaryCrossEntropyWithLogits;
+        o.seed = setup_.seed;
+        o.training = training;
+        slot = std::make_unique<graph::ModelGraph>(graph::buildModelGraph(layers, o));
+        return *slot;
     }
-
-    // Runs the layers on xb_; returns the logits the loss reads (before a final
-    // Softmax), or with `probabilities` the model's output (after it).
-    const float* forward(int B, bool training, long step, bool probabilities = false) {
-        const float* cur = xb_.data();
-        const float* logits = nullptr;
-        for (size_t i = 0; i < layers_.size(); ++i) {
-            Layer& L = layers_[i];
-            Activations& a = act_[i];
-            const size_t outN = size_t(B) * size_t(L.out.size());
-            a.in = cur;
-            a.zOf = nullptr;
-            float alpha = 0.01f;
-            const Activation act = fusedActivation(L.spec, &alpha);
-            auto output = [&]() -> float* {
-                a.y.resize(outN);
-                return a.y.data();
-            };
-            auto keepZ = [&]() -> float* {  // Z is kept when training needs f'(Z)
-                if (!training || act == Activation::Linear) return nullptr;
-                a.z.resize(outN);
-                a.zOf = a.z.data();
-                return a.z.data();
-            };
-            if (std::holds_alternative<Dense>(L.spec)) {
-                float* y = output();
-                Epilogue e;
-                e.bias = find(L.params, "bias").value.data.data();
-                e.activation = act;
-                e.alpha = alpha;
-                e.preactivation = keepZ();
-                const int in = L.in.size(), out = L.out.size();
-                matmul(B, out, in, cur, in, false, find(L.params, "kernel").value.data.data(), out, false, y, out, e, ws_);
-                cur = y;
-            } else if (std::holds_alternative<Conv2D>(L.spec)) {
-                float* y = output();
-                conv2d(cur, B, L.window, find(L.params, "kernel").value.data.data(),
-                       find(L.params, "bias").value.data.data(), act, alpha, y, keepZ(), ws_);
-                cur = y;
-            } else if (std::holds_alternative<MaxPool2D>(L.spec) || std::holds_alternative<AveragePool2D>(L.spec) ||
-                       std::holds_alternative<GlobalAveragePooling2D>(L.spec)) {
-                const bool max = std::holds_alternative<MaxPool2D>(L.spec);
-                float* y = output();
-                if (max) a.argmax.resize(outN);
-                pool2d(cur, B, L.window, max ? PoolKind::Max : PoolKind::Average, y, max ? a.argmax.data() : nullptr);
-                cur = y;
-            } else if (auto* bn = std::get_if<BatchNormalization>(&L.spec)) {
-                const int C = L.out.channels, cols = L.out.size();
-                float* y = output();
-                const float *gamma = find(L.params, "gamma").value.data.data(),
-                            *beta = find(L.params, "beta").value.data.data();
-                if (training) {
-                    a.mean.resize(size_t(C));
-                    a.var.resize(size_t(C));
-                    batchStats(cur, B, cols, C, a.mean.data(), a.var.data(), dacc_);
-                    batchNormApply(cur, B, cols, C, a.mean.data(), a.var.data(), gamma, beta, bn->epsilon, y, facc_);
-                } else {
-                    batchNormApply(cur, B, cols, C, find(L.buffers, "moving_mean").value.data.data(),
-                                   find(L.buffers, "moving_variance").value.data.data(), gamma, beta, bn->epsilon, y,
-                                   facc_);
-                }
-                cur = y;
-            } else if (auto* al = std::get_if<ActivationLayer>(&L.spec)) {
-                float* y = output();
-                activate(y, cur, outN, al->activation, al->alpha);
-                cur = y;
-            } else if (auto* dr = std::get_if<Dropout>(&L.spec)) {
-                if (training && dr->rate > 0.0f) {
-                    // Inverted dropout with the GPU's mask: element index r * cols + c of the batch.
-                    a.mask.resize(outN);
-                    const float keep = 1.0f / (1.0f - dr->rate);
-                    const uint32_t stepKey = uint32_t(step & 0xFFFFFF);
-                    float* y = output();
-                    for (size_t j = 0; j < outN; ++j) {
-                        a.mask[j] = ref::uniform01(setup_.seed, stepKey, uint32_t(j)) >= dr->rate ? keep : 0.0f;
-                        y[j] = cur[j] * a.mask[j];
-                    }
-                    cur = y;
-                }
-            } else if (std::holds_alternative<Softmax>(L.spec)) {
-                logits = cur;  // the loss reads the logits; predict applies the softmax
-                if (probabilities) {
-                    float* y = output();
-                    const int C = L.out.size();
-                    for (int r = 0; r < B; ++r) {
-                        const float* x = cur + size_t(r) * size_t(C);
-                        float* p = y + size_t(r) * size_t(C);
-                        float m = -INFINITY, s = 0.0f;
-                        for (int c = 0; c < C; ++c) m = x[c] > m ? x[c] : m;
-                        for (int c = 0; c < C; ++c) s += p[c] = std::exp(x[c] - m);
-                        for (int c = 0; c < C; ++c) p[c] /= s;
-                    }
-                    cur = y;
-                }
-            }  // Flatten: image rows are already flat
-            a.out = cur;
+    Plan& plan(int B, Mode mode) {
+        auto key = std::make_pair(B, int(mode));
+        auto it = plans_.find(key);
+        if (it != plans_.end()) return it->second;
+        Plan p;
+        p.graph = &modelGraph(mode == Mode::Train);
+        const graph::ModelGraph& m = *p.graph;
+        graph::CpuPlanOptions o;
+        o.fuse = true;
+        o.pool = pool_;
+        std::vector<graph::ValueId> wanted{m.output};
+        for (const Layer& L : layers_)
+            for (const auto* list : {&L.params, &L.buffers})
+                for (const Variable& v : *list)
+                    o.bound[m.variables.at(L.name + "/" + v.name)] = const_cast<HostMatrix*>(&v.value);
+        if (mode != Mode::Predict) {
+            wanted.push_back(m.lossMean);
+            if (mode == Mode::Evaluate) wanted.push_back(m.lossRows);
+            if (m.correct != graph::kNoValue) wanted.push_back(m.correct);
         }
-        return probabilities || !logits ? cur : logits;
+        if (mode == Mode::Train) {
+            for (Layer& L : layers_)
+                for (Variable& v : L.params) {
+                    const graph::ValueId grad = m.grads.at(m.variables.at(L.name + "/" + v.name));
+                    o.bound[grad] = &v.grad;
+                    wanted.push_back(grad);
+                }
+            for (const graph::BatchStatistic& s : m.statistics) wanted.push_back(s.batchValue);
+        }
+        p.run = std::make_unique<graph::CpuPlan>(m.g, B, wanted, std::move(o));
+        return plans_.emplace(key, std::move(p)).first->second;
     }
 
-    // The loss sums of the batch (rows offset.. of d, in training order when
-    // `training`) and, when training, its gradient into grad_.
-    LossSums lossAndGradient(const Dataset& d, int offset, int B, const float* logits, bool training) {
+    // The batch's rows (and targets) into the plan's inputs.
+    void gatherRows(Plan& p, const Dataset& d, int offset, int batch, bool ordered) {
+        const graph::ModelGraph& m = *p.graph;
+        auto rowOf = [&](int r) { return ordered ? d.order[size_t(offset + r)] : offset + r; };
+        float* x = (*p.run)[m.x].data.data();
+        for (int r = 0; r < batch; ++r)
+            std::copy(d.x + size_t(rowOf(r)) * size_t(inputSize_), d.x + size_t(rowOf(r) + 1) * size_t(inputSize_),
+                      x + size_t(r) * size_t(inputSize_));
+        float* y = (*p.run)[m.y].data.data();
         const int C = outputSize_;
-        if (training) grad_.resize(size_t(B) * size_t(C));
-        float* g = training ? grad_.data() : nullptr;
-        auto rowOf = [&](int r) { return training ? d.order[size_t(offset + r)] : offset + r; };
-        LossSums s{};
-        if (setup_.softmaxCrossEntropy) {
-            labels_.resize(size_t(B));
-            for (int r = 0; r < B; ++r) labels_[size_t(r)] = d.labels[size_t(rowOf(r))];
-            s = softmaxCrossEntropy(logits, labels_.data(), B, C, g, B);
-        } else {
-            targets_.resize(size_t(B) * size_t(C));
-            for (int r = 0; r < B; ++r)
+        for (int r = 0; r < batch; ++r) {
+            if (setup_.softmaxCrossEntropy) y[r] = float(d.labels[size_t(rowOf(r))]);
+            else
                 std::copy(d.values.begin() + std::ptrdiff_t(size_t(rowOf(r)) * size_t(C)),
-                          d.values.begin() + std::ptrdiff_t(size_t(rowOf(r) + 1) * size_t(C)),
-                          targets_.begin() + std::ptrdiff_t(size_t(r) * size_t(C)));
-            s = pointwiseLoss(setup_.pointwise, logits, targets_.data(), B, C, g, B);
+                          d.values.begin() + std::ptrdiff_t(size_t(rowOf(r) + 1) * size_t(C)), y + size_t(r) * size_t(C));
         }
-        return s;
-    }
-
-    // Gradients of every parameter from grad_ (dLoss/dlogits).
-    void backward(int B) {
-        std::vector<float>* dcur = &grad_;
-        bool hasDerivative = false;  // *dcur already includes the layer's f'(Z)
-        for (size_t i = layers_.size(); i-- > 0;) {
-            Layer& L = layers_[i];
-            Activations& a = act_[i];
-            const bool needDx = i > 0;
-            const size_t inN = size_t(B) * size_t(L.in.size());
-            std::vector<float>* dnext = dcur == &gradA_ ? &gradB_ : &gradA_;
-            float alpha = 0.01f;
-            const Activation act = fusedActivation(L.spec, &alpha);
-            if (act != Activation::Linear && !hasDerivative)
-                multiplyDerivative(dcur->data(), a.zOf, size_t(B) * size_t(L.out.size()), act, alpha);
-            hasDerivative = false;
-            // The previous layer's f'(Z), fused into the product that makes its incoming gradient.
-            float prevAlpha = 0.01f;
-            const Activation prevAct = needDx ? fusedActivation(layers_[i - 1].spec, &prevAlpha) : Activation::Linear;
-            if (std::holds_alternative<Dense>(L.spec)) {
-                Variable &W = find(L.params, "kernel"), &b = find(L.params, "bias");
-                const int in = L.in.size(), out = L.out.size();
-                // dW = X^T dZ, db = column sums of dZ.
-                matmul(in, out, B, a.in, in, true, dcur->data(), out, false, W.grad.data.data(), out, Epilogue{}, ws_);
-                channelSum(dcur->data(), B, out, out, b.grad.data.data(), dacc_, facc_);
-                if (needDx) {
-                    dnext->resize(inN);
-                    Epilogue e;
-                    if (prevAct != Activation::Linear) {
-                        e.derivativeAt = act_[i - 1].zOf;
-                        e.derivative = prevAct;
-                        e.alpha = prevAlpha;
-                        hasDerivative = true;
-                    }
-                    matmul(B, in, out, dcur->data(), out, false, W.value.data.data(), out, true, dnext->data(), in, e, ws_);
-                }
-            } else if (std::holds_alternative<Conv2D>(L.spec)) {
-                Variable &W = find(L.params, "kernel"), &b = find(L.params, "bias");
-                conv2dBackwardFilter(a.in, dcur->data(), B, L.window, W.grad.data.data(), ws_);
-                channelSum(dcur->data(), B, L.out.size(), L.out.channels, b.grad.data.data(), dacc_, facc_);
-                if (needDx) {
-                    dnext->resize(inN);
-                    conv2dBackwardInput(dcur->data(), W.value.data.data(), B, L.window, dnext->data(), ws_);
-                }
-            } else if (std::holds_alternative<MaxPool2D>(L.spec) || std::holds_alternative<AveragePool2D>(L.spec) ||
-                       std::holds_alternative<GlobalAveragePooling2D>(L.spec)) {
-                if (needDx) {
-                    dnext->resize(inN);
-                    const bool max = std::holds_alternative<MaxPool2D>(L.spec);
-                    pool2dBackward(dcur->data(), a.argmax.data(), B, L.window, max ? PoolKind::Max : PoolKind::Average,
-                                   dnext->data());
-                }
-            } else if (auto* bn = std::get_if<BatchNormalization>(&L.spec)) {
-                Variable &gamma = find(L.params, "gamma"), &beta = find(L.params, "beta");
-                if (needDx) dnext->resize(inN);
-                batchNormBackward(a.in, dcur->data(), B, L.out.size(), L.out.channels, a.mean.data(), a.var.data(),
-                                  gamma.value.data.data(), bn->epsilon, gamma.grad.data.data(), beta.grad.data.data(),
-                                  needDx ? dnext->data() : nullptr, dacc_);
-            } else if (auto* al = std::get_if<ActivationLayer>(&L.spec)) {
-                if (needDx) {
-                    dnext->assign(dcur->begin(), dcur->begin() + std::ptrdiff_t(inN));
-                    multiplyDerivative(dnext->data(), a.in, inN, al->activation, al->alpha);
-                }
-            } else if (std::holds_alternative<Dropout>(L.spec) && a.out != a.in) {
-                if (needDx) {
-                    dnext->resize(inN);
-                    for (size_t j = 0; j < inN; ++j) (*dnext)[j] = (*dcur)[j] * a.mask[j];
-                }
-            } else {
-                continue;  // Flatten, Softmax, Dropout(0): the gradient passes through
-            }
-            if (needDx) dcur = dnext;
-        }
+        if (m.correctSoFar != graph::kNoValue) (*p.run)[m.correctSoFar].data[0] = 0.0f;
     }
 
     // Every array of the training state: parameters, their slots, statistics
@@ -426,7 +283,7 @@ private:
 
     // The step's updates read the state before it (kept in previous_, so that
     // revert() can go back to it) and write the state after it.
-    void update(long step) {
+    void update(Plan& p, long step) {
         const std::vector<HostMatrix*>& all = stateArrays();
         previous_.resize(all.size());
         for (size_t i = 0; i < all.size(); ++i) {
@@ -462,27 +319,33 @@ private:
         }
         // Batch normalization's moving averages, the variance made unbiased
         // (reference/batchnorm.hpp), only now that the step is known to be good.
-        for (size_t i = 0; i < layers_.size(); ++i)
-            if (auto* bn = std::get_if<BatchNormalization>(&layers_[i].spec)) {
-                Layer& L = layers_[i];
-                const double m = double(lastBatch_) * L.out.pixels();
-                const float unbias = float(m > 1 ? m / (m - 1) : 1.0), mom = bn->momentum;
-                float* mean = find(L.buffers, "moving_mean").value.data.data();
-                float* var = find(L.buffers, "moving_variance").value.data.data();
-                for (int c = 0; c < L.out.channels; ++c) {
-                    mean[c] = mom * mean[c] + (1.0f - mom) * act_[i].mean[size_t(c)];
-                    var[c] = mom * var[c] + (1.0f - mom) * unbias * act_[i].var[size_t(c)];
+        for (const graph::BatchStatistic& s : p.graph->statistics) {
+            const double m = double(p.run->batch()) * s.pixels;
+            const float unbias = s.variance ? float(m > 1 ? m / (m - 1) : 1.0) : 1.0f;
+            const std::string layer = s.variable.substr(0, s.variable.rfind('/'));
+            for (auto& L : layers_)
+                if (L.name == layer) {
+                    const BatchNormalization& bn = std::get<BatchNormalization>(L.spec);
+                    float* avg = find(L.buffers, s.variable.substr(layer.size() + 1).c_str()).value.data.data();
+                    const float* stat = (*p.run)[s.batchValue].data.data();
+                    for (int c = 0; c < L.out.channels; ++c)
+                        avg[c] = bn.momentum * avg[c] + (1.0f - bn.momentum) * unbias * stat[size_t(c)];
                 }
-            }
+        }
+    }
+
+    static Variable& find(std::vector<Variable>& list, const char* name) {
+        for (auto& v : list)
+            if (v.name == name) return v;
+        throw Error(std::string("cpu::Model: missing variable ") + name);
     }
 
     std::vector<Layer> layers_;
     int inputSize_, outputSize_ = 0;
     TrainingSetup setup_;
-    std::vector<Activations> act_;
-    std::vector<float> xb_, grad_, gradA_, gradB_, targets_, facc_;
-    std::vector<int> labels_;
-    std::vector<double> dacc_;
+    std::unique_ptr<graph::ModelGraph> trainGraph_, evalGraph_;
+    std::map<std::pair<int, int>, Plan> plans_;  // by batch size and mode
+    ThreadPool* pool_ = nullptr;
     std::vector<float*> state_;
     std::vector<const float*> state0_;
     std::vector<HostMatrix*> stateArrays_;
@@ -490,9 +353,7 @@ private:
     bool revertible_ = false;           // previous_ is that state
     bool updateRejected_ = false;
     std::vector<std::pair<const float*, size_t>> clipList_;
-    Workspace ws_;
     int correct_ = 0;
-    int lastBatch_ = 0;  // the batch size of the step being updated (moving variance's unbiasing)
 };
 
 }  // namespace gltrain::cpu

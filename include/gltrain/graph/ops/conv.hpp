@@ -145,9 +145,13 @@ struct PoolGrad {
     template <class Ctx>
     void cpu(Ctx& c) const {
         const int n = c.in(0).rows;
-        std::vector<float> y(size_t(n) * size_t(window.out.size()));
-        std::vector<int32_t> argmax(kind == PoolKind::Max ? y.size() : 0);
-        if (kind == PoolKind::Max) cpu::pool2d(c.in(0).data.data(), n, window, kind, y.data(), argmax.data());
+        bool fresh = false;
+        std::vector<int32_t>& argmax = c.argmax(c.node.inputs[0], &fresh);
+        if (kind == PoolKind::Max && !fresh) {  // no forward in this run: find the maxima again
+            argmax.resize(size_t(n) * size_t(window.out.size()));
+            c.scratch().resize(argmax.size());
+            cpu::pool2d(c.in(0).data.data(), n, window, kind, c.scratch().data(), argmax.data());
+        }
         cpu::pool2dBackward(c.in(1).data.data(), argmax.data(), n, window, kind, c.out(0).data.data());
     }
     static std::vector<Example<PoolGrad>> examples() {
@@ -182,7 +186,8 @@ struct Pool {
     template <class Ctx>
     void cpu(Ctx& c) const {
         const int n = c.in(0).rows;
-        std::vector<int32_t> argmax(kind == PoolKind::Max ? size_t(n) * size_t(window.out.size()) : 0);
+        std::vector<int32_t>& argmax = c.argmax(c.node.inputs[0]);  // kept for the gradient
+        if (kind == PoolKind::Max) argmax.resize(size_t(n) * size_t(window.out.size()));
         cpu::pool2d(c.in(0).data.data(), n, window, kind, c.out(0).data.data(), argmax.data());
     }
     static std::vector<Example<Pool>> examples() {
