@@ -469,7 +469,7 @@ std::vector<Row> rows() {
     put("compile_conv_zero_filters", [=](World&) { image({conv(0, 3, 1), Flatten{}, Dense{3}})->compile({}); },
         A::Argument, {"compile", "conv2d_0", "filters", "0"});
     put("compile_conv_zero_kernel", [=](World&) { image({conv(4, 0, 1), Flatten{}, Dense{3}})->compile({}); },
-        A::Argument, {"compile", "conv2d_0", "window"});
+        A::Argument, {"compile", "conv2d_0", "kernelSize", "positive"});
     put("compile_conv_zero_stride", [=](World&) { image({conv(4, 3, 0), Flatten{}, Dense{3}})->compile({}); },
         A::Argument, {"compile", "conv2d_0", "stride"});
     put("compile_conv_kernel_larger_than_image",

@@ -74,7 +74,7 @@ TEST(ModelConv, ShapeErrorsNameTheLayer) {
     {
         Sequential m(ctx, Shape3{8, 8, 1});
         m.add(BatchNormalization{1.5f}).add(Flatten{}).add(Dense{2});
-        EXPECT_NE(message([&] { m.compile({}); }).find("momentum must be in [0, 1]"), std::string::npos);
+        EXPECT_NE(message([&] { m.compile({}); }).find("momentum must be in [0, 1)"), std::string::npos);
     }
 }
 

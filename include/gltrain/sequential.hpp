@@ -744,30 +744,17 @@ private:
         L.in = in;
         L.out = in;
         const Layer& spec = specs_[i];
-        auto named = [&](const std::string& given, const char* kind) {
-            L.name = given.empty() ? std::string(kind) + "_" + std::to_string(i) : given;
-        };
+        const std::string& given = givenLayerName(spec);
+        L.name = given.empty() ? std::visit([](const auto& l) { return std::string(l.kDefaultName); }, spec) + "_" +
+                                     std::to_string(i)
+                               : given;
         auto fail = [&](const std::string& what) { throw ArgumentError("compile: layer " + L.name + ": " + what); };
+        // The checks of each field's own value, from the layer's field table (layers/field.hpp).
+        if (const std::string problem = layerFieldProblem(spec); !problem.empty()) fail(problem);
         auto received = [&] {
             return "receives " + (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]"
                                                                   : "[batch, " + in.str().substr(1)) +
                    " from " + from;
-        };
-        auto checkActivation = [&](Activation a, float alpha) {
-            if (!isActivation(a)) fail("activation " + std::to_string(int(a)) + " is not an Activation");
-            if (a == Activation::LeakyReLU && !std::isfinite(alpha))
-                fail("LeakyReLU alpha must be finite, got " + std::to_string(alpha));
-        };
-        auto checkInitializer = [&](const Initializer& init, const char* which) {
-            try {
-                init.validate();
-            } catch (const ArgumentError& e) {
-                fail(std::string(which) + ": " + e.what());
-            }
-        };
-        auto checkPadding = [&](Padding p) {
-            if (p != Padding::Valid && p != Padding::Same)
-                fail("padding " + std::to_string(int(p)) + " is not a Padding (valid or same)");
         };
         auto needImage = [&] {
             if (in.height == 1 && in.width == 1 && i == 0 && inputShape_.height == 1)
@@ -775,11 +762,6 @@ private:
                      " (build the model with Sequential(ctx, Shape3{h, w, c}))");
         };
         if (auto* d = std::get_if<Dense>(&spec)) {
-            named(d->name, "dense");
-            if (d->units <= 0) fail("units must be positive, got " + std::to_string(d->units));
-            checkActivation(d->activation, d->alpha);
-            checkInitializer(d->kernelInit, "kernelInit");
-            checkInitializer(d->biasInit, "biasInit");
             if (in.height != 1 || in.width != 1) fail("needs a flat input but " + received() + "; add a Flatten layer");
             if (d->inputDim > 0 && d->inputDim != in.channels)
                 fail("expects input of size " + std::to_string(d->inputDim) + " but " + received());
@@ -790,13 +772,7 @@ private:
                      std::to_string(kernelValues) + " values is more than " + std::to_string(Window::kMaxExtent));
             L.out = {1, 1, d->units};
         } else if (auto* c = std::get_if<Conv2D>(&spec)) {
-            named(c->name, "conv2d");
             needImage();
-            if (c->filters <= 0) fail("filters must be positive, got " + std::to_string(c->filters));
-            checkActivation(c->activation, c->alpha);
-            checkInitializer(c->kernelInit, "kernelInit");
-            checkInitializer(c->biasInit, "biasInit");
-            checkPadding(c->padding);
             L.window = Window::make("compile: layer " + L.name, in, c->kernelSize, c->kernelSize, c->stride, c->stride,
                                     c->padding, c->filters);
             // k*k*C (the fan-in) and k*k*C*F (the kernel), in 64 bits: kernelSize 2000000000
@@ -810,40 +786,18 @@ private:
             int size = 0, stride = 0;
             Padding padding = Padding::Valid;
             if (auto* m = std::get_if<MaxPool2D>(&spec)) {
-                named(m->name, "max_pool2d");
                 size = m->poolSize, stride = m->stride ? m->stride : m->poolSize, padding = m->padding;
             } else if (auto* a = std::get_if<AveragePool2D>(&spec)) {
-                named(a->name, "average_pool2d");
                 size = a->poolSize, stride = a->stride ? a->stride : a->poolSize, padding = a->padding;
-            } else {
-                named(std::get<GlobalAveragePooling2D>(spec).name, "global_average_pooling2d");
             }
             needImage();
-            if (!std::holds_alternative<GlobalAveragePooling2D>(spec)) {
-                // 0 would read as "the whole image" below: a global pool is its own layer.
-                if (size <= 0) fail("poolSize must be positive, got " + std::to_string(size));
-                checkPadding(padding);
-            }
             L.window = size ? Window::make("compile: layer " + L.name, in, size, size, stride, stride, padding, in.channels)
                             : Window::make("compile: layer " + L.name, in, in.height, in.width, 1, 1, Padding::Valid,
                                            in.channels);
             L.out = L.window.out;
-        } else if (auto* f = std::get_if<Flatten>(&spec)) {
-            named(f->name, "flatten");
+        } else if (std::holds_alternative<Flatten>(spec)) {
             L.out = {1, 1, in.size()};
-        } else if (auto* bn = std::get_if<BatchNormalization>(&spec)) {
-            named(bn->name, "batch_normalization");
-            if (!(bn->momentum >= 0.0f && bn->momentum <= 1.0f))
-                fail("momentum must be in [0, 1], got " + std::to_string(bn->momentum));
-            if (!(bn->epsilon > 0.0f)) fail("epsilon must be positive, got " + std::to_string(bn->epsilon));
-        } else if (auto* a = std::get_if<ActivationLayer>(&spec)) {
-            named(a->name, "activation");
-            checkActivation(a->activation, a->alpha);
-        } else if (auto* dr = std::get_if<Dropout>(&spec)) {
-            named(dr->name, "dropout");
-            if (!(dr->rate >= 0.0f && dr->rate < 1.0f)) fail("rate must be in [0, 1), got " + std::to_string(dr->rate));
-        } else {
-            named(std::get<Softmax>(spec).name, "softmax");
+        } else if (std::holds_alternative<Softmax>(spec)) {
             if (i + 1 != specs_.size()) fail("Softmax must be the last layer");
             if (options.loss != LossKind::SoftmaxCrossEntropy) fail("a Softmax output needs the softmax cross-entropy loss");
         }
@@ -887,29 +841,16 @@ private:
             list.push_back(std::move(v));
         });
     }
-    // Layer i's variables as compile makes them, from the seed:
-    // add(trainable, name, shape, initial value) — parameters (trainable, with
-    // optimizer slots starting at zero) and statistics (not).
-    // Layer i's variables: add(trainable, name, shape, make), make() their
-    // initial value (made only when called: compile counts the shapes first).
+    // Layer i's variables, as its header declares them (layers/variable.hpp):
+    // add(trainable, name, shape, make), make() their initial value from the
+    // seed (made only when called: compile counts the shapes first).
     template <class Add>
     void initialVariables(const LayerState& L, size_t i, Add&& add) const {
         const uint32_t seed = options_.seed;
-        const int in = L.in.size(), out = L.out.size();
-        if (auto* d = std::get_if<Dense>(&specs_[i])) {
-            add(true, "kernel", {in, out}, [&] { return d->kernelInit.make(in, out, in, out, seed, uint32_t(2 * i)); });
-            add(true, "bias", {out}, [&] { return d->biasInit.make(1, out, in, out, seed, uint32_t(2 * i + 1)); });
-        } else if (auto* c = std::get_if<Conv2D>(&specs_[i])) {
-            const int k = c->kernelSize, C = L.in.channels, F = c->filters;
-            add(true, "kernel", {k, k, C, F},
-                [&] { return c->kernelInit.make(k * k * C, F, k * k * C, k * k * F, seed, uint32_t(2 * i)); });
-            add(true, "bias", {F}, [&] { return c->biasInit.make(1, F, k * k * C, k * k * F, seed, uint32_t(2 * i + 1)); });
-        } else if (std::holds_alternative<BatchNormalization>(specs_[i])) {
-            const int C = L.out.channels;
-            add(true, "gamma", {C}, [C] { return HostMatrix(1, C, 1.0f); });
-            add(true, "beta", {C}, [C] { return HostMatrix(1, C, 0.0f); });
-            add(false, "moving_mean", {C}, [C] { return HostMatrix(1, C, 0.0f); });
-            add(false, "moving_variance", {C}, [C] { return HostMatrix(1, C, 1.0f); });
+        const std::vector<LayerVariable> vars = layerVariables(specs_[i], L.in);
+        for (size_t k = 0; k < vars.size(); ++k) {
+            const LayerVariable& v = vars[k];
+            add(v.trainable, v.name, v.shape, [&] { return v.initial(seed, uint32_t(2 * i + k)); });
         }
     }
     // A checkpoint, and every snapshot a fit takes, is one buffer: compile
