@@ -11,6 +11,7 @@
 // runs (compare rows of one run). No pass or fail.
 //   bench_cpu [--steps N]
 #include <gltrain/cpu/matmul.hpp>
+#include <gltrain/reference/random.hpp>  // ref::uniformFill: the operands
 #include <gltrain/sequential.hpp>
 
 #include <algorithm>

@@ -8,7 +8,7 @@
 
 #include "gltrain/cpu/matmul.hpp"
 #include "gltrain/ops/matmul.hpp"
-#include "gltrain/reference/random.hpp"
+#include "gltrain/random.hpp"
 
 namespace gltrain {
 
@@ -24,12 +24,18 @@ double fastestMs(F&& f) {
     }
     return best;
 }
+// Operands in [-1, 1) from the counter hash: the same on every run.
+HostMatrix operand(int rows, int cols, uint32_t seed) {
+    HostMatrix m(rows, cols);
+    for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = -1.0f + 2.0f * uniform01(seed, 0, uint32_t(i));
+    return m;
+}
 }  // namespace
 
 BackendSpeed measureBackendSpeed(Context& ctx) {
     const int M = 128, K = 256, N = 128;
-    const HostMatrix a = ref::uniformFill<float>(M, K, 1, 0, -1.0f, 1.0f);
-    const HostMatrix b = ref::uniformFill<float>(K, N, 2, 0, -1.0f, 1.0f);
+    const HostMatrix a = operand(M, K, 1);
+    const HostMatrix b = operand(K, N, 2);
     BackendSpeed s;
     s.shape = std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
     {

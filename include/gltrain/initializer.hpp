@@ -1,6 +1,6 @@
 // Weight initialisers, deterministic from a seed and identical natively and
 // in the browser: values come from the counter-based hash of
-// reference/random.hpp (integer arithmetic, exact everywhere); normals use
+// random.hpp (integer arithmetic, exact everywhere); normals use
 // Box–Muller in double, rounded to float once.
 #pragma once
 #include <array>
@@ -10,7 +10,7 @@
 
 #include "gltrain/error.hpp"
 #include "gltrain/host_matrix.hpp"
-#include "gltrain/reference/random.hpp"
+#include "gltrain/random.hpp"
 
 namespace gltrain {
 
@@ -72,11 +72,11 @@ struct Initializer {
         for (size_t i = 0; i < m.data.size(); ++i) {
             const uint32_t idx = uint32_t(i);
             if (uniform) {
-                double u = double(ref::uniform01<float>(seed, stream, idx));
+                double u = double(uniform01(seed, stream, idx));
                 m.data[i] = float((2.0 * u - 1.0) * std::sqrt(3.0 * var));
             } else {
-                double u1 = (double(ref::hash3(seed, stream, 2 * idx) >> 8) + 0.5) * 0x1p-24;
-                double u2 = double(ref::hash3(seed, stream, 2 * idx + 1) >> 8) * 0x1p-24;
+                double u1 = (double(hash3(seed, stream, 2 * idx) >> 8) + 0.5) * 0x1p-24;
+                double u2 = double(hash3(seed, stream, 2 * idx + 1) >> 8) * 0x1p-24;
                 double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.141592653589793 * u2);
                 m.data[i] = float(z * std::sqrt(var));
             }

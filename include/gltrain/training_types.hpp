@@ -16,7 +16,7 @@
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/ops/loss_scale.hpp"
 #include "gltrain/optimizer_config.hpp"
-#include "gltrain/reference/random.hpp"
+#include "gltrain/random.hpp"
 #include "gltrain/schedule.hpp"
 
 namespace gltrain {
@@ -133,7 +133,7 @@ inline std::vector<int> epochOrder(int n, uint32_t seed, int epoch, bool shuffle
     for (int i = 0; i < n; ++i) order[size_t(i)] = i;
     if (shuffle)
         for (int i = n - 1; i > 0; --i) {
-            const uint32_t j = ref::hash3(seed ^ 0x5eed5eedu, uint32_t(epoch), uint32_t(i)) % uint32_t(i + 1);
+            const uint32_t j = hash3(seed ^ 0x5eed5eedu, uint32_t(epoch), uint32_t(i)) % uint32_t(i + 1);
             std::swap(order[size_t(i)], order[j]);
         }
     return order;

@@ -1,4 +1,4 @@
-// lib/random: the counter-based generator of include/gltrain/reference/random.hpp,
+// lib/random: the counter-based generator of include/gltrain/random.hpp,
 // bit for bit: every value is a pure function of (seed, step, index), index the
 // row-major element index r * cols + c (so results do not depend on layout or
 // paging). highp uint arithmetic wraps mod 2^32 in GLSL ES 3.00, as in C++.

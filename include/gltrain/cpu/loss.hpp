@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "gltrain/reference/activations.hpp"
+#include "gltrain/cpu/activation.hpp"
 
 namespace gltrain::cpu {
 
@@ -66,7 +66,7 @@ inline LossSums pointwiseLoss(PointwiseLoss kind, const float* X, const float* T
             } else {
                 const float pos = x < 0.0f ? 0.0f : x;
                 row += double(pos - x * t + std::log1p(std::exp(-std::abs(x))));
-                if (grad) grad[i] = (ref::scalar::sigmoid(x) - t) * inv;
+                if (grad) grad[i] = (scalar::sigmoid(x) - t) * inv;
             }
         }
         s.loss += row / C;

@@ -95,7 +95,7 @@ constexpr int kNc = 256;  // columns of B packed at once: kKc x kNc floats = 256
 struct TileEpilogue {
     const float* bias = nullptr;     // the tile's columns of the bias
     float* z = nullptr;              // where Z goes
-    bool relu = false;               // C = max(Z, 0) (NaN stays NaN, as ref::scalar::activate)
+    bool relu = false;               // C = max(Z, 0) (NaN stays NaN, as cpu::scalar::activate)
     const float* reluAt = nullptr;   // C *= (reluAt > 0 ? 1 : 0), the ReLU derivative
 };
 

@@ -1,6 +1,6 @@
 // Counter-based random fills on the GPU: uniform, normal, inverted dropout
 // mask. Element (r, c) is a pure function of (seed, step, r * cols + c) —
-// the generator of include/gltrain/reference/random.hpp, reproduced in
+// the generator of include/gltrain/random.hpp, reproduced in
 // shaders/lib/random.glsl — so the result does not depend on the layout or
 // paging of `out`, and the CPU reference can check it:
 //   uniformFill  bit for bit equal to ref::uniformFill<float>

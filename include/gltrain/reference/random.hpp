@@ -16,6 +16,9 @@
 // are exact in fp32: uniform01 is identical on CPU and GPU. Normals go
 // through log/sqrt/cos, whose GPU precision is implementation-defined, so
 // they agree to a few ulps, not bit for bit.
+//
+// Production code draws from gltrain/random.hpp; pcg and hash3 here are the
+// oracle's own copy, so that the tests check that one (tests/random_test.cpp).
 #pragma once
 #include <cmath>
 #include <cstddef>
