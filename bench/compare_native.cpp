@@ -25,6 +25,7 @@
 // --feedback-min-work: ContextOptions::feedbackMinWork (the smallest product,
 // in multiply-adds, the transform-feedback matmul takes into a row-interleaved C).
 // --cpu-threads: ContextOptions::cpuThreads (the CPU backend's threads; 0 = one per core).
+#include <gltrain/backend_choice.hpp>
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/ops/matmul.hpp>
@@ -214,6 +215,7 @@ int main(int argc, char** argv) {
         }
         if (profile || stepsOnly) options.backend = BackendPreference::Gpu;  // they time GPU passes
         Context ctx(options);
+        chooseFasterBackend(ctx);
         const Capabilities& caps = ctx.caps();
 
         if (profile) {

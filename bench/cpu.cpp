@@ -10,6 +10,7 @@
 // warm-up; wall-clock time, so on a shared machine the figures move between
 // runs (compare rows of one run). No pass or fail.
 //   bench_cpu [--steps N]
+#include <gltrain/backend_choice.hpp>
 #include <gltrain/cpu/matmul.hpp>
 #include <gltrain/reference/random.hpp>  // ref::uniformFill: the operands
 #include <gltrain/sequential.hpp>
@@ -133,8 +134,9 @@ int main(int argc, char** argv) {
             const double w2 = stepMs(cpu, true, steps, 5, &loss);
             std::printf("| W2 CNN conv8-pool-conv16-pool-dense10, batch 64, Adam | %d | %.2f | %.4f |\n", n, w2, loss);
         }
-        // What a default Context decides here (it needs GL: absent, it says so).
+        // What Auto decides here (it needs GL: absent, it says so).
         Context automatic;
+        chooseFasterBackend(automatic);
         std::printf("\nBackendPreference::Auto here: %s (%s)\n", backendName(automatic.backend()),
                     automatic.caps().backendReason.c_str());
     } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 // MNIST example (conv 8@5x5 ReLU, max pool 2, conv 16@5x5 ReLU, max pool 2,
 // dense 10; batch 64); cnn-bn, two 3x3 conv blocks (32, 64) with batch
 // normalization (batch 64).
+#include <gltrain/backend_choice.hpp>
 #include <gltrain/gltrain.hpp>
 #include <gltrain/idx.hpp>
 #include <gltrain/sequential.hpp>
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
                           : backend == "gpu" ? gltrain::BackendPreference::Gpu
                                              : gltrain::BackendPreference::Auto;
         gltrain::Context ctx(options);
+        gltrain::chooseFasterBackend(ctx);
         if (info) std::cout << ctx.caps();
         std::printf("renderer: %s\n", ctx.caps().renderer.c_str());
         std::printf("backend: %s (%s)\n", gltrain::backendName(ctx.backend()), ctx.caps().backendReason.c_str());

@@ -2,6 +2,7 @@
 // two matrices, add them with a GLSL kernel, read the sum back and check it.
 // Natively it runs on EGL (llvmpipe here); built with em++ it runs the same
 // code on WebGL2 in a browser.
+#include <gltrain/backend_choice.hpp>
 #include <gltrain/gltrain.hpp>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 int main() {
     try {
         gltrain::Context ctx;
+        gltrain::chooseFasterBackend(ctx);  // Auto's timing too: the report says which engine trains models
         std::cout << ctx.caps();
         gltrain::HostMatrix a(2, 3, {1, 2, 3, 4, 5, 6}), b(2, 3, {10, 20, 30, 40, 50, 60});
         gltrain::Tensor ta(ctx, a), tb(ctx, b), sum(ctx, 2, 3);

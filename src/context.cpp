@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "gltrain/backend.hpp"
-#include "backend_speed.hpp"
 #include "gltrain/pass.hpp"
 #include "gltrain/tensor.hpp"
 #include "platform.hpp"
@@ -102,7 +101,6 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     shaders_ = std::make_unique<ShaderRegistry>(caps_.sampledFetch);
     createObjects();
     measurePrecision();
-    if (options_.backend == BackendPreference::Auto && caps_.softwareRenderer) preferCpuIfFaster();
 }
 
 // Compute-shader kernels: OpenGL ES 3.1 compute with the 16x16 workgroups and
@@ -214,21 +212,12 @@ void Context::startWithoutGl(const std::string& reason) {
     shaders_ = std::make_unique<ShaderRegistry>();
 }
 
-// On a software renderer the "GPU" is the CPU running shaders, and the CPU
-// backend's kernels may beat it: one matmul is timed both ways (a few ms each)
-// and the faster engine trains models. Reported either way, never silent.
-// The GL context stays: tensors and passes keep working.
-void Context::preferCpuIfFaster() {
-    const BackendSpeed s = measureBackendSpeed(*this);
-    const std::string measured = "a " + s.shape + " matmul took " + formatMs(s.gpuMs) + " on the GPU (" +
-                                 caps_.renderer + ", a software renderer) and " + formatMs(s.cpuMs) +
-                                 " on the CPU backend";
-    if (s.cpuMs < s.gpuMs) {
-        caps_.backend = Backend::Cpu;
-        caps_.backendReason = measured + ": models train on the CPU (ContextOptions::backend = gpu keeps the GPU)";
-    } else {
-        caps_.backendReason += "; " + measured + ": the GPU stays";
-    }
+void Context::setBackend(Backend backend, std::string reason) {
+    if (backend != Backend::Cpu && backend != caps_.backend)
+        throw ArgumentError(std::string("Context::setBackend: this Context can train on ") + backendName(caps_.backend) +
+                            " or cpu, not " + backendName(backend));
+    caps_.backend = backend;
+    caps_.backendReason = std::move(reason);
 }
 
 void Context::requireGl(const char* where) const {

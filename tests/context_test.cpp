@@ -90,6 +90,34 @@ TEST(Context, ContextsMadeAndDroppedInTurnLeaveALiveOneAlone) {
     context();
 }
 
+// What the layer above may tell a Context (backend_choice.hpp): the CPU
+// backend, keeping the GL context, or the GPU backend it has; never another
+// storage format than the device's.
+TEST(Context, SetBackendTakesTheCpuOrTheBackendItHas) {
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;
+    Context ctx(gpu);
+    const Backend own = ctx.backend();
+    ASSERT_NE(own, Backend::Cpu);
+    const Backend other = own == Backend::GpuFloat32 ? Backend::GpuFloat16 : Backend::GpuFloat32;
+    try {
+        ctx.setBackend(other, "told so");
+        FAIL() << "expected ArgumentError";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("Context::setBackend"), std::string::npos) << e.what();
+    }
+    ctx.setBackend(own, "measured: the GPU stays");
+    EXPECT_EQ(ctx.caps().backendReason, "measured: the GPU stays");
+    ctx.setBackend(Backend::Cpu, "measured: the CPU is faster");
+    EXPECT_EQ(ctx.backend(), Backend::Cpu);
+    EXPECT_EQ(ctx.caps().backendReason, "measured: the CPU is faster");
+    EXPECT_TRUE(ctx.hasGl());  // tensors keep working
+    Tensor t(ctx, HostMatrix(1, 2, 3.0f));
+    EXPECT_EQ(t.download().data[1], 3.0f);
+    EXPECT_THROW(ctx.setBackend(own, "back"), ArgumentError);  // the CPU backend is final
+    context();
+}
+
 #ifndef __EMSCRIPTEN__
 TEST(Context, UnknownPlatformIsAnArgumentError) {
     ContextOptions o;

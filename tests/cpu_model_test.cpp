@@ -8,9 +8,11 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gltrain/backend_choice.hpp"
 #include "gltrain/idx.hpp"
 #include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
@@ -89,14 +91,20 @@ TEST(CpuModel, AutoFallsBackToTheCpuWithoutFloatRenderTargets) {
     EXPECT_THROW(Context{o}, UnsupportedError);
 }
 
-// Auto on a software renderer times one matmul both ways and says so, whichever wins.
+// Auto on a software renderer: makeContext times one matmul both ways and says
+// so, whichever wins. A Context made directly runs no op to decide: it keeps
+// the GPU it can render with, and its report speaks of no timing.
 TEST(CpuModel, AutoOnASoftwareRendererReportsTheMeasurement) {
-    Context ctx;
-    if (!ctx.caps().softwareRenderer) GTEST_SKIP() << "renderer " << ctx.caps().renderer << " is not software";
-    EXPECT_TRUE(contains(ctx.caps().backendReason, "matmul took")) << ctx.caps().backendReason;
-    EXPECT_TRUE(ctx.hasGl());  // either way, tensors keep working
-    Tensor t(ctx, HostMatrix(1, 3, 2.0f));
+    const std::unique_ptr<Context> ctx = makeContext();
+    if (!ctx->caps().softwareRenderer) GTEST_SKIP() << "renderer " << ctx->caps().renderer << " is not software";
+    EXPECT_TRUE(contains(ctx->caps().backendReason, "matmul took")) << ctx->caps().backendReason;
+    EXPECT_TRUE(ctx->hasGl());  // either way, tensors keep working
+    Tensor t(*ctx, HostMatrix(1, 3, 2.0f));
     EXPECT_EQ(t.download().data[2], 2.0f);
+    Context plain;
+    EXPECT_NE(plain.backend(), Backend::Cpu) << plain.caps().backendReason;
+    EXPECT_FALSE(contains(plain.caps().backendReason, "matmul took")) << plain.caps().backendReason;
+    test::context();
 }
 
 // The GPU engine's reference checks (model_reference_steps.hpp), on the CPU backend.

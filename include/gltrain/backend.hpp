@@ -12,7 +12,8 @@
 //   cpu          models train on the CPU backend (gltrain/cpu/): asked for
 //                (BackendPreference::Cpu, no GL context at all), no float render
 //                targets or no GL context (Auto), or a software renderer on which
-//                the CPU measured faster (Auto: Context compares one matmul both ways)
+//                the CPU measured faster (Auto through makeContext, backend_choice.hpp,
+//                which times one matmul both ways)
 #pragma once
 #include <string>
 

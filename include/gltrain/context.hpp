@@ -10,11 +10,13 @@
 // canvas a CSS selector names, or on a fresh OffscreenCanvas (works in workers).
 //
 // Backend (backend.hpp): RGBA32F render targets, else RGBA16F ones, else
-// (or by choice, or on a software renderer that measured slower than the CPU)
-// the CPU backend, decided at creation from measured support and
-// ContextOptions; caps() reports the choice and why. A Context asked for the
-// CPU backend has no GL context at all: its tensors and passes throw
-// UnsupportedError, while a Sequential on it trains on the CPU.
+// (or by choice) the CPU backend, decided at creation from measured support
+// and ContextOptions; caps() reports the choice and why. The Context runs no
+// op to decide: on a software renderer, whether the CPU backend is faster is
+// measured above it (backend_choice.hpp: makeContext) and the Context told
+// (setBackend). A Context asked for the CPU backend has no GL context at all:
+// its tensors and passes throw UnsupportedError, while a Sequential on it
+// trains on the CPU.
 //
 // Lost contexts: a browser may take a WebGL context away at any time (GPU
 // reset, too many contexts, WEBGL_lose_context), and a native GPU reset does
@@ -67,6 +69,12 @@ public:
     bool hasGl() const { return bool(platform_); }
 
     Backend backend() const { return caps_.backend; }
+    // The engine models train on, as decided above the Context by a measurement
+    // (backend_choice.hpp), with `reason` as the report's: Backend::Cpu (a GL
+    // context stays, so tensors and passes keep working), or the backend the
+    // Context has. Anything else is an ArgumentError: what the device renders
+    // to is not a choice.
+    void setBackend(Backend backend, std::string reason);
     // The format of every texture the GPU renders to: RGBA32F, or RGBA16F on the half-float backend.
     GLenum renderFormat() const { return caps_.backend == Backend::GpuFloat16 ? GL_RGBA16F : GL_RGBA32F; }
     // Every integer up to this is exact in rendered storage (2^24 for fp32, 2^11 for
@@ -128,7 +136,6 @@ private:
     void createObjects();
     void abandonObjects();
     void startWithoutGl(const std::string& reason);
-    void preferCpuIfFaster();
     void requireGl(const char* where) const;
 
     ContextOptions options_;

@@ -11,6 +11,8 @@ namespace gltrain {
 //   Auto  the GPU when it renders float textures; the CPU backend when it does
 //         not (or there is no GL at all), and on a software renderer
 //         (llvmpipe, SwiftShader) when a startup matmul runs faster on the CPU
+//         (that timing is makeContext's, backend_choice.hpp: a Context made
+//         directly decides from the device's capabilities alone)
 //   Gpu   the GPU or an UnsupportedError
 //   Cpu   the CPU backend, without creating any GL context
 enum class BackendPreference { Auto, Gpu, Cpu };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "gltrain/backend_choice.hpp"
 #include "gltrain/capabilities.hpp"
 #include "gltrain/texture_pool.hpp"
 #include "values.hpp"
@@ -48,7 +49,7 @@ EM_JS(int, gltrain_js_queue_restore, (int handle), {
 
 namespace gltrain::js {
 
-ContextImpl::ContextImpl(ContextOptions o) : ctx(std::make_unique<Context>(std::move(o))) {
+ContextImpl::ContextImpl(ContextOptions o) : ctx(makeContext(std::move(o))) {
     if (ctx->hasGl()) {
         ctx->makeCurrent();
         glHandle = emscripten_webgl_get_current_context();

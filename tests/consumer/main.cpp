@@ -1,10 +1,13 @@
 // Links against the installed gltrain and runs one kernel.
+#include <gltrain/backend_choice.hpp>
 #include <gltrain/gltrain.hpp>
 
 #include <iostream>
+#include <memory>
 
 int main() {
-    gltrain::Context ctx;
+    const std::unique_ptr<gltrain::Context> context = gltrain::makeContext();
+    gltrain::Context& ctx = *context;
     gltrain::Tensor a(ctx, gltrain::HostMatrix(1, 3, {1, 2, 3}));
     gltrain::Tensor b(ctx, gltrain::HostMatrix(1, 3, {10, 20, 30}));
     gltrain::Tensor c(ctx, 1, 3);

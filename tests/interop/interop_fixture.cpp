@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "gltrain/backend_choice.hpp"
 #include "gltrain/gltrain.hpp"
 #include "gltrain/model_config.hpp"
 #include "gltrain/safetensors.hpp"
@@ -243,6 +244,7 @@ int main(int argc, char** argv) {
     const std::string mode = argv[1], dir = argv[2];
     try {
         Context ctx;
+        chooseFasterBackend(ctx);
         bool ok = false;
         if (mode == "check-checkpoint") ok = checkCheckpoints(ctx, dir);
 #ifndef __EMSCRIPTEN__

@@ -27,6 +27,7 @@
 
 #include "args.hpp"
 #include "data.hpp"
+#include "gltrain/backend_choice.hpp"
 #include "gltrain/gltrain.hpp"
 #include "gltrain/model_config.hpp"
 #include "progress.hpp"
@@ -326,6 +327,7 @@ int info(const std::vector<std::string>& argv) {
     Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--compute", true}});
     if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional()[0] + "'");
     Context ctx(contextOptions(a));
+    chooseFasterBackend(ctx);
     std::cout << "gltrain " << GLTRAIN_VERSION << "\n" << ctx.caps();
     return 0;
 }
@@ -400,6 +402,7 @@ int train(const std::vector<std::string>& argv) {
     if (epochs) config.fit.epochs = int(epochs);
     if (batch) config.fit.batchSize = int(batch);
     Context ctx(ctxOpts);
+    chooseFasterBackend(ctx);
     std::printf("device: %s (%s)%s\n", ctx.caps().renderer.c_str(), ctx.caps().platform.c_str(),
                 ctx.caps().softwareRenderer ? ", a software renderer" : "");
     std::printf("backend: %s (%s)\n", backendName(ctx.backend()), ctx.caps().backendReason.c_str());
@@ -516,7 +519,7 @@ Loaded loadForInference(const Args& a, const char* command, bool needTargets, st
     const ContextOptions ctxOpts = contextOptions(a);
     Loaded l;
     l.config = loadModelConfig(path);
-    l.ctx = std::make_unique<Context>(ctxOpts);
+    l.ctx = makeContext(ctxOpts);
     l.model = buildModel(*l.ctx, l.config);
     l.model->load(checkpoint);
     std::fprintf(log, "checkpoint: %s (step %ld)\n", checkpoint.c_str(), l.model->step());
