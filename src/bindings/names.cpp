@@ -7,6 +7,7 @@
 #include "gltrain/activation.hpp"
 #include "gltrain/optimizer_config.hpp"
 #include "gltrain/training_types.hpp"
+#include "gltrain/version.hpp"
 #include "values.hpp"
 
 namespace gltrain::js {
@@ -37,5 +38,5 @@ EMSCRIPTEN_BINDINGS(gltrain_names) {
     function("activationNames", &activationNames);
     function("optimizerNames", &optimizerNames);
     function("lossNames", &lossNames);
-    function("version", +[]() { return std::string("0.1.0"); });
+    function("version", +[]() { return std::string(GLTRAIN_VERSION); });
 }

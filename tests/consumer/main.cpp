@@ -1,9 +1,14 @@
-// Links against the installed gltrain and runs one kernel.
+// Links against the installed gltrain, checks its version header and runs one kernel.
 #include <gltrain/backend_choice.hpp>
 #include <gltrain/gltrain.hpp>
+#include <gltrain/version.hpp>
 
 #include <iostream>
 #include <memory>
+
+constexpr bool same(const char* a, const char* b) { return *a == *b && (*a == '\0' || same(a + 1, b + 1)); }
+static_assert(same(GLTRAIN_VERSION, GLTRAIN_FOUND_VERSION),
+              "the installed gltrain/version.hpp differs from the version find_package() found");
 
 int main() {
     const std::unique_ptr<gltrain::Context> context = gltrain::makeContext();

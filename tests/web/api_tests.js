@@ -118,7 +118,10 @@ async function fetchBytes(url) {
 
 const tests = {
   async 'module lists and version'() {
-    assertEq(gl.version, '0.1.0', 'version');
+    // The module's version is CMake's project() version; web/package.json must say
+    // the same (the web_package_version CTest holds it to CMake's).
+    const pkg = await (await fetch('/package.json')).json();
+    assertEq(gl.version, pkg.version, 'version (web/package.json)');
     assert(gl.activations.includes('relu') && gl.activations.includes('gelu'), 'activations');
     assert(gl.optimizers.includes('adamw'), 'optimizers');
     assert(gl.losses.includes('mse'), 'losses');

@@ -30,11 +30,8 @@
 #include "gltrain/backend_choice.hpp"
 #include "gltrain/gltrain.hpp"
 #include "gltrain/model_config.hpp"
+#include "gltrain/version.hpp"
 #include "progress.hpp"
-
-#ifndef GLTRAIN_VERSION
-#define GLTRAIN_VERSION "unknown"
-#endif
 
 namespace gltrain::cli {
 namespace {

@@ -1,0 +1,25 @@
+# Fails when the npm package (web/package.json and its lockfile) names another
+# version than project() in CMakeLists.txt, the one gltrain/version.hpp, the
+# CLI and the JavaScript module's version report.
+# Run: cmake -DSOURCE_DIR=<repo> -DVERSION=<project version> -P tests/web_package_version.cmake (CTest does).
+if(NOT SOURCE_DIR OR NOT VERSION)
+  message(FATAL_ERROR "web_package_version: pass -DSOURCE_DIR=<the repository> -DVERSION=<CMake's project version>")
+endif()
+file(READ ${SOURCE_DIR}/web/package.json package)
+file(READ ${SOURCE_DIR}/web/package-lock.json lock)
+set(wrong "")
+function(expect where found)
+  if(NOT found STREQUAL VERSION)
+    set(wrong "${wrong}\n  ${where} is ${found}" PARENT_SCOPE)
+  endif()
+endfunction()
+string(JSON found GET "${package}" version)
+expect("web/package.json's version" "${found}")
+string(JSON found GET "${lock}" version)
+expect("web/package-lock.json's version" "${found}")
+string(JSON found GET "${lock}" packages "" version)
+expect("web/package-lock.json's packages[\"\"].version" "${found}")
+if(wrong)
+  message(FATAL_ERROR "the npm package's version differs from CMake's project() version ${VERSION}:${wrong}")
+endif()
+message(STATUS "web_package_version: web/package.json and its lockfile say ${VERSION}, as CMake does")
