@@ -124,8 +124,8 @@ void checkGpu(Context& ctx, const Graph& g, const std::vector<ValueId>& wanted, 
 
 template <class F>
 void forEachExample(F&& f) {
-    forEachType(OpTypes{}, [&](auto tag) {
-        using OpT = typename decltype(tag)::type;
+    forEachType(OpTypes{}, [&](auto* tag) {
+        using OpT = std::remove_pointer_t<decltype(tag)>;
         const auto examples = OpT::examples();
         ASSERT_FALSE(examples.empty()) << OpT::kName << " has no examples";
         for (size_t i = 0; i < examples.size(); ++i) f(examples[i], i);

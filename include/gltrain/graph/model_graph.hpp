@@ -1,13 +1,14 @@
 // A layered model as a graph, the one both engines run: its layers' nodes
-// (graph/layer_nodes.hpp), the loss and, for training, autodiff's backward
-// pass — the training graph and the inference graph of one model.
+// (each layer's addNodes, gltrain/layers/), the loss and, for training,
+// autodiff's backward pass — the training graph and the inference graph.
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
 #include "gltrain/graph/autodiff.hpp"
-#include "gltrain/graph/layer_nodes.hpp"
+#include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers.hpp"
 #include "gltrain/ops/loss.hpp"
 
 namespace gltrain::graph {
@@ -65,7 +66,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
     for (const ModelLayer& L : layers) {
         LayerBuild b{g, L.geometry, o.training, o.seed,
                      [&](const char* n) { return m.variables.at(L.geometry.name + "/" + n); }, &m.statistics};
-        cur = addLayerNodes(*L.spec, b, cur);
+        cur = std::visit([&](const auto& layer) { return layer.addNodes(b, cur); }, *L.spec);
         if (b.logits != kNoValue) logits = b.logits;
     }
     m.output = cur;

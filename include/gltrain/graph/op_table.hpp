@@ -3,8 +3,9 @@
 // that misses a consumer — a GPU record, a CPU kernel, the oracle, a test
 // case — does not compile. docs/adding-a-layer.md says how to add one.
 #pragma once
-#include <cstddef>
 #include <variant>
+
+#include "gltrain/type_list.hpp"
 
 #include "gltrain/graph/ops/activation.hpp"
 #include "gltrain/graph/ops/batchnorm.hpp"
@@ -16,32 +17,13 @@
 
 namespace gltrain::graph {
 
-template <class... T>
-struct TypeList {
-    static constexpr size_t size = sizeof...(T);
-};
-template <class T>
-struct TypeTag {
-    using type = T;
-};
-template <class... T, class F>
-void forEachType(TypeList<T...>, F&& f) {
-    (f(TypeTag<T>{}), ...);
-}
-template <class List>
-struct VariantOf;
-template <class... T>
-struct VariantOf<TypeList<T...>> {
-    using type = std::variant<T...>;
-};
-
 using OpTypes = TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape, DropoutMask,           //
                          Activate, ActivateGrad, SoftmaxRows,                                    //
                          Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                    //
                          BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //
                          SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad,
                          CorrectCount>;
-using Op = VariantOf<OpTypes>::type;
+using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {
     return std::visit([](const auto& o) { return o.kName; }, op);

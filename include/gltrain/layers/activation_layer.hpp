@@ -4,6 +4,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -21,6 +22,10 @@ struct ActivationLayer {
         return std::make_tuple(field("activation", &ActivationLayer::activation, "The function.").mustGive(),
                                field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
                                field("name", &ActivationLayer::name, "Default activation_<i>."));
+    }
+
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        return b.add(graph::Activate{activation, alpha}, {x});
     }
 };
 

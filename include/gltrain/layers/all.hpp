@@ -19,7 +19,7 @@
 #include "gltrain/layers/global_average_pooling2d.hpp"
 #include "gltrain/layers/max_pool2d.hpp"
 #include "gltrain/layers/softmax.hpp"
-#include "gltrain/layers/type_list.hpp"
+#include "gltrain/type_list.hpp"
 
 namespace gltrain {
 

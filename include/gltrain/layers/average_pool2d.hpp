@@ -3,6 +3,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -27,6 +28,10 @@ struct AveragePool2D {
             field("stride", &AveragePool2D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &AveragePool2D::padding, "Default valid.").tfjs("padding"),
             field("name", &AveragePool2D::name, "Default average_pool2d_<i>."));
+    }
+
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        return b.add(graph::Pool{b.layer.window, PoolKind::Average}, {graph::asImage(b, x, b.layer.in)});
     }
 };
 

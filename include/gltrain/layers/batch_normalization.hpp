@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
 
@@ -39,6 +40,19 @@ struct BatchNormalization {
                 {"beta", {C}, true, Initializer::constant(0.0f), 1, C, C, C},
                 {"moving_mean", {C}, false, Initializer::constant(0.0f), 1, C, C, C},
                 {"moving_variance", {C}, false, Initializer::constant(1.0f), 1, C, C, C}};
+    }
+
+    // Training normalizes with the batch's statistics, which the step then moves
+    // the moving averages toward (after its updates); inference with the averages.
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        if (!b.training)
+            return b.add(graph::BatchNormInfer{epsilon}, {x, b.variable("moving_mean"), b.variable("moving_variance"),
+                                                         b.variable("gamma"), b.variable("beta")});
+        const auto out = b.addN(graph::BatchNormTrain{epsilon}, {x, b.variable("gamma"), b.variable("beta")});
+        const int pixels = b.layer.out.pixels();
+        b.statistics->push_back({b.layer.name + "/moving_mean", out[1], momentum, false, pixels});
+        b.statistics->push_back({b.layer.name + "/moving_variance", out[2], momentum, true, pixels});
+        return out[0];
     }
 };
 

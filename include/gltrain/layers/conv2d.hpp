@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
 
@@ -47,6 +48,12 @@ struct Conv2D {
         const int fanIn = LayerVariable::capped(k * k * C), fanOut = LayerVariable::capped(k * k * F);
         return {{"kernel", {k, k, C, F}, true, kernelInit, fanIn, filters, fanIn, fanOut},
                 {"bias", {F}, true, biasInit, 1, filters, fanIn, fanOut}};
+    }
+
+    // conv(x, kernel) + bias, activated: one forward/conv2d pass (graph/gpu_plan.hpp).
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        const graph::ValueId y = b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
+        return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
 };
 

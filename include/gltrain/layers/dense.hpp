@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
 
@@ -39,6 +40,12 @@ struct Dense {
         const int n = in.size();
         return {{"kernel", {n, units}, true, kernelInit, n, units, n, units},
                 {"bias", {units}, true, biasInit, 1, units, n, units}};
+    }
+
+    // x·kernel + bias, activated: one pass with the product's epilogue (graph/gpu_plan.hpp).
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        const graph::ValueId y = b.add(graph::MatMul{}, {graph::asFlat(b, x), b.variable("kernel")});
+        return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -21,6 +22,12 @@ struct Dropout {
                                    .check(ranges::kUnitIntervalOpen)
                                    .tfjs("rate"),
                                field("name", &Dropout::name, "Default dropout_<i>."));
+    }
+
+    // Inverted dropout: x times a mask of 0 and 1 / (1 - rate); nothing at inference.
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        if (!b.training || rate <= 0.0f) return x;
+        return b.add(graph::Mul{}, {x, b.add(graph::DropoutMask{rate, b.seed}, {x})});
     }
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -16,6 +17,8 @@ struct Flatten {
     static constexpr const char* kTfjsClass = "Flatten";
 
     static constexpr auto fields() { return std::make_tuple(field("name", &Flatten::name, "Default flatten_<i>.")); }
+
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const { return graph::asFlat(b, x); }
 };
 
 }  // namespace gltrain

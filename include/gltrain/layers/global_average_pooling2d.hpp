@@ -3,6 +3,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -17,6 +18,11 @@ struct GlobalAveragePooling2D {
 
     static constexpr auto fields() {
         return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."));
+    }
+
+    // An average pool whose window is the whole image.
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        return b.add(graph::Pool{b.layer.window, PoolKind::Average}, {graph::asImage(b, x, b.layer.in)});
     }
 };
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -27,6 +28,10 @@ struct MaxPool2D {
             field("stride", &MaxPool2D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &MaxPool2D::padding, "Default valid.").tfjs("padding"),
             field("name", &MaxPool2D::name, "Default max_pool2d_<i>."));
+    }
+
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        return b.add(graph::Pool{b.layer.window, PoolKind::Max}, {graph::asImage(b, x, b.layer.in)});
     }
 };
 

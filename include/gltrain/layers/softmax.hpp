@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "gltrain/graph/layer_build.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -17,6 +18,12 @@ struct Softmax {
     static constexpr const char* kTfjsClass = "Softmax";
 
     static constexpr auto fields() { return std::make_tuple(field("name", &Softmax::name, "Default softmax_<i>.")); }
+
+    // Training's loss reads the logits before it (softmax cross-entropy fuses the two).
+    graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
+        b.logits = x;
+        return b.training ? x : b.add(graph::SoftmaxRows{}, {graph::asFlat(b, x)});
+    }
 };
 
 }  // namespace gltrain

@@ -1,6 +1,7 @@
 // A compile-time list of types, and a loop over it: how the consumers of the
-// layer descriptors (layers/all.hpp) visit every layer kind, so one that a
-// consumer does not handle is a compile error there, not a silent gap.
+// layer descriptors (layers/all.hpp) and of the op table (graph/op_table.hpp)
+// visit every kind, so one that a consumer does not handle is a compile error
+// there, not a silent gap.
 #pragma once
 #include <cstddef>
 #include <type_traits>
