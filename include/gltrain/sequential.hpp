@@ -730,13 +730,6 @@ private:
         int pendingRows = 0;  // the rows of the step whose loss is in flight
     };
 
-    static std::optional<PoolKind> poolKindOf(const Layer& l) {
-        if (std::holds_alternative<MaxPool2D>(l)) return PoolKind::Max;
-        if (std::holds_alternative<AveragePool2D>(l) || std::holds_alternative<GlobalAveragePooling2D>(l))
-            return PoolKind::Average;
-        return std::nullopt;
-    }
-
     // Layer i's name and output shape from its input shape; errors name the
     // layer, what it received and from where.
     LayerState inferLayer(size_t i, Shape3 in, const std::string& from, const CompileOptions& options) const {
@@ -748,59 +741,20 @@ private:
         L.name = given.empty() ? std::visit([](const auto& l) { return std::string(l.kDefaultName); }, spec) + "_" +
                                      std::to_string(i)
                                : given;
-        auto fail = [&](const std::string& what) { throw ArgumentError("compile: layer " + L.name + ": " + what); };
         // The checks of each field's own value, from the layer's field table (layers/field.hpp).
-        if (const std::string problem = layerFieldProblem(spec); !problem.empty()) fail(problem);
-        auto received = [&] {
-            return "receives " + (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]"
-                                                                  : "[batch, " + in.str().substr(1)) +
-                   " from " + from;
-        };
-        auto needImage = [&] {
-            if (in.height == 1 && in.width == 1 && i == 0 && inputShape_.height == 1)
-                fail("needs image input [height, width, channels] but " + received() +
-                     " (build the model with Sequential(ctx, Shape3{h, w, c}))");
-        };
-        if (auto* d = std::get_if<Dense>(&spec)) {
-            if (in.height != 1 || in.width != 1) fail("needs a flat input but " + received() + "; add a Flatten layer");
-            if (d->inputDim > 0 && d->inputDim != in.channels)
-                fail("expects input of size " + std::to_string(d->inputDim) + " but " + received());
-            // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
-            const int64_t kernelValues = int64_t(in.channels) * d->units;
-            if (kernelValues > Window::kMaxExtent)
-                fail("its kernel of " + std::to_string(in.channels) + " x " + std::to_string(d->units) + " = " +
-                     std::to_string(kernelValues) + " values is more than " + std::to_string(Window::kMaxExtent));
-            L.out = {1, 1, d->units};
-        } else if (auto* c = std::get_if<Conv2D>(&spec)) {
-            needImage();
-            L.window = Window::make("compile: layer " + L.name, in, c->kernelSize, c->kernelSize, c->stride, c->stride,
-                                    c->padding, c->filters);
-            // k*k*C (the fan-in) and k*k*C*F (the kernel), in 64 bits: kernelSize 2000000000
-            // overflowed an int in the initializer's fan-in before.
-            if (Window::cappedProduct({c->kernelSize, c->kernelSize, in.channels, c->filters}) > Window::kMaxExtent)
-                fail("its kernel of " + std::to_string(c->kernelSize) + "x" + std::to_string(c->kernelSize) + "x" +
-                     std::to_string(in.channels) + "x" + std::to_string(c->filters) + " values is more than " +
-                     std::to_string(Window::kMaxExtent));
-            L.out = L.window.out;
-        } else if (auto kind = poolKindOf(spec)) {
-            int size = 0, stride = 0;
-            Padding padding = Padding::Valid;
-            if (auto* m = std::get_if<MaxPool2D>(&spec)) {
-                size = m->poolSize, stride = m->stride ? m->stride : m->poolSize, padding = m->padding;
-            } else if (auto* a = std::get_if<AveragePool2D>(&spec)) {
-                size = a->poolSize, stride = a->stride ? a->stride : a->poolSize, padding = a->padding;
-            }
-            needImage();
-            L.window = size ? Window::make("compile: layer " + L.name, in, size, size, stride, stride, padding, in.channels)
-                            : Window::make("compile: layer " + L.name, in, in.height, in.width, 1, 1, Padding::Valid,
-                                           in.channels);
-            L.out = L.window.out;
-        } else if (std::holds_alternative<Flatten>(spec)) {
-            L.out = {1, 1, in.size()};
-        } else if (std::holds_alternative<Softmax>(spec)) {
-            if (i + 1 != specs_.size()) fail("Softmax must be the last layer");
-            if (options.loss != LossKind::SoftmaxCrossEntropy) fail("a Softmax output needs the softmax cross-entropy loss");
-        }
+        if (const std::string problem = layerFieldProblem(spec); !problem.empty())
+            throw ArgumentError("compile: layer " + L.name + ": " + problem);
+        // Its output, from the layer's own shape function (layers/shape.hpp).
+        ShapeContext c;
+        c.in = in;
+        c.name = L.name;
+        c.from = from;
+        c.flatModelInput = i == 0 && inputShape_.height == 1 && inputShape_.width == 1;
+        c.last = i + 1 == specs_.size();
+        c.softmaxLoss = options.loss == LossKind::SoftmaxCrossEntropy;
+        const LayerShape s = std::visit([&](const auto& l) { return l.shape(c); }, spec);
+        L.out = s.out;
+        L.window = s.window;
         return L;
     }
 

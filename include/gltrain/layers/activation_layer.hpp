@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -23,6 +24,8 @@ struct ActivationLayer {
                                field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
                                field("name", &ActivationLayer::name, "Default activation_<i>."));
     }
+
+    LayerShape shape(const ShapeContext& c) const { return {c.in, {}}; }
 
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Activate{activation, alpha}, {x});

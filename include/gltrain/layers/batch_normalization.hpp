@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
 
@@ -41,6 +42,8 @@ struct BatchNormalization {
                 {"moving_mean", {C}, false, Initializer::constant(0.0f), 1, C, C, C},
                 {"moving_variance", {C}, false, Initializer::constant(1.0f), 1, C, C, C}};
     }
+
+    LayerShape shape(const ShapeContext& c) const { return {c.in, {}}; }
 
     // Training normalizes with the batch's statistics, which the step then moves
     // the moving averages toward (after its updates); inference with the averages.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
 
@@ -48,6 +49,18 @@ struct Conv2D {
         const int fanIn = LayerVariable::capped(k * k * C), fanOut = LayerVariable::capped(k * k * F);
         return {{"kernel", {k, k, C, F}, true, kernelInit, fanIn, filters, fanIn, fanOut},
                 {"bias", {F}, true, biasInit, 1, filters, fanIn, fanOut}};
+    }
+
+    LayerShape shape(const ShapeContext& c) const {
+        c.needImage();
+        const Window w = Window::make(c.who(), c.in, kernelSize, kernelSize, stride, stride, padding, filters);
+        // k*k*C (the fan-in) and k*k*C*F (the kernel), in 64 bits: kernelSize 2000000000
+        // overflowed an int in the initializer's fan-in before.
+        if (Window::cappedProduct({kernelSize, kernelSize, c.in.channels, filters}) > Window::kMaxExtent)
+            c.fail("its kernel of " + std::to_string(kernelSize) + "x" + std::to_string(kernelSize) + "x" +
+                   std::to_string(c.in.channels) + "x" + std::to_string(filters) + " values is more than " +
+                   std::to_string(Window::kMaxExtent));
+        return {w.out, w};
     }
 
     // conv(x, kernel) + bias, activated: one forward/conv2d pass (graph/gpu_plan.hpp).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
 
@@ -40,6 +41,18 @@ struct Dense {
         const int n = in.size();
         return {{"kernel", {n, units}, true, kernelInit, n, units, n, units},
                 {"bias", {units}, true, biasInit, 1, units, n, units}};
+    }
+
+    LayerShape shape(const ShapeContext& c) const {
+        if (c.in.height != 1 || c.in.width != 1) c.fail("needs a flat input but " + c.received() + "; add a Flatten layer");
+        if (inputDim > 0 && inputDim != c.in.channels)
+            c.fail("expects input of size " + std::to_string(inputDim) + " but " + c.received());
+        // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
+        const int64_t kernelValues = int64_t(c.in.channels) * units;
+        if (kernelValues > Window::kMaxExtent)
+            c.fail("its kernel of " + std::to_string(c.in.channels) + " x " + std::to_string(units) + " = " +
+                   std::to_string(kernelValues) + " values is more than " + std::to_string(Window::kMaxExtent));
+        return {{1, 1, units}, {}};
     }
 
     // x·kernel + bias, activated: one pass with the product's epilogue (graph/gpu_plan.hpp).

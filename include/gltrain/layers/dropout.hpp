@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -23,6 +24,8 @@ struct Dropout {
                                    .tfjs("rate"),
                                field("name", &Dropout::name, "Default dropout_<i>."));
     }
+
+    LayerShape shape(const ShapeContext& c) const { return {c.in, {}}; }
 
     // Inverted dropout: x times a mask of 0 and 1 / (1 - rate); nothing at inference.
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {

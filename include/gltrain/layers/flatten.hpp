@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -17,6 +18,8 @@ struct Flatten {
     static constexpr const char* kTfjsClass = "Flatten";
 
     static constexpr auto fields() { return std::make_tuple(field("name", &Flatten::name, "Default flatten_<i>.")); }
+
+    LayerShape shape(const ShapeContext& c) const { return {{1, 1, c.in.size()}, {}}; }
 
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const { return graph::asFlat(b, x); }
 };

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -18,6 +19,13 @@ struct GlobalAveragePooling2D {
 
     static constexpr auto fields() {
         return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."));
+    }
+
+    // The whole image: [H, W, C] -> [1, 1, C].
+    LayerShape shape(const ShapeContext& c) const {
+        c.needImage();
+        const Window w = Window::make(c.who(), c.in, c.in.height, c.in.width, 1, 1, Padding::Valid, c.in.channels);
+        return {w.out, w};
     }
 
     // An average pool whose window is the whole image.

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -29,6 +30,8 @@ struct MaxPool2D {
             field("padding", &MaxPool2D::padding, "Default valid.").tfjs("padding"),
             field("name", &MaxPool2D::name, "Default max_pool2d_<i>."));
     }
+
+    LayerShape shape(const ShapeContext& c) const { return c.pooled(poolSize, stride, padding); }
 
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Pool{b.layer.window, PoolKind::Max}, {graph::asImage(b, x, b.layer.in)});

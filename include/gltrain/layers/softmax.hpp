@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
 namespace gltrain {
@@ -18,6 +19,12 @@ struct Softmax {
     static constexpr const char* kTfjsClass = "Softmax";
 
     static constexpr auto fields() { return std::make_tuple(field("name", &Softmax::name, "Default softmax_<i>.")); }
+
+    LayerShape shape(const ShapeContext& c) const {
+        if (!c.last) c.fail("Softmax must be the last layer");
+        if (!c.softmaxLoss) c.fail("a Softmax output needs the softmax cross-entropy loss");
+        return {c.in, {}};
+    }
 
     // Training's loss reads the logits before it (softmax cross-entropy fuses the two).
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {

@@ -1,0 +1,47 @@
+// What a layer's `shape` (tfjs-layers' computeOutputShape) sees at compile:
+// its input, where that came from, and where the layer stands in the model;
+// it returns its output and, for the windowed layers, the window. Errors name
+// the layer and what it received, as compile's always did.
+#pragma once
+#include <string>
+
+#include "gltrain/error.hpp"
+#include "gltrain/window.hpp"
+
+namespace gltrain {
+
+struct LayerShape {
+    Shape3 out;
+    Window window;  // Conv2D and pooling
+};
+
+struct ShapeContext {
+    Shape3 in;
+    std::string name;          // the layer's
+    std::string from;          // "the model input" or the previous layer's name
+    bool flatModelInput = false;  // the first layer reads rows of a flat model input
+    bool last = false;         // the model's last layer
+    bool softmaxLoss = false;  // compiled with the softmax cross-entropy loss
+
+    std::string who() const { return "compile: layer " + name; }
+    [[noreturn]] void fail(const std::string& what) const { throw ArgumentError(who() + ": " + what); }
+    std::string received() const {
+        return "receives " +
+               (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]" : "[batch, " + in.str().substr(1)) +
+               " from " + from;
+    }
+    void needImage() const {
+        if (flatModelInput)
+            fail("needs image input [height, width, channels] but " + received() +
+                 " (build the model with Sequential(ctx, Shape3{h, w, c}))");
+    }
+    // A pooling window over the input (stride 0: the pool size), keeping the channels.
+    LayerShape pooled(int size, int stride, Padding padding) const {
+        needImage();
+        const Window w = Window::make(who(), in, size, size, stride ? stride : size, stride ? stride : size, padding,
+                                      in.channels);
+        return {w.out, w};
+    }
+};
+
+}  // namespace gltrain
