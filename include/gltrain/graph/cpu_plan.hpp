@@ -19,7 +19,8 @@
 #include "gltrain/cpu/conv.hpp"
 #include "gltrain/cpu/loss.hpp"
 #include "gltrain/cpu/matmul.hpp"
-#include "gltrain/graph/gpu_plan.hpp"
+#include "gltrain/graph/op_table.hpp"
+#include "gltrain/graph/patterns.hpp"
 #include "gltrain/host_matrix.hpp"
 
 namespace gltrain::graph {
@@ -33,30 +34,16 @@ struct CpuPlanOptions {
 class CpuPlan {
 public:
     CpuPlan(const Graph& g, int batch, const std::vector<ValueId>& wanted, CpuPlanOptions o = {})
-        : g_(g), batch_(batch), o_(std::move(o)), values_(size_t(g.values()), nullptr), own_(size_t(g.values())),
-          readers_(size_t(g.values())), wanted_(size_t(g.values()), false), done_(size_t(g.nodes()), false) {
+        : g_(g), batch_(batch), o_(std::move(o)), p_(g, wanted), values_(size_t(g.values()), nullptr),
+          own_(size_t(g.values())), done_(size_t(g.nodes()), false) {
         ws_.pool = o_.pool;
-        std::vector<bool> needed(size_t(g.values()), false);
-        for (ValueId v : wanted) needed[size_t(v)] = wanted_[size_t(v)] = true;
-        for (int n = g.nodes(); n-- > 0;) {
-            const Node& node = g.node(n);
-            bool run = false;
-            for (ValueId v : node.outputs) run = run || needed[size_t(v)];
-            if (!run) continue;
-            order_.insert(order_.begin(), n);
-            for (ValueId v : node.inputs) {
-                needed[size_t(v)] = true;
-                readers_[size_t(v)].insert(readers_[size_t(v)].begin(), n);
-            }
-            for (ValueId v : node.outputs) needed[size_t(v)] = true;  // an op writes all its outputs
-        }
         for (auto& [v, m] : o_.bound) values_.at(size_t(v)) = m;
         if (o_.fuse)
-            for (int n : order_) plan(n);
+            for (int n : p_.order) plan(n);
         std::vector<bool> aliased(size_t(g.values()), false);
         for (auto& a : aliases_) aliased[size_t(a.first)] = true;
         for (ValueId v = 0; v < g.values(); ++v) {
-            if (!needed[size_t(v)] || values_[size_t(v)] || aliased[size_t(v)]) continue;
+            if (!p_.needed[size_t(v)] || values_[size_t(v)] || aliased[size_t(v)]) continue;
             const Value& x = g.value(v);
             own_[size_t(v)] = HostMatrix(int(x.shape.rows(batch)), int(x.shape.cols()), x.constant);
             values_[size_t(v)] = &own_[size_t(v)];
@@ -76,7 +63,7 @@ public:
     void run(long step = 0) {
         step_ = step;
         ++runs_;
-        for (int n : order_) {
+        for (int n : p_.order) {
             const Node& node = g_.node(n);
             for (ValueId v : node.inputs) {
                 const HostMatrix& m = *values_[size_t(v)];
@@ -115,91 +102,59 @@ public:
     };
 
 private:
-    template <class T>
-    const T* opAt(int n) const {
-        return std::get_if<T>(&g_.node(n).op);
-    }
-    const std::vector<int>& readers(ValueId v) const { return readers_[size_t(v)]; }
-    int soleReader(ValueId v) const { return !wanted_[size_t(v)] && readers(v).size() == 1 ? readers(v)[0] : -1; }
     HostMatrix& at(ValueId v) { return *values_[size_t(v)]; }
-    bool read(ValueId v) const { return wanted_[size_t(v)] || !readers(v).empty(); }
 
     // ---- the patterns: each decides now and stores what the run calls ----
     void plan(int n) {
         if (done_[size_t(n)]) return;
         const Node& node = g_.node(n);
-        if (opAt<Reshape>(n) && !values_[size_t(node.outputs[0])]) {
+        if (opOf<Reshape>(g_, n) && !values_[size_t(node.outputs[0])]) {
             aliases_.push_back({node.outputs[0], node.inputs[0]});
             done_[size_t(n)] = true;
             return;
         }
-        if (planProductOrConvolution(n) || planLossAndGradient(n) || planProductWithDerivative(n))
-            done_[size_t(n)] = true;
+        if (planProduct(n) || planLossAndGradient(n) || planDerivativeEpilogue(n)) done_[size_t(n)] = true;
     }
 
-    bool planProductOrConvolution(int n) {
-        const Node& node = g_.node(n);
-        const auto* mm = opAt<MatMul>(n);
-        const auto* conv = opAt<Conv>(n);
-        if (!(mm && !mm->transA && !mm->transB) && !conv) return false;
-        const int biasNode = soleReader(node.outputs[0]);
-        if (biasNode < 0 || !opAt<BiasAdd>(biasNode) || g_.node(biasNode).inputs[0] != node.outputs[0]) return false;
-        const ValueId z = g_.node(biasNode).outputs[0];
-        int actNode = -1;
-        std::vector<int> derivatives;
-        for (int r : readers(z)) {
-            if (opAt<Activate>(r) && actNode < 0) actNode = r;
-            else if (opAt<ActivateGrad>(r) && g_.node(r).inputs[1] == z) derivatives.push_back(r);
-            else actNode = -2;
-        }
-        if (actNode == -2 || wanted_[size_t(z)]) actNode = -1, derivatives.clear();
-        const Activate act = actNode >= 0 ? *opAt<Activate>(actNode) : Activate{Activation::Linear, 0.01f};
-        for (int d : derivatives)
-            if (opAt<ActivateGrad>(d)->act != act.act || opAt<ActivateGrad>(d)->alpha != act.alpha) return false;
-        const ValueId x = node.inputs[0], w = node.inputs[1], b = g_.node(biasNode).inputs[1];
-        const ValueId y = actNode >= 0 ? g_.node(actNode).outputs[0] : z;
-        const bool keepZ = !derivatives.empty() && !derivativeFromOutput(act.act, act.alpha);
-        if (y != z && !keepZ && read(z)) aliases_.push_back({z, y});  // f'(Y) is f'(Z)
-        if (mm) {
-            fused_[n] = [this, x, w, b, y, z, keepZ, act] {
-                const HostMatrix &X = at(x), &W = at(w);
-                HostMatrix& Y = at(y);
-                cpu::Epilogue e;
-                e.bias = at(b).data.data();
-                e.activation = act.act;
-                e.alpha = act.alpha;
-                e.preactivation = keepZ ? at(z).data.data() : nullptr;
-                cpu::matmul(Y.rows, Y.cols, X.cols, X.data.data(), X.cols, false, W.data.data(), W.cols, false,
-                            Y.data.data(), Y.cols, e, ws_);
-            };
-        } else {
-            const Window win = conv->window;
-            fused_[n] = [this, x, w, b, y, z, keepZ, act, win] {
-                cpu::conv2d(at(x).data.data(), at(x).rows, win, at(w).data.data(), at(b).data.data(), act.act,
-                            act.alpha, at(y).data.data(), keepZ ? at(z).data.data() : nullptr, ws_);
-            };
-        }
-        done_[size_t(biasNode)] = true;
-        if (actNode >= 0) done_[size_t(actNode)] = true;
+    // MatMul or Conv -> BiasAdd -> (Activate): one kernel (graph/patterns.hpp).
+    bool planProduct(int n) {
+        const auto m = matchProduct(g_, p_, n);
+        if (!m) return false;
+        if (m->zIsY) aliases_.push_back({m->z, m->y});
+        const ProductMatch pm = *m;
+        const Window win = m->conv ? m->conv->window : Window{};
+        fused_[n] = [this, pm, win] {
+            float* z = pm.keepZ ? at(pm.z).data.data() : nullptr;
+            if (pm.conv) {
+                cpu::conv2d(at(pm.x).data.data(), at(pm.x).rows, win, at(pm.w).data.data(), at(pm.b).data.data(),
+                            pm.act, pm.alpha, at(pm.y).data.data(), z, ws_);
+                return;
+            }
+            const HostMatrix &X = at(pm.x), &W = at(pm.w);
+            HostMatrix& Y = at(pm.y);
+            cpu::Epilogue e;
+            e.bias = at(pm.b).data.data();
+            e.activation = pm.act;
+            e.alpha = pm.alpha;
+            e.preactivation = z;
+            cpu::matmul(Y.rows, Y.cols, X.cols, X.data.data(), X.cols, false, W.data.data(), W.cols, false,
+                        Y.data.data(), Y.cols, e, ws_);
+        };
+        done_[size_t(m->biasNode)] = true;
+        if (m->actNode >= 0) done_[size_t(m->actNode)] = true;
         return true;
     }
-    // A loss (its rows' losses unread) and its gradient: one pass.
+    // A loss (its rows' losses unread) and its gradient: one pass over the logits.
     bool planLossAndGradient(int n) {
         const Node& node = g_.node(n);
-        const bool softmax = opAt<SoftmaxCrossEntropy>(n) != nullptr;
-        const auto* pointwise = opAt<PointwiseLossOp>(n);
-        if ((!softmax && !pointwise) || read(node.outputs[0])) return false;
-        int gradNode = -1;
-        for (int r : readers(node.inputs[0])) {
-            const Node& c = g_.node(r);
-            const bool match = softmax ? opAt<SoftmaxCrossEntropyGrad>(r) != nullptr
-                                       : opAt<PointwiseLossGrad>(r) && opAt<PointwiseLossGrad>(r)->kind == pointwise->kind;
-            if (match && c.inputs[0] == node.inputs[0] && c.inputs[1] == node.inputs[1]) gradNode = r;
-        }
-        if (gradNode < 0) return false;
+        if ((!opOf<SoftmaxCrossEntropy>(g_, n) && !opOf<PointwiseLossOp>(g_, n)) || p_.read(node.outputs[0])) return false;
+        const auto gradNode = matchLossGradient(g_, p_, n, done_);
+        if (!gradNode) return false;
+        const bool softmax = opOf<SoftmaxCrossEntropy>(g_, n) != nullptr;
+        const cpu::PointwiseLoss kind =
+            softmax ? cpu::PointwiseLoss::SquaredError : op_detail::cpuKind(opOf<PointwiseLossOp>(g_, n)->kind);
         const ValueId x = node.inputs[0], t = node.inputs[1], mean = node.outputs[1];
-        const ValueId seed = g_.node(gradNode).inputs[2], dx = g_.node(gradNode).outputs[0];
-        const cpu::PointwiseLoss kind = pointwise ? op_detail::cpuKind(pointwise->kind) : cpu::PointwiseLoss::SquaredError;
+        const ValueId seed = g_.node(*gradNode).inputs[2], dx = g_.node(*gradNode).outputs[0];
         fused_[n] = [this, softmax, kind, x, t, mean, seed, dx] {
             const HostMatrix &X = at(x), &T = at(t);
             HostMatrix& G = at(dx);
@@ -216,18 +171,16 @@ private:
             if (scale != 1.0f)
                 for (float& v : G.data) v *= scale;
         };
-        done_[size_t(gradNode)] = true;
+        done_[size_t(*gradNode)] = true;
         return true;
     }
-    bool planProductWithDerivative(int n) {
-        const auto* mm = opAt<MatMul>(n);
-        if (!mm || mm->transA || !mm->transB) return false;
+    // dZ·Wᵀ times the previous layer's f'(Z): the product's epilogue.
+    bool planDerivativeEpilogue(int n) {
+        const auto d = matchDerivativeEpilogue(g_, p_, n);
+        if (!d) return false;
         const Node& node = g_.node(n);
-        const int d = soleReader(node.outputs[0]);
-        const auto* ag = d >= 0 ? opAt<ActivateGrad>(d) : nullptr;
-        if (!ag || g_.node(d).inputs[0] != node.outputs[0]) return false;
-        const ValueId a = node.inputs[0], w = node.inputs[1], z = g_.node(d).inputs[1], dx = g_.node(d).outputs[0];
-        const ActivateGrad act = *ag;
+        const ValueId a = node.inputs[0], w = node.inputs[1], z = g_.node(*d).inputs[1], dx = g_.node(*d).outputs[0];
+        const ActivateGrad act = *opOf<ActivateGrad>(g_, *d);
         fused_[n] = [this, a, w, z, dx, act] {
             const HostMatrix &A = at(a), &W = at(w);
             HostMatrix& Y = at(dx);
@@ -238,7 +191,7 @@ private:
             cpu::matmul(Y.rows, Y.cols, A.cols, A.data.data(), A.cols, false, W.data.data(), W.cols, true,
                         Y.data.data(), Y.cols, e, ws_);
         };
-        done_[size_t(d)] = true;
+        done_[size_t(*d)] = true;
         return true;
     }
 
@@ -250,11 +203,10 @@ private:
     const Graph& g_;
     int batch_;
     CpuPlanOptions o_;
+    PlanNodes p_;
     std::vector<HostMatrix*> values_;
     std::vector<HostMatrix> own_;
-    std::vector<std::vector<int>> readers_;
-    std::vector<bool> wanted_, done_;
-    std::vector<int> order_;
+    std::vector<bool> done_;
     std::map<int, std::function<void()>> fused_;
     std::vector<std::pair<ValueId, ValueId>> aliases_;  // (value, the one whose storage it shares)
     std::map<ValueId, Argmax> argmax_;

@@ -4,7 +4,8 @@
 // (as TFLite's GPU delegate tries its node shaders in order), the last one
 // being the op's own `gpu` (one op at a time: the op table's tests run with
 // nothing else). With GpuPlanOptions::fuse the compiler's patterns come
-// first, each worth a pass or a tensor a step (bench/RESULTS.md, bench/COMPARE.md):
+// first (matched in graph/patterns.hpp, which graph/cpu_plan.hpp shares),
+// each worth a pass or a tensor a step (bench/RESULTS.md, bench/COMPARE.md):
 //   - a product, its bias and its activation: one pass with the matmul's
 //     epilogue (ops/matmul.hpp), keeping Z only where the backward's f'(Z)
 //     cannot be read from the output (derivativeFromOutput);
@@ -25,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "gltrain/graph/graph.hpp"
+#include "gltrain/graph/patterns.hpp"
 #include "gltrain/ops/optimizer.hpp"
 #include "gltrain/pass_list.hpp"
 
@@ -45,43 +46,20 @@ struct GpuPlanOptions {
     std::function<PassList*(const Node&)> listFor;  // where a node's passes go (null: the plan's own list)
 };
 
-// Linear's, ReLU's and LeakyReLU's (slope >= 0) derivative at Z equals their
-// derivative at Y = f(Z) (Y > 0 exactly where Z > 0; NaN stays NaN), so such
-// layers keep no Z: their forward is the fused single-output kernel and the
-// backward reads f'(Y).
-inline bool derivativeFromOutput(Activation a, float alpha) {
-    return a == Activation::Linear || a == Activation::ReLU || (a == Activation::LeakyReLU && alpha >= 0.0f);
-}
-
 class GpuPlan {
 public:
     GpuPlan(Context& ctx, const Graph& g, int batch, const std::vector<ValueId>& wanted, GpuPlanOptions o = {})
-        : ctx_(ctx), g_(g), batch_(batch), o_(std::move(o)), tensors_(size_t(g.values()), nullptr),
-          consumers_(size_t(g.values())), wanted_(size_t(g.values()), false), done_(size_t(g.nodes()), false),
-          form_(size_t(g.values()), GradientForm::Same) {
+        : ctx_(ctx), g_(g), batch_(batch), o_(std::move(o)), p_(g, wanted), tensors_(size_t(g.values()), nullptr),
+          done_(size_t(g.nodes()), false), form_(size_t(g.values()), GradientForm::Same) {
         for (auto& [v, t] : o_.bound) tensors_.at(size_t(v)) = t;
-        std::vector<bool> needed(size_t(g.values()), false);
-        for (ValueId v : wanted) needed[size_t(v)] = wanted_[size_t(v)] = true;
-        std::vector<int> order;
-        for (int n = g.nodes(); n-- > 0;) {
-            const Node& node = g.node(n);
-            bool run = false;
-            for (ValueId v : node.outputs) run = run || needed[size_t(v)];
-            if (!run) continue;
-            order.insert(order.begin(), n);
-            for (ValueId v : node.inputs) {
-                needed[size_t(v)] = true;
-                consumers_[size_t(v)].insert(consumers_[size_t(v)].begin(), n);
-            }
-        }
         for (ValueId v = 0; v < g.values(); ++v) {
             const Value& x = g.value(v);
-            if (!needed[size_t(v)] || x.kind == ValueKind::Computed || tensors_[size_t(v)]) continue;
+            if (!p_.needed[size_t(v)] || x.kind == ValueKind::Computed || tensors_[size_t(v)]) continue;
             auto it = o_.layouts.find(v);
             Tensor& t = make(v, it == o_.layouts.end() ? Layout::Packed : it->second);
             if (x.kind == ValueKind::Constant) t.upload(HostMatrix(t.rows(), t.cols(), x.constant));
         }
-        for (int n : order) {
+        for (int n : p_.order) {
             if (done_[size_t(n)]) continue;
             const Node& node = g.node(n);
             if (!(o_.fuse && fused(n))) {
@@ -120,7 +98,7 @@ public:
         Tensor& out(int k, Layout layout = Layout::Packed) const { return plan.output(node.outputs[size_t(k)], layout); }
         int rows(int k) const { return int(plan.g_.shape(node.outputs[size_t(k)]).rows(plan.batch_)); }
         // Whether anything reads output k (a kernel may then skip writing it).
-        bool wants(int k) const { return plan.read(node.outputs[size_t(k)]); }
+        bool wants(int k) const { return plan.p_.read(node.outputs[size_t(k)]); }
         // A gradient seed: null when it is the constant 1 (the kernels' default scale).
         const Tensor* seed(int i) const {
             const Value& x = plan.g_.value(node.inputs[size_t(i)]);
@@ -136,19 +114,10 @@ private:
         return *(tensors_[size_t(v)] = &store_.back());
     }
     Tensor& output(ValueId v, Layout layout) { return tensors_[size_t(v)] ? *tensors_[size_t(v)] : make(v, layout); }
-    bool read(ValueId v) const { return wanted_[size_t(v)] || !consumers_[size_t(v)].empty(); }
     PassList& listOf(const Node& n) {
         PassList* l = o_.listFor ? o_.listFor(n) : nullptr;
         return l ? *l : list_;
     }
-    template <class T>
-    const T* opAt(int n) const {
-        return std::get_if<T>(&g_.node(n).op);
-    }
-    const std::vector<int>& readers(ValueId v) const { return consumers_[size_t(v)]; }
-    // The one node reading v, if v has exactly one reader and nothing else wants it.
-    int soleReader(ValueId v) const { return !wanted_[size_t(v)] && readers(v).size() == 1 ? readers(v)[0] : -1; }
-
     // ---- the compiler's patterns ----
 
     bool fused(int n) {
@@ -156,129 +125,98 @@ private:
                leaveBiasSumToUpdate(n) || aliasReshape(n);
     }
 
-    // MatMul or Conv -> BiasAdd -> (Activate): one pass (see the top).
+    // MatMul or Conv -> BiasAdd -> (Activate): one pass (graph/patterns.hpp).
     bool fuseProductOrConvolution(int n) {
+        const auto m = matchProduct(g_, p_, n);
+        if (!m) return false;
         const Node& node = g_.node(n);
-        const auto* mm = opAt<MatMul>(n);
-        const auto* conv = opAt<Conv>(n);
-        if (!(mm && !mm->transA && !mm->transB) && !conv) return false;
-        const int biasNode = soleReader(node.outputs[0]);
-        if (biasNode < 0 || !opAt<BiasAdd>(biasNode) || g_.node(biasNode).inputs[0] != node.outputs[0]) return false;
-        const ValueId z = g_.node(biasNode).outputs[0];
-        // The activation, and the backward's f'(Z) readers of z; anything else reading z
-        // needs Z itself: then the activation stays a pass of its own.
-        int actNode = -1;
-        std::vector<int> derivatives;
-        for (int r : readers(z)) {
-            if (const auto* a = opAt<Activate>(r); a && actNode < 0) actNode = r;
-            else if (opAt<ActivateGrad>(r) && g_.node(r).inputs[1] == z) derivatives.push_back(r);
-            else actNode = -2;
-        }
-        if (actNode == -2 || wanted_[size_t(z)]) actNode = -1, derivatives.clear();
-        const Activate act = actNode >= 0 ? *opAt<Activate>(actNode) : Activate{Activation::Linear, 0.01f};
-        for (int d : derivatives) {
-            const auto* ag = opAt<ActivateGrad>(d);
-            if (ag->act != act.act || ag->alpha != act.alpha) return false;
-        }
-        const ValueId yv = actNode >= 0 ? g_.node(actNode).outputs[0] : z;
-        const Tensor &x = (*this)[node.inputs[0]], &w = (*this)[node.inputs[1]], &b = (*this)[g_.node(biasNode).inputs[1]];
+        const Tensor &x = (*this)[m->x], &w = (*this)[m->w], &b = (*this)[m->b];
         PassList& list = listOf(node);
-        const bool keepZ = !derivatives.empty() && !derivativeFromOutput(act.act, act.alpha);
-        if (mm) {
-            if (actNode < 0 && fuseLossGradient(n, biasNode, z)) return done(biasNode);
-            if (keepZ) {
-                recordDenseTrain(list, x, w, b, act.act, output(z, Layout::Packed), output(yv, Layout::Packed), act.alpha);
-            } else {
-                recordDense(list, x, w, b, act.act, output(yv, blockLayout(ctx_, batch_)), act.alpha);
-            }
+        if (!m->conv) {
+            if (m->actNode < 0 && fuseLossGradient(node, *m)) return done(m->biasNode);
+            if (m->keepZ)
+                recordDenseTrain(list, x, w, b, m->act, output(m->z, Layout::Packed), output(m->y, Layout::Packed), m->alpha);
+            else
+                recordDense(list, x, w, b, m->act, output(m->y, blockLayout(ctx_, batch_)), m->alpha);
         } else {
-            const Layout rows4 = batch_ >= 4 ? Layout::PackedRows4 : Layout::Packed;
-            if (keepZ) {
-                recordConv2D(list, x, w, &b, conv->window, Activation::Linear, output(z, rows4));
-                recordActivation(list, *tensors_[size_t(z)], act.act, output(yv, Layout::Packed), act.alpha);
+            const Layout rows4 = op_detail::convLayout(batch_);
+            if (m->keepZ) {
+                recordConv2D(list, x, w, &b, m->conv->window, Activation::Linear, output(m->z, rows4));
+                recordActivation(list, *tensors_[size_t(m->z)], m->act, output(m->y, Layout::Packed), m->alpha);
             } else {
-                recordConv2D(list, x, w, &b, conv->window, act.act, output(yv, rows4), act.alpha);
+                recordConv2D(list, x, w, &b, m->conv->window, m->act, output(m->y, rows4), m->alpha);
             }
         }
-        if (!keepZ && yv != z && read(z)) tensors_[size_t(z)] = tensors_[size_t(yv)];  // f'(Y) is f'(Z)
-        done(biasNode);
-        if (actNode >= 0) done(actNode);
+        if (m->zIsY) tensors_[size_t(m->z)] = tensors_[size_t(m->y)];
+        done(m->biasNode);
+        if (m->actNode >= 0) done(m->actNode);
         return true;
     }
-    // The last product's bias output z read only by a point-wise loss and its
-    // gradient: the product writes z and the gradient in one pass.
-    bool fuseLossGradient(int n, int biasNode, ValueId z) {
-        if (o_.lossGradInProductMacs <= 0 || readers(z).size() != 2) return false;
+    // The last product's linear output z read only by a point-wise loss and its
+    // gradient: the product writes z and the gradient in one pass (GPU only:
+    // one pass less while the product is far below a pass's fixed cost).
+    bool fuseLossGradient(const Node& product, const ProductMatch& m) {
+        if (o_.lossGradInProductMacs <= 0 || p_.readers[size_t(m.z)].size() != 2) return false;
         const PointwiseLossOp* loss = nullptr;
         int gradNode = -1;
-        for (int r : readers(z)) {
-            if (const auto* l = opAt<PointwiseLossOp>(r)) loss = l;
-            else if (opAt<PointwiseLossGrad>(r)) gradNode = r;
+        for (int r : p_.readers[size_t(m.z)]) {
+            if (const auto* l = opOf<PointwiseLossOp>(g_, r)) loss = l;
+            else if (opOf<PointwiseLossGrad>(g_, r)) gradNode = r;
         }
-        if (!loss || gradNode < 0 || opAt<PointwiseLossGrad>(gradNode)->kind != loss->kind) return false;
-        const Node &node = g_.node(n), &grad = g_.node(gradNode);
-        const Tensor &x = (*this)[node.inputs[0]], &w = (*this)[node.inputs[1]], &b = (*this)[g_.node(biasNode).inputs[1]];
+        if (!loss || gradNode < 0 || opOf<PointwiseLossGrad>(g_, gradNode)->kind != loss->kind) return false;
+        const Node& grad = g_.node(gradNode);
+        const Tensor &x = (*this)[m.x], &w = (*this)[m.w], &b = (*this)[m.b];
         if (int64_t(batch_) * x.cols() * w.cols() > o_.lossGradInProductMacs) return false;
         OpRecorder r{*this, grad};
-        recordDenseLossGrad(listOf(node), x, w, b, loss->kind, (*this)[grad.inputs[1]], output(z, Layout::Packed),
+        recordDenseLossGrad(listOf(product), x, w, b, loss->kind, (*this)[grad.inputs[1]], output(m.z, Layout::Packed),
                             output(grad.outputs[0], Layout::Packed), r.seed(2));
         return done(gradNode);
     }
-    // A loss and its gradient node (same prediction and target): one call.
+    // A loss and its gradient: one call of its fused kernels.
     bool fuseLossAndGradient(int n) {
-        const Node& node = g_.node(n);
-        const bool softmax = opAt<SoftmaxCrossEntropy>(n) != nullptr;
-        const auto* pointwise = opAt<PointwiseLossOp>(n);
-        if (!softmax && !pointwise) return false;
-        int gradNode = -1;
-        for (int r : readers(node.inputs[0])) {
-            const Node& c = g_.node(r);
-            const bool match = softmax ? opAt<SoftmaxCrossEntropyGrad>(r) != nullptr
-                                       : opAt<PointwiseLossGrad>(r) && opAt<PointwiseLossGrad>(r)->kind == pointwise->kind;
-            if (match && !done_[size_t(r)] && c.inputs[0] == node.inputs[0] && c.inputs[1] == node.inputs[1]) gradNode = r;
-        }
-        if (gradNode < 0) return false;
-        const Node& grad = g_.node(gradNode);
+        const auto gradNode = matchLossGradient(g_, p_, n, done_);
+        if (!gradNode) return false;
+        const Node &node = g_.node(n), &grad = g_.node(*gradNode);
         OpRecorder r{*this, grad};
-        Tensor* rows = read(node.outputs[0]) ? &output(node.outputs[0], Layout::Unpacked) : nullptr;
-        Tensor* mean = read(node.outputs[1]) ? &output(node.outputs[1], Layout::Packed) : nullptr;
+        Tensor* rows = p_.read(node.outputs[0]) ? &output(node.outputs[0], Layout::Unpacked) : nullptr;
+        Tensor* mean = p_.read(node.outputs[1]) ? &output(node.outputs[1], Layout::Packed) : nullptr;
         Tensor& dx = output(grad.outputs[0], Layout::Packed);
         const Tensor &pred = (*this)[node.inputs[0]], &target = (*this)[node.inputs[1]];
-        if (softmax) recordSoftmaxCrossEntropy(listOf(node), pred, target, &dx, rows, mean, r.seed(2));
-        else if (pointwise->kind == PointwiseLoss::MeanSquaredError) recordMse(listOf(node), pred, target, &dx, rows, mean, r.seed(2));
-        else recordBinaryCrossEntropyWithLogits(listOf(node), pred, target, &dx, rows, mean, r.seed(2));
-        return done(gradNode);
+        PassList& list = listOf(node);
+        if (opOf<SoftmaxCrossEntropy>(g_, n)) recordSoftmaxCrossEntropy(list, pred, target, &dx, rows, mean, r.seed(2));
+        else if (opOf<PointwiseLossOp>(g_, n)->kind == PointwiseLoss::MeanSquaredError)
+            recordMse(list, pred, target, &dx, rows, mean, r.seed(2));
+        else recordBinaryCrossEntropyWithLogits(list, pred, target, &dx, rows, mean, r.seed(2));
+        return done(*gradNode);
     }
-    // dZ·Wᵀ read only by the previous layer's f'(Z): the product's backward epilogue.
+    // dZ·Wᵀ times the previous layer's f'(Z): the product's backward epilogue.
     bool fuseProductWithDerivative(int n) {
-        const auto* mm = opAt<MatMul>(n);
-        if (!mm || mm->transA || !mm->transB) return false;
-        const Node& node = g_.node(n);
-        const int d = soleReader(node.outputs[0]);
-        const auto* ag = d >= 0 ? opAt<ActivateGrad>(d) : nullptr;
-        if (!ag || g_.node(d).inputs[0] != node.outputs[0]) return false;
+        const auto d = matchDerivativeEpilogue(g_, p_, n);
+        if (!d) return false;
+        const Node &node = g_.node(n), &dact = g_.node(*d);
+        const ActivateGrad& ag = *opOf<ActivateGrad>(g_, *d);
         MatmulOptions nt;
         nt.transB = true;
-        nt.act = ag->act;
-        nt.actAlpha = ag->alpha;
-        nt.dactZ = &(*this)[g_.node(d).inputs[1]];
+        nt.act = ag.act;
+        nt.actAlpha = ag.alpha;
+        nt.dactZ = &(*this)[dact.inputs[1]];
         recordMatmul(listOf(node), (*this)[node.inputs[0]], (*this)[node.inputs[1]],
-                     output(g_.node(d).outputs[0], blockLayout(ctx_, batch_)), nt);
-        return done(d);
+                     output(dact.outputs[0], blockLayout(ctx_, batch_)), nt);
+        return done(*d);
     }
     // A dense bias's gradient read only as a result: its update sums dZ itself.
     bool leaveBiasSumToUpdate(int n) {
-        const auto* cs = opAt<ChannelSum>(n);
+        const auto* cs = opOf<ChannelSum>(g_, n);
         if (!cs || !o_.biasSumInUpdate || batch_ > kColumnSumMaxRows) return false;
         const Node& node = g_.node(n);
         const ValueId v = node.outputs[0];
-        if (!readers(v).empty() || g_.shape(node.inputs[0]).rank() != 2) return false;
+        if (!p_.readers[size_t(v)].empty() || g_.shape(node.inputs[0]).rank() != 2) return false;
         form_[size_t(v)] = GradientForm::ColumnSum;
         tensors_[size_t(v)] = &(*this)[node.inputs[0]];
         return true;
     }
     bool aliasReshape(int n) {
-        if (!opAt<Reshape>(n)) return false;
+        if (!opOf<Reshape>(g_, n)) return false;
         const Node& node = g_.node(n);
         if (tensors_[size_t(node.outputs[0])]) return false;  // bound: a copy
         tensors_[size_t(node.outputs[0])] = &(*this)[node.inputs[0]];
@@ -295,9 +233,8 @@ private:
     GpuPlanOptions o_;
     PassList list_;
     std::deque<Tensor> store_;  // stable addresses: passes hold references
+    PlanNodes p_;
     std::vector<Tensor*> tensors_;
-    std::vector<std::vector<int>> consumers_;  // the plan's nodes reading each value, in order
-    std::vector<bool> wanted_;
     std::vector<bool> done_;
     std::vector<GradientForm> form_;
     std::vector<Pass*> random_;
