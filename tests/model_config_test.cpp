@@ -392,7 +392,7 @@ TEST(ModelConfig, CompileErrorsNameTheSource) {
 }
 
 // The parts one at a time, as the JavaScript API reads add()'s, compile()'s and
-// fit()'s arguments (src/bindings.cpp): with no path, errors read "source: key: ...";
+// fit()'s arguments (src/bindings/): with no path, errors read "source: key: ...";
 // NaN and Infinity (JavaScript numbers, not JSON) are named as such.
 TEST(ModelConfig, PartsParseAloneAndNameTheirKeys) {
     const Layer l = layerFromJson(nlohmann::json::parse(R"({"type": "Max_Pool2D", "poolSize": 3})"), "add");

@@ -123,11 +123,6 @@ val arrayBufferCopy(const std::vector<uint8_t>& bytes) {
 }
 
 val numberOrNull(double d) { return std::isfinite(d) ? val(d) : val::null(); }
-val listOf(std::initializer_list<const char*> names) {
-    val a = val::array();
-    for (const char* n : names) a.call<void>("push", std::string(n));
-    return a;
-}
 
 nlohmann::json jsonFrom(const val& v, const std::string& where, const std::string& path, int depth) {
     if (v.isNull() || v.isUndefined()) return nullptr;

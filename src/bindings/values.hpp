@@ -57,8 +57,6 @@ val float32Copy(const float* p, size_t n);
 // An ArrayBuffer holding a copy of the bytes (a typed array made from a view copies it).
 val arrayBufferCopy(const std::vector<uint8_t>& bytes);
 val numberOrNull(double d);
-// A JS array of the strings.
-val listOf(std::initializer_list<const char*> names);
 
 // A JavaScript argument as JSON, for the model-config parsers
 // (model_config.hpp), which read layers and compile and fit options for the

@@ -18,7 +18,7 @@
 namespace gltrain::graph {
 
 using OpTypes = TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape, DropoutMask,           //
-                         Activate, ActivateGrad, SoftmaxRows,                                    //
+                         Activate, ActivateGrad, SoftmaxRows, SoftmaxRowsGrad,                   //
                          Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                    //
                          BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //
                          SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad,

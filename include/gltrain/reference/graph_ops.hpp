@@ -95,6 +95,17 @@ std::vector<HostMatrixT<T>> run(const graph::SoftmaxRows&, const graph_detail::I
     return {softmaxRows(*in[0])};
 }
 template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SoftmaxRowsGrad&, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&y = *in[0], &dy = *in[1];
+    HostMatrixT<T> dx(y.rows, y.cols);
+    for (int r = 0; r < y.rows; ++r) {
+        T dot = T(0);
+        for (int c = 0; c < y.cols; ++c) dot += dy(r, c) * y(r, c);
+        for (int c = 0; c < y.cols; ++c) dx(r, c) = y(r, c) * (dy(r, c) - dot);
+    }
+    return {dx};
+}
+template <class T>
 std::vector<HostMatrixT<T>> run(const graph::Conv& o, const graph_detail::Ins<T>& in) {
     return {conv2d(*in[0], *in[1], HostMatrixT<T>(1, o.window.out.channels), o.window)};
 }

@@ -63,15 +63,49 @@ struct Activate {
     }
 };
 
-// Softmax over the last dimension of [B, C]. Its gradient is not declared yet:
-// training reads the logits before it (SoftmaxCrossEntropy).
+// dx of a row softmax from its output: inputs y, dy; dx = y ⊙ (dy - rowsum(dy ⊙ y)).
+struct SoftmaxRowsGrad {
+    static constexpr const char* kName = "softmax_grad";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("y and dy", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        r.list().add(Pass(r.ctx(), "backward/softmax")).input("Y", r.in(0)).input("DY", r.in(1)).output(r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const HostMatrix &y = c.in(0), &dy = c.in(1);
+        HostMatrix& dx = c.out(0);
+        for (int i = 0; i < y.rows; ++i) {
+            const size_t row = size_t(i) * size_t(y.cols);
+            double dot = 0;
+            for (int j = 0; j < y.cols; ++j) dot += double(dy.data[row + size_t(j)]) * y.data[row + size_t(j)];
+            for (int j = 0; j < y.cols; ++j)
+                dx.data[row + size_t(j)] = y.data[row + size_t(j)] * (dy.data[row + size_t(j)] - float(dot));
+        }
+    }
+    static std::vector<Example<SoftmaxRowsGrad>> examples() {
+        return {{{}, {{Shape::batched({7})}, {Shape::batched({7})}}}, {{}, {{Shape::batched({2})}, {Shape::batched({2})}}}};
+    }
+};
+
+// Softmax over the last dimension of [B, C] (predict's probabilities, and
+// attention's weights; a classifier's loss reads the logits before it).
 struct SoftmaxRows {
     static constexpr const char* kName = "softmax";
     static constexpr int kInputs = 1, kOutputs = 1;
-    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
     Shapes shapes(const Shapes& in) const {
         if (!in[0].isBatched() || in[0].rank() != 2) throw ShapeError("expected [B, C], got " + in[0].str());
         return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(SoftmaxRowsGrad{}, {g.out(0), g.dOut(0)}));
     }
     template <class R>
     void gpu(R& r) const {

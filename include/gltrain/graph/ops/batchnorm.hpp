@@ -143,13 +143,30 @@ struct BatchNormTrain {
     }
 };
 
-// Inference: inputs x, mean, var, gamma, beta (the moving averages).
+// Inference: inputs x, mean, var, gamma, beta (the moving averages). Its
+// gradient (a frozen layer that still passes gradients back, or fine-tuning
+// in inference mode) treats the statistics as constants:
+//   dx = gamma dy / sqrt(var + eps)  — the op itself on dy with a zero mean and shift,
+//   dgamma = sum dy xhat, dbeta = sum dy — BatchNormGradParams with these statistics.
 struct BatchNormInfer {
     static constexpr const char* kName = "batch_norm_infer";
     static constexpr int kInputs = 5, kOutputs = 1;
-    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    static constexpr unsigned kGradInputs = 0b11001, kGradOutputs = 0b1;
     float epsilon = 1e-3f;
     Shapes shapes(const Shapes& in) const { return op_detail::batchNormShapes(in, {1, 2, 3, 4}); }
+    template <class G>
+    void grad(G& g) const {
+        const auto dy = g.dOut(0), x = g.in(0), mean = g.in(1), var = g.in(2);
+        if (g.needs(3) || g.needs(4)) {
+            const auto p = g.addN(BatchNormGradParams{epsilon}, {dy, x, mean, var});
+            if (g.needs(3)) g.grad(3, p[0]);
+            if (g.needs(4)) g.grad(4, p[1]);
+        }
+        if (g.needs(0)) {
+            const auto zero = g.constant("zero", g.shape(mean), 0.0f);
+            g.grad(0, g.add(BatchNormInfer{epsilon}, {dy, zero, var, g.in(3), zero}));
+        }
+    }
     template <class R>
     void gpu(R& r) const {
         recordBatchNormApply(r.list(), r.in(0), r.in(1), r.in(2), r.in(3), r.in(4), epsilon, Activation::Linear,
