@@ -3,7 +3,7 @@
 // answers {id, op, ...} requests with {id, result} or {id, error: {kind, message}};
 // fit posts {id, progress} messages while it trains. Start it through
 // TrainingWorker.create(), which speaks this protocol.
-import createGltrain, { GltrainError } from './gltrain.js';
+import createGltrain, { GltrainError } from './gltrain-core.js';
 
 let gl = null;
 let ctx = null;
@@ -33,6 +33,7 @@ async function loadSource(source) {
   if (typeof source.images !== 'string' || typeof source.labels !== 'string') {
     throw argError('load: give {x, y, features} arrays or {images, labels} IDX file URLs');
   }
+  // TrainingWorker.load made relative URLs absolute against the page.
   const full = await gl.Dataset.fetchIdx(new URL(source.images, self.location.href).href,
                                          new URL(source.labels, self.location.href).href);
   if (source.start === undefined && source.count === undefined) return full;
@@ -44,8 +45,8 @@ async function loadSource(source) {
 }
 
 const ops = {
-  async init({ context }) {
-    gl = await createGltrain();
+  async init({ context, wasmUrl }) {
+    gl = await createGltrain(wasmUrl !== undefined ? { wasmUrl } : {});
     ctx = new gl.Context(context);
     return { capabilities: ctx.capabilities, layerTypes: gl.layerTypes, version: gl.version };
   },
@@ -93,7 +94,17 @@ const ops = {
       every = { data: dataset(evaluateEvery.dataset, 'fit (evaluateEvery)'), steps: evaluateEvery.steps };
     }
     abort = new AbortController();
-    const progress = (p) => self.postMessage({ id, progress: p });
+    // Progress goes out in one message per training slice, not one per step: the page's
+    // thread then handles tens of messages a second, not hundreds.
+    let pending = [];
+    const flush = () => {
+      if (pending.length) self.postMessage({ id, progress: pending });
+      pending = [];
+    };
+    const progress = (p) => {
+      if (!pending.length) queueMicrotask(flush);
+      pending.push(p);
+    };
     const evaluate = (step) => {
       const t0 = performance.now();
       const e = m.evaluate(every.data);
@@ -114,6 +125,7 @@ const ops = {
       });
       return r;
     } finally {
+      flush();
       abort = null;
     }
   },

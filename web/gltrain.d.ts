@@ -491,9 +491,13 @@ export interface Gltrain {
 }
 
 export interface CreateOptions {
-  /** Where to find gltrain_wasm.wasm (default: dist/ next to gltrain.js). */
+  /** Where gltrain_wasm.wasm is (relative to the page); default: dist/ next to gltrain-core.js, found through
+   *  `new URL('./dist/gltrain_wasm.wasm', import.meta.url)`, which bundlers follow. In Node: read from the file system. */
+  wasmUrl?: string | URL;
+  /** The module's bytes, fetched or read elsewhere. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Emscripten's hook (then the module fetches the file itself). */
   locateFile?: (path: string, prefix: string) => string;
-  wasmBinary?: ArrayBuffer;
 }
 /** Loads the WebAssembly module; every call gives an independent instance. */
 export declare function createGltrain(options?: CreateOptions): Promise<Gltrain>;
@@ -532,12 +536,14 @@ export type WorkerPredictData = Float32Array | { dataset: string; start?: number
 
 /** A gltrain worker training on an OffscreenCanvas: the page stays responsive. */
 export declare class TrainingWorker {
-  static create(options?: { workerUrl?: string | URL; context?: Omit<ContextOptions, 'canvas'> }): Promise<TrainingWorker>;
+  /** Rejects with the reason the worker could not start: its script's HTTP status, or the module's own error. */
+  static create(options?: { workerUrl?: string | URL; wasmUrl?: string | URL; context?: Omit<ContextOptions, 'canvas'> }): Promise<TrainingWorker>;
   private constructor(worker: Worker);
   readonly capabilities: Capabilities;
   /** The layer types the worker's module supports. */
   readonly layerTypes: readonly string[];
   readonly version: string;
+  /** IDX file URLs are resolved against the page (document.baseURI), not the worker script. */
   load(name: string, source: WorkerDataSource, options?: { transfer?: boolean }): Promise<DatasetInfo>;
   build(model: WorkerModelSpec, compile?: CompileOptions): Promise<LayerSummary[]>;
   /** Replaces the worker's model with a TF.js Layers model (as `Sequential.fromTfjs`). */

@@ -1103,13 +1103,25 @@ const tests = {
     ctx.delete();
   },
 
+  async 'worker: startup errors say what went wrong'() {
+    // The worker script missing: its HTTP status, not "failed to start".
+    await expectReject(TrainingWorker.create({ workerUrl: '/data/missing-worker.js' }), 'WorkerError',
+                       'gltrain worker: ' + new URL('/data/missing-worker.js', location.href).href + ': HTTP 404');
+    // The module's own error from inside the worker (its WebAssembly not found).
+    await expectReject(TrainingWorker.create({ wasmUrl: '/data/missing.wasm' }), 'IoError',
+                       `createGltrain: fetching ${new URL('/data/missing.wasm', location.href).href}: HTTP 404`);
+    // Not WebAssembly (a dev server's index.html): said so, with what it was.
+    await expectReject(createGltrain({ wasmUrl: '/tests/api.html' }), 'IoError', "is not WebAssembly (text/html; charset=utf-8, starts with '<!doctype html>");
+  },
+
   async 'worker: trains on an OffscreenCanvas, posts progress, answers, reports errors'() {
     const w = await TrainingWorker.create({ context: WEBGL });  // WebGL2 in the worker ('auto' may train on the CPU)
     assertEq(w.capabilities.platform, 'webgl2', 'capabilities from the worker');
     assertEq(w.capabilities.backend, 'gpu-float32', 'the backend asked for');
     assert(w.capabilities.float32Renderable, 'float targets in the worker');
     assertEq(w.capabilities.restoresChecked, 0, 'no restore yet');
-    const info = await w.load('train', { images: 'data/train-images-idx3-ubyte', labels: 'data/train-labels-idx1-ubyte', count: 1000 });
+    // Relative to this page (/tests/api.html), not to the worker script (/gltrain-worker.js).
+    const info = await w.load('train', { images: '../data/train-images-idx3-ubyte', labels: '../data/train-labels-idx1-ubyte', count: 1000 });
     assertEq(info.count, 1000, 'loaded');
     const { x, y } = randomData(40, 784, 10);
     await w.load('mine', { x, y, features: 784 }, { transfer: true });

@@ -1,5 +1,5 @@
 // The JavaScript module and the pages in headless Chromium (WebGL2 on SwiftShader):
-// the TypeScript declarations, the npm package, every API test of api_tests.js, and
+// the TypeScript declarations, every API test of api_tests.js, and
 // the Playground and Fashion-MNIST pages (bounded training, no console errors,
 // responsiveness, laptop and phone screenshots saved under $GLTRAIN_ARTIFACTS,
 // default build-js/artifacts). Run: node --test tests/web/ (scripts/test.sh does).
@@ -57,13 +57,6 @@ async function screenshots(page, name) {
 test('TypeScript: tsc --noEmit accepts tests/web/usage.ts against web/gltrain.d.ts', () => {
   const r = spawnSync(path.join(web, 'node_modules/.bin/tsc'), ['--noEmit', '-p', path.join(root, 'tests/web')], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stdout + r.stderr);
-});
-
-test('npm pack: the package holds the module, its wasm, the worker and the types', () => {
-  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: web, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const files = JSON.parse(r.stdout)[0].files.map((f) => f.path).sort();
-  assert.deepEqual(files, ['dist/gltrain_wasm.js', 'dist/gltrain_wasm.wasm', 'gltrain-worker.js', 'gltrain.d.ts', 'gltrain.js', 'package.json']);
 });
 
 // ---- API tests: one page, each test a subtest (the names come from the page).

@@ -1,0 +1,600 @@
+// gltrain for JavaScript: train neural networks on the GPU through WebGL2.
+//
+//   import createGltrain from 'gltrain';                // or './gltrain.js' (see README: import map, bundler)
+//   const gl = await createGltrain();
+//   const ctx = new gl.Context();                        // WebGL2 on an OffscreenCanvas
+//   const model = new gl.Sequential(ctx, 784)
+//     .add({ type: 'dense', units: 128, activation: 'relu' })
+//     .add({ type: 'dense', units: 10 })
+//     .compile({ optimizer: { type: 'adam', lr: 1e-3 } });
+//   await model.fit(x, labels, { epochs: 1, batchSize: 128, onEpoch: (e) => console.log(e) });
+//   const probabilities = model.predict(xTest);
+//   model.delete(); ctx.delete();                       // or gl.scope(() => { ... })
+//
+// This file is the API without TrainingWorker (gltrain.js adds it): the worker imports
+// it, so a bundler that follows `new Worker(new URL(...))` does not meet the worker again.
+// The classes wrap the embind classes of src/bindings/ (web/dist/gltrain_wasm.js).
+// Every C++ error arrives as a GltrainError (an Error whose name and kind are the C++
+// error's kind and whose message is the C++ message). Types: gltrain.d.ts.
+import createGltrainWasm from './dist/gltrain_wasm.js';
+
+export class GltrainError extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = kind;
+    this.kind = kind;
+  }
+}
+
+const argError = (message) => new GltrainError('ArgumentError', message);
+const INT_MAX = 2 ** 31 - 1;  // the largest count the module's int arguments take
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Lets the browser run other tasks (input, rendering, messages) between training slices.
+// (A MessageChannel task: no 4 ms timer clamp, and unlike scheduler.yield() it does not
+// jump ahead of the page's other tasks.)
+export function yieldToEventLoop() {
+  return new Promise((resolve) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => { ch.port1.close(); resolve(); };
+    ch.port2.postMessage(0);
+  });
+}
+
+const INTEGER_ARRAYS = [Int32Array, Uint8Array, Uint8ClampedArray, Int8Array, Uint16Array, Int16Array, Uint32Array];
+const isIntegerArray = (a) => INTEGER_ARRAYS.some((T) => a instanceof T);
+const isTypedArray = (a) => ArrayBuffer.isView(a) && !(a instanceof DataView);
+
+// The module's WebAssembly, next to its glue: written as `new URL('…', import.meta.url)`
+// so that bundlers (Vite, webpack, Rollup, esbuild) copy the file and rewrite the URL.
+const WASM_URL = new URL('./dist/gltrain_wasm.wasm', import.meta.url);
+const IN_NODE = typeof process === 'object' && typeof process.versions?.node === 'string' &&
+                typeof window === 'undefined' && typeof importScripts === 'undefined';
+
+// What a page should hear when the URL above answers with something else than the
+// module's WebAssembly (a dev server's index.html, a 404 page).
+function wasmHint(url) {
+  if (String(import.meta.url).includes('/.vite/deps/')) {
+    return ' (Vite pre-bundled gltrain into node_modules/.vite/deps, away from its dist/ folder: ' +
+           "add optimizeDeps: { exclude: ['gltrain'] } to vite.config.js)";
+  }
+  return ` (serve gltrain's dist/ folder next to gltrain-core.js, or pass createGltrain({ wasmUrl }) or { wasmBinary })`;
+}
+async function fetchWasm(url) {
+  let r;
+  try {
+    r = await fetch(url, { credentials: 'same-origin' });
+  } catch (e) {
+    throw new GltrainError('IoError', `createGltrain: fetching ${url} failed: ${e.message}${wasmHint(url)}`);
+  }
+  if (!r.ok) throw new GltrainError('IoError', `createGltrain: fetching ${url}: HTTP ${r.status}${wasmHint(url)}`);
+  const bytes = await r.arrayBuffer();
+  const head = new Uint8Array(bytes, 0, Math.min(4, bytes.byteLength));
+  if (!(head.length === 4 && head[0] === 0 && head[1] === 0x61 && head[2] === 0x73 && head[3] === 0x6d)) {
+    const start = new TextDecoder().decode(new Uint8Array(bytes, 0, Math.min(40, bytes.byteLength))).replace(/\s+/g, ' ');
+    throw new GltrainError('IoError', `createGltrain: ${url} is not WebAssembly (${r.headers.get('content-type') || 'no type'}, ` +
+                                      `starts with '${start}')${wasmHint(url)}`);
+  }
+  return bytes;
+}
+// Node >= 18: the file next to this module, read from the file system (fetch() takes no
+// file: URLs). The module name is not a literal, so that bundlers leave it alone.
+async function readWasmFile(url) {
+  const fsName = 'node:fs/promises';
+  try {
+    const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ fsName);
+    const b = await fs.readFile(url);
+    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+  } catch (e) {
+    throw new GltrainError('IoError', `createGltrain: reading ${url.protocol === 'file:' ? decodeURIComponent(url.pathname) : url}: ` +
+                                      `${e.message} (pass createGltrain({ wasmBinary }) with the bytes of gltrain's dist/gltrain_wasm.wasm)`);
+  }
+}
+
+// options: {wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array, locateFile?}
+export async function createGltrain(options = {}) {
+  if (options === null || typeof options !== 'object') throw argError('createGltrain: options must be an object');
+  const known = ['wasmUrl', 'wasmBinary', 'locateFile'];
+  for (const k of Object.keys(options)) {
+    if (!known.includes(k)) throw argError(`createGltrain: unknown option '${k}' (valid: ${known.join(', ')})`);
+  }
+  const { wasmUrl, ...rest } = options;
+  if (wasmUrl !== undefined && !(typeof wasmUrl === 'string' || wasmUrl instanceof URL)) {
+    throw argError('createGltrain: wasmUrl must be a string or a URL');
+  }
+  const opts = { ...rest };
+  if (opts.wasmBinary === undefined && opts.locateFile === undefined) {
+    const base = typeof document !== 'undefined' ? document.baseURI : (globalThis.location?.href ?? WASM_URL);
+    const url = wasmUrl !== undefined ? new URL(wasmUrl, base) : WASM_URL;
+    opts.wasmBinary = IN_NODE && url.protocol === 'file:' ? await readWasmFile(url) : await fetchWasm(url);
+  }
+  if (IN_NODE && opts.wasmBinary === undefined) {
+    throw argError('createGltrain: in Node, pass { wasmBinary } (the bytes of dist/gltrain_wasm.wasm) or leave the options empty');
+  }
+  const M = await createGltrainWasm(opts);
+  return makeApi(M);
+}
+export default createGltrain;
+
+function makeApi(M) {
+  // Runs a raw binding; a C++ error left by it becomes a thrown GltrainError.
+  function call(fn) {
+    const result = fn();
+    const e = M.takeError();
+    if (e) {
+      if (result && typeof result.delete === 'function') result.delete();
+      throw new GltrainError(e.kind, e.message);
+    }
+    return result;
+  }
+
+  // ---- scopes: objects made while a scope's function runs are deleted when it returns.
+  const scopes = [];
+  function track(obj) {
+    if (scopes.length) scopes[scopes.length - 1].add(obj);
+  }
+  function keep(obj) {
+    for (const s of scopes) s.delete(obj);
+    return obj;
+  }
+  function collectReturned(value, out) {
+    if (value instanceof Handle) out.add(value);
+    else if (Array.isArray(value)) value.forEach((v) => collectReturned(v, out));
+    else if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      Object.values(value).forEach((v) => collectReturned(v, out));
+    }
+    return out;
+  }
+  function scope(fn) {
+    if (typeof fn !== 'function') throw argError('scope: expected a function');
+    const owned = new Set();
+    const s = { track: (obj) => { owned.add(obj); return obj; }, keep };
+    const cleanup = (result) => {
+      const returned = collectReturned(result, new Set());
+      // Newest first: models before their contexts.
+      for (const obj of [...owned].reverse()) if (!returned.has(obj)) obj.delete();
+    };
+    scopes.push(owned);
+    let result;
+    try {
+      result = fn(s);
+    } catch (e) {
+      scopes.splice(scopes.indexOf(owned), 1);
+      cleanup(undefined);
+      throw e;
+    }
+    scopes.splice(scopes.indexOf(owned), 1);
+    if (result && typeof result.then === 'function') {
+      return result.then((v) => { cleanup(v); return v; }, (e) => { cleanup(undefined); throw e; });
+    }
+    cleanup(result);
+    return result;
+  }
+
+  class Handle {
+    #raw;
+    constructor(raw) {
+      this.#raw = raw;
+      track(this);
+    }
+    get _raw() {
+      if (!this.#raw) throw new GltrainError('DeletedError', `${this.constructor.name}: the object was deleted`);
+      return this.#raw;
+    }
+    isDeleted() {
+      return !this.#raw;
+    }
+    delete() {
+      if (!this.#raw) return;
+      this._beforeDelete();
+      this.#raw.delete();
+      this.#raw = null;
+      for (const s of scopes) s.delete(this);
+    }
+    _beforeDelete() {}
+  }
+
+  class Context extends Handle {
+    #dependents = new Set();
+    constructor(options = {}) {
+      const sel = options?.canvas;
+      if (typeof sel === 'string' && sel && typeof document !== 'undefined') {
+        try {
+          document.querySelector(sel);
+        } catch {
+          throw argError(`Context: canvas '${sel}' is not a valid CSS selector`);
+        }
+      }
+      super(call(() => M.ContextImpl.create(options)));
+    }
+    // Read afresh each time: a restored context may be another device (restoresChecked).
+    get capabilities() { return Object.freeze(call(() => this._raw.capabilities())); }
+    // Whether the WebGL context is lost now (calls that need the GPU throw ContextLostError
+    // until the browser restores it; fit() waits and resumes from the model's snapshot).
+    get lost() { return this._raw.lost(); }
+    // Loses / restores the WebGL context through WEBGL_lose_context, as a GPU reset
+    // would: to test an application's recovery. The restore arrives asynchronously
+    // (asked for in the tick of the loss, after the browser's webglcontextlost event).
+    loseContext() { call(() => this._raw.loseContext()); }
+    restoreContext() { call(() => this._raw.restoreContext()); }
+    poolStats() {
+      return call(() => this._raw.poolStats());
+    }
+    _adopt(obj) {
+      this.#dependents.add(obj);
+    }
+    _forget(obj) {
+      this.#dependents.delete(obj);
+    }
+    // Deleting a context deletes every model and tensor made on it first.
+    _beforeDelete() {
+      for (const d of [...this.#dependents]) d.delete();
+    }
+  }
+
+  const contextOf = (ctx, where) => {
+    if (!(ctx instanceof Context)) throw argError(`${where}: the first argument must be a Context`);
+    ctx._raw;  // throws if deleted
+    return ctx;
+  };
+
+  class Tensor extends Handle {
+    #ctx;
+    constructor(ctx, rows, cols, data) {
+      contextOf(ctx, 'Tensor');
+      super(call(() => M.TensorImpl.create(ctx._raw, rows, cols, data)));
+      this.#ctx = ctx;
+      ctx._adopt(this);
+    }
+    get rows() { return this._raw.rows(); }
+    get cols() { return this._raw.cols(); }
+    upload(data) { call(() => this._raw.upload(data)); return this; }
+    download() { return call(() => this._raw.download()); }
+    _beforeDelete() { this.#ctx._forget(this); }
+  }
+
+  class Dataset extends Handle {
+    // A fit keeps its datasets pinned: after a lost WebGL context the model uploads them
+    // again, so delete() during a fit takes effect when the fit ends.
+    #pins = 0;
+    #deleteWhenUnpinned = false;
+    _pin() { this.#pins++; }
+    _unpin() {
+      if (--this.#pins === 0 && this.#deleteWhenUnpinned) super.delete();
+    }
+    delete() {
+      if (this.#pins > 0) this.#deleteWhenUnpinned = true;
+      else super.delete();
+    }
+    // x: Float32Array (rows * features); y: integer typed array of labels or Float32Array of values.
+    static fromArrays(x, y, features) {
+      return new Dataset(call(() => M.DatasetImpl.fromArrays(x, y, features, 'Dataset.fromArrays')));
+    }
+    // IDX files (as ArrayBuffer or Uint8Array): images N x rows x cols bytes, labels N integers.
+    static fromIdx(images, labels, options = {}) {
+      if (options === null || typeof options !== 'object') throw argError('Dataset.fromIdx: options must be an object');
+      for (const k of Object.keys(options)) {
+        if (k !== 'numClasses') throw argError(`Dataset.fromIdx: unknown option '${k}' (valid: numClasses)`);
+      }
+      return new Dataset(call(() => M.DatasetImpl.fromIdx(images, labels, options.numClasses)));
+    }
+    // Fetches and parses two IDX files.
+    static async fetchIdx(imagesUrl, labelsUrl, options = {}) {
+      const get = async (url) => {
+        const r = await fetch(url);
+        if (!r.ok) throw new GltrainError('IoError', `fetching ${url}: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      };
+      const [images, labels] = await Promise.all([get(imagesUrl), get(labelsUrl)]);
+      return Dataset.fromIdx(images, labels, options);
+    }
+    constructor(raw) {
+      if (!raw || raw.constructor !== M.DatasetImpl) {
+        throw argError('Dataset: use Dataset.fromArrays, Dataset.fromIdx or Dataset.fetchIdx');
+      }
+      super(raw);
+    }
+    get count() { return this._raw.count(); }
+    get features() { return this._raw.features(); }
+    get imageRows() { return this._raw.imageRows(); }
+    get imageCols() { return this._raw.imageCols(); }
+    get hasLabels() { return this._raw.hasLabels(); }
+    x(start, count) { return call(() => this._raw.rowsCopy(start, count)); }
+    view() { return this._raw.view(); }
+    targets() { return call(() => this._raw.targets()); }
+    slice(start, count) { return new Dataset(call(() => this._raw.slice(start, count))); }
+  }
+
+  // out = op(a)·op(b) on the GPU ({transA, transB} transpose an operand in place); returns out.
+  function matmul(a, b, out, options = {}) {
+    for (const [name, t] of [['a', a], ['b', b], ['out', out]]) {
+      if (!(t instanceof Tensor)) throw argError(`matmul: ${name} must be a Tensor, got ${describe(t)}`);
+    }
+    plainOptions('matmul', options);
+    call(() => M.TensorImpl.matmul(a._raw, b._raw, out._raw, options));
+    return out;
+  }
+
+  // (x, y, options) or (dataset, options) -> {data, options, temp}
+  function dataArgs(where, model, a, b, c, needTargets) {
+    if (a instanceof Dataset) {
+      if (c !== undefined) throw argError(`${where}: with a Dataset, the second argument is the options`);
+      a._raw;
+      return { data: a, options: b ?? {}, temp: null };
+    }
+    if (!(a instanceof Float32Array)) {
+      throw argError(`${where}: x must be a Float32Array or a Dataset, got ${describe(a)}`);
+    }
+    if (needTargets && (b === undefined || b === null)) throw argError(`${where}: y (the targets) is required`);
+    const temp = new Dataset(call(() => M.DatasetImpl.fromArrays(a, b, model.inputSize, where)));
+    keep(temp);
+    return { data: temp, options: c ?? {}, temp };
+  }
+  function describe(v) {
+    if (v === null) return 'null';
+    if (Array.isArray(v)) return 'an array';
+    if (typeof v === 'object') return 'a ' + (v.constructor?.name || 'object');
+    return 'a ' + typeof v;
+  }
+  function plainOptions(where, o) {
+    if (o === null || typeof o !== 'object' || Array.isArray(o) || isTypedArray(o)) {
+      throw argError(`${where}: options must be an object, got ${describe(o)}`);
+    }
+    return o;
+  }
+
+  // A model made by the module itself (an import), for Sequential's constructor to wrap.
+  class Imported { constructor(raw) { this.raw = raw; } }
+
+  class Sequential extends Handle {
+    #ctx;
+    #fitActive = false;
+    // input: as a model file's "input": the number of input features, or images as [h, w, c].
+    constructor(ctx, input) {
+      contextOf(ctx, 'Sequential');
+      super(input instanceof Imported ? input.raw : call(() => M.SequentialImpl.create(ctx._raw, input)));
+      this.#ctx = ctx;
+      ctx._adopt(this);
+    }
+    // A compiled model from TF.js's Layers format: model.json's text (or its
+    // parsed object) and the bytes of its one weights shard, as exportTfjs()
+    // gives them; options as compile() takes them.
+    static fromTfjs(ctx, modelJson, weightData, options = {}) {
+      contextOf(ctx, 'fromTfjs');
+      const text = modelJson !== null && typeof modelJson === 'object' ? JSON.stringify(modelJson) : modelJson;
+      return new Sequential(ctx, new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options))));
+    }
+    get context() { return this.#ctx; }
+    get inputSize() { return this._raw.inputSize(); }
+    get outputSize() { return this._raw.outputSize(); }
+    get step() { return this._raw.step(); }
+    get compiled() { return this._raw.compiled(); }
+    get fitting() { return this._raw.fitting(); }
+    get history() { return this._raw.history(); }
+    summary() { return this._raw.layers(); }
+    layerSpecs() { return M.layerSpecs(this._raw); }
+
+    add(layer) {
+      this.#idle('add');
+      call(() => this._raw.add(layer));
+      return this;
+    }
+    compile(options = {}) {
+      this.#idle('compile');
+      call(() => this._raw.compile(options));
+      return this;
+    }
+
+    // The non-blocking pieces fit() is made of: beginFit() uploads the data and
+    // plans the step; stepOnce() runs one step; trainFor(ms) runs steps for about ms.
+    beginFit(a, b, c) {
+      this.#idle('beginFit');
+      this.#begin('beginFit', a, b, c, ['onStep', 'onEpoch', 'onContextLost', 'onContextRestored', 'signal', 'sliceMs']);
+    }
+    stepOnce() { return this.#afterStep(call(() => this._raw.stepOnce())); }
+    trainFor(ms, maxSteps = INT_MAX) {
+      if (typeof ms !== 'number') throw argError(`trainFor: ms must be a number, got ${describe(ms)}`);
+      if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > INT_MAX) {
+        throw argError(`trainFor: maxSteps must be a whole number from 1 to ${INT_MAX}, got ${describe(maxSteps)}`);
+      }
+      return this.#afterStep(call(() => this._raw.trainFor(ms, maxSteps)));
+    }
+    // After the WebGL context was lost and restored: rebuilds the model from its last
+    // snapshot (weights, optimizer state, step; every call that needs the GPU does this
+    // itself) and returns the step it resumed from. A fit then replays the steps since.
+    restore() { return call(() => this._raw.restore()); }
+    #afterStep(result) {
+      if (!this._raw.fitting()) this.#unpin();
+      return result;
+    }
+    takeEvents() { return this._raw.takeEvents(); }
+    // Ends a fit begun with beginFit() early; the model keeps its last completed step.
+    endFit() {
+      this.#idle('endFit');
+      this._raw.endFit();
+      this.#unpin();
+    }
+
+    // Trains until the epochs are done (counted from step 0, as Keras's
+    // initialEpoch: a model at step s continues from there), yielding to the
+    // event loop between slices of about sliceMs. Resolves with the history.
+    async fit(a, b, c) {
+      this.#idle('fit');
+      const options = this.#begin('fit', a, b, c, []);
+      const { onStep, onEpoch, onContextLost, onContextRestored, signal } = options;
+      const sliceMs = options.sliceMs ?? 16;
+      this.#fitActive = true;
+      let steps = 0;
+      let stopped = false;
+      const report = () => {
+        for (const ev of this._raw.takeEvents()) {
+          if (ev.type === 'step') onStep?.(ev);
+          else onEpoch?.(ev);
+        }
+      };
+      try {
+        while (this._raw.fitting()) {
+          if (signal?.aborted) { stopped = true; break; }
+          if (this.#ctx.lost) {
+            // Lost WebGL context: no GPU work until the browser restores it; then the model
+            // rebuilds from its snapshot and replays the steps since (not reported again).
+            const lostAtStep = this.step;
+            onContextLost?.({ step: lostAtStep });
+            while (this.#ctx.lost && !signal?.aborted && !this.isDeleted()) await sleep(50);
+            if (this.isDeleted()) throw new GltrainError('DeletedError', 'fit: the model was deleted while training');
+            if (signal?.aborted) { stopped = true; break; }
+            const resumedFrom = call(() => this._raw.restore());
+            onContextRestored?.({ step: resumedFrom, lostAtStep });
+            continue;
+          }
+          try {
+            steps += call(() => this._raw.trainFor(sliceMs, INT_MAX));
+          } catch (e) {
+            if (!(e instanceof GltrainError && e.kind === 'ContextLostError' && this.#ctx.lost)) throw e;
+          }
+          report();
+          await yieldToEventLoop();
+          if (this.isDeleted()) throw new GltrainError('DeletedError', 'fit: the model was deleted while training');
+        }
+      } finally {
+        this.#fitActive = false;
+        // Aborted or failed: drop the fit's uploaded data and plan now, not at the next fit.
+        if (!this.isDeleted() && this._raw.fitting()) this._raw.endFit();
+        if (!this.isDeleted()) this.#unpin();
+      }
+      return { history: this._raw.history(), steps, stopped };
+    }
+
+    // The datasets the fit in progress reads (see Dataset._pin).
+    #pinned = [];
+    #unpin() {
+      for (const d of this.#pinned) d._unpin();
+      this.#pinned = [];
+    }
+    #idle(where) {
+      this._raw;
+      if (this.#fitActive) throw argError(`${where}: the model is training (await fit() or abort it first)`);
+    }
+    #begin(where, a, b, c, rejected) {
+      const { data, options, temp } = dataArgs(where, this, a, b, c, true);
+      try {
+        return this.#beginWith(where, data, options, rejected);
+      } finally {
+        temp?.delete();  // beginFit uploaded the data (or failed): the host copy can go
+      }
+    }
+    #beginWith(where, data, options, rejected) {
+      plainOptions(where, options);
+      const { onStep, onEpoch, onContextLost, onContextRestored, signal, sliceMs, validationData, ...rest } = options;
+      for (const k of rejected) {
+        if (options[k] !== undefined) throw argError(`${where}: ${k} is an option of fit() (beginFit reports through takeEvents)`);
+      }
+      for (const [k, f] of [['onStep', onStep], ['onEpoch', onEpoch], ['onContextLost', onContextLost],
+                            ['onContextRestored', onContextRestored]]) {
+        if (f !== undefined && typeof f !== 'function') throw argError(`${where}: ${k} must be a function, got ${describe(f)}`);
+      }
+      if (signal !== undefined && !(signal instanceof AbortSignal)) throw argError(`${where}: signal must be an AbortSignal`);
+      if (sliceMs !== undefined && !(typeof sliceMs === 'number' && sliceMs >= 0 && Number.isFinite(sliceMs))) {
+        throw argError(`${where}: sliceMs must be a finite number >= 0, got ${String(sliceMs)}`);
+      }
+      let validation = null;
+      let validationTemp = null;
+      try {
+        if (validationData !== undefined) {
+          if (validationData instanceof Dataset) validation = validationData;
+          else if (validationData && typeof validationData === 'object' && validationData.x !== undefined) {
+            const extra = Object.keys(validationData).filter((k) => k !== 'x' && k !== 'y');
+            if (extra.length) throw argError(`${where}: validationData has unknown key '${extra[0]}' (give {x, y} or a Dataset)`);
+            validationTemp = keep(new Dataset(call(() =>
+              M.DatasetImpl.fromArrays(validationData.x, validationData.y, this.inputSize, `${where} (validationData)`))));
+            validation = validationTemp;
+          } else {
+            throw argError(`${where}: validationData must be {x, y} or a Dataset`);
+          }
+        }
+        call(() => this._raw.beginFit(data._raw, validation ? validation._raw : null, rest));
+        this.#unpin();
+        this.#pinned = [data, validation].filter(Boolean);
+        for (const d of this.#pinned) d._pin();
+        if (!this._raw.fitting()) this.#unpin();  // nothing to train
+      } finally {
+        validationTemp?.delete();  // pinned: freed when the fit ends
+      }
+      return { onStep, onEpoch, onContextLost, onContextRestored, signal, sliceMs };
+    }
+
+    evaluate(a, b, c) { return this.#onData('evaluate', a, b, c); }
+    // Where a training step's time goes: every pass of one step at this batch size on the
+    // first rows of the data, timed (GPU timer queries where the context has them, else each
+    // pass waited for); nothing is updated.
+    profileStep(a, b, c) { return this.#onData('profileStep', a, b, c); }
+    // The raw method `where` on a Dataset, or on (x, y) in a temporary one.
+    #onData(where, a, b, c) {
+      const { data, options, temp } = dataArgs(where, this, a, b, c, true);
+      try {
+        return call(() => this._raw[where](data._raw, plainOptions(where, options)));
+      } finally {
+        temp?.delete();
+      }
+    }
+    // rows x outputSize values (probabilities after a final softmax layer).
+    predict(x, options = {}) {
+      plainOptions('predict', options);
+      if (x instanceof Dataset) return call(() => this._raw.predictDataset(x._raw, options));
+      return call(() => this._raw.predict(x, options));
+    }
+    // The arg-max class of each row.
+    predictClasses(x, options = {}) {
+      const p = this.predict(x, options);
+      const k = this.outputSize;
+      const out = new Int32Array(p.length / k);
+      for (let r = 0; r < out.length; r++) {
+        let best = 0;
+        for (let j = 1; j < k; j++) if (p[r * k + j] > p[r * k + best]) best = j;
+        out[r] = best;
+      }
+      return out;
+    }
+    saveCheckpoint() { return call(() => this._raw.saveCheckpoint()); }
+    // The last snapshot as a checkpoint; reads nothing from the GPU (see gltrain.d.ts).
+    snapshotCheckpoint() { return call(() => this._raw.snapshotCheckpoint()); }
+    get snapshotStep() { return this._raw.snapshotStep(); }
+    exportTfjs() { return call(() => this._raw.exportTfjs()); }
+    // options: {resetOptimizer}: weights and statistics only; the optimizer starts afresh (step 0).
+    loadCheckpoint(bytes, options = {}) {
+      this.#idle('loadCheckpoint');
+      call(() => this._raw.loadCheckpoint(bytes, options));
+      return this;
+    }
+    getWeight(layer, which) {
+      if (typeof layer !== 'string' || typeof which !== 'string') throw argError('getWeight: layer and which must be strings');
+      return call(() => this._raw.getWeight(layer, which));
+    }
+    setWeight(layer, which, data) {
+      if (typeof layer !== 'string' || typeof which !== 'string') throw argError('setWeight: layer and which must be strings');
+      call(() => this._raw.setWeight(layer, which, data));
+      return this;
+    }
+    _beforeDelete() {
+      this.#unpin();
+      this.#ctx._forget(this);
+    }
+  }
+
+  return Object.freeze({
+    version: M.version(),
+    Context,
+    Tensor,
+    Dataset,
+    Sequential,
+    matmul,
+    scope,
+    keep,
+    activations: Object.freeze(M.activationNames()),
+    optimizers: Object.freeze(M.optimizerNames()),
+    losses: Object.freeze(M.lossNames()),
+    layerTypes: Object.freeze(M.layerTypes()),
+    layerFields: Object.freeze(M.layerFields()),
+    GltrainError,
+  });
+}
