@@ -1,4 +1,4 @@
-// Sequential on the CPU backend (cpu/trainer.hpp, cpu/model.hpp): training
+// Sequential on the CPU engine (engine/cpu_engine.hpp, cpu/model.hpp): training
 // steps against the reference ops composed in double and against the GPU
 // engine, the same API (fit, evaluate, predict, weights, callbacks, NaN
 // policy, validation), checkpoints that load across backends, backend choice
@@ -446,8 +446,22 @@ TEST(CpuModel, ApiMatchesTheGpuEngine) {
     for (float v : bad.weight(bad.layerName(0), "kernel").data) EXPECT_TRUE(std::isfinite(v));
     EXPECT_FALSE(bad.fitting());
 
-    const std::string p = message([&] { m.profileStep(x, Targets(yv), 8); });
-    EXPECT_TRUE(contains(p, "CPU backend")) << p;
+    // profileStep: each op of the step's graph timed on the host; the model does not change.
+    const HostMatrix before = m.weight(m.layerName(0), "kernel");
+    const long stepBefore = m.step();
+    const std::vector<PassTiming> parts = m.profileStep(x, Targets(yv), 8, 3);
+    ASSERT_FALSE(parts.empty());
+    bool matmul = false;
+    for (const PassTiming& t : parts) {
+        EXPECT_EQ(t.kernel.rfind("cpu/", 0), 0u) << t.kernel;
+        EXPECT_GE(t.ms, 0.0) << t.kernel;
+        EXPECT_FALSE(t.gpuTimer);
+        matmul = matmul || contains(t.kernel, "matmul");
+    }
+    EXPECT_TRUE(matmul) << parts.front().kernel;
+    EXPECT_EQ(m.step(), stepBefore);
+    EXPECT_EQ(m.weight(m.layerName(0), "kernel").data, before.data);
+    EXPECT_TRUE(contains(message([&] { m.profileStep(x, Targets(yv), 8, 0); }), "reps must be >= 1"));
     EXPECT_EQ(message([&] { m.setWeight(m.layerName(0), "kernel", HostMatrix(2, 1)); }),
               "setWeight: " + m.layerName(0) + "/kernel is 3x1, got 2x1");
 }

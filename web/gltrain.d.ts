@@ -192,7 +192,7 @@ export interface ProfileOptions {
   /** Times each pass runs; the median is reported (default 5). */
   reps?: number;
 }
-/** One pass of a training step, as Sequential.profileStep timed it. */
+/** One part of a training step, as Sequential.profileStep timed it: a GPU pass (`forward/dense`), or on the CPU engine an op of the step's graph (`cpu/dense_0 (matmul, fused)`). */
 export interface PassTiming {
   /** The GLSL kernel, e.g. 'forward/matmul_block' or 'update/adam'. */
   kernel: string;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gltrain/pass.hpp"
+#include "gltrain/pass_timing.hpp"
 
 // Defines the immediate form of an op from its record* form: record into a
 // throwaway list and run it once.
@@ -30,11 +31,6 @@ inline void waitFor(const Tensor& t) {
     glReadPixels(0, 0, 1, 1, GL_RGBA, GL_FLOAT, px);
 }
 
-struct PassTiming {
-    std::string kernel;
-    double ms = 0;          // median over the runs
-    bool gpuTimer = false;  // timed by a GPU timer query; else on the host, the pass waited for
-};
 
 class PassList {
 public:

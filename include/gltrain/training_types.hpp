@@ -1,7 +1,7 @@
-// The plain data a Sequential model takes and gives back — compile and fit
-// options, targets, per-step and per-epoch reports, evaluations — and the
-// order in which an epoch visits the training rows. Shared by the GPU engine
-// (sequential.hpp) and the CPU backend (cpu/trainer.hpp).
+// The plain data a model takes and gives back — compile and fit options,
+// targets, per-step and per-epoch reports, evaluations — and the order in
+// which an epoch visits the training rows. Shared by the model
+// (model/model.hpp), its fit loop and both engines (engine/).
 #pragma once
 #include <array>
 #include <cmath>
@@ -70,6 +70,23 @@ struct Targets {
     size_t rows() const { return labels.empty() ? size_t(values.rows) : labels.size(); }
     bool isLabels() const { return !labels.empty(); }
 };
+
+// Rows [r0, r0 + n) of y as class labels: labels as given, one-hot (or
+// score) rows as their argmax.
+inline std::vector<int> targetLabels(const Targets& y, int r0, int n) {
+    std::vector<int> out(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        if (y.isLabels()) {
+            out[size_t(i)] = y.labels[size_t(r0 + i)];
+            continue;
+        }
+        int best = 0;
+        for (int c = 1; c < y.values.cols; ++c)
+            if (y.values(r0 + i, c) > y.values(r0 + i, best)) best = c;
+        out[size_t(i)] = best;
+    }
+    return out;
+}
 
 struct FitOptions {
     int epochs = 1;

@@ -594,7 +594,7 @@ const tests = {
     ctx.delete();
   },
 
-  async 'profileStep: every pass of a step, timed, in order; the model and a fit in progress unchanged; bad input and the CPU backend are clear errors'() {
+  async 'profileStep: every pass of a step, timed, in order; the model and a fit in progress unchanged; bad input is a clear error; the CPU engine times its ops'() {
     const ctx = new gl.Context(WEBGL);
     const a = randomData(64, 8, 4, 5);
     const ds = gl.Dataset.fromArrays(a.x, a.y, 8);
@@ -625,7 +625,14 @@ const tests = {
     expectError(() => new gl.Sequential(ctx, 8).add({ type: 'dense', units: 2 }).profileStep(ds), 'ArgumentError',
                 'profileStep: the model is not compiled');
     const cpu = new gl.Context({ backend: 'cpu' });
-    expectError(() => mlp(cpu, 8, 16, 4).profileStep(ds), 'UnsupportedError', 'profileStep: this model trains on the CPU backend');
+    // The CPU engine times each op of the step's graph on the host; the model does not change.
+    const onCpu = mlp(cpu, 8, 16, 4);
+    const cpuKernel0 = onCpu.getWeight('dense_0', 'kernel');
+    const cpuParts = onCpu.profileStep(ds, { batchSize: 16, reps: 2 });
+    assert(cpuParts.length >= 3 && cpuParts.every((p) => p.kernel.startsWith('cpu/') && p.ms >= 0 && p.gpuTimer === false),
+           `the CPU engine's parts: ${JSON.stringify(cpuParts)}`);
+    assert(cpuParts.some((p) => p.kernel.includes('matmul')), `its products are timed: ${cpuParts.map((p) => p.kernel)}`);
+    assert(sameArray(onCpu.getWeight('dense_0', 'kernel'), cpuKernel0) && onCpu.step === 0, 'the CPU model did not change');
     cpu.delete();
     ds.delete();
     ctx.delete();

@@ -160,6 +160,14 @@ public:
         return total;
     }
 
+    // The training step's graph on d's first `batch` rows, each op (or fused
+    // group) timed `reps` times. The update is not run: the model does not change.
+    std::vector<PassTiming> profileStep(const Dataset& d, int batch, int reps, long step) {
+        Plan& p = plan(batch, Mode::Train);
+        gatherRows(p, d, 0, batch, false);
+        return p.run->profile(reps, step);
+    }
+
     // The outputs (after a final Softmax, probabilities) for `rows` rows of x.
     void predict(const float* x, int rows, int batchSize, float* out) {
         for (int r0 = 0; r0 < rows; r0 += batchSize) {

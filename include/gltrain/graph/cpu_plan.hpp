@@ -11,6 +11,8 @@
 //   - a reshape: the same matrix (rows are NHWC).
 // Max pooling's argmax is kept from the forward for its gradient.
 #pragma once
+#include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -22,6 +24,7 @@
 #include "gltrain/graph/op_table.hpp"
 #include "gltrain/graph/patterns.hpp"
 #include "gltrain/host_matrix.hpp"
+#include "gltrain/pass_timing.hpp"
 
 namespace gltrain::graph {
 
@@ -61,25 +64,30 @@ public:
 
     // `step` numbers dropout's masks (the same as the GPU's).
     void run(long step = 0) {
-        step_ = step;
-        ++runs_;
-        for (int n : p_.order) {
-            const Node& node = g_.node(n);
-            for (ValueId v : node.inputs) {
-                const HostMatrix& m = *values_[size_t(v)];
-                const Shape& s = g_.shape(v);
-                if (m.rows != s.rows(batch_) || m.cols != s.cols())
-                    throw ArgumentError("CpuPlan: " + g_.describe(v) + " holds " + std::to_string(m.rows) + "x" +
-                                        std::to_string(m.cols) + " values, not " + std::to_string(s.rows(batch_)) +
-                                        "x" + std::to_string(s.cols()));
-            }
-            if (fused_.count(n)) {
-                fused_[n]();
-            } else if (!done_[size_t(n)]) {
-                OpContext c{*this, node};
-                std::visit([&](const auto& o) { o.cpu(c); }, node.op);
+        begin(step);
+        for (int n : p_.order) runNode(n);
+    }
+    // Each node's time (a fused group's under its first node), the median of
+    // `reps` runs, in plan order, on the host's clock.
+    std::vector<PassTiming> profile(int reps, long step = 0) {
+        std::map<int, std::vector<double>> ms;
+        for (int r = 0; r < reps; ++r) {
+            begin(step);
+            for (int n : p_.order) {
+                const auto t0 = std::chrono::steady_clock::now();
+                if (runNode(n)) ms[n].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             }
         }
+        std::vector<PassTiming> out;
+        for (int n : p_.order) {
+            auto it = ms.find(n);
+            if (it == ms.end()) continue;
+            std::vector<double>& t = it->second;
+            std::nth_element(t.begin(), t.begin() + std::ptrdiff_t(t.size() / 2), t.end());
+            out.push_back({"cpu/" + g_.node(n).name + " (" + opName(g_.node(n).op) + (fused_.count(n) ? ", fused" : "") + ")",
+                           t[t.size() / 2], false});
+        }
+        return out;
     }
 
     // What an op's `cpu` sees.
@@ -103,6 +111,30 @@ public:
 
 private:
     HostMatrix& at(ValueId v) { return *values_[size_t(v)]; }
+
+    // The caller's matrices must still have their shapes (the plan's own do).
+    void begin(long step) {
+        step_ = step;
+        ++runs_;
+        for (auto& [v, m] : o_.bound) {
+            const Shape& s = g_.shape(v);
+            if (p_.needed[size_t(v)] && (m->rows != s.rows(batch_) || m->cols != s.cols()))
+                throw ArgumentError("CpuPlan: " + g_.describe(v) + " holds " + std::to_string(m->rows) + "x" +
+                                    std::to_string(m->cols) + " values, not " + std::to_string(s.rows(batch_)) + "x" +
+                                    std::to_string(s.cols()));
+        }
+    }
+    // Runs node n (its pattern's kernel, or its op's); false when another node's pattern ran it.
+    bool runNode(int n) {
+        if (auto f = fused_.find(n); f != fused_.end()) {
+            f->second();
+            return true;
+        }
+        if (done_[size_t(n)]) return false;
+        OpContext c{*this, g_.node(n)};
+        std::visit([&](const auto& o) { o.cpu(c); }, g_.node(n).op);
+        return true;
+    }
 
     // ---- the patterns: each decides now and stores what the run calls ----
     void plan(int n) {

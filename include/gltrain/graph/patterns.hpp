@@ -126,4 +126,62 @@ inline std::optional<int> matchDerivativeEpilogue(const Graph& g, const PlanNode
     return d;
 }
 
+// The whole forward pass a chain of dense layers — from x, an optional
+// Reshape to rows, then per layer MatMul(h, kernel) -> BiasAdd(bias) ->
+// (Activate), ending at the logits — with only the loss and the correct
+// count beside it: what ops/mlp.hpp's step of one pass per parameter
+// computes. Empty for any other graph.
+struct DenseLink {
+    ValueId kernel = kNoValue, bias = kNoValue;
+    Activation act = Activation::Linear;
+    float alpha = 0.0f;
+};
+inline std::optional<std::vector<DenseLink>> matchDenseChain(const Graph& g, ValueId x, ValueId logits) {
+    std::vector<std::vector<int>> readers(size_t(g.values()));
+    std::vector<bool> inChain(size_t(g.nodes()), false);
+    for (int n = 0; n < g.nodes(); ++n)
+        if (!g.node(n).backward)
+            for (ValueId v : g.node(n).inputs) readers[size_t(v)].push_back(n);
+    auto sole = [&](ValueId v, ValueId from) {
+        if (readers[size_t(v)].size() != 1) return -1;
+        const int n = readers[size_t(v)][0];
+        return g.node(n).inputs[0] == from ? n : -1;
+    };
+    auto isParameter = [&](ValueId v) { return g.value(v).kind == ValueKind::Parameter; };
+    std::vector<DenseLink> chain;
+    ValueId cur = x;
+    while (cur != logits) {
+        int n = sole(cur, cur);
+        if (n < 0) return std::nullopt;
+        if (opOf<Reshape>(g, n) && chain.empty() && g.shape(g.node(n).outputs[0]).rank() == 2) {
+            inChain[size_t(n)] = true;
+            cur = g.node(n).outputs[0];
+            continue;
+        }
+        const auto* mm = opOf<MatMul>(g, n);
+        if (!mm || mm->transA || mm->transB || !isParameter(g.node(n).inputs[1])) return std::nullopt;
+        const int b = sole(g.node(n).outputs[0], g.node(n).outputs[0]);
+        if (b < 0 || !opOf<BiasAdd>(g, b) || !isParameter(g.node(b).inputs[1])) return std::nullopt;
+        inChain[size_t(n)] = inChain[size_t(b)] = true;
+        DenseLink link{g.node(n).inputs[1], g.node(b).inputs[1]};
+        cur = g.node(b).outputs[0];
+        if (cur != logits) {
+            const int a = sole(cur, cur);
+            if (a >= 0 && opOf<Activate>(g, a)) {
+                inChain[size_t(a)] = true;
+                link.act = opOf<Activate>(g, a)->act;
+                link.alpha = opOf<Activate>(g, a)->alpha;
+                cur = g.node(a).outputs[0];
+            }
+        }
+        chain.push_back(link);
+    }
+    for (int n = 0; n < g.nodes(); ++n)
+        if (!g.node(n).backward && !inChain[size_t(n)] && !opOf<SoftmaxCrossEntropy>(g, n) &&
+            !opOf<PointwiseLossOp>(g, n) && !opOf<CorrectCount>(g, n))
+            return std::nullopt;
+    if (chain.empty()) return std::nullopt;
+    return chain;
+}
+
 }  // namespace gltrain::graph

@@ -1,0 +1,357 @@
+// Model: a compiled network of layers and what users do with it — fit,
+// evaluate, predict, read and write weights, save and load checkpoints,
+// survive a lost GL context — written once over an engine (engine/engine.hpp):
+// the GPU engine, or the CPU engine where the context's backend is the CPU.
+// Sequential (sequential.hpp) builds one from a stack of layers.
+//
+// How a fit runs: beginFit() checks every argument and hands the data to the
+// engine; stepOnce() runs one step of the fit loop (model/fit_loop.hpp);
+// fit() runs them all. The model owns the global step, the history and the
+// checkpoint format (model/variables.hpp, model/checkpoint.hpp); the engine
+// owns the numbers.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gltrain/engine/cpu_engine.hpp"
+#include "gltrain/engine/gpu_engine.hpp"
+#include "gltrain/file_io.hpp"
+#include "gltrain/model/checkpoint.hpp"
+#include "gltrain/model/data_checks.hpp"
+#include "gltrain/model/fit_loop.hpp"
+
+namespace gltrain {
+
+class Model {
+public:
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+    virtual ~Model() = default;
+
+    int inputSize() const { return inputSize_; }
+    Shape3 inputShape() const { return inputShape_; }
+    // A layer's output shape ([1, 1, n] for flat ones); after compile.
+    Shape3 outputShape(size_t layer) const { return layers_.at(layer).geometry.out; }
+    int outputSize() const { return outputSize_; }
+    long step() const { return step_; }
+    const CompileOptions& options() const { return options_; }
+    const std::string& layerName(size_t i) const { return layers_.at(i).geometry.name; }
+    bool compiled() const { return bool(engine_); }
+
+    // ---- training -------------------------------------------------------
+
+    std::vector<EpochInfo> fit(const HostMatrix& x, const Targets& y, const FitOptions& o = {}, Callbacks cb = {}) {
+        beginFit(x, y, o, std::move(cb));
+        while (stepOnce()) {
+        }
+        return history();
+    }
+
+    // The non-blocking form: beginFit() uploads and plans; stepOnce() runs one
+    // step (false when fit is done); trainFor(ms) runs steps for about ms.
+    // x (and FitOptions' validation data) must stay alive until the fit ends:
+    // after a lost context they are uploaded again.
+    void beginFit(const HostMatrix& x, const Targets& y, const FitOptions& o, Callbacks cb = {}) {
+        requireCompiled("fit");
+        if (o.epochs <= 0) throw ArgumentError("fit: epochs must be positive, got " + std::to_string(o.epochs));
+        if (o.batchSize <= 0) throw ArgumentError("fit: batchSize must be positive, got " + std::to_string(o.batchSize));
+        if (o.lossEvery < 0) throw ArgumentError("fit: lossEvery must be >= 0");
+        if (o.snapshotEvery < 0)
+            throw ArgumentError("fit: snapshotEvery must be >= 0 (0: snapshots only at the fit's start and end), got " +
+                                std::to_string(o.snapshotEvery));
+        if (!(o.validationSplit >= 0.0f && o.validationSplit < 1.0f))
+            throw ArgumentError("fit: validationSplit must be in [0, 1), got " + std::to_string(o.validationSplit));
+        checkData("fit", x, y);
+        if (bool(o.validationX) != bool(o.validationY))
+            throw ArgumentError(std::string("fit: ") + (o.validationX ? "validationX is given without validationY"
+                                                                      : "validationY is given without validationX"));
+        if (o.validationX && o.validationSplit > 0.0f)
+            throw ArgumentError("fit: give validationSplit or validationX/validationY, not both");
+        if (o.validationX) checkData("fit (validation data)", *o.validationX, *o.validationY);
+        int n = x.rows, nVal = 0;
+        if (o.validationSplit > 0.0f) {
+            nVal = n - trainingRows(n, o);
+            if (nVal <= 0 || nVal >= n) throw ArgumentError("fit: validationSplit leaves no training or validation rows");
+            n -= nVal;
+        }
+        if (o.dropRemainder && o.batchSize > n)
+            throw ArgumentError("fit: batchSize " + std::to_string(o.batchSize) + " is larger than the " +
+                                std::to_string(n) + " training rows, and dropRemainder leaves out a short batch");
+        endFit();
+        history_.clear();
+        if (step_ >= long(o.epochs) * stepsPerEpoch(n, o)) return;  // trained that far already
+        fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, o});
+        loop_ = std::make_unique<FitLoop>(*engine_, options_, *fitData_, std::move(cb), step_, history_);
+    }
+
+    // After a lost context (ContextLostError while it lasts), the first call
+    // rebuilds the model from its snapshot and replays the steps since then
+    // without reporting them again: onStep sees every step once, in order.
+    bool stepOnce() {
+        if (!loop_) return false;
+        requireUsable("fit");
+        bool more = false;
+        try {
+            more = loop_->stepOnce();
+        } catch (const TrainingError&) {
+            dropFit();  // the loop ended the fit in the engine
+            throw;
+        }
+        if (!more) dropFit();
+        return more;
+    }
+
+    // Steps until about `ms` milliseconds have passed (at least one step, at
+    // most maxSteps); returns the number of steps run. For requestAnimationFrame
+    // loops; maxSteps lets a loop stop or look at the model at a chosen step,
+    // whatever the machine's speed.
+    int trainFor(double ms, int maxSteps = std::numeric_limits<int>::max()) {
+        if (maxSteps < 1) throw ArgumentError("trainFor: maxSteps must be >= 1, got " + std::to_string(maxSteps));
+        const auto t0 = std::chrono::steady_clock::now();
+        int n = 0;
+        auto elapsedMs = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+        while (fitting() && n < maxSteps && (n == 0 || elapsedMs() < ms)) {
+            stepOnce();
+            ++n;
+        }
+        return n;
+    }
+    bool fitting() const { return bool(loop_); }
+    // Ends a fit early (an aborted training loop): the model keeps the
+    // weights, optimizer state and step of the last completed step.
+    void endFit() {
+        if (!loop_) return;
+        engine_->endFit(step_);
+        dropFit();
+    }
+
+    // Where a training step's time goes: the step's parts at this batch size
+    // on the first rows of (x, y), each run `reps` times and timed — on the
+    // GPU each pass (GPU timer queries where the context has them, else each
+    // pass waited for), on the CPU each op of the step's graph. The model does
+    // not change.
+    std::vector<PassTiming> profileStep(const HostMatrix& x, const Targets& y, int batchSize, int reps = 5) {
+        requireCompiled("profileStep");
+        checkData("profileStep", x, y);
+        if (batchSize <= 0 || batchSize > x.rows)
+            throw ArgumentError("profileStep: batchSize must be in [1, " + std::to_string(x.rows) + "], got " +
+                                std::to_string(batchSize));
+        if (reps < 1) throw ArgumentError("profileStep: reps must be >= 1, got " + std::to_string(reps));
+        return engine_->profileStep(x, y, batchSize, reps, step_);
+    }
+    const std::vector<EpochInfo>& history() const { return history_; }
+
+    // ---- evaluation -----------------------------------------------------
+
+    Evaluation evaluate(const HostMatrix& x, const Targets& y, int batchSize = 256) {
+        requireCompiled("evaluate");
+        if (batchSize <= 0) throw ArgumentError("evaluate: batchSize must be positive");
+        checkData("evaluate", x, y);
+        return engine_->evaluate(x, y, batchSize);
+    }
+
+    // The model's outputs (after a final Softmax, probabilities), rows x outputSize.
+    HostMatrix predict(const HostMatrix& x, int batchSize = 256) {
+        requireCompiled("predict");
+        if (batchSize <= 0) throw ArgumentError("predict: batchSize must be positive");
+        if (x.cols != inputSize_)
+            throw ArgumentError("predict: x has " + std::to_string(x.cols) + " columns, the model expects " +
+                                std::to_string(inputSize_));
+        if (x.rows <= 0) throw ArgumentError("predict: x has no rows");
+        requireConsistent("predict", "x", x);
+        requireFinite("predict", x);
+        return engine_->predict(x, batchSize);
+    }
+
+    // ---- parameters and checkpoints ---------------------------------------
+
+    // A layer's parameter or statistic, read back as its stored matrix:
+    // "kernel" (Dense in x out; Conv2D (kh*kw*C) x filters), "bias" (1 x out),
+    // "gamma", "beta", "moving_mean", "moving_variance" (1 x C).
+    HostMatrix weight(const std::string& layer, const std::string& which) const {
+        return engine_->read(variable(layer, which, "weight"), -1);
+    }
+    void setWeight(const std::string& layer, const std::string& which, const HostMatrix& value) {
+        const size_t v = variable(layer, which, "setWeight");
+        const ModelVariable& mv = vars_.list[v];
+        requireConsistent("setWeight", "value", value);
+        if (value.rows != mv.rows || value.cols != mv.cols)
+            throw ArgumentError("setWeight: " + layer + "/" + which + " is " + std::to_string(mv.rows) + "x" +
+                                std::to_string(mv.cols) + ", got " + std::to_string(value.rows) + "x" +
+                                std::to_string(value.cols));
+        requireFinite("setWeight", value);
+        engine_->write(v, -1, value);
+        engine_->stateWritten(step_, nullptr);  // a changed weight could not be replayed after a lost context
+    }
+
+    // safetensors: "<layer>/<variable>" in TensorFlow's shapes — Dense kernel
+    // [in, out], Conv2D kernel [kh, kw, C, filters] (HWIO), bias, gamma, beta,
+    // moving_mean, moving_variance [C] — optimizer slots "<layer>/<param>/slot<i>",
+    // and metadata (format, step, seed, optimizer).
+    std::vector<uint8_t> saveCheckpoint() const { return serializeSafetensors(checkpoint(), checkpointMetadata(options_, step_)); }
+    // Writes a temporary file and renames it: a crash never leaves half a checkpoint.
+    void save(const std::string& path) const { saveSafetensorsFile(path, checkpoint(), checkpointMetadata(options_, step_)); }
+
+    // Loads weights (and optimizer state and step, when present). Everything
+    // is validated before anything changes: on any error the model is unchanged.
+    // The file must hold exactly the model's tensors: one it lacks, one the model
+    // does not have (a deeper model's file), or optimizer state of another optimizer
+    // (its metadata 'optimizer') is an error. resetOptimizer: the file's optimizer
+    // state and step are ignored, and training starts afresh from its weights and
+    // statistics (as from a file of weights only: step 0, zeroed slots).
+    void loadCheckpoint(const std::vector<uint8_t>& bytes, const std::string& source = "<checkpoint>",
+                        bool resetOptimizer = false) {
+        requireCompiled("loadCheckpoint");
+        const SafetensorsFile f = parseSafetensors(bytes, source);
+        const StagedCheckpoint staged =
+            stageCheckpoint(f, vars_, options_.optimizer, resetOptimizer, "loadCheckpoint " + source + ": ");
+        // Validated: now change the model.
+        endFit();
+        for (const auto& w : staged.writes) engine_->write(w.var, w.slot, w.value);
+        step_ = staged.step;
+        // What was loaded is the state to restore after a lost context (unless its
+        // slots were dropped: then the state now is not the file's).
+        engine_->stateWritten(step_, resetOptimizer ? nullptr : &bytes);
+    }
+    void load(const std::string& path) { loadCheckpoint(readFile(path, "checkpoint"), path); }
+
+    // Texture pool counters: constant across steps in the steady state.
+    const PoolStats& poolStats() const { return ctx_->pool().stats(); }
+
+    // ---- lost contexts ----------------------------------------------------
+
+    // Rebuilds the model on a restored context from its last snapshot, unless
+    // that is done already (every entry that computes does it first); returns
+    // the step the model is at then. ContextLostError while the context is
+    // lost. In a fit, stepOnce() then replays the steps since the snapshot.
+    long restore() {
+        requireCompiled("restore");
+        return step_;
+    }
+    // The step of the last snapshot (compile: step 0, the initial state).
+    long snapshotStep() const {
+        if (!engine_) return 0;
+        const long s = engine_->snapshotStep();
+        return s < 0 ? step_ : s;
+    }
+    // The last snapshot as a checkpoint (saveCheckpoint's format; its 'step' is
+    // snapshotStep()): the state a lost context restores. It reads nothing from
+    // the GPU, so it is how to keep a model's progress while the context is
+    // lost, or after a restore was refused (a device that cannot run what the
+    // Context chose: every GPU call throws UnsupportedError). The CPU engine
+    // keeps no snapshots: its state now.
+    std::vector<uint8_t> snapshotCheckpoint() const {
+        if (!engine_) throw ArgumentError("snapshotCheckpoint: the model is not compiled (call compile first)");
+        std::vector<uint8_t> bytes = engine_->snapshotCheckpoint();
+        return bytes.empty() ? saveCheckpoint() : bytes;
+    }
+    // How many times the model was rebuilt after a lost context.
+    int restorations() const { return engine_ ? engine_->restorations() : 0; }
+    // The dynamic loss scale (a synchronous read); 0 when loss scaling is off.
+    float lossScale() {
+        requireCompiled("lossScale");
+        return engine_->lossScale();
+    }
+
+protected:
+    Model(Context& ctx, Shape3 inputShape) : ctx_(&ctx), inputShape_(inputShape), inputSize_(inputShape.size()) {}
+
+    Context& context() const { return *ctx_; }
+
+    // The checks of compile's options that do not depend on the layers.
+    void checkCompileOptions(const CompileOptions& options) const {
+        // A running fit holds pointers into the engine: end it first.
+        if (loop_) throw ArgumentError("compile: a fit is in progress (let it finish, or call endFit() first)");
+        options.optimizer.validate();
+        options.schedule.validate();
+        options.lossScaling.validate();
+        if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
+        if (options.smallDenseStepMacs < 0) throw ArgumentError("compile: smallDenseStepMacs must be >= 0");
+        if (options.loss != LossKind::SoftmaxCrossEntropy && options.loss != LossKind::MeanSquaredError &&
+            options.loss != LossKind::BinaryCrossEntropy)
+            throw ArgumentError("compile: loss " + std::to_string(int(options.loss)) + " is not a LossKind");
+        if (options.onNaN != NanPolicy::Stop && options.onNaN != NanPolicy::Skip && options.onNaN != NanPolicy::Ignore)
+            throw ArgumentError("compile: onNaN " + std::to_string(int(options.onNaN)) + " is not a NanPolicy");
+    }
+
+    // Compiles `layers` (their shapes inferred and checked by the caller; their
+    // specs must outlive the model or its next compile): creates and
+    // initialises the variables on the engine the context's backend chooses.
+    void compileLayers(std::vector<CompiledLayer> layers, const CompileOptions& options) {
+        const int width = layers.empty() ? inputSize_ : layers.back().geometry.out.size();
+        if (options.loss == LossKind::SoftmaxCrossEntropy && width < 2)
+            throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, the model has " +
+                                std::to_string(width));
+        requireCheckpointFits(layers, options);
+        // Shapes are good: now the engine's work.
+        engine_.reset();
+        options_ = options;
+        layers_ = std::move(layers);
+        outputSize_ = width;
+        vars_ = ModelVariables::of(layers_, options_);
+        step_ = 0;
+        if (ctx_->backend() == Backend::Cpu)
+            engine_ = std::make_unique<CpuEngine>(*ctx_, layers_, vars_, options_, inputSize_);
+        else
+            engine_ = std::make_unique<GpuEngine>(*ctx_, layers_, vars_, options_, inputShape_, outputSize_);
+    }
+
+private:
+    // Every entry that computes comes through here: after a lost context the
+    // engine rebuilds itself from its snapshot, and the model's step is the snapshot's.
+    void requireUsable(const char* what) {
+        if (auto restored = engine_->ensureUsable(what)) step_ = *restored;
+    }
+    void requireCompiled(const char* what) const {
+        if (!engine_) throw ArgumentError(std::string(what) + ": the model is not compiled (call compile first)");
+        // A rebuild from the snapshot restores the model's observable state, so const entries may do it too.
+        const_cast<Model*>(this)->requireUsable(what);
+    }
+    void dropFit() {
+        loop_.reset();
+        fitData_.reset();
+    }
+    void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
+        gltrain::checkData(what, x, y, inputSize_, outputSize_, options_.loss);
+    }
+
+    CheckpointTensors checkpoint() const {
+        requireCompiled("saveCheckpoint");
+        return checkpointTensors(vars_, step_, [&](const SavedTensor& s) { return engine_->read(s.var, s.slot).data; });
+    }
+
+    // A variable by layer and name; errors name what the layer has.
+    size_t variable(const std::string& layer, const std::string& which, const char* what) const {
+        requireCompiled(what);
+        bool found = false;
+        std::string names;
+        for (size_t i = 0; i < vars_.list.size(); ++i) {
+            if (vars_.list[i].layer != layer) continue;
+            if (vars_.list[i].decl.name == which) return i;
+            names += (names.empty() ? "" : ", ") + vars_.list[i].decl.name;
+        }
+        for (const CompiledLayer& L : layers_) found = found || L.geometry.name == layer;
+        if (!found) throw ArgumentError(std::string(what) + ": no layer named '" + layer + "'");
+        throw ArgumentError(std::string(what) + ": layer '" + layer + "' has " +
+                            (names.empty() ? "no weights" : "no '" + which + "' (it has " + names + ")"));
+    }
+
+    Context* ctx_;
+    Shape3 inputShape_;
+    int inputSize_;
+    int outputSize_ = 0;
+    std::vector<CompiledLayer> layers_;
+    ModelVariables vars_;
+    CompileOptions options_;
+    long step_ = 0;
+    std::unique_ptr<Engine> engine_;
+    std::unique_ptr<FitData> fitData_;
+    std::unique_ptr<FitLoop> loop_;
+    std::vector<EpochInfo> history_;
+};
+
+}  // namespace gltrain
