@@ -2,6 +2,9 @@
 // CNN) on the real IDX files in data/ inside a Web Worker on an OffscreenCanvas, so
 // the page stays responsive; live loss and accuracy curves (uPlot), test predictions,
 // per-class accuracy and the device's capability report.
+// The page's thread only draws: progress from the worker marks what changed, and one
+// requestAnimationFrame callback a frame writes it to the page (charts at most 10 times
+// a second), so the page keeps painting at the display's rate while the worker trains.
 // URL parameters (used by scripts/run.sh and the tests): model, train, epochs, batch, lr,
 // evalEvery, backend (auto, webgl or cpu: the worker's Context), auto=1 (train at once).
 import { TrainingWorker } from './gltrain.js';
@@ -15,9 +18,12 @@ const TEST_FILES = { images: 'data/t10k-images-idx3-ubyte', labels: 'data/t10k-l
 const HELD_OUT = 2000;  // the last training images: validation during training
 const SAMPLES = 24;
 
+const TEST_CHUNK = 1000;  // test images per evaluation request: Stop is heard between chunks
+
 const status = {
   phase: 'starting', lines: [], steps: 0, history: [], evaluations: [], testLoss: null, testAccuracy: null,
   perClass: null, samplesPerSecond: 0, error: null, inputDelaysMs: [], capabilities: null, saved: [], profile: null,
+  idxFetches: 0, renders: 0, testEvaluated: 0, runs: 0,
 };
 window.fashion = status;
 
@@ -39,6 +45,29 @@ function fail(e) {
   setPhase('error', 'Stopped by an error.');
   $('start').disabled = false;
   $('stop').disabled = true;
+  training = false;
+}
+
+// ---- drawing: what changed is marked, one animation frame writes it
+const view = { step: 0, rate: 0, lossDirty: false, accDirty: false, lastChartMs: 0 };
+let frameAsked = false;
+function invalidate() {
+  if (frameAsked) return;
+  frameAsked = true;
+  requestAnimationFrame(render);
+}
+function render(now) {
+  frameAsked = false;
+  status.renders++;
+  $('step').textContent = String(view.step);
+  $('rate').textContent = view.rate ? Math.round(view.rate).toLocaleString('en') : '–';
+  if (view.lossDirty || view.accDirty) {
+    if (now - view.lastChartMs < 100) { invalidate(); return; }  // charts: at most 10 redraws a second
+    view.lastChartMs = now;
+    if (view.lossDirty) lossChart.setData(lossData);
+    if (view.accDirty) accChart.setData(accData);
+    view.lossDirty = view.accDirty = false;
+  }
 }
 
 for (const [id, def] of [['model', 'mlp'], ['train', '58000'], ['epochs', '1'], ['batch', '128'], ['lr', '0.001']]) {
@@ -87,9 +116,10 @@ const ready = (async () => {
   worker = await TrainingWorker.create({ context: { backend: params.get('backend') || 'auto' } });
   const caps = worker.capabilities;
   status.capabilities = caps;
+  const other = caps.backend === 'cpu' ? 'webgl' : 'cpu';
   const cells = [
     ['training on', caps.backend === 'cpu' ? 'the CPU (WebAssembly SIMD)' : `the GPU (${caps.backend})`],
-    ['why', caps.backendReason],
+    ['why', `${caps.backendReason}. On this page: ?backend=${other} in the address ({backend: '${other}'} in TrainingWorker.create's context).`],
     ['renderer', caps.renderer], ['vendor', caps.vendor],
     ['float32 render targets', caps.float32Renderable ? 'yes (measured)' : 'no'],
     ['EXT_color_buffer_float', caps.colorBufferFloat ? 'yes' : 'no'],
@@ -180,6 +210,23 @@ function barRow(label, fraction, figure) {
   return tr;
 }
 
+// A new run starts from a clean page: nothing of the last run's results is left next to this one's.
+function resetResults() {
+  for (const a of [...lossData, ...accData]) a.length = 0;
+  lossChart.setData(lossData);
+  accChart.setData(accData);
+  view.step = 0; view.rate = 0;
+  for (const id of ['val', 'test']) $(id).textContent = '–';
+  $('samples').replaceChildren(Object.assign(document.createElement('p'), { className: 'note', textContent: 'After training.' }));
+  const row = document.createElement('tr');
+  row.innerHTML = '<td class="note">After training.</td>';
+  $('classes').tBodies[0].replaceChildren(row);
+  $('profile-box').hidden = true;
+  Object.assign(status, { steps: 0, history: [], evaluations: [], testLoss: null, testAccuracy: null, perClass: null,
+                          samplesPerSecond: 0, profile: null, testEvaluated: 0 });
+  invalidate();
+}
+
 function drawClasses(perClass) {
   $('classes').tBodies[0].replaceChildren(...perClass.map((a, k) => barRow(CLASSES[k], a, `${(100 * a).toFixed(1)} %`)));
 }
@@ -192,31 +239,75 @@ function accuracyPoint(step, series, value) {
     accData[2].push(null);
   }
   accData[series][accData[0].length - 1] = value;
-  accChart.setData(accData);
+  view.accDirty = true;
+  invalidate();
 }
 
+// The form, checked before anything is fetched or built: each field's name and range.
+function readForm() {
+  const num = (id, label, min, max, integer) => {
+    const raw = $(id).value.trim();
+    const want = `${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`;
+    if (raw === '') throw new Error(`${label}: empty or not a number (give ${want})`);
+    const v = Number(raw);
+    if (!Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) throw new Error(`${label}: expected ${want}, got ${raw}`);
+    return v;
+  };
+  return {
+    kind: $('model').value,
+    trainCount: Math.min(Number($('train').value), 60000 - HELD_OUT),
+    epochs: num('epochs', 'Epochs', 1, 50, true),
+    batchSize: num('batch', 'Batch size', 1, 1024, true),
+    lr: num('lr', 'Learning rate', 1e-6, 10, false),
+  };
+}
+
+// The IDX files: fetched and parsed once per page (the worker keeps them); each run
+// takes its rows from them.
+let dataLoaded = null;
+function loadData() {
+  dataLoaded ??= (async () => {
+    const t0 = performance.now();
+    status.idxFetches++;
+    const all = await worker.load('fashion', TRAIN_FILES);
+    const test = await worker.load('test', TEST_FILES);
+    log(`data: ${all.count} training and ${test.count} test images of ${all.imageRows}x${all.imageCols} ` +
+        `(${((performance.now() - t0) / 1000).toFixed(1)} s, once per page)`);
+  })().catch((e) => { dataLoaded = null; throw e; });
+  return dataLoaded;
+}
+
+let stopRequested = false;
 async function train() {
   await ready;
-  if (!worker) return;
-  $('start').disabled = true;
+  if (!worker || training) return;
   $('error').textContent = '';
   status.error = null;
-  const kind = $('model').value;
-  const trainCount = Math.min(Number($('train').value), 60000 - HELD_OUT);
-  const epochs = Number($('epochs').value);
-  const batchSize = Number($('batch').value);
-  const lr = Number($('lr').value);
-  for (const a of [...lossData, ...accData]) a.length = 0;
-  lossChart.setData(lossData);
-  accChart.setData(accData);
+  let form;
+  try {
+    form = readForm();
+  } catch (e) {
+    status.error = e.message;
+    $('error').textContent = e.message;
+    setPhase('idle', 'Not started: check the form.');
+    return;
+  }
+  const { kind, trainCount, epochs, batchSize, lr } = form;
+  $('start').disabled = true;
+  training = true;
+  stopRequested = false;
+  status.runs++;
+  resetResults();
   try {
     setPhase('loading', 'Loading the IDX files…');
-    const t0 = performance.now();
-    const info = await worker.load('train', { ...TRAIN_FILES, start: 0, count: trainCount });
-    await worker.load('val', { ...TRAIN_FILES, start: 60000 - HELD_OUT, count: HELD_OUT });
-    const test = await worker.load('test', TEST_FILES);
-    log(`data: ${info.count} training, ${HELD_OUT} validation and ${test.count} test images of ${info.imageRows}x${info.imageCols} ` +
-        `(${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    await loadData();
+    await worker.load('train', { dataset: 'fashion', start: 0, count: trainCount });
+    await worker.load('val', { dataset: 'fashion', start: 60000 - HELD_OUT, count: HELD_OUT });
+    // Validation at least once an epoch, however few the images.
+    const stepsPerEpoch = Math.ceil(trainCount / batchSize);
+    const every = Math.min(evalEvery, stepsPerEpoch);
+    $('every').textContent = String(every);
+    log(`run ${status.runs}: ${trainCount} training and ${HELD_OUT} validation images, validation every ${every} steps`);
     const summary = await worker.build(modelSpec(kind), { optimizer: { type: 'adam', lr } });
     built = kind;
     $('save').disabled = false;
@@ -224,20 +315,21 @@ async function train() {
     setPhase('training', 'Training in a Web Worker…');
     $('stop').disabled = false;
     let avg = null;
-    training = true;
+    fitting = true;
     const result = await worker.fit('train', {
       epochs, batchSize, lossEvery: 10,
-      evaluateEvery: { dataset: 'val', steps: evalEvery },
+      evaluateEvery: { dataset: 'val', steps: every },
       onStep: (s) => {
         status.steps = s.step;
         status.samplesPerSecond = s.samplesPerSecond;
-        $('step').textContent = String(s.step);
-        $('rate').textContent = Math.round(s.samplesPerSecond).toLocaleString('en');
+        view.step = s.step;
+        view.rate = s.samplesPerSecond;
         if (s.loss !== null) {
           avg = avg === null ? s.loss : 0.9 * avg + 0.1 * s.loss;
           lossData[0].push(s.lossStep); lossData[1].push(s.loss); lossData[2].push(avg);
-          lossChart.setData(lossData);
+          view.lossDirty = true;
         }
+        invalidate();
       },
       onEvaluate: (e) => {
         status.evaluations.push(e);
@@ -253,32 +345,51 @@ async function train() {
       // the fit waits, and resumes from the model's last snapshot when it is back.
       onContextLost: (e) => log(`WebGL context lost at step ${e.step}: training waits for it (Save keeps the last snapshot)`),
       onContextRestored: (e) => log(`WebGL context restored: resuming from the snapshot of step ${e.step}`),
-    }).finally(() => { training = false; });
-    $('stop').disabled = true;
+    }).finally(() => { fitting = false; });
     if (result.stopped) log(`stopped after ${result.steps} steps`);
+    // The test images, a chunk at a time: Stop is heard between chunks.
     setPhase('evaluating', 'Evaluating on the 10,000 test images…');
-    const ev = await worker.evaluate('test');
-    status.testLoss = ev.loss;
-    status.testAccuracy = ev.accuracy;
-    $('test').textContent = `${(100 * ev.accuracy).toFixed(1)} %`;
-    const predicted = await worker.predictClasses({ dataset: 'test' });
     const labels = await worker.targets('test');
+    const predicted = new Int32Array(labels.length);
+    let lossSum = 0, hits = 0, done = 0;
+    for (let start = 0; start < labels.length && !stopRequested; start += TEST_CHUNK) {
+      const count = Math.min(TEST_CHUNK, labels.length - start);
+      const ev = await worker.evaluate({ dataset: 'test', start, count });
+      predicted.set(await worker.predictClasses({ dataset: 'test', start, count }), start);
+      lossSum += ev.loss * count;
+      hits += ev.accuracy * count;
+      done += count;
+      status.testEvaluated = done;
+      setPhase('evaluating', `Evaluating on the test images… ${done.toLocaleString('en')} of ${labels.length.toLocaleString('en')}`);
+    }
+    $('stop').disabled = true;
+    if (done < labels.length) {
+      log(`evaluation stopped after ${done} of ${labels.length} test images`);
+      setPhase('done', `Stopped: ${status.steps} steps; ${done.toLocaleString('en')} test images evaluated.`);
+      if (done === 0) return;
+    }
+    status.testLoss = lossSum / done;
+    status.testAccuracy = hits / done;
+    $('test').textContent = `${(100 * status.testAccuracy).toFixed(1)} %`;
     const hit = new Array(10).fill(0);
     const seen = new Array(10).fill(0);
-    for (let i = 0; i < labels.length; i++) {
+    for (let i = 0; i < done; i++) {
       seen[labels[i]]++;
       if (predicted[i] === labels[i]) hit[labels[i]]++;
     }
-    status.perClass = hit.map((h, k) => h / seen[k]);
+    status.perClass = hit.map((h, k) => h / Math.max(1, seen[k]));
     drawClasses(status.perClass);
     drawSamples(await worker.x('test', 0, SAMPLES), predicted, labels);
-    if (worker.capabilities.backend !== 'cpu') await showProfile(batchSize);
-    log(`test_loss=${ev.loss.toFixed(4)}`);
-    log(`test_accuracy=${ev.accuracy.toFixed(4)}`);
-    setPhase('done', `Done: ${status.steps} steps, test accuracy ${(100 * ev.accuracy).toFixed(2)} %.`);
-    $('start').disabled = false;
+    if (worker.capabilities.backend !== 'cpu' && !stopRequested) await showProfile(batchSize);
+    log(`test_loss=${status.testLoss.toFixed(4)}`);
+    log(`test_accuracy=${status.testAccuracy.toFixed(4)}`);
+    if (done === labels.length) setPhase('done', `Done: ${status.steps} steps, test accuracy ${(100 * status.testAccuracy).toFixed(2)} %.`);
   } catch (e) {
     fail(e);
+  } finally {
+    training = false;
+    $('start').disabled = false;
+    $('stop').disabled = true;
   }
 }
 
@@ -307,20 +418,27 @@ async function showProfile(batchSize) {
       `x${top.passes} ${(100 * top.ms / totalMs).toFixed(0)} %`);
 }
 
-// ---- checkpoints: the model as a safetensors file. While it trains (or waits for a
-// lost WebGL context) the worker answers at once with the model's last snapshot,
-// which needs no GPU (the CPU backend keeps none: its state now); afterwards with
-// the model as it is.
+// ---- checkpoints: the model as a safetensors file named by its step. During a fit the
+// worker answers between two slices with the weights of the last completed step; while
+// the WebGL context is lost (no GPU to read), with the model's last snapshot.
 let built = null;
-let training = false;
+let training = false;  // a run: loading, fitting or evaluating
+let fitting = false;
 // The 'step' in a safetensors file's metadata (8 bytes of header length, then the JSON header).
 function checkpointStep(bytes) {
   const n = Number(new DataView(bytes).getBigUint64(0, true));
   return JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 8, n))).__metadata__?.step ?? '0';
 }
 async function saveCheckpoint() {
-  const bytes = training ? await worker.snapshotCheckpoint() : await worker.saveCheckpoint();
-  const snapshot = training && worker.capabilities.backend !== 'cpu';
+  let bytes;
+  let snapshot = false;
+  try {
+    bytes = await worker.saveCheckpoint();
+  } catch (e) {
+    if (e.kind !== 'ContextLostError') throw e;
+    bytes = await worker.snapshotCheckpoint();
+    snapshot = true;
+  }
   const step = checkpointStep(bytes);
   const name = `fashion-mnist-${built}-step-${step}.safetensors`;
   const a = document.createElement('a');
@@ -328,8 +446,8 @@ async function saveCheckpoint() {
   a.download = name;
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-  status.saved.push({ name, step: Number(step), bytes: bytes.byteLength, snapshot });
-  log(`saved ${name} (${bytes.byteLength.toLocaleString('en')} bytes${snapshot ? ', the last snapshot' : ''})`);
+  status.saved.push({ name, step: Number(step), bytes: bytes.byteLength, snapshot, during: fitting });
+  log(`saved ${name} (${bytes.byteLength.toLocaleString('en')} bytes${snapshot ? ', the last snapshot: the WebGL context is lost' : ''})`);
 }
 
 $('save').addEventListener('click', (e) => {
@@ -343,8 +461,10 @@ $('start').addEventListener('click', (e) => {
   status.inputDelaysMs.push(performance.now() - e.timeStamp);
   train();
 });
+// Stop ends the fit and the test evaluation after it (between two chunks).
 $('stop').addEventListener('click', (e) => {
   status.inputDelaysMs.push(performance.now() - e.timeStamp);
+  stopRequested = true;
   worker?.stop();
   $('stop').disabled = true;
 });

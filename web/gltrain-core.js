@@ -208,7 +208,7 @@ function makeApi(M) {
       super(call(() => M.ContextImpl.create(options)));
     }
     // Read afresh each time: a restored context may be another device (restoresChecked).
-    get capabilities() { return Object.freeze(call(() => this._raw.capabilities())); }
+    get capabilities() { return Object.freeze(forJs(call(() => this._raw.capabilities()))); }
     // Whether the WebGL context is lost now (calls that need the GPU throw ContextLostError
     // until the browser restores it; fit() waits and resumes from the model's snapshot).
     get lost() { return this._raw.lost(); }
@@ -230,6 +230,15 @@ function makeApi(M) {
     _beforeDelete() {
       for (const d of [...this.#dependents]) d.delete();
     }
+  }
+
+  // The C++ library's words for choosing a backend, in this API's.
+  function forJs(caps) {
+    const say = (t) => (typeof t === 'string'
+      ? t.replaceAll('ContextOptions::backend = gpu', "new Context({backend: 'webgl'})")
+         .replaceAll('ContextOptions::backend = cpu', "new Context({backend: 'cpu'})")
+      : t);
+    return { ...caps, backendReason: say(caps.backendReason), report: say(caps.report) };
   }
 
   const contextOf = (ctx, where) => {

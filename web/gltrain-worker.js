@@ -24,14 +24,18 @@ function needModel(where) {
 }
 
 async function loadSource(source) {
-  if (!source || typeof source !== 'object') throw argError('load: source must be {x, y} or {images, labels}');
+  if (!source || typeof source !== 'object') throw argError('load: source must be {x, y}, {images, labels} or {dataset}');
+  if (source.dataset !== undefined) {  // rows of a dataset loaded before: no second fetch
+    const from = dataset(source.dataset, 'load');
+    return from.slice(source.start ?? 0, source.count ?? from.count - (source.start ?? 0));
+  }
   if (source.x !== undefined) {
     const features = source.features;
     if (typeof features !== 'number') throw argError('load: {x, y} needs features (values per row)');
     return gl.Dataset.fromArrays(source.x, source.y, features);
   }
   if (typeof source.images !== 'string' || typeof source.labels !== 'string') {
-    throw argError('load: give {x, y, features} arrays or {images, labels} IDX file URLs');
+    throw argError('load: give {x, y, features} arrays, {images, labels} IDX file URLs or {dataset, start, count}');
   }
   // TrainingWorker.load made relative URLs absolute against the page.
   const full = await gl.Dataset.fetchIdx(new URL(source.images, self.location.href).href,
@@ -132,8 +136,11 @@ const ops = {
   stop() {
     abort?.abort();
   },
+  // dataset: a name, or {dataset, start?, count?} (some of its rows).
   evaluate({ dataset: name, options }) {
-    return needModel('evaluate').evaluate(dataset(name, 'evaluate'), options);
+    const m = needModel('evaluate');
+    if (typeof name === 'string') return m.evaluate(dataset(name, 'evaluate'), options);
+    return withRows(name, 'evaluate', (part) => m.evaluate(part, options));
   },
   profileStep({ dataset: name, options }) {
     return needModel('profileStep').profileStep(dataset(name, 'profileStep'), options);
@@ -179,23 +186,29 @@ const ops = {
   },
 };
 
-// data: a Float32Array, or {dataset, start?, count?}.
-function predictWith(m, data, options, classes) {
-  if (data instanceof Float32Array) return classes ? m.predictClasses(data, options) : m.predict(data, options);
-  if (!data || typeof data.dataset !== 'string') throw argError('predict: data is a Float32Array or {dataset, start?, count?}');
-  const d = dataset(data.dataset, 'predict');
-  const part = data.start === undefined && data.count === undefined ? d : d.slice(data.start ?? 0, data.count);
+// fn(rows [start, start + count) of a loaded dataset), for {dataset, start?, count?}.
+function withRows(spec, where, fn) {
+  if (!spec || typeof spec.dataset !== 'string') throw argError(`${where}: give a dataset name or {dataset, start?, count?}`);
+  const d = dataset(spec.dataset, where);
+  const part = spec.start === undefined && spec.count === undefined ? d : d.slice(spec.start ?? 0, spec.count ?? d.count - (spec.start ?? 0));
   try {
-    return classes ? m.predictClasses(part, options) : m.predict(part, options);
+    return fn(part);
   } finally {
     if (part !== d) part.delete();
   }
 }
+// data: a Float32Array, or {dataset, start?, count?}.
+function predictWith(m, data, options, classes) {
+  if (data instanceof Float32Array) return classes ? m.predictClasses(data, options) : m.predict(data, options);
+  if (!data || typeof data.dataset !== 'string') throw argError('predict: data is a Float32Array or {dataset, start?, count?}');
+  return withRows(data, 'predict', (part) => (classes ? m.predictClasses(part, options) : m.predict(part, options)));
+}
 
 // Requests run one at a time, in order, except those that must reach a running
-// fit: stop, losing / restoring the context (which the fit then notices), and
-// the model's snapshot (host bytes, read between the fit's slices: what to keep
-// while the fit waits for a lost context).
+// fit: stop, losing / restoring the context (which the fit then notices), the
+// model's snapshot (host bytes, read between the fit's slices: what to keep
+// while the fit waits for a lost context), and, during a fit, saveCheckpoint
+// (the weights of the last completed step, read between slices).
 let queue = Promise.resolve();
 const immediate = new Set(['loseContext', 'restoreContext', 'snapshotCheckpoint']);
 self.onmessage = (e) => {
@@ -212,6 +225,6 @@ self.onmessage = (e) => {
       self.postMessage({ id: msg.id, error: { kind: err.kind || err.name || 'Error', message: String(err.message || err) } });
     }
   };
-  if (immediate.has(msg.op)) run();
+  if (immediate.has(msg.op) || (msg.op === 'saveCheckpoint' && abort)) run();
   else queue = queue.then(run);
 };

@@ -510,7 +510,9 @@ export declare function yieldToEventLoop(): Promise<void>;
 
 export type WorkerDataSource =
   | { x: Float32Array; y?: Targets; features: number }
-  | { images: string; labels: string; start?: number; count?: number };
+  | { images: string; labels: string; start?: number; count?: number }
+  /** Rows of a dataset loaded before (nothing fetched again). */
+  | { dataset: string; start?: number; count?: number };
 /** As a model file's "input" and "layers". */
 export interface WorkerModelSpec {
   input: ModelInput;
@@ -551,13 +553,15 @@ export declare class TrainingWorker {
   fit(train: string, options?: WorkerFitOptions): Promise<FitResult>;
   /** Stops a running fit between slices (it resolves with stopped: true). */
   stop(): void;
-  evaluate(dataset: string, options?: BatchOptions): Promise<Evaluation>;
+  /** A loaded dataset, or some of its rows. */
+  evaluate(dataset: string | { dataset: string; start?: number; count?: number }, options?: BatchOptions): Promise<Evaluation>;
   profileStep(dataset: string, options?: ProfileOptions): Promise<PassTiming[]>;
   predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
   predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;
   /** A copy of rows [start, start + count) of a loaded dataset's x. */
   x(dataset: string, start?: number, count?: number): Promise<Float32Array>;
   targets(dataset: string): Promise<Int32Array | Float32Array | null>;
+  /** During a fit: the weights of the last completed step, read between slices. */
   saveCheckpoint(): Promise<ArrayBuffer>;
   /** The model's last snapshot, as Sequential.snapshotCheckpoint; answered during a fit too (while it waits for a lost context). */
   snapshotCheckpoint(): Promise<ArrayBuffer>;

@@ -54,6 +54,25 @@ async function screenshots(page, name) {
   }
 }
 
+// Frames per second while `busy` holds on the page: requestAnimationFrame callbacks
+// over up to `ms` (a page that cannot paint runs none), and the longest gap between two.
+async function framesPerSecond(page, ms, busy) {
+  const r = await page.evaluate(({ ms, busy }) => new Promise((resolve) => {
+    const still = new Function(`return ${busy}`);
+    let frames = 0, last = null, first = null, worst = 0;
+    const frame = (t) => {
+      if (first === null) first = t;
+      else { frames++; worst = Math.max(worst, t - last); }
+      last = t;
+      if (t - first < ms && still()) requestAnimationFrame(frame);
+      else resolve({ fps: frames / ((t - first) / 1000), windowMs: t - first, worstGapMs: worst });
+    };
+    requestAnimationFrame(frame);
+  }), { ms, busy });
+  assert.ok(r.windowMs >= 500, `the page trained for ${r.windowMs.toFixed(0)} ms of the window only: too short to count frames`);
+  return r;
+}
+
 test('TypeScript: tsc --noEmit accepts tests/web/usage.ts against web/gltrain.d.ts', () => {
   const r = spawnSync(path.join(web, 'node_modules/.bin/tsc'), ['--noEmit', '-p', path.join(root, 'tests/web')], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -116,6 +135,13 @@ test('playground: the page answers a click within 100 ms while training on its o
   const errors = watch(page);
   await page.goto(`${server.url}/playground.html?dataset=spirals&layers=16,16&autostart=1&maxSteps=1000000`);
   await page.waitForFunction(() => window.playground?.step > 30, null, { timeout: 120000 });
+  const stepsBefore = await page.evaluate(() => window.playground.step);
+  const f = await framesPerSecond(page, 2000, 'window.playground.running');
+  const s0 = await page.evaluate(() => ({ ...window.playground }));
+  console.log(`playground while training on the page's thread (${s0.capabilities.backend}): ${f.fps.toFixed(1)} frames/s, ` +
+              `longest gap ${f.worstGapMs.toFixed(0)} ms, ${s0.step - stepsBefore} steps`);
+  assert.ok(f.fps >= 20, `the Playground painted ${f.fps.toFixed(1)} frames/s while training (target >= 20)`);
+  assert.ok(s0.step > stepsBefore, 'it trained meanwhile');
   const t0 = Date.now();
   await page.click('#run');  // pauses
   await page.waitForFunction(() => !window.playground.running, null, { timeout: 5000 });
@@ -138,19 +164,24 @@ test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test acc
     await page.setViewportSize(LAPTOP);
     await page.goto(`${server.url}/fashion-mnist.html?model=mlp&train=${FASHION_STEPS * 128}&epochs=1&batch=128&evalEvery=100&auto=1`);
     await page.waitForFunction(() => window.fashion?.phase === 'training' && window.fashion.steps > 20, null, { timeout: 240000 });
+    const f = await framesPerSecond(page, 1500, "window.fashion.phase === 'training'");
+    console.log(`fashion-mnist while the worker trains (${await page.evaluate(() => window.fashion.capabilities.backend)}): ` +
+                `${f.fps.toFixed(1)} frames/s, longest gap ${f.worstGapMs.toFixed(0)} ms`);
+    assert.ok(f.fps >= 30, `the page painted ${f.fps.toFixed(1)} frames/s while the worker trained (target >= 30)`);
     const before = await page.isChecked('#smooth');
     await page.click('#smooth');
     assert.equal(await page.isChecked('#smooth'), !before, 'the checkbox reacted');
     const delays = await page.evaluate(() => window.fashion.inputDelaysMs);
     console.log(`fashion-mnist click during worker training: handler ${delays.at(-1).toFixed(1)} ms after the input event`);
     assert.ok(delays.at(-1) < 100, `the click waited ${delays.at(-1)} ms`);
-    // Save checkpoint while training: the worker answers at once with the last snapshot
-    // (every 100 steps, and the fit's start) — on the CPU backend, which keeps none, the state now.
+    // Save checkpoint while training: the weights of the step the worker has reached
+    // (read between two slices), named by that step.
+    const stepAtClick = await page.evaluate(() => window.fashion.steps);
     const [during] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
     const savedDuring = await page.evaluate(() => window.fashion.saved.at(-1));
     const onCpu = await page.evaluate(() => window.fashion.capabilities.backend === 'cpu');
-    assert.ok(savedDuring.snapshot === !onCpu && savedDuring.step < FASHION_STEPS && (onCpu || savedDuring.step % 100 === 0),
-              `saved while training (${onCpu ? 'CPU' : 'GPU'} backend): ${JSON.stringify(savedDuring)}`);
+    assert.ok(savedDuring.during && !savedDuring.snapshot && savedDuring.step >= stepAtClick && savedDuring.step < FASHION_STEPS,
+              `saved while training (${onCpu ? 'CPU' : 'GPU'} backend) at step ${stepAtClick}: ${JSON.stringify(savedDuring)}`);
     assert.equal(during.suggestedFilename(), `fashion-mnist-mlp-step-${savedDuring.step}.safetensors`);
     await page.waitForFunction(() => ['done', 'error'].includes(window.fashion.phase), null, { timeout: 480000 });
     const s = await page.evaluate(() => ({ ...window.fashion, capabilities: null }));
@@ -187,6 +218,20 @@ test('fashion-mnist on WebGL2: the MLP trains 50 steps in a worker; the step pro
     const page = await context.newPage();
     const errors = watch(page);
     await page.goto(`${server.url}/fashion-mnist.html?model=mlp&train=6400&epochs=1&batch=128&evalEvery=25&backend=webgl&auto=1`);
+    await page.waitForFunction(() => window.fashion?.phase === 'training' && window.fashion.steps >= 5, null, { timeout: 240000 });
+    // Save while training on the GPU: the weights of the step reached, not the last snapshot's.
+    const stepAtClick = await page.evaluate(() => window.fashion.steps);
+    const [during] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
+    const savedDuring = await page.evaluate(() => window.fashion.saved.at(-1));
+    assert.ok(savedDuring.during && !savedDuring.snapshot && savedDuring.step >= stepAtClick && savedDuring.step > 0 && savedDuring.step < 50,
+              `saved while training on WebGL2 at step ${stepAtClick}: ${JSON.stringify(savedDuring)}`);
+    assert.equal(during.suggestedFilename(), `fashion-mnist-mlp-step-${savedDuring.step}.safetensors`);
+    const bytes = fs.readFileSync(await during.path());
+    const n = Number(bytes.readBigUInt64LE(0));
+    assert.equal(JSON.parse(bytes.subarray(8, 8 + n).toString('utf8')).__metadata__.step, String(savedDuring.step));
+    const f = await framesPerSecond(page, 2000, "window.fashion.phase === 'training'");
+    console.log(`fashion-mnist while the worker trains on WebGL2: ${f.fps.toFixed(1)} frames/s, longest gap ${f.worstGapMs.toFixed(0)} ms`);
+    assert.ok(f.fps >= 30, `the page painted ${f.fps.toFixed(1)} frames/s while the worker trained on WebGL2 (target >= 30)`);
     await page.waitForFunction(() => ['done', 'error'].includes(window.fashion?.phase), null, { timeout: 240000 });
     const s = await page.evaluate(() => ({ ...window.fashion }));
     for (const l of s.lines) console.log(`fashion-mnist (webgl): ${l}`);
@@ -199,6 +244,64 @@ test('fashion-mnist on WebGL2: the MLP trains 50 steps in a worker; the step pro
     assert.ok(s.profile.passes >= 10 && s.profile.totalMs > 0, `profile: ${JSON.stringify(s.profile)}`);
     assert.equal(await page.locator('#profile tr').count(), kernels.length, 'a row per kernel');
     assert.equal(await page.isVisible('#profile-box'), true);
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
+
+// Issue 40, the Fashion-MNIST page: the form is checked before anything is fetched, the
+// IDX files are fetched once per page, validation runs at least once an epoch however
+// few the images, a new run clears the last one's results, and Stop also ends the test
+// evaluation that follows the fit.
+test('fashion-mnist: form checked first; data fetched once; validation every epoch; results reset; Stop skips the evaluation',
+  { timeout: 300000 }, async () => {
+    const page = await context.newPage();
+    const errors = watch(page);
+    await page.goto(`${server.url}/fashion-mnist.html?model=mlp&train=5000&epochs=2&batch=128&evalEvery=100`);
+    await page.waitForFunction(() => window.fashion?.phase === 'idle', null, { timeout: 120000 });
+    const state = () => page.evaluate(() => ({ ...window.fashion, capabilities: null }));
+    for (const [value, message] of [['0', 'Epochs: expected a whole number from 1 to 50, got 0'],
+                                    ['', 'Epochs: empty or not a number (give a whole number from 1 to 50)'],
+                                    ['1.5', 'Epochs: expected a whole number from 1 to 50, got 1.5']]) {
+      await page.fill('#epochs', value);
+      await page.click('#start');
+      const s = await state();
+      assert.equal(s.error, message);
+      assert.equal(await page.textContent('#error'), message);
+      assert.equal(s.idxFetches, 0, 'nothing fetched for a bad form');
+      assert.equal(s.runs, 0);
+    }
+    await page.fill('#epochs', '2');
+    await page.click('#start');
+    await page.waitForFunction(() => ['done', 'error'].includes(window.fashion.phase), null, { timeout: 120000 });
+    let s = await state();
+    assert.equal(s.error, null);
+    const perEpoch = Math.ceil(5000 / 128);
+    assert.equal(s.steps, 2 * perEpoch);
+    assert.deepEqual(s.evaluations.map((e) => e.step), [perEpoch, 2 * perEpoch], 'validation once an epoch (5,000 images, evalEvery 100)');
+    assert.ok(s.testAccuracy > 0.5 && s.testEvaluated === 10000, `tested: ${s.testAccuracy} on ${s.testEvaluated}`);
+    assert.equal(await page.locator('#samples canvas').count(), 24);
+    // Run 2: 50 epochs, stopped during the fit. The first run's results are gone at once,
+    // the files are not fetched again, and the test evaluation is skipped.
+    await page.fill('#epochs', '50');
+    await page.click('#start');
+    await page.waitForFunction(() => window.fashion.phase === 'training' && window.fashion.steps > 5, null, { timeout: 120000 });
+    assert.equal(await page.textContent('#test'), '–', 'the last run\'s test accuracy is cleared');
+    assert.equal(await page.locator('#samples canvas').count(), 0, 'the last run\'s test images are cleared');
+    assert.equal(await page.locator('#classes tr').count(), 1, 'the last run\'s per-class table is cleared');
+    assert.equal((await state()).testAccuracy, null);
+    await page.click('#stop');
+    await page.waitForFunction(() => ['done', 'error'].includes(window.fashion.phase), null, { timeout: 60000 });
+    s = await state();
+    assert.equal(s.error, null);
+    assert.ok(s.steps < 50 * perEpoch, `stopped at step ${s.steps}`);
+    assert.equal(s.testEvaluated, 0, 'Stop ended the evaluation too');
+    assert.equal(s.testAccuracy, null);
+    assert.equal(s.idxFetches, 1, 'the IDX files were fetched once for two runs');
+    assert.equal(s.runs, 2);
+    assert.match(await page.textContent('#phase'), /^Stopped: \d+ steps/);
+    // The backend note speaks JavaScript (the page's ?backend= and the option), not C++.
+    const why = await page.textContent('#caps');
+    assert.ok(!why.includes('ContextOptions') && /\?backend=(webgl|cpu)/.test(why), why);
     await page.close();
     assert.deepEqual(errors, []);
   });
