@@ -1,21 +1,26 @@
 // Playground: a small MLP learns a 2-D toy dataset on this page's thread (gltrain's
 // non-blocking beginFit / trainFor, yielding to the event loop between slices) while
-// its decision boundary is redrawn.
-// URL parameters (used by the tests): dataset, layers, activation, optimizer, lr, batch,
-// seed, autostart=1, maxSteps=N (pause there), stopAtAccuracy=A (pause once reached; checked
-// every 10th step).
+// its decision boundary is redrawn; test points from the same distribution measure
+// what it learned.
+// The settings live in the address (dataset, layers, activation, optimizer, lr, batch,
+// backend: auto, webgl or cpu), so a setup can be shared; learning rate, optimizer and
+// batch size apply to the model as it is (its weights kept), the others start anew.
+// Further URL parameters (used by the tests): seed, autostart=1, maxSteps=N (pause
+// there), stopAtAccuracy=A (pause once reached; checked every 10th step).
 import createGltrain, { yieldToEventLoop } from './gltrain.js';
 import uPlot from './dist/vendor/uPlot.esm.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
-const N = 400;
+const N = 400;       // training points
+const N_TEST = 200;  // test points: the same distribution, another seed
 const GRID = 56;  // decision boundary resolution (GRID x GRID predictions)
 const VIEW = 1.1;  // the canvas shows [-VIEW, VIEW]^2; the data lie in [-1, 1]^2
 
 const status = {
   ready: false, running: false, step: 0, loss: null, accuracy: null, samplesPerSecond: 0,
-  error: null, redraws: 0, maxSteps: Number(params.get('maxSteps') || 0),
+  error: null, redraws: 0, maxSteps: Number(params.get('maxSteps') || 0), testLoss: null, testAccuracy: null,
+  capabilities: null, resets: 0, applied: 0,
   stopAtAccuracy: params.has('stopAtAccuracy') ? Number(params.get('stopAtAccuracy')) : null,
 };
 window.playground = status;
@@ -32,7 +37,7 @@ function mulberry32(seed) {
 }
 
 // n points in [-1, 1]^2 with labels 0/1.
-function makeData(kind, seed) {
+function makeData(kind, seed, N) {
   const rnd = mulberry32(seed);
   const x = new Float32Array(N * 2);
   const y = new Int32Array(N);
@@ -48,7 +53,7 @@ function makeData(kind, seed) {
       u = r * Math.cos(a); v = r * Math.sin(a);
     } else {  // two interleaved spirals
       c = i % 2;
-      const t = (Math.floor(i / 2) / (N / 2)) * 2.6 * Math.PI + 0.4;
+      const t = (kind === 'spirals' && N === N_TEST ? rnd() : Math.floor(i / 2) / (N / 2)) * 2.6 * Math.PI + 0.4;
       const r = 0.08 + 0.85 * (t / (2.6 * Math.PI + 0.4));
       const s = c === 0 ? 1 : -1;
       u = s * r * Math.cos(t) + (rnd() - 0.5) * 0.04;
@@ -67,31 +72,52 @@ for (let r = 0; r < GRID; r++) {
   }
 }
 
-// ---- controls
+// ---- controls, from the address
 const gl = await createGltrain();
-const ctx = new gl.Context();
 for (const a of gl.activations) $('activation').add(new Option(a, a));
 for (const o of gl.optimizers) $('optimizer').add(new Option(o, o));
-for (const [id, def] of [['dataset', 'xor'], ['layers', '8, 8'], ['activation', 'tanh'], ['optimizer', 'adam'],
-                         ['lr', '0.03'], ['batch', '32']]) {
-  $(id).value = params.get(id) ?? def;
+const FIELDS = [['dataset', 'xor'], ['layers', '8, 8'], ['activation', 'tanh'], ['optimizer', 'adam'],
+                ['lr', '0.03'], ['batch', '32'], ['backend', 'auto']];
+for (const [id, def] of FIELDS) $(id).value = params.get(id) ?? def;
+// The settings, written to the address as they change (replaceState: no history entries).
+function writeUrl() {
+  const q = new URLSearchParams(location.search);
+  for (const [id] of FIELDS) q.set(id, $(id).value.trim());
+  history.replaceState(null, '', `${location.pathname}?${q}`);
 }
-const caps = ctx.capabilities;
-$('device').textContent = caps.backend === 'cpu'
-  ? `Training on the CPU (WebAssembly SIMD): ${caps.backendReason}`
-  : `WebGL2 on ${caps.renderer}` + (caps.softwareRenderer ? ' (software renderer: slow)' : '');
+
+let ctx = null;
+function makeContext() {
+  model?.delete();  // reset() then makes a new one on the new context
+  model = null;
+  ctx?.delete();
+  ctx = new gl.Context({ backend: $('backend').value });
+  const caps = ctx.capabilities;
+  status.capabilities = caps;
+  $('device').textContent = caps.backend === 'cpu'
+    ? `Training on the CPU (WebAssembly SIMD): ${caps.backendReason}`
+    : `WebGL2 on ${caps.renderer}` + (caps.softwareRenderer ? ' (software renderer: slow)' : '');
+}
 
 let model = null;
 let data = null;
+let testData = null;
 let points = null;
-let lossSeries = [[], []];
+let testPoints = null;
+let lossSeries = [[], [], []];  // step, training loss, test loss
+let stepBase = 0;  // steps before the optimizer last started afresh (a changed optimizer type)
 
+// Log-scale loss: labels that read right at any magnitude, and a zero loss (which a log
+// scale cannot place) drawn at the floor instead of breaking the curve.
+const LOSS_FLOOR = 1e-9;
+const lossLabel = (v) => (v == null ? '' : v >= 0.01 && v < 1000 ? String(+v.toPrecision(2)) : v.toExponential(0));
 const chart = new uPlot({
   width: 320, height: 180,
   scales: { x: { time: false }, y: { distr: 3 } },
-  axes: [{ label: 'step', size: 36 }, { size: 48 }],
+  axes: [{ label: 'step', size: 36 }, { size: 52, values: (u, splits) => (status.lossAxisLabels = splits.map(lossLabel)) }],
   legend: { show: false },
-  series: [{}, { label: 'loss', stroke: '#2f6fde', width: 1.5, points: { show: false } }],
+  series: [{}, { label: 'loss', stroke: '#2f6fde', width: 1.5, points: { show: false } },
+           { label: 'test loss', stroke: '#e8842f', width: 1.5, points: { show: false }, spanGaps: true }],
 }, lossSeries, $('chart'));
 new ResizeObserver(() => chart.setSize({ width: $('chart').clientWidth, height: 180 })).observe($('chart'));
 
@@ -109,27 +135,45 @@ function readLayers() {
     return n;
   });
 }
+function readTraining() {
+  const lr = Number($('lr').value);
+  if (!(lr > 0 && Number.isFinite(lr))) throw new Error(`Learning rate: expected a positive number, got '${$('lr').value}'`);
+  const batch = Number($('batch').value);
+  if (!Number.isInteger(batch) || batch < 1) throw new Error(`Batch size: expected a whole number >= 1, got '${$('batch').value}'`);
+  return { compile: { optimizer: { type: $('optimizer').value, lr }, seed: 7 },
+           fit: { epochs: 1_000_000, batchSize: Math.min(N, batch), lossEvery: 5 } };
+}
 
+// A new model (and data): the layers, activation, dataset or engine changed, or Reset.
 function reset() {
   pause();
   showError(null);
+  status.resets++;
   model?.delete();
   model = null;
   data?.delete();
   data = null;
-  points = makeData($('dataset').value, Number(params.get('seed') || 1));
-  status.step = 0; status.loss = null; status.accuracy = null; status.samplesPerSecond = 0;
-  lossSeries = [[], []];
+  testData?.delete();
+  testData = null;
+  const seed = Number(params.get('seed') || 1);
+  points = makeData($('dataset').value, seed, N);
+  testPoints = makeData($('dataset').value, seed + 1000, N_TEST);
+  Object.assign(status, { step: 0, loss: null, accuracy: null, samplesPerSecond: 0, testLoss: null, testAccuracy: null });
+  stepBase = 0;
+  lossSeries = [[], [], []];
   chart.setData(lossSeries);
   try {
     const hidden = readLayers();
+    const { compile, fit } = readTraining();
     const m = new gl.Sequential(ctx, 2);
     try {
       for (const units of hidden) m.add({ type: 'dense', units, activation: $('activation').value });
       m.add({ type: 'dense', units: 2 });
-      m.compile({ optimizer: { type: $('optimizer').value, lr: Number($('lr').value) }, seed: 7 });
+      m.compile(compile);
+      optimizerType = compile.optimizer.type;
       data = gl.Dataset.fromArrays(points.x, points.y, 2);
-      m.beginFit(data, { epochs: 1_000_000, batchSize: Math.min(N, Number($('batch').value)), lossEvery: 5 });
+      testData = gl.Dataset.fromArrays(testPoints.x, testPoints.y, 2);
+      m.beginFit(data, fit);
     } catch (e) {
       m.delete();
       throw e;
@@ -142,12 +186,72 @@ function reset() {
   updateStats();
 }
 
+// Learning rate, optimizer or batch size: the same model trains on with them. Its
+// weights (and, for the same optimizer, its optimizer state and step) are kept through
+// a checkpoint; a new optimizer type starts its state afresh.
+let optimizerType = null;
+function applyTraining() {
+  showError(null);
+  if (!model) { reset(); return; }
+  try {
+    const { compile, fit } = readTraining();
+    const bytes = model.saveCheckpoint();
+    const newOptimizer = compile.optimizer.type !== optimizerType;
+    const before = model.step;
+    model.endFit();
+    model.compile(compile);
+    model.loadCheckpoint(bytes, { resetOptimizer: newOptimizer });
+    if (newOptimizer) stepBase += before;
+    model.beginFit(data, fit);
+    optimizerType = compile.optimizer.type;
+    status.applied++;
+  } catch (e) {
+    showError(e);
+  }
+  draw();
+  updateStats();
+}
+
+const totalStep = () => stepBase + (model ? model.step : 0);
+let shownRate = 0;  // samples/s, smoothed (an exponential moving average of the slices' rates)
 function updateStats() {
+  status.step = totalStep();
   $('step').textContent = String(status.step);
-  $('loss').textContent = status.loss === null ? '–' : status.loss.toFixed(4);
+  $('loss').textContent = status.loss === null ? '–' : status.loss.toPrecision(4);
   $('accuracy').textContent = status.accuracy === null ? '–' : (100 * status.accuracy).toFixed(1) + ' %';
+  $('test-loss').textContent = status.testLoss === null ? '–' : status.testLoss.toPrecision(4);
+  $('test-accuracy').textContent = status.testAccuracy === null ? '–' : (100 * status.testAccuracy).toFixed(1) + ' %';
   $('rate').textContent = status.samplesPerSecond ? Math.round(status.samplesPerSecond).toLocaleString('en') : '–';
   $('run').textContent = status.running ? 'Pause' : status.step ? 'Resume' : 'Train';
+  $('step-once').disabled = status.running || !model;
+}
+
+// The model's accuracy on the training points, and loss and accuracy on the test points.
+function measure() {
+  if (!model) return;
+  status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
+  const t = model.evaluate(testData, { batchSize: N_TEST });
+  status.testLoss = t.loss;
+  status.testAccuracy = t.accuracy;
+  lossSeries[0].push(totalStep());
+  lossSeries[1].push(status.loss === null ? null : Math.max(LOSS_FLOOR, status.loss));
+  lossSeries[2].push(Math.max(LOSS_FLOOR, t.loss));
+}
+// One step's events: the loss (every lossEvery steps) and samples/s.
+function takeEvents() {
+  for (const ev of model.takeEvents()) {
+    if (ev.type !== 'step') continue;
+    if (ev.samplesPerSecond > 0) {
+      shownRate = shownRate ? 0.9 * shownRate + 0.1 * ev.samplesPerSecond : ev.samplesPerSecond;
+      status.samplesPerSecond = shownRate;
+    }
+    if (ev.loss !== null) {
+      status.loss = ev.loss;
+      lossSeries[0].push(stepBase + ev.lossStep);
+      lossSeries[1].push(Math.max(LOSS_FLOOR, ev.loss));
+      lossSeries[2].push(null);
+    }
+  }
 }
 
 function draw() {
@@ -171,23 +275,35 @@ function draw() {
     g.drawImage(tmp, 0, 0, W, W);
     status.redraws++;
   }
-  for (let i = 0; i < N; i++) {
-    const px = ((points.x[2 * i] / VIEW + 1) / 2) * W;
-    const py = ((1 - points.x[2 * i + 1] / VIEW) / 2) * W;
+  const dot = (x, y, c, test) => {
+    const px = ((x / VIEW + 1) / 2) * W;
+    const py = ((1 - y / VIEW) / 2) * W;
     g.beginPath();
-    g.arc(px, py, 4.2, 0, 2 * Math.PI);
-    g.fillStyle = points.y[i] ? '#e8842f' : '#2f6fde';
+    g.arc(px, py, test ? 3.2 : 4.2, 0, 2 * Math.PI);
+    if (test) {  // test points: rings
+      g.lineWidth = 2;
+      g.strokeStyle = c ? '#e8842f' : '#2f6fde';
+      g.stroke();
+      return;
+    }
+    g.fillStyle = c ? '#e8842f' : '#2f6fde';
     g.fill();
     g.lineWidth = 1.2;
     g.strokeStyle = '#fff';
     g.stroke();
-  }
+  };
+  for (let i = 0; i < N; i++) dot(points.x[2 * i], points.x[2 * i + 1], points.y[i], false);
+  for (let i = 0; i < N_TEST; i++) dot(testPoints.x[2 * i], testPoints.x[2 * i + 1], testPoints.y[i], true);
 }
 
 // With stopAtAccuracy, the accuracy is checked at every CHECK_EVERY-th step, and maxSteps
 // ends a slice: where a run stops depends on the steps alone, not on the machine's speed
 // (the 150 ms redraws alone would look at the model every ~1000 steps on a fast CPU).
 const CHECK_EVERY = 10;
+// The page keeps painting: training slices of SLICE_MS, each followed by a yield, and the
+// redraw (which reads the GPU back) at most every REDRAW_MS, in a frame of its own.
+const SLICE_MS = 8;
+const REDRAW_MS = 150;
 
 let loopRunning = false;
 async function loop() {
@@ -196,32 +312,26 @@ async function loop() {
   let lastDraw = 0;
   try {
     while (status.running && model) {
-      let slice = status.maxSteps ? Math.max(1, status.maxSteps - model.step) : undefined;
+      let slice = status.maxSteps ? Math.max(1, status.maxSteps - totalStep()) : undefined;
       if (status.stopAtAccuracy !== null) {
-        slice = Math.min(slice ?? CHECK_EVERY, CHECK_EVERY - (model.step % CHECK_EVERY));
+        slice = Math.min(slice ?? CHECK_EVERY, CHECK_EVERY - (totalStep() % CHECK_EVERY));
       }
-      model.trainFor(10, slice);
-      for (const ev of model.takeEvents()) {
-        if (ev.type !== 'step') continue;
-        status.samplesPerSecond = ev.samplesPerSecond;
-        if (ev.loss !== null) {
-          status.loss = ev.loss;
-          lossSeries[0].push(ev.lossStep);
-          lossSeries[1].push(ev.loss);
-        }
-      }
-      status.step = model.step;
+      model.trainFor(SLICE_MS, slice);
+      takeEvents();
+      status.step = totalStep();
       const now = performance.now();
       const limitReached = status.maxSteps && status.step >= status.maxSteps;
       const checked = status.stopAtAccuracy !== null && status.step % CHECK_EVERY === 0;
       if (checked) status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
       const accurate = checked && status.accuracy >= status.stopAtAccuracy;
       const stop = limitReached || accurate || !model.fitting;
-      if (now - lastDraw > 150 || stop) {
-        await yieldToEventLoop();  // input first: the redraw below reads back from the GPU
+      if (now - lastDraw > REDRAW_MS || stop) {
+        await nextFrame();  // input and painting first; the redraw reads back from the GPU
         if (!status.running || !model) break;
-        lastDraw = now;
-        if (!checked) status.accuracy = model.evaluate(data, { batchSize: N }).accuracy;
+        lastDraw = performance.now();
+        const accuracy = status.accuracy;
+        measure();
+        if (checked) status.accuracy = accuracy;
         chart.setData(lossSeries);
         draw();
         updateStats();
@@ -236,6 +346,11 @@ async function loop() {
     loopRunning = false;
   }
 }
+// The next animation frame (or 100 ms, where the page is hidden and frames stop).
+const nextFrame = () => new Promise((resolve) => {
+  const t = setTimeout(resolve, 100);
+  requestAnimationFrame(() => { clearTimeout(t); resolve(); });
+});
 
 function start() {
   if (!model || status.running) return;
@@ -247,16 +362,44 @@ function pause() {
   status.running = false;
   updateStats();
 }
+// One step, then the model as it is now.
+function stepOnce() {
+  if (!model || status.running) return;
+  try {
+    model.trainFor(0, 1);
+    takeEvents();
+    measure();
+    chart.setData(lossSeries);
+    draw();
+  } catch (e) {
+    showError(e);
+  }
+  updateStats();
+}
 
-// The run button reacts at once (the tests measure it): the loop yields after every ~10 ms
+// The run button reacts at once (the tests measure it): the loop yields after every ~8 ms
 // of training and before every redraw.
 $('run').addEventListener('click', (e) => {
   status.lastClickDelayMs = performance.now() - e.timeStamp;
   if (status.running) pause(); else start();
 });
+$('step-once').addEventListener('click', stepOnce);
 $('reset').addEventListener('click', reset);
-for (const id of ['dataset', 'layers', 'activation', 'optimizer', 'lr', 'batch']) $(id).addEventListener('change', reset);
+for (const id of ['dataset', 'layers', 'activation']) $(id).addEventListener('change', () => { writeUrl(); reset(); });
+for (const id of ['optimizer', 'lr', 'batch']) $(id).addEventListener('change', () => { writeUrl(); applyTraining(); });
+$('backend').addEventListener('change', () => {
+  writeUrl();
+  pause();
+  try {
+    makeContext();
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  reset();
+});
 
+makeContext();
 reset();
 status.ready = true;
 if (params.get('autostart') === '1') start();

@@ -305,3 +305,85 @@ test('fashion-mnist: form checked first; data fetched once; validation every epo
     await page.close();
     assert.deepEqual(errors, []);
   });
+
+// A form field changed as a user's edit ends (a 'change' event), without moving the focus.
+const setField = (page, id, value) => page.evaluate(([id, value]) => {
+  const el = document.getElementById(id);
+  el.value = value;
+  el.dispatchEvent(new Event('change'));
+}, [id, value]);
+
+// Issue 40, the Playground: settings in the address; learning rate, optimizer and batch
+// size applied to the model as it is; Step; a test split with its loss; log-scale labels
+// that read right below 1e-3; the engine switch.
+test('playground: settings in the URL, applied without a reset; Step; test loss; log axis labels; engine switch',
+  { timeout: 300000 }, async () => {
+    const page = await context.newPage();
+    const errors = watch(page);
+    await page.setViewportSize(LAPTOP);
+    await page.goto(`${server.url}/playground.html?dataset=xor&lr=0.1&autostart=1&maxSteps=4000`);
+    await page.waitForFunction(() => window.playground?.ready && !window.playground.running && window.playground.step >= 4000,
+                               null, { timeout: 240000 });
+    const state = () => page.evaluate(() => ({ ...window.playground, capabilities: window.playground.capabilities.backend }));
+    let s = await state();
+    assert.equal(s.error, null);
+    assert.ok(s.testLoss !== null && s.testAccuracy >= 0.9, `test split: loss ${s.testLoss}, accuracy ${s.testAccuracy}`);
+    assert.ok(s.loss < 1e-3, `XOR's loss fell below 1e-3: ${s.loss}`);
+    const labels = (await page.evaluate(() => window.playground.lossAxisLabels)).filter(Boolean).join(' ');
+    console.log(`playground: loss ${s.loss.toExponential(2)} after ${s.step} steps; loss axis labels: ${labels}`);
+    assert.match(labels, /e-\d/, 'labels below 1e-2 in exponent form');
+    const values = labels.split(' ').map(Number);
+    assert.ok(values.every((v) => v > 0) && new Set(values).size === values.length, `each label a distinct positive number: ${labels}`);
+    // Learning rate: the same model goes on (step and weights kept).
+    const resets = s.resets;
+    await setField(page, 'lr', '0.01');
+    s = await state();
+    assert.equal(s.resets, resets, 'no reset for a learning rate');
+    assert.equal(s.applied, 1);
+    assert.ok(s.step >= 4000 && s.accuracy === 1, `kept: step ${s.step}, accuracy ${s.accuracy}`);
+    assert.match(await page.evaluate(() => location.search), /lr=0\.01/, 'the address holds the learning rate');
+    // Step: one step at a time while paused.
+    await page.click('#step-once');
+    assert.equal((await state()).step, s.step + 1, 'Step ran one step');
+    // Another optimizer and batch size: weights kept, its state afresh, the step count goes on.
+    await page.selectOption('#optimizer', 'sgd');
+    await setField(page, 'batch', '8');
+    s = await state();
+    assert.equal(s.resets, resets);
+    assert.equal(s.applied, 3);
+    assert.ok(s.step >= 4001 && s.accuracy === 1, `kept: step ${s.step}, accuracy ${s.accuracy}`);
+    await page.click('#step-once');
+    assert.equal((await state()).step, s.step + 1, 'the step count continues after a new optimizer');
+    assert.match(await page.evaluate(() => location.search), /optimizer=sgd.*batch=8|batch=8.*optimizer=sgd/);
+    // Layers: a new model.
+    await setField(page, 'layers', '4');
+    s = await state();
+    assert.equal(s.resets, resets + 1);
+    assert.equal(s.step, 0);
+    // The engine switch: WebGL2 on the page, a new model on it, in the address.
+    await page.selectOption('#backend', 'webgl');
+    s = await state();
+    assert.ok(s.capabilities.startsWith('gpu-'), `engine: ${s.capabilities}`);
+    assert.equal(s.error, null);
+    await page.click('#step-once');
+    const afterStep = await state();
+    assert.equal(afterStep.step, 1, `a step on WebGL2 (error: ${afterStep.error})`);
+    // Training on WebGL2 on the page's own thread: it still paints.
+    await page.click('#run');
+    await page.waitForFunction(() => window.playground.step > 20, null, { timeout: 60000 });
+    const f = await framesPerSecond(page, 1500, 'window.playground.running');
+    console.log(`playground while training on WebGL2 on the page's thread: ${f.fps.toFixed(1)} frames/s, longest gap ${f.worstGapMs.toFixed(0)} ms`);
+    assert.ok(f.fps >= 20, `the Playground painted ${f.fps.toFixed(1)} frames/s while training on WebGL2 (target >= 20)`);
+    await page.click('#run');
+    const search = await page.evaluate(() => location.search);
+    assert.match(search, /backend=webgl/);
+    // The shared address reproduces the setup.
+    const shared = await context.newPage();
+    await shared.goto(`${server.url}/playground.html${search}`);
+    await shared.waitForFunction(() => window.playground?.ready, null, { timeout: 60000 });
+    const got = await shared.evaluate(() => ['dataset', 'layers', 'optimizer', 'lr', 'batch', 'backend'].map((id) => document.getElementById(id).value));
+    assert.deepEqual(got, ['xor', '4', 'sgd', '0.01', '8', 'webgl']);
+    await shared.close();
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
