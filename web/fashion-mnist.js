@@ -3,12 +3,12 @@
 // the page stays responsive; live loss and accuracy curves (uPlot), test predictions,
 // per-class accuracy and the device's capability report.
 // The page's thread only draws: progress from the worker marks what changed, and one
-// requestAnimationFrame callback a frame writes it to the page (charts at most 10 times
-// a second), so the page keeps painting at the display's rate while the worker trains.
+// requestAnimationFrame callback a frame writes it to the page (the charts of gltrain/vis
+// redraw at most 10 times a second), so the page keeps painting while the worker trains.
 // URL parameters (used by scripts/run.sh and the tests): model, train, epochs, batch, lr,
 // evalEvery, backend (auto, webgl or cpu: the worker's Context), auto=1 (train at once).
 import { TrainingWorker } from './gltrain.js';
-import uPlot from './dist/vendor/uPlot.esm.js';
+import { lossChart, metricChart, confusionMatrix, modelSummary } from './gltrain-vis.js';  // uPlot through the import map
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -49,25 +49,18 @@ function fail(e) {
 }
 
 // ---- drawing: what changed is marked, one animation frame writes it
-const view = { step: 0, rate: 0, lossDirty: false, accDirty: false, lastChartMs: 0 };
+const view = { step: 0, rate: 0 };
 let frameAsked = false;
 function invalidate() {
   if (frameAsked) return;
   frameAsked = true;
   requestAnimationFrame(render);
 }
-function render(now) {
+function render() {
   frameAsked = false;
   status.renders++;
   $('step').textContent = String(view.step);
   $('rate').textContent = view.rate ? Math.round(view.rate).toLocaleString('en') : '–';
-  if (view.lossDirty || view.accDirty) {
-    if (now - view.lastChartMs < 100) { invalidate(); return; }  // charts: at most 10 redraws a second
-    view.lastChartMs = now;
-    if (view.lossDirty) lossChart.setData(lossData);
-    if (view.accDirty) accChart.setData(accData);
-    view.lossDirty = view.accDirty = false;
-  }
 }
 
 for (const [id, def] of [['model', 'mlp'], ['train', '58000'], ['epochs', '1'], ['batch', '128'], ['lr', '0.001']]) {
@@ -78,37 +71,16 @@ for (const [id, def] of [['model', 'mlp'], ['train', '58000'], ['epochs', '1'], 
 const evalEvery = Number(params.get('evalEvery') || 100);
 $('every').textContent = String(evalEvery);
 
-// ---- charts
+// ---- charts (gltrain/vis): loss per step with its moving average; validation accuracy
+// during training and training accuracy per epoch
 const smooth = $('smooth');
-const lossData = [[], [], []];  // step, loss, moving average
-const accData = [[], [], []];   // step, validation accuracy, training accuracy (epochs)
-function makeChart(el, data, series, yRange) {
-  const c = new uPlot({
-    width: 320, height: 220,
-    scales: { x: { time: false }, y: yRange ? { range: yRange } : {} },
-    axes: [{ label: 'step', size: 36 }, { size: 50 }],
-    legend: { live: false },
-    series: [{ label: 'step' }, ...series],
-  }, data, el);
-  new ResizeObserver(() => c.setSize({ width: el.clientWidth, height: 220 })).observe(el);
-  return c;
-}
-const lossChart = makeChart($('loss-chart'), lossData, [
-  { label: 'loss', stroke: '#9db8ea', width: 1, points: { show: false } },
-  { label: 'average', stroke: '#2f6fde', width: 2, points: { show: false } },
-]);
-const accChart = makeChart($('acc-chart'), accData, [
-  { label: 'validation', stroke: '#2f6fde', width: 2, spanGaps: true, points: { show: true, size: 5 } },
-  { label: 'training (epoch)', stroke: '#e8842f', width: 2, spanGaps: true, points: { show: true, size: 7 } },
-], (u, min, max) => [Math.min(0.5, min ?? 0.5), 1]);
-function applySmooth() {
-  lossChart.setSeries(1, { show: !smooth.checked });
-}
+const lossView = lossChart($('loss-chart'));
+const accView = metricChart($('acc-chart'));
 smooth.addEventListener('change', (e) => {
   status.inputDelaysMs.push(performance.now() - e.timeStamp);
-  applySmooth();
+  lossView.showRaw(!smooth.checked);
 });
-applySmooth();
+lossView.showRaw(!smooth.checked);
 
 // ---- the worker
 let worker = null;
@@ -212,9 +184,9 @@ function barRow(label, fraction, figure) {
 
 // A new run starts from a clean page: nothing of the last run's results is left next to this one's.
 function resetResults() {
-  for (const a of [...lossData, ...accData]) a.length = 0;
-  lossChart.setData(lossData);
-  accChart.setData(accData);
+  lossView.reset();
+  accView.reset();
+  $('confusion').replaceChildren(Object.assign(document.createElement('p'), { className: 'note', textContent: 'After training.' }));
   view.step = 0; view.rate = 0;
   for (const id of ['val', 'test']) $(id).textContent = '–';
   $('samples').replaceChildren(Object.assign(document.createElement('p'), { className: 'note', textContent: 'After training.' }));
@@ -229,18 +201,6 @@ function resetResults() {
 
 function drawClasses(perClass) {
   $('classes').tBodies[0].replaceChildren(...perClass.map((a, k) => barRow(CLASSES[k], a, `${(100 * a).toFixed(1)} %`)));
-}
-
-// Series 1 (validation) or 2 (training, per epoch) at a step; both may share one step.
-function accuracyPoint(step, series, value) {
-  if (accData[0].at(-1) !== step) {
-    accData[0].push(step);
-    accData[1].push(null);
-    accData[2].push(null);
-  }
-  accData[series][accData[0].length - 1] = value;
-  view.accDirty = true;
-  invalidate();
 }
 
 // The form, checked before anything is fetched or built: each field's name and range.
@@ -311,10 +271,10 @@ async function train() {
     const summary = await worker.build(modelSpec(kind), { optimizer: { type: 'adam', lr } });
     built = kind;
     $('save').disabled = false;
-    log(`model: ${kind}, ${summary.map((l) => l.name).join(' → ')}, ${summary.reduce((s, l) => s + l.params, 0).toLocaleString('en')} parameters`);
+    const params = modelSummary($('summary'), summary);
+    log(`model: ${kind}, ${summary.map((l) => l.name).join(' → ')}, ${params.toLocaleString('en')} parameters`);
     setPhase('training', 'Training in a Web Worker…');
     $('stop').disabled = false;
-    let avg = null;
     fitting = true;
     const result = await worker.fit('train', {
       epochs, batchSize, lossEvery: 10,
@@ -324,22 +284,18 @@ async function train() {
         status.samplesPerSecond = s.samplesPerSecond;
         view.step = s.step;
         view.rate = s.samplesPerSecond;
-        if (s.loss !== null) {
-          avg = avg === null ? s.loss : 0.9 * avg + 0.1 * s.loss;
-          lossData[0].push(s.lossStep); lossData[1].push(s.loss); lossData[2].push(avg);
-          view.lossDirty = true;
-        }
+        lossView.onStep(s);
         invalidate();
       },
       onEvaluate: (e) => {
         status.evaluations.push(e);
         $('val').textContent = `${(100 * e.accuracy).toFixed(1)} %`;
-        accuracyPoint(e.step, 1, e.accuracy);
+        accView.onEvaluate(e);
       },
       onEpoch: (e) => {
         status.history.push(e);
         log(`epoch ${e.epoch + 1}: loss=${e.loss.toFixed(4)} accuracy=${e.accuracy.toFixed(4)} time=${e.seconds.toFixed(1)}s samples/s=${Math.round(e.samplesPerSecond)}`);
-        accuracyPoint(e.step, 2, e.accuracy);
+        accView.onEpoch(e);
       },
       // The browser may take the WebGL context away (GPU reset, too many contexts):
       // the fit waits, and resumes from the model's last snapshot when it is back.
@@ -379,6 +335,7 @@ async function train() {
     }
     status.perClass = hit.map((h, k) => h / Math.max(1, seen[k]));
     drawClasses(status.perClass);
+    status.confusion = confusionMatrix($('confusion'), predicted.subarray(0, done), labels.subarray(0, done), CLASSES);
     drawSamples(await worker.x('test', 0, SAMPLES), predicted, labels);
     if (worker.capabilities.backend !== 'cpu' && !stopRequested) await showProfile(batchSize);
     log(`test_loss=${status.testLoss.toFixed(4)}`);

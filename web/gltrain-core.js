@@ -91,6 +91,55 @@ async function readWasmFile(url) {
   }
 }
 
+// ---- model.save / Sequential.load helpers
+function splitStoreUrl(where, url) {
+  const m = /^(downloads|indexeddb):\/\/(.+)$/.exec(url);
+  if (m) {
+    if (/[\/\\]/.test(m[2])) throw argError(`${where}: '${url}': the name may not hold / or \\`);
+    return [m[1], m[2]];
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) && !/^(https?|file|blob):/i.test(url)) {
+    throw argError(`${where}: '${url}': expected downloads://name, indexeddb://name or an http(s) URL`);
+  }
+  return ['http', url];
+}
+async function fetchBytes(url, where) {
+  let r;
+  try {
+    r = await fetch(url);
+  } catch (e) {
+    throw new GltrainError('IoError', `${where}: fetching ${url} failed: ${e.message}`);
+  }
+  if (!r.ok) throw new GltrainError('IoError', `${where}: fetching ${url}: HTTP ${r.status}`);
+  return r.arrayBuffer();
+}
+function download(name, blob) {
+  if (typeof document === 'undefined') throw argError('save: downloads:// needs a page (document)');
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+// One request on the 'models' store of this origin's 'gltrain' database.
+function idb(mode, request) {
+  if (typeof indexedDB === 'undefined') return Promise.reject(argError('indexeddb://: this environment has no IndexedDB'));
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open('gltrain', 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('models');
+    open.onerror = () => reject(new GltrainError('IoError', `IndexedDB: ${open.error?.message}`));
+    open.onsuccess = () => {
+      const db = open.result;
+      const tx = db.transaction('models', mode);
+      const req = request(tx.objectStore('models'));
+      tx.oncomplete = () => { db.close(); resolve(req.result); };
+      tx.onerror = tx.onabort = () => { db.close(); reject(new GltrainError('IoError', `IndexedDB: ${tx.error?.message}`)); };
+    };
+  });
+}
+
 // options: {wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array, locateFile?}
 export async function createGltrain(options = {}) {
   if (options === null || typeof options !== 'object') throw argError('createGltrain: options must be an object');
@@ -353,16 +402,31 @@ function makeApi(M) {
   }
 
   // A model made by the module itself (an import), for Sequential's constructor to wrap.
-  class Imported { constructor(raw) { this.raw = raw; } }
+  class Imported { constructor(raw, input) { this.raw = raw; this.input = input; } }
+  // A TF.js model's input as a model file's: [h, w, c], or the number of features.
+  function tfjsInput(text) {
+    try {
+      const j = JSON.parse(text);
+      const layers = (j.modelTopology?.model_config ?? j.modelTopology)?.config?.layers ?? [];
+      const shape = layers[0]?.config?.batch_input_shape?.slice(1);
+      if (!shape || shape.some((v) => !Number.isInteger(v))) return undefined;
+      return shape.length === 1 ? shape[0] : shape;
+    } catch {
+      return undefined;
+    }
+  }
 
   class Sequential extends Handle {
     #ctx;
     #fitActive = false;
+    #input;             // as given: what save() writes as the model file's "input"
+    #compileOptions;    // the last compile()'s options, for save()
     // input: as a model file's "input": the number of input features, or images as [h, w, c].
     constructor(ctx, input) {
       contextOf(ctx, 'Sequential');
       super(input instanceof Imported ? input.raw : call(() => M.SequentialImpl.create(ctx._raw, input)));
       this.#ctx = ctx;
+      this.#input = input instanceof Imported ? input.input : input;
       ctx._adopt(this);
     }
     // A compiled model from TF.js's Layers format: model.json's text (or its
@@ -371,7 +435,70 @@ function makeApi(M) {
     static fromTfjs(ctx, modelJson, weightData, options = {}) {
       contextOf(ctx, 'fromTfjs');
       const text = modelJson !== null && typeof modelJson === 'object' ? JSON.stringify(modelJson) : modelJson;
-      return new Sequential(ctx, new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options))));
+      const m = new Sequential(ctx, new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options)),
+                                                 tfjsInput(text)));
+      m.#compileOptions = options;
+      return m;
+    }
+
+    // ---- saving and loading in TF.js's convention: 'downloads://name' (two files: name.json,
+    // a model file as the CLI reads it, and name.safetensors, the checkpoint), 'indexeddb://name'
+    // (both in this origin's IndexedDB); load() also takes the URL of such a name.json.
+    async save(url) {
+      if (typeof url !== 'string') throw argError(`save: expected 'downloads://name' or 'indexeddb://name', got ${describe(url)}`);
+      const [scheme, name] = splitStoreUrl('save', url);
+      if (scheme === 'http') throw argError(`save: '${url}': only downloads:// and indexeddb:// are written (load() reads URLs)`);
+      if (this.#input === undefined) throw argError('save: the model\'s input shape is not known (a model made by fromTfjs without batch_input_shape)');
+      const checkpoint = this.saveCheckpoint();
+      const file = {
+        description: `gltrain model saved by model.save('${url}'); weights, optimizer state and step: ${name}.safetensors`,
+        input: this.#input,
+        layers: this.layerSpecs(),
+        ...(this.#compileOptions ? { compile: this.#compileOptions } : {}),
+      };
+      const json = JSON.stringify(file, null, 2);
+      if (scheme === 'downloads') {
+        download(`${name}.json`, new Blob([json], { type: 'application/json' }));
+        download(`${name}.safetensors`, new Blob([checkpoint], { type: 'application/octet-stream' }));
+      } else {
+        await idb('readwrite', (store) => store.put({ model: json, checkpoint, savedAt: new Date().toISOString() }, name));
+      }
+      return { url, modelBytes: json.length, checkpointBytes: checkpoint.byteLength, step: this.step };
+    }
+    // A compiled model with the saved weights, optimizer state and step: from 'indexeddb://name', or
+    // from the URL of a model file whose checkpoint is next to it (name.json, name.safetensors).
+    static async load(ctx, url) {
+      contextOf(ctx, 'load');
+      if (typeof url !== 'string' && !(url instanceof URL)) throw argError(`load: expected 'indexeddb://name' or a URL, got ${describe(url)}`);
+      const [scheme, name] = splitStoreUrl('load', String(url));
+      let file, checkpoint;
+      if (scheme === 'indexeddb') {
+        const rec = await idb('readonly', (store) => store.get(name));
+        if (!rec) throw new GltrainError('IoError', `load: no model saved as '${url}'`);
+        file = JSON.parse(rec.model);
+        checkpoint = rec.checkpoint;
+      } else if (scheme === 'downloads') {
+        throw argError(`load: '${url}': downloads:// is write-only (serve the two files and load the .json's URL)`);
+      } else {
+        const base = typeof document !== 'undefined' ? document.baseURI : globalThis.location?.href;
+        const jsonUrl = new URL(String(url), base);
+        file = JSON.parse(new TextDecoder().decode(await fetchBytes(jsonUrl.href, 'load')));
+        const ckUrl = new URL(jsonUrl.pathname.replace(/(\.json)?$/, '.safetensors').split('/').pop(), jsonUrl);
+        checkpoint = await fetchBytes(ckUrl.href, 'load');
+      }
+      if (!file || typeof file !== 'object' || !Array.isArray(file.layers) || file.input === undefined) {
+        throw new GltrainError('FormatError', `load: ${url}: not a gltrain model file ({input, layers, compile})`);
+      }
+      const m = new Sequential(ctx, file.input);
+      try {
+        for (const l of file.layers) m.add(l);
+        m.compile(file.compile ?? {});
+        m.loadCheckpoint(checkpoint);
+      } catch (e) {
+        m.delete();
+        throw e;
+      }
+      return m;
     }
     get context() { return this.#ctx; }
     get inputSize() { return this._raw.inputSize(); }
@@ -391,6 +518,11 @@ function makeApi(M) {
     compile(options = {}) {
       this.#idle('compile');
       call(() => this._raw.compile(options));
+      try {
+        this.#compileOptions = JSON.parse(JSON.stringify(options));
+      } catch {
+        this.#compileOptions = undefined;
+      }
       return this;
     }
 

@@ -432,6 +432,12 @@ export interface Sequential extends Deletable {
    * cannot load its name): ArgumentError.
    */
   exportTfjs(): TfjsExport;
+  /**
+   * Saves the model in TF.js's convention: `'downloads://name'` downloads `name.json` (a model file: input,
+   * layers, compile, as the CLI reads it) and `name.safetensors` (weights, optimizer state, step);
+   * `'indexeddb://name'` keeps both in this origin's IndexedDB. Load with `Sequential.load`.
+   */
+  save(url: string): Promise<{ url: string; modelBytes: number; checkpointBytes: number; step: number }>;
   /** A parameter or statistic as stored (Conv2D kernel: (kh*kw*C) x filters, row-major). */
   getWeight(layer: string, which: WeightName): Float32Array;
   setWeight(layer: string, which: WeightName, data: Float32Array): this;
@@ -454,6 +460,8 @@ export interface SequentialConstructor {
    * and activations as the C++ `importTfjs` takes; anything else is a FormatError naming the layer or weight.
    */
   fromTfjs(ctx: Context, modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, options?: CompileOptions): Sequential;
+  /** A compiled model as `save` left it: `'indexeddb://name'`, or the URL of a `name.json` with `name.safetensors` beside it. */
+  load(ctx: Context, url: string | URL): Promise<Sequential>;
 }
 
 export interface Scope {

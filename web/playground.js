@@ -8,7 +8,7 @@
 // Further URL parameters (used by the tests): seed, autostart=1, maxSteps=N (pause
 // there), stopAtAccuracy=A (pause once reached; checked every 10th step).
 import createGltrain, { yieldToEventLoop } from './gltrain.js';
-import uPlot from './dist/vendor/uPlot.esm.js';
+import { lossChart } from './gltrain-vis.js';  // uPlot through the page's import map
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -104,22 +104,12 @@ let data = null;
 let testData = null;
 let points = null;
 let testPoints = null;
-let lossSeries = [[], [], []];  // step, training loss, test loss
 let stepBase = 0;  // steps before the optimizer last started afresh (a changed optimizer type)
 
-// Log-scale loss: labels that read right at any magnitude, and a zero loss (which a log
-// scale cannot place) drawn at the floor instead of breaking the curve.
-const LOSS_FLOOR = 1e-9;
-const lossLabel = (v) => (v == null ? '' : v >= 0.01 && v < 1000 ? String(+v.toPrecision(2)) : v.toExponential(0));
-const chart = new uPlot({
-  width: 320, height: 180,
-  scales: { x: { time: false }, y: { distr: 3 } },
-  axes: [{ label: 'step', size: 36 }, { size: 52, values: (u, splits) => (status.lossAxisLabels = splits.map(lossLabel)) }],
-  legend: { show: false },
-  series: [{}, { label: 'loss', stroke: '#2f6fde', width: 1.5, points: { show: false } },
-           { label: 'test loss', stroke: '#e8842f', width: 1.5, points: { show: false }, spanGaps: true }],
-}, lossSeries, $('chart'));
-new ResizeObserver(() => chart.setSize({ width: $('chart').clientWidth, height: 180 })).observe($('chart'));
+// The loss chart (gltrain/vis): log scale, whose labels read right at any magnitude and
+// which draws a zero loss at 1e-9 instead of breaking the curve; the test loss beside it.
+const chart = lossChart($('chart'), { log: true, height: 180, legend: false, secondLabel: 'test loss' });
+Object.defineProperty(status, 'lossAxisLabels', { enumerable: true, get: () => chart.axisLabels });
 
 function showError(e) {
   status.error = e ? e.message : null;
@@ -160,8 +150,7 @@ function reset() {
   testPoints = makeData($('dataset').value, seed + 1000, N_TEST);
   Object.assign(status, { step: 0, loss: null, accuracy: null, samplesPerSecond: 0, testLoss: null, testAccuracy: null });
   stepBase = 0;
-  lossSeries = [[], [], []];
-  chart.setData(lossSeries);
+  chart.reset();
   try {
     const hidden = readLayers();
     const { compile, fit } = readTraining();
@@ -233,9 +222,7 @@ function measure() {
   const t = model.evaluate(testData, { batchSize: N_TEST });
   status.testLoss = t.loss;
   status.testAccuracy = t.accuracy;
-  lossSeries[0].push(totalStep());
-  lossSeries[1].push(status.loss === null ? null : Math.max(LOSS_FLOOR, status.loss));
-  lossSeries[2].push(Math.max(LOSS_FLOOR, t.loss));
+  chart.addPoint(totalStep(), null, t.loss);
 }
 // One step's events: the loss (every lossEvery steps) and samples/s.
 function takeEvents() {
@@ -247,9 +234,7 @@ function takeEvents() {
     }
     if (ev.loss !== null) {
       status.loss = ev.loss;
-      lossSeries[0].push(stepBase + ev.lossStep);
-      lossSeries[1].push(Math.max(LOSS_FLOOR, ev.loss));
-      lossSeries[2].push(null);
+      chart.addPoint(stepBase + ev.lossStep, ev.loss, null);
     }
   }
 }
@@ -332,7 +317,6 @@ async function loop() {
         const accuracy = status.accuracy;
         measure();
         if (checked) status.accuracy = accuracy;
-        chart.setData(lossSeries);
         draw();
         updateStats();
         if (stop) pause();
@@ -369,7 +353,6 @@ function stepOnce() {
     model.trainFor(0, 1);
     takeEvents();
     measure();
-    chart.setData(lossSeries);
     draw();
   } catch (e) {
     showError(e);

@@ -1110,6 +1110,29 @@ const tests = {
     ctx.delete();
   },
 
+  async 'save/load: indexeddb:// keeps the model, its optimizer state and step; errors name the URL'() {
+    const ctx = new gl.Context({ backend: 'cpu' });
+    const { x, y } = xorData();
+    const m = mlp(ctx, 2, 8, 2, { seed: 5 });
+    await m.fit(x, y, { epochs: 30, batchSize: 4 });
+    const info = await m.save('indexeddb://xor-test');
+    assertEq(info.step, 60, 'the step saved');
+    const back = await gl.Sequential.load(ctx, 'indexeddb://xor-test');
+    assertEq(back.step, 60, 'the step back');
+    assert(sameArray(back.predict(x), m.predict(x)), 'the same predictions');
+    assertEq(JSON.stringify(back.layerSpecs()), JSON.stringify(m.layerSpecs()), 'the same layers');
+    // Training on from both gives the same weights: the optimizer state came back too.
+    await m.fit(x, y, { epochs: 35, batchSize: 4 });
+    await back.fit(x, y, { epochs: 35, batchSize: 4 });
+    assert(sameArray(back.predict(x), m.predict(x)), 'the same after training on (optimizer state kept)');
+    await expectReject(gl.Sequential.load(ctx, 'indexeddb://no-such-model'), 'IoError', "load: no model saved as 'indexeddb://no-such-model'");
+    await expectReject(m.save('localstorage://x'), 'ArgumentError', "save: 'localstorage://x': expected downloads://name, indexeddb://name or an http(s) URL");
+    await expectReject(m.save('https://example.com/x'), 'ArgumentError', 'only downloads:// and indexeddb:// are written');
+    await expectReject(gl.Sequential.load(ctx, 'downloads://x'), 'ArgumentError', 'downloads:// is write-only');
+    await expectReject(gl.Sequential.load(ctx, '/data/missing.json'), 'IoError', 'HTTP 404');
+    ctx.delete();
+  },
+
   async 'worker: startup errors say what went wrong'() {
     // The worker script missing: its HTTP status, not "failed to start".
     await expectReject(TrainingWorker.create({ workerUrl: '/data/missing-worker.js' }), 'WorkerError',

@@ -115,13 +115,13 @@ async function runQuickstart(url, label) {
 test('npm pack: the package holds the module, its wasm, the worker, the types, a README and the LICENSE', () => {
   const files = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8' }).stdout.trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
   assert.deepEqual(files, ['LICENSE', 'README.md', 'dist/gltrain_wasm.js', 'dist/gltrain_wasm.wasm', 'gltrain-core.js',
-                           'gltrain-worker.js', 'gltrain.d.ts', 'gltrain.js', 'package.json']);
+                           'gltrain-vis.d.ts', 'gltrain-vis.js', 'gltrain-worker.js', 'gltrain.d.ts', 'gltrain.js', 'package.json']);
   assert.equal(fs.readFileSync(path.join(web, 'LICENSE'), 'utf8'), fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'),
                'web/LICENSE is the repository\'s');
   const pkg = JSON.parse(fs.readFileSync(path.join(app, 'node_modules/gltrain/package.json'), 'utf8'));
-  assert.deepEqual(Object.keys(pkg.exports).sort(), ['.', './dist/*', './package.json', './worker']);
+  assert.deepEqual(Object.keys(pkg.exports).sort(), ['.', './dist/*', './package.json', './vis', './worker']);
   assert.equal(pkg.exports['.'].types, './gltrain.d.ts');
-  for (const target of [pkg.exports['.'].import, pkg.exports['./worker']]) {
+  for (const target of [pkg.exports['.'].import, pkg.exports['./worker'], pkg.exports['./vis'].default, pkg.exports['./vis'].types]) {
     assert.ok(fs.existsSync(path.join(app, 'node_modules/gltrain', target)), `${target} is in the package`);
   }
   const readme = fs.readFileSync(path.join(app, 'node_modules/gltrain/README.md'), 'utf8');

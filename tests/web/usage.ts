@@ -4,6 +4,7 @@ import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
   type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type PassTiming, type Sequential, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
+import { lossChart, metricChart, fitCallbacks, confusionMatrix, modelSummary } from '../../web/gltrain-vis.js';
 
 export async function main(): Promise<number> {
   const gl: Gltrain = await createGltrain();
@@ -131,8 +132,17 @@ export async function main(): Promise<number> {
   // @ts-expect-error: fit's callbacks receive step events
   void model.fit(data, { onStep: (s: string) => s });
 
+  // gltrain/vis: charts as fit callbacks, a confusion matrix, a summary table.
+  const loss = lossChart(document.body, { log: true });
+  const acc = metricChart(document.body);
+  await model.fit(data, { epochs: 1, ...fitCallbacks(loss, acc) });
+  const counts: number[][] = confusionMatrix(document.body, new Int32Array(3), new Int32Array(3), ['a', 'b']);
+  const total: number = modelSummary(document.body, model.summary());
+  // @ts-expect-error: a chart's options are checked
+  lossChart(document.body, { logarithmic: true });
+
   model.delete();
   data.delete();
   ctx.delete();
-  return result.steps + ev.loss! + probs.length + classes.length + p.length + caps.maxTextureSize + steps.length;
+  return counts.length + total + result.steps + ev.loss! + probs.length + classes.length + p.length + caps.maxTextureSize + steps.length;
 }

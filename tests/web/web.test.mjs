@@ -7,6 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, launchChromium } from '../../scripts/browser.mjs';
@@ -194,6 +195,12 @@ test(`fashion-mnist: the MLP trains ${FASHION_STEPS} steps in a worker, test acc
     assert.equal(s.perClass.length, 10);
     assert.equal(await page.locator('#samples canvas').count(), 24, 'the test image grid');
     assert.equal(await page.locator('#classes tr').count(), 10, 'per-class rows');
+    // gltrain/vis: the confusion matrix (a header and a row per class) and the model summary.
+    assert.equal(await page.locator('#confusion table tr').count(), 11, 'confusion matrix rows');
+    const diagonal = s.confusion.reduce((sum, row, i) => sum + row[i], 0);
+    assert.ok(Math.abs(diagonal / 10000 - s.testAccuracy) < 1e-6, `the matrix's diagonal is the accuracy: ${diagonal}`);
+    assert.equal(await page.locator('#summary tr').count(), 5, 'model summary: header, 3 layers, total');
+    assert.match(await page.textContent('#summary'), /total235,146/);
     assert.ok((await page.textContent('#report')).includes('RGBA32F renderable'), 'capability report');
     assert.equal(await page.isHidden('#profile-box'), onCpu, 'a step profile where the model trained on the GPU');
     // Save checkpoint: the trained model as a safetensors download, at the fit's last step.
@@ -305,6 +312,53 @@ test('fashion-mnist: form checked first; data fetched once; validation every epo
     await page.close();
     assert.deepEqual(errors, []);
   });
+
+// model.save('downloads://name') downloads a model file and its checkpoint; served, the
+// two load back by URL (Sequential.load) with the same predictions.
+test('save: downloads:// gives name.json and name.safetensors; Sequential.load(url) reads them back', { timeout: 120000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gltrain-saved-'));
+  const files = await startServer({ '/': dir }, 0, { 'Access-Control-Allow-Origin': '*' });
+  const page = await context.newPage();
+  const errors = watch(page);
+  try {
+    await page.goto(`${server.url}/tests/api.html`);
+    await page.waitForFunction(() => window.apiTestsReady === true, null, { timeout: 60000 });
+    const downloads = [];
+    page.on('download', (d) => downloads.push(d));
+    const before = await page.evaluate(async () => {
+      const { default: createGltrain } = await import('/gltrain.js');
+      const gl = await createGltrain();
+      const ctx = new gl.Context({ backend: 'cpu' });
+      const x = new Float32Array([0, 0, 0, 1, 1, 0, 1, 1]), y = new Int32Array([0, 1, 1, 0]);
+      const m = new gl.Sequential(ctx, 2).add({ type: 'dense', units: 8, activation: 'tanh' }).add({ type: 'dense', units: 2 })
+        .compile({ optimizer: { type: 'adam', lr: 0.05 }, seed: 2 });
+      await m.fit(x, y, { epochs: 50, batchSize: 4 });
+      await m.save('downloads://xor');
+      window.savedModel = { gl, ctx, x };
+      return Array.from(m.predict(x));
+    });
+    await page.waitForFunction(() => true);
+    for (let i = 0; i < 50 && downloads.length < 2; i++) await page.waitForTimeout(100);
+    assert.deepEqual(downloads.map((d) => d.suggestedFilename()).sort(), ['xor.json', 'xor.safetensors']);
+    for (const d of downloads) await d.saveAs(path.join(dir, d.suggestedFilename()));
+    const file = JSON.parse(fs.readFileSync(path.join(dir, 'xor.json'), 'utf8'));
+    assert.equal(file.input, 2);
+    assert.deepEqual(file.layers.map((l) => l.type), ['dense', 'dense']);
+    assert.deepEqual(file.compile.optimizer, { type: 'adam', lr: 0.05 });
+    const after = await page.evaluate(async (url) => {
+      const { gl, ctx, x } = window.savedModel;
+      const m = await gl.Sequential.load(ctx, url);
+      return { p: Array.from(m.predict(x)), step: m.step };
+    }, `${files.url}/xor.json`);
+    assert.deepEqual(after.p, before, 'the same predictions from the served files');
+    assert.equal(after.step, 50);
+  } finally {
+    await page.close();
+    await files.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(errors, []);
+});
 
 // A form field changed as a user's edit ends (a 'change' event), without moving the focus.
 const setField = (page, id, value) => page.evaluate(([id, value]) => {
