@@ -91,12 +91,12 @@ const ready = (async () => {
   const other = caps.backend === 'cpu' ? 'webgl' : 'cpu';
   const cells = [
     ['training on', caps.backend === 'cpu' ? 'the CPU (WebAssembly SIMD)' : `the GPU (${caps.backend})`],
-    ['why', `${caps.backendReason}. On this page: ?backend=${other} in the address ({backend: '${other}'} in TrainingWorker.create's context).`],
     ['renderer', caps.renderer], ['vendor', caps.vendor],
     ['float32 render targets', caps.float32Renderable ? 'yes (measured)' : 'no'],
     ['EXT_color_buffer_float', caps.colorBufferFloat ? 'yes' : 'no'],
     ['measured precision', `${caps.measuredMantissaBits}-bit mantissa`],
     ['max texture size', String(caps.maxTextureSize)],
+    ['why', `${caps.backendReason}. On this page: ?backend=${other} in the address ({backend: '${other}'} in TrainingWorker.create's context).`],
   ];
   $('caps').replaceChildren(...cells.map(([k, v]) => {
     const d = document.createElement('div');
@@ -104,6 +104,7 @@ const ready = (async () => {
     d.innerHTML = '<span class="label"></span><span class="value" style="font-size:0.9rem;overflow-wrap:anywhere"></span>';
     d.children[0].textContent = k;
     d.children[1].textContent = v;
+    if (k === 'why') d.style.gridColumn = '1 / -1';  // a sentence: the whole row
     return d;
   }));
   $('report').textContent = caps.report;

@@ -41,16 +41,18 @@ function liveChart(el, options, data) {
 export const logLabel = (v) => (v == null ? '' : v >= 0.01 && v < 1000 ? String(+v.toPrecision(2)) : v.toExponential(0));
 
 // The loss per step (faint), its moving average, and optionally a second loss (e.g. a test
-// loss, added with addPoint). options: {log: false, smoothing: 0.9, height, secondLabel}.
+// loss, added with addPoint; shown when options.secondLabel names it).
+// options: {log: false, smoothing: 0.9, height, legend: true, secondLabel}.
 // A zero loss on a log scale is drawn at 1e-9 instead of breaking the curve.
 export function lossChart(el, options = {}) {
   const log = !!options.log;
   const floor = (v) => (v === null || v === undefined ? null : log ? Math.max(1e-9, v) : v);
-  const data = [[], [], [], []];  // step, loss, moving average, second series
+  const second = !!options.secondLabel;
+  const data = second ? [[], [], [], []] : [[], [], []];  // step, loss, moving average (, second series)
   const series = [{ label: 'step' },
     { label: 'loss', stroke: '#9db8ea', width: 1, points: { show: false }, spanGaps: true },
     { label: 'average', stroke: '#2f6fde', width: 2, points: { show: false }, spanGaps: true },
-    { label: options.secondLabel ?? 'test loss', stroke: '#e8842f', width: 1.5, points: { show: false }, spanGaps: true }];
+    ...(second ? [{ label: options.secondLabel, stroke: '#e8842f', width: 1.5, points: { show: false }, spanGaps: true }] : [])];
   const view = {
     labels: [],
   };
@@ -66,12 +68,12 @@ export function lossChart(el, options = {}) {
   }, data);
   const smoothing = options.smoothing ?? 0.9;
   let avg = null;
-  const push = (step, loss, second) => {
+  const push = (step, loss, secondValue = null) => {
     data[0].push(step);
     data[1].push(floor(loss));
     if (loss !== null && loss !== undefined) avg = avg === null ? loss : smoothing * avg + (1 - smoothing) * loss;
     data[2].push(loss === null || loss === undefined ? null : floor(avg));
-    data[3].push(floor(second));
+    if (second) data[3].push(floor(secondValue));
     live.redraw();
   };
   return {

@@ -149,6 +149,7 @@ function reset() {
   points = makeData($('dataset').value, seed, N);
   testPoints = makeData($('dataset').value, seed + 1000, N_TEST);
   Object.assign(status, { step: 0, loss: null, accuracy: null, samplesPerSecond: 0, testLoss: null, testAccuracy: null });
+  shownRate = 0;
   stepBase = 0;
   chart.reset();
   try {
@@ -163,6 +164,7 @@ function reset() {
       data = gl.Dataset.fromArrays(points.x, points.y, 2);
       testData = gl.Dataset.fromArrays(testPoints.x, testPoints.y, 2);
       m.beginFit(data, fit);
+      batchSize = fit.batchSize;
     } catch (e) {
       m.delete();
       throw e;
@@ -179,6 +181,7 @@ function reset() {
 // weights (and, for the same optimizer, its optimizer state and step) are kept through
 // a checkpoint; a new optimizer type starts its state afresh.
 let optimizerType = null;
+let batchSize = 1;  // the batch size the fit in progress uses
 function applyTraining() {
   showError(null);
   if (!model) { reset(); return; }
@@ -192,6 +195,7 @@ function applyTraining() {
     model.loadCheckpoint(bytes, { resetOptimizer: newOptimizer });
     if (newOptimizer) stepBase += before;
     model.beginFit(data, fit);
+    batchSize = fit.batchSize;
     optimizerType = compile.optimizer.type;
     status.applied++;
   } catch (e) {
@@ -202,7 +206,15 @@ function applyTraining() {
 }
 
 const totalStep = () => stepBase + (model ? model.step : 0);
-let shownRate = 0;  // samples/s, smoothed (an exponential moving average of the slices' rates)
+// samples/s: the samples of each training slice over its time, smoothed (a moving average
+// over slices; the per-step figure of a 400-point epoch jumps at every epoch's start).
+let shownRate = 0;
+function countRate(steps, ms, batch) {
+  if (!(ms > 0) || !steps) return;
+  const rate = (steps * batch * 1000) / ms;
+  shownRate = shownRate ? 0.9 * shownRate + 0.1 * rate : rate;
+  status.samplesPerSecond = shownRate;
+}
 function updateStats() {
   status.step = totalStep();
   $('step').textContent = String(status.step);
@@ -228,10 +240,6 @@ function measure() {
 function takeEvents() {
   for (const ev of model.takeEvents()) {
     if (ev.type !== 'step') continue;
-    if (ev.samplesPerSecond > 0) {
-      shownRate = shownRate ? 0.9 * shownRate + 0.1 * ev.samplesPerSecond : ev.samplesPerSecond;
-      status.samplesPerSecond = shownRate;
-    }
     if (ev.loss !== null) {
       status.loss = ev.loss;
       chart.addPoint(stepBase + ev.lossStep, ev.loss, null);
@@ -301,7 +309,9 @@ async function loop() {
       if (status.stopAtAccuracy !== null) {
         slice = Math.min(slice ?? CHECK_EVERY, CHECK_EVERY - (totalStep() % CHECK_EVERY));
       }
-      model.trainFor(SLICE_MS, slice);
+      const t0 = performance.now();
+      const steps = model.trainFor(SLICE_MS, slice);
+      countRate(steps, performance.now() - t0, batchSize);
       takeEvents();
       status.step = totalStep();
       const now = performance.now();

@@ -143,6 +143,7 @@ test('playground: the page answers a click within 100 ms while training on its o
               `longest gap ${f.worstGapMs.toFixed(0)} ms, ${s0.step - stepsBefore} steps`);
   assert.ok(f.fps >= 20, `the Playground painted ${f.fps.toFixed(1)} frames/s while training (target >= 20)`);
   assert.ok(s0.step > stepsBefore, 'it trained meanwhile');
+  assert.ok(s0.samplesPerSecond > 0 && s0.samplesPerSecond < 5e7, `samples/s shown: ${s0.samplesPerSecond}`);
   const t0 = Date.now();
   await page.click('#run');  // pauses
   await page.waitForFunction(() => !window.playground.running, null, { timeout: 5000 });
