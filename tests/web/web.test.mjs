@@ -389,6 +389,19 @@ test('playground: settings in the URL, applied without a reset; Step; test loss;
     assert.match(labels, /e-\d/, 'labels below 1e-2 in exponent form');
     const values = labels.split(' ').map(Number);
     assert.ok(values.every((v) => v > 0) && new Set(values).size === values.length, `each label a distinct positive number: ${labels}`);
+    // gltrain/vis's log-scale loss chart keeps its curve through a zero loss (drawn at the
+    // 1e-9 floor) and labels small values in exponent form.
+    const zero = await page.evaluate(async () => {
+      const vis = await import('/gltrain-vis.js');
+      const el = document.createElement('div');
+      document.body.append(el);
+      const c = vis.lossChart(el, { log: true });
+      for (const [step, loss] of [[1, 0.5], [2, 0], [3, 1e-5]]) c.addPoint(step, loss);
+      c.redrawNow();
+      el.remove();
+      return { loss: c.data[1], labels: [vis.logLabel(1e-4), vis.logLabel(0.5), vis.logLabel(1e-9)] };
+    });
+    assert.deepEqual(zero, { loss: [0.5, 1e-9, 1e-5], labels: ['1e-4', '0.5', '1e-9'] });
     // Learning rate: the same model goes on (step and weights kept).
     const resets = s.resets;
     await setField(page, 'lr', '0.01');
