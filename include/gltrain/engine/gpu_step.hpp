@@ -320,8 +320,9 @@ private:
         // Without a NaN policy, loss scaling's guard alone skips an overflowed step.
         const Tensor* guard = lossGuard ? recordGuard(p, scaleGuard) : scaleGuard;
         std::vector<const Tensor*> checked;
-        for (auto& [v, g, form] : paramGrads) recordUpdate(p, *v, checked, [&](const std::vector<PingPong*>& slots) -> Pass& {
-                return recordOptimizerUpdate(p.train, s_.update, *v->value, *g, slots, gscale, guard, form);
+        for (const ParamGrad& pg : paramGrads)
+            recordUpdate(p, *pg.v, checked, [&](const std::vector<PingPong*>& slots) -> Pass& {
+                return recordOptimizerUpdate(p.train, s_.update, *pg.v->value, *pg.g, slots, gscale, guard, pg.form);
             });
         // A skipped step changes nothing: the moving averages take the updates'
         // guard (with loss scaling its step guard, which also catches a loss that
