@@ -10,14 +10,13 @@
 #include <vector>
 
 #include "gltrain/layers/activation_layer.hpp"
-#include "gltrain/layers/average_pool2d.hpp"
+#include "gltrain/layers/pool2d.hpp"
 #include "gltrain/layers/batch_normalization.hpp"
 #include "gltrain/layers/conv2d.hpp"
 #include "gltrain/layers/dense.hpp"
 #include "gltrain/layers/dropout.hpp"
 #include "gltrain/layers/flatten.hpp"
 #include "gltrain/layers/global_average_pooling2d.hpp"
-#include "gltrain/layers/max_pool2d.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/type_list.hpp"
 
