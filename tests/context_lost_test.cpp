@@ -207,6 +207,65 @@ TEST(ContextLost, FitWithAShortLastBatchResumesFromTheSnapshot) {
 // makes on the host from the seed: byte for byte what saveCheckpoint() reads
 // from the GPU, for every kind of variable (kernels, biases, BN's parameters
 // and statistics, Adam's two slots).
+// A state larger than GpuEngine::kSnapshotBytesPerStep is taken from its
+// fenced reads over several steps, so no one step stalls for all of it
+// (issue 41). Until the last part is in, the snapshot before it stays the
+// one a lost context restores; the fit still ends where an uninterrupted one does.
+TEST(ContextLost, ALargeSnapshotIsTakenOverSeveralSteps) {
+#ifdef __EMSCRIPTEN__
+    GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
+#else
+    HostMatrix x;
+    std::vector<int> y;
+    data(x, y);
+    auto make = [&](Sequential& m) {
+        // 12-1024-1024-3 with Adam: 1,065,987 parameters, 3 values each: 12.8 MB, of which
+        // the 4 MB kernel of dense_1 and each of its two slots fill a step's part alone,
+        // so the reads take 4 steps.
+        m.add(Dense{1024, Activation::ReLU}).add(Dense{1024, Activation::ReLU}).add(Dense{3});
+        CompileOptions c;
+        c.seed = 3;
+        m.compile(c);
+    };
+    FitOptions f;
+    f.epochs = 1;
+    f.batchSize = 8;  // 30 steps
+    f.snapshotEvery = 10;
+    ContextOptions gpu;
+    gpu.backend = BackendPreference::Gpu;
+    Context ctx(gpu);
+    Sequential a(ctx, 12);
+    make(a);
+    a.fit(x, y, f);
+    const std::vector<uint8_t> uninterrupted = a.saveCheckpoint();
+
+    Sequential b(ctx, 12);
+    make(b);
+    b.beginFit(x, y, f);
+    std::vector<long> snapshotAfter;  // snapshotStep() after each step
+    bool lost = false;
+    while (b.stepOnce()) {
+        snapshotAfter.push_back(b.snapshotStep());
+        if (b.step() == 22 && !lost) {
+            // The snapshot of step 20 is still being taken (its reads began at step 21 at
+            // the earliest): the one of step 10 is what the restore starts from.
+            EXPECT_EQ(b.snapshotStep(), 10);
+            ctx.loseContext();
+            ctx.restoreContext();
+            EXPECT_EQ(b.restore(), 10);
+            lost = true;
+        }
+    }
+    ASSERT_GE(snapshotAfter.size(), 12u);
+    EXPECT_EQ(snapshotAfter[9], 0) << "step 10's snapshot is not taken at once";
+    EXPECT_EQ(snapshotAfter[10], 0) << "nor at the next step";
+    EXPECT_EQ(snapshotAfter[11], 0) << "nor at the one after";
+    EXPECT_EQ(snapshotAfter[19], 10) << "it is in before the next is due";
+    EXPECT_EQ(b.step(), 30);
+    EXPECT_EQ(b.saveCheckpoint(), uninterrupted);
+#endif
+}
+
 TEST(ContextLost, TheCompiledStatesSnapshotIsMadeOnTheHostAsTheGpuHoldsIt) {
     ContextOptions gpu;
     gpu.backend = BackendPreference::Gpu;

@@ -321,7 +321,9 @@ private:
 
     CheckpointTensors checkpoint() const {
         requireCompiled("saveCheckpoint");
-        return checkpointTensors(vars_, step_, [&](const SavedTensor& s) { return engine_->read(s.var, s.slot).data; });
+        return checkpointTensors(vars_, step_, [&](size_t i) {
+            return engine_->read(vars_.saved[i].var, vars_.saved[i].slot).data;
+        });
     }
 
     // A variable by layer and name; errors name what the layer has.

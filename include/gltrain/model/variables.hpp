@@ -97,18 +97,23 @@ inline std::map<std::string, std::string> checkpointMetadata(const CompileOption
 
 using CheckpointTensors = std::vector<std::pair<std::string, TensorData>>;
 
-// A checkpoint's tensors, `read(saved)` giving each one's values. The step
-// guard keeps non-finite values out of a model's state; should one get there
-// all the same, no checkpoint or snapshot is made of it.
+// The step guard keeps non-finite values out of a model's state; should one
+// get there all the same, no checkpoint or snapshot is made of it.
+inline void requireFiniteTensor(const std::string& name, const std::vector<float>& data, long step) {
+    for (float x : data)
+        if (!std::isfinite(x))
+            throw TrainingError("saveCheckpoint: tensor '" + name + "' holds NaN or Inf at step " + std::to_string(step) +
+                                "; no checkpoint is made of a state that is not finite");
+}
+
+// A checkpoint's tensors, `read(i)` giving the values of vars.saved[i].
 template <class Read>
 CheckpointTensors checkpointTensors(const ModelVariables& vars, long step, Read&& read) {
     CheckpointTensors out;
-    for (const SavedTensor& s : vars.saved) {
-        std::vector<float> data = read(s);
-        for (float x : data)
-            if (!std::isfinite(x))
-                throw TrainingError("saveCheckpoint: tensor '" + s.name + "' holds NaN or Inf at step " +
-                                    std::to_string(step) + "; no checkpoint is made of a state that is not finite");
+    for (size_t i = 0; i < vars.saved.size(); ++i) {
+        const SavedTensor& s = vars.saved[i];
+        std::vector<float> data = read(i);
+        requireFiniteTensor(s.name, data, step);
         out.emplace_back(s.name, TensorData::f32(vars.list[s.var].decl.savedShape, data));
     }
     return out;
@@ -118,7 +123,8 @@ CheckpointTensors checkpointTensors(const ModelVariables& vars, long step, Read&
 inline std::vector<uint8_t> initialCheckpoint(const ModelVariables& vars, const CompileOptions& o) {
     std::vector<HostMatrix> initial;
     for (const ModelVariable& v : vars.list) initial.push_back(v.initial());
-    auto t = checkpointTensors(vars, 0, [&](const SavedTensor& s) {
+    auto t = checkpointTensors(vars, 0, [&](size_t i) {
+        const SavedTensor& s = vars.saved[i];
         return s.slot < 0 ? initial[s.var].data : std::vector<float>(initial[s.var].data.size(), 0.0f);
     });
     return serializeSafetensors(t, checkpointMetadata(o, 0));
