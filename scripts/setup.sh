@@ -14,6 +14,7 @@ packages=(
   chromium                                  # the browser the web tests run in
   dataset-fashion-mnist                     # real Fashion-MNIST IDX files
   python3 python3-torch python3-numpy       # tests/interop/torch_check.py: checkpoints in PyTorch (1.13, CPU)
+  doxygen clang-format                      # scripts/api_docs.sh (the C++ API reference); test.sh's formatting check (14)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -35,9 +36,9 @@ if [ ! -d "$here/node_modules/playwright-core" ] || [ "$here/package-lock.json" 
 fi
 
 # The JavaScript package's tools, pinned in web/package-lock.json: TypeScript (tsc checks
-# web/gltrain.d.ts) and uPlot (vendored into the pages by the build).
+# web/gltrain.d.ts), uPlot (vendored into the pages by the build) and TypeDoc (scripts/api_docs.sh).
 web="$here/../web"
-if [ ! -d "$web/node_modules/typescript" ] || [ ! -d "$web/node_modules/uplot" ] || \
+if [ ! -d "$web/node_modules/typescript" ] || [ ! -d "$web/node_modules/uplot" ] || [ ! -d "$web/node_modules/typedoc" ] || \
    [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
   echo "setup: npm ci (web/)"
   (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)

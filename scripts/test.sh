@@ -13,6 +13,8 @@ stage() { echo "== $* (at ${SECONDS} s)"; }
 
 # The benchmarks are not tests: the bench scripts build them (bench.sh, bench_compare.sh, ...).
 export GLTRAIN_BENCH=OFF
+stage "API reference, every public symbol documented (scripts/api_docs.sh: Doxygen, TypeDoc)"
+bash scripts/api_docs.sh
 stage "native build"
 gltrain_build_native
 stage "native tests (CTest on EGL)"

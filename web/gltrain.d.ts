@@ -8,16 +8,23 @@ export type ErrorKind =
 
 /** Every gltrain error: `name` and `kind` are the kind, `message` the C++ message. */
 export declare class GltrainError extends Error {
+  /** An error of `kind` with the C++ message. */
   constructor(kind: ErrorKind, message: string);
   readonly kind: ErrorKind;
 }
 
+/** Activation functions, for dense, conv2d and activation layers. */
 export type ActivationName = 'linear' | 'relu' | 'leaky_relu' | 'sigmoid' | 'tanh' | 'gelu' | 'softplus';
+/** Variable initializers by name. */
 export type InitializerName = 'glorot_uniform' | 'glorot_normal' | 'he_uniform' | 'he_normal' | 'zeros';
+/** An initializer: a name, `{type}`, or a constant value. */
 export type Initializer = InitializerName | { type: InitializerName } | { type: 'constant'; value: number };
+/** Optimizers by name. */
 export type OptimizerName = 'sgd' | 'momentum' | 'nesterov' | 'adam' | 'adamw' | 'rmsprop';
+/** Losses by name ('mean_squared_error' is Keras's name for 'mse'). */
 export type LossName = 'softmax_cross_entropy' | 'mse' | 'mean_squared_error' | 'binary_cross_entropy';
 
+/** A fully connected layer: y = f(x·kernel + bias), kernel [in, units]. */
 export interface DenseLayer {
   type: 'dense';
   units: number;
@@ -30,11 +37,13 @@ export interface DenseLayer {
   inputDim?: number;
   name?: string;
 }
+/** An activation function applied element-wise. */
 export interface ActivationLayer { type: 'activation'; activation: ActivationName; alpha?: number; name?: string }
 /** Identity in evaluate/predict. */
 export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string }
 /** Probabilities at the output (last layer only; training reads the logits before it). */
 export interface SoftmaxLayer { type: 'softmax'; name?: string }
+/** 'valid': no padding; 'same': as TensorFlow (the odd pixel goes after). */
 export type Padding = 'valid' | 'same';
 /** A 2-D convolution over NHWC images; kernel saved as [kh, kw, C, filters] (HWIO). */
 export interface Conv2DLayer {
@@ -50,6 +59,7 @@ export interface Conv2DLayer {
   biasInitializer?: Initializer;
   name?: string;
 }
+/** Max or average pooling over square windows of NHWC images. */
 export interface Pool2DLayer {
   type: 'maxpool2d' | 'max_pool2d' | 'averagepool2d' | 'average_pool2d';
   /** Default 2. */
@@ -63,17 +73,21 @@ export interface Pool2DLayer {
 export interface GlobalAveragePooling2DLayer { type: 'globalaveragepooling2d' | 'global_average_pooling2d'; name?: string }
 /** [H, W, C] -> [H*W*C] (free: rows are stored flat). */
 export interface FlattenLayer { type: 'flatten'; name?: string }
+/** Batch normalization over the channels: batch statistics in training, moving averages in inference. */
 export interface BatchNormalizationLayer {
   type: 'batchnormalization' | 'batch_normalization';
   momentum?: number;
   epsilon?: number;
   name?: string;
 }
+/** A layer as `add()` takes it (a model file's `layers[]` entry). */
 export type LayerSpec =
   | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
   | ActivationLayer | DropoutLayer | SoftmaxLayer;
+/** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName = 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance';
 
+/** An optimizer and its hyper-parameters (defaults as in Keras). */
 export interface OptimizerOptions {
   type: OptimizerName;
   lr?: number;
@@ -85,6 +99,7 @@ export interface OptimizerOptions {
   eps?: number;
   rho?: number;
 }
+/** A learning-rate schedule, with optional warm-up. */
 export interface ScheduleOptions {
   type: 'constant' | 'step' | 'exponential' | 'cosine';
   stepSize?: number;
@@ -93,6 +108,7 @@ export interface ScheduleOptions {
   totalSteps?: number;
   minLr?: number;
 }
+/** What `compile()` takes (a model file's `compile`). */
 export interface CompileOptions {
   /** Default 'softmax_cross_entropy'. */
   loss?: LossName;
@@ -109,6 +125,7 @@ export interface CompileOptions {
   onNaN?: 'stop' | 'skip' | 'ignore';
 }
 
+/** What onStep is told after each step. */
 export interface StepEvent {
   type: 'step';
   /** Global step, 1-based after the step ran. */
@@ -121,6 +138,7 @@ export interface StepEvent {
   samplesPerSecond: number;
   elapsedSeconds: number;
 }
+/** What onEpoch is told (and history keeps) after each epoch. */
 export interface EpochEvent {
   type: 'epoch';
   epoch: number;
@@ -137,6 +155,7 @@ export interface EpochEvent {
 /** Class labels (one per row) in an integer typed array, or target values (rows x k) in a Float32Array. */
 export type Targets = Int32Array | Uint8Array | Uint16Array | Uint32Array | Int8Array | Int16Array | Uint8ClampedArray | Float32Array;
 
+/** What `beginFit()` takes (a model file's `fit`). */
 export interface BeginFitOptions {
   epochs?: number;
   batchSize?: number;
@@ -160,8 +179,11 @@ export interface BeginFitOptions {
    */
   snapshotEvery?: number;
 }
+/** What `fit()` takes: beginFit's options and the callbacks. */
 export interface FitOptions extends BeginFitOptions {
+  /** Called after every step. */
   onStep?: (event: StepEvent) => void;
+  /** Called after every epoch. */
   onEpoch?: (event: EpochEvent) => void;
   /** The WebGL context was lost at this step: training waits for the browser to restore it. */
   onContextLost?: (event: { step: number }) => void;
@@ -175,17 +197,21 @@ export interface FitOptions extends BeginFitOptions {
   /** Milliseconds of training between yields to the event loop (default 16). */
   sliceMs?: number;
 }
+/** What `fit()` resolves with: the epochs' reports, the steps run, and whether it was stopped. */
 export interface FitResult {
   history: EpochEvent[];
   steps: number;
   stopped: boolean;
 }
+/** Mean loss and accuracy over the rows evaluated. */
 export interface Evaluation {
   loss: number | null;
   /** Classification only. */
   accuracy: number | null;
 }
+/** Rows per batch for evaluate and predict (default 256). */
 export interface BatchOptions { batchSize?: number }
+/** What `profileStep()` takes. */
 export interface ProfileOptions {
   /** Rows per step, from the data's first rows (default min(32, rows)). */
   batchSize?: number;
@@ -201,7 +227,6 @@ export interface PassTiming {
   /** Timed by a GPU timer query (EXT_disjoint_timer_query_webgl2); else on the host clock, the pass waited for. */
   gpuTimer: boolean;
 }
-/** Before compile: the given name (or ''), outputShape null, outputSize and params 0. */
 /** One field of a layer type, as LayerSpec declares it. */
 export interface LayerField {
   name: string;
@@ -212,6 +237,7 @@ export interface LayerField {
   default?: unknown;
   doc: string;
 }
+/** One layer of `summary()`. Before compile: the given name (or ''), outputShape null, outputSize and params 0. */
 export interface LayerSummary {
   name: string;
   type: string;
@@ -222,6 +248,7 @@ export interface LayerSummary {
   params: number;
 }
 
+/** The capability report of a Context: the device, its limits, measured precision, and the engine chosen and why. */
 export interface Capabilities {
   platform: string;
   vendor: string;
@@ -267,14 +294,18 @@ export interface Capabilities {
   /** The printable report of all of the above. */
   report: string;
 }
+/** Textures on loan (live) and kept for reuse (free), and how many were ever created. */
 export interface PoolStats { live: number; liveBytes: number; free: number; freeBytes: number; created: number }
 
 /** Every gltrain object owns WebAssembly and GPU memory until delete() (or its scope ends). */
 export interface Deletable {
+  /** Frees the object now (idempotent); later use throws DeletedError. */
   delete(): void;
+  /** Whether delete() has run. */
   isDeleted(): boolean;
 }
 
+/** How a Context is made: the engine, kernel choices, the canvas and test switches. */
 export interface ContextOptions {
   /** Which engine trains models. 'auto' (default): WebGL2 when it renders float textures, else the
    *  CPU backend (WebAssembly SIMD); on a software renderer (SwiftShader) the faster of the two by a
@@ -307,8 +338,10 @@ export interface Context extends Deletable {
    *  for in the same tick as loseContext() (before the browser's webglcontextlost event, when the
    *  browser would refuse it), it is made just after that event. */
   restoreContext(): void;
+  /** Counts of the context's textures. */
   poolStats(): PoolStats;
 }
+/** `new gl.Context(options)`. */
 export interface ContextConstructor {
   /** Deleting a context first deletes every model and tensor made on it. */
   new (options?: ContextOptions): Context;
@@ -319,14 +352,19 @@ export interface ContextConstructor {
 export interface Tensor extends Deletable {
   readonly rows: number;
   readonly cols: number;
+  /** Replaces the values (rows x cols, row-major). */
   upload(data: Float32Array): this;
+  /** The values, rows x cols, row-major. */
   download(): Float32Array;
 }
+/** Read an operand transposed, in place. */
 export interface MatmulOptions {
   transA?: boolean;
   transB?: boolean;
 }
+/** `new gl.Tensor(ctx, rows, cols, data?)`. */
 export interface TensorConstructor {
+  /** A rows x cols tensor on ctx's backend, holding data if given (else zeros). */
   new (ctx: Context, rows: number, cols: number, data?: Float32Array): Tensor;
 }
 
@@ -344,12 +382,16 @@ export interface Dataset extends Deletable {
   view(): Float32Array;
   /** A copy of the labels (Int32Array) or target values (Float32Array); null without targets. */
   targets(): Int32Array | Float32Array | null;
+  /** Rows [start, start + count) as a new Dataset (a copy). */
   slice(start: number, count?: number): Dataset;
 }
+/** `gl.Dataset.fromArrays`, `fromIdx`, `fetchIdx`. */
 export interface DatasetConstructor {
+  /** Rows of `features` values in x, with labels or target values y (or none, for predict). */
   fromArrays(x: Float32Array, y: Targets | undefined, features: number): Dataset;
   /** Validated IDX files: images N x rows x cols unsigned bytes (scaled to [0, 1]), labels N integers. */
   fromIdx(images: ArrayBuffer | ArrayBufferView, labels: ArrayBuffer | ArrayBufferView, options?: { numClasses?: number }): Dataset;
+  /** fromIdx on two fetched IDX files (URLs are the page's). */
   fetchIdx(imagesUrl: string | URL, labelsUrl: string | URL, options?: { numClasses?: number }): Promise<Dataset>;
 }
 
@@ -365,17 +407,22 @@ export interface Sequential extends Deletable {
   readonly compiled: boolean;
   readonly fitting: boolean;
   readonly history: EpochEvent[];
+  /** Each layer's name, type, output shape and parameter count. */
   summary(): LayerSummary[];
   /** The layers as add() takes them: each one's type and the fields that differ from their defaults. */
   layerSpecs(): LayerSpec[];
+  /** Appends a layer; before compile(). */
   add(layer: LayerSpec): this;
   /** Checks every shape; a model whose checkpoint (and so every snapshot fit() takes) would pass the
    *  2 GiB one WebAssembly buffer holds is an ArgumentError naming its size, before anything is allocated. */
   compile(options?: CompileOptions): this;
   /** Trains without blocking the page: yields between slices; resolves when the epochs are done. */
   fit(x: Float32Array, y: Targets, options?: FitOptions): Promise<FitResult>;
+  /** fit on a Dataset (rows and targets already in WebAssembly memory). */
   fit(data: Dataset, options?: FitOptions): Promise<FitResult>;
+  /** Starts a fit to drive step by step (stepOnce, trainFor); checks every argument first. */
   beginFit(x: Float32Array, y: Targets, options?: BeginFitOptions): void;
+  /** beginFit on a Dataset. */
   beginFit(data: Dataset, options?: BeginFitOptions): void;
   /** One step; false when the fit is done. */
   stepOnce(): boolean;
@@ -393,7 +440,9 @@ export interface Sequential extends Deletable {
   trainFor(ms: number, maxSteps?: number): number;
   /** Step and epoch reports since the last call (beginFit / stepOnce / trainFor). */
   takeEvents(): Array<StepEvent | EpochEvent>;
+  /** Mean loss and accuracy over rows x and their targets y; the model does not change. */
   evaluate(x: Float32Array, y: Targets, options?: BatchOptions): Evaluation;
+  /** evaluate on a Dataset. */
   evaluate(data: Dataset, options?: BatchOptions): Evaluation;
   /**
    * Where a training step's time goes: every pass of one step on the data's first rows, in order,
@@ -401,9 +450,11 @@ export interface Sequential extends Deletable {
    * UnsupportedError). Passes waited for one by one add the waits to the sum.
    */
   profileStep(x: Float32Array, y: Targets, options?: ProfileOptions): PassTiming[];
+  /** profileStep on a Dataset. */
   profileStep(data: Dataset, options?: ProfileOptions): PassTiming[];
   /** rows x outputSize values, row-major (probabilities after a softmax layer). */
   predict(x: Float32Array | Dataset, options?: BatchOptions): Float32Array;
+  /** The predicted class (argmax) of each row. */
   predictClasses(x: Float32Array | Dataset, options?: BatchOptions): Int32Array;
   /** safetensors bytes: weights, optimizer state and step. */
   saveCheckpoint(): ArrayBuffer;
@@ -440,19 +491,27 @@ export interface Sequential extends Deletable {
   save(url: string): Promise<{ url: string; modelBytes: number; checkpointBytes: number; step: number }>;
   /** A parameter or statistic as stored (Conv2D kernel: (kh*kw*C) x filters, row-major). */
   getWeight(layer: string, which: WeightName): Float32Array;
+  /** Replaces a parameter or statistic (as getWeight gives it); validated first. */
   setWeight(layer: string, which: WeightName, data: Float32Array): this;
 }
+/** What `loadCheckpoint()` takes. */
 export interface LoadCheckpointOptions {
   /** Ignore the file's optimizer state and step: its weights and statistics load, and the model's own
    *  optimizer starts afresh (step 0, zeroed slots), e.g. from a checkpoint of another optimizer. */
   resetOptimizer?: boolean;
 }
+/** The TensorFlow.js Layers format in memory (`exportTfjs()`). */
 export interface TfjsExport {
+  /** model.json's text. */
   modelJson: string;
+  /** The one weights shard's bytes. */
   weightData: ArrayBuffer;
+  /** The shard's file name, as the manifest names it. */
   weightsFile: string;
 }
+/** `new gl.Sequential(ctx, input)`, `fromTfjs`, `load`. */
 export interface SequentialConstructor {
+  /** An empty model of `input` inputs on ctx: add layers, then compile. */
   new (ctx: Context, input: ModelInput): Sequential;
   /**
    * A compiled model from TensorFlow.js's Layers format: model.json's text (or the parsed object) and its one weights
@@ -464,12 +523,15 @@ export interface SequentialConstructor {
   load(ctx: Context, url: string | URL): Promise<Sequential>;
 }
 
+/** What `gl.scope(fn)` gives fn. */
 export interface Scope {
   /** Adds an object made after an await to this scope. */
   track<T extends Deletable>(obj: T): T;
+  /** Exempts an object from this scope (it survives the scope's end). */
   keep<T extends Deletable>(obj: T): T;
 }
 
+/** The module `createGltrain()` resolves with: the classes, matmul, scopes and the names it knows. */
 export interface Gltrain {
   readonly version: string;
   readonly Context: ContextConstructor;
@@ -498,6 +560,7 @@ export interface Gltrain {
   readonly GltrainError: typeof GltrainError;
 }
 
+/** Where `createGltrain()` finds its WebAssembly. */
 export interface CreateOptions {
   /** Where gltrain_wasm.wasm is (relative to the page); default: dist/ next to gltrain-core.js, found through
    *  `new URL('./dist/gltrain_wasm.wasm', import.meta.url)`, which bundlers follow. In Node: read from the file system. */
@@ -516,6 +579,7 @@ export declare function yieldToEventLoop(): Promise<void>;
 
 // ---- training in a Web Worker ----------------------------------------------------------
 
+/** What `TrainingWorker.load` reads: arrays (transferred with `transfer`), IDX file URLs, or rows of a loaded dataset. */
 export type WorkerDataSource =
   | { x: Float32Array; y?: Targets; features: number }
   | { images: string; labels: string; start?: number; count?: number }
@@ -526,22 +590,29 @@ export interface WorkerModelSpec {
   input: ModelInput;
   layers: LayerSpec[];
 }
+/** What onEvaluate is told (WorkerFitOptions.evaluateEvery). */
 export interface EvaluateEvent { type: 'evaluate'; step: number; loss: number | null; accuracy: number | null; ms: number }
+/** What `TrainingWorker.fit` takes: beginFit's options (validation by dataset name) and callbacks. */
 export interface WorkerFitOptions extends Omit<BeginFitOptions, 'validationData'> {
   /** The name of a loaded dataset. */
   validationData?: string;
   /** Evaluates a loaded dataset every `steps` steps while training (onEvaluate). */
   evaluateEvery?: { dataset: string; steps: number };
   sliceMs?: number;
+  /** Called after every step. */
   onStep?: (event: StepEvent) => void;
+  /** Called after every epoch. */
   onEpoch?: (event: EpochEvent) => void;
+  /** Called after each evaluation of evaluateEvery. */
   onEvaluate?: (event: EvaluateEvent) => void;
   /** The worker's WebGL context was lost at this step (the fit waits for the restore). */
   onContextLost?: (event: { step: number }) => void;
   /** It is back: the model resumed from its snapshot of `step` (see FitOptions). */
   onContextRestored?: (event: { step: number; lostAtStep: number }) => void;
 }
+/** A loaded dataset's rows, features and image size (0 for non-images). */
 export interface DatasetInfo { count: number; features: number; imageRows: number; imageCols: number }
+/** Rows to predict: values, or rows of a loaded dataset. */
 export type WorkerPredictData = Float32Array | { dataset: string; start?: number; count?: number };
 
 /** A gltrain worker training on an OffscreenCanvas: the page stays responsive. */
@@ -555,30 +626,42 @@ export declare class TrainingWorker {
   readonly version: string;
   /** IDX file URLs are resolved against the page (document.baseURI), not the worker script. */
   load(name: string, source: WorkerDataSource, options?: { transfer?: boolean }): Promise<DatasetInfo>;
+  /** Replaces the worker's model with one built and compiled from a model description. */
   build(model: WorkerModelSpec, compile?: CompileOptions): Promise<LayerSummary[]>;
   /** Replaces the worker's model with a TF.js Layers model (as `Sequential.fromTfjs`). */
   buildFromTfjs(modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, compile?: CompileOptions): Promise<LayerSummary[]>;
+  /** Trains on a loaded dataset; callbacks arrive as the worker posts them. */
   fit(train: string, options?: WorkerFitOptions): Promise<FitResult>;
   /** Stops a running fit between slices (it resolves with stopped: true). */
   stop(): void;
   /** A loaded dataset, or some of its rows. */
   evaluate(dataset: string | { dataset: string; start?: number; count?: number }, options?: BatchOptions): Promise<Evaluation>;
+  /** As Sequential.profileStep, on a loaded dataset. */
   profileStep(dataset: string, options?: ProfileOptions): Promise<PassTiming[]>;
+  /** As Sequential.predict. */
   predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
+  /** As Sequential.predictClasses. */
   predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;
   /** A copy of rows [start, start + count) of a loaded dataset's x. */
   x(dataset: string, start?: number, count?: number): Promise<Float32Array>;
+  /** A copy of a loaded dataset's labels or target values. */
   targets(dataset: string): Promise<Int32Array | Float32Array | null>;
   /** During a fit: the weights of the last completed step, read between slices. */
   saveCheckpoint(): Promise<ArrayBuffer>;
   /** The model's last snapshot, as Sequential.snapshotCheckpoint; answered during a fit too (while it waits for a lost context). */
   snapshotCheckpoint(): Promise<ArrayBuffer>;
+  /** As Sequential.exportTfjs. */
   exportTfjs(): Promise<TfjsExport>;
+  /** As Sequential.loadCheckpoint; resolves true. */
   loadCheckpoint(bytes: ArrayBuffer, options?: LoadCheckpointOptions): Promise<boolean>;
+  /** The worker context's texture counts. */
   poolStats(): Promise<PoolStats>;
+  /** As Sequential.summary. */
   summary(): Promise<LayerSummary[]>;
   /** Loses / restores the worker's WebGL context (WEBGL_lose_context), to test recovery. */
   loseContext(): Promise<boolean>;
+  /** Restores the worker's WebGL context (see loseContext). */
   restoreContext(): Promise<boolean>;
+  /** Ends the worker and everything in it. */
   terminate(): void;
 }

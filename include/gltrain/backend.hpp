@@ -30,8 +30,11 @@ namespace gltrain {
 // 0.53 test accuracy with eps 1e-7 on RGBA16F, 0.82 with 1e-4 (fp32: 0.83).
 constexpr float kHalfFloatMinEps = 1e-4f;
 
+// The backend a Context trains on and why (Capabilities::backend, backendReason).
 struct BackendChoice {
+    // The backend chosen.
     Backend backend = Backend::GpuFloat32;
+    // Why, in words for the capability report.
     std::string reason;
 };
 

@@ -23,12 +23,17 @@ inline const char* backendName(Backend b) {
     return "unknown";
 }
 
+// What the device offers and what the Context chose, measured at creation; print it with operator<<.
 struct Capabilities {
     std::string platform;   // "egl-device", "egl-surfaceless", "egl-default" or "webgl2"
+    // GL_VENDOR, GL_RENDERER, GL_VERSION and GL_SHADING_LANGUAGE_VERSION.
     std::string vendor, renderer, version, shadingLanguageVersion;
     int maxTextureSize = 0;        // as reported by the device
+    // GL_MAX_ARRAY_TEXTURE_LAYERS: the most pages (layers) a tensor may have.
     int maxArrayTextureLayers = 0;
+    // GL_MAX_DRAW_BUFFERS: the most outputs one pass may write.
     int maxDrawBuffers = 0;
+    // GL_MAX_TEXTURE_IMAGE_UNITS: the most inputs one pass may read.
     int maxTextureImageUnits = 0;
     int maxFeedbackComponents = 0;  // floats a vertex can output and transform feedback capture (the smaller
                                     // of MAX_TRANSFORM_FEEDBACK_INTERLEAVED_COMPONENTS, MAX_VERTEX_OUTPUT_COMPONENTS)
@@ -49,11 +54,14 @@ struct Capabilities {
     std::string feedbackReason;         // why it does or does not
     bool sampledFetch = false;          // fragment and vertex kernels read with texture() (ContextOptions::fetch decides)
     std::string fetchReason;            // why they do or do not
+    // The backend models train on (see backend.hpp; backendReason says why).
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;          // why this backend (what was missing or disabled)
+    // The GL extensions the context reports.
     std::vector<std::string> extensions;
     int restoresChecked = 0;            // restored contexts queried again and found able (restoreShortfalls)
 
+    // Whether the context reports extension `name`.
     bool hasExtension(const std::string& name) const {
         for (auto& e : extensions)
             if (e == name) return true;

@@ -44,14 +44,19 @@
 
 namespace gltrain {
 
+// The GL context and everything tied to its lifetime; see the comment at the top of this header.
 class Context {
 public:
+    // Creates the context as `options` ask (EGL natively, WebGL2 on the web; no GL at all for the CPU backend).
+    // Throws GlError or UnsupportedError saying what is missing.
     explicit Context(ContextOptions options = {});
     ~Context();
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
 
+    // The capability report: device, limits, measured precision, the backend and why.
     const Capabilities& caps() const { return caps_; }
+    // The options the context was made with.
     const ContextOptions& options() const { return options_; }
     // After reading values back: glGetError with debugChecks (in a browser it is
     // a GPU-process round trip, 0.13 ms in Chromium: half a 1-texel read), and
@@ -68,6 +73,7 @@ public:
     // Whether this Context has a GL context (a CPU-backend Context may have none).
     bool hasGl() const { return bool(platform_); }
 
+    // The backend models train on (caps().backend).
     Backend backend() const { return caps_.backend; }
     // The engine models train on, as decided above the Context by a measurement
     // (backend_choice.hpp), with `reason` as the report's: Backend::Cpu (a GL
@@ -96,11 +102,16 @@ public:
     // restoreContext() brings a fresh one (native: at once; web: the browser
     // restores it asynchronously and fires webglcontextrestored).
     void loseContext();
+    // Brings a lost context back (see loseContext()).
     void restoreContext();
 
+    // The pool every tensor's texture is on loan from.
     TexturePool& pool() { return *pool_; }
+    // The kernels, compiled on first use and cached by (name, defines).
     ShaderRegistry& shaders() { return *shaders_; }
+    // The one framebuffer every pass renders through.
     GLuint framebuffer() const { return fbo_.get(); }
+    // The empty vertex array of the full-screen triangle.
     GLuint vertexArray() const { return vao_.get(); }
     // The buffer transform-feedback kernels write to, grown to at least `bytes`
     // (allocation happens on a pass's first run, never in the steady state).
@@ -120,6 +131,7 @@ public:
 
     // Makes this context current on the calling thread (native) / for the GL calls (web).
     void makeCurrent();
+    // Waits for every GL command issued so far (glFinish); nothing on the CPU backend.
     void finish() {
         if (platform_) glFinish();
     }

@@ -62,10 +62,15 @@ inline std::optional<FetchPreference> fetchPreferenceFromName(const std::string&
     return std::nullopt;
 }
 
+// How a Context is made: the backend, which kernel kinds to use, limits and the platform.
 struct ContextOptions {
+    // Which engine trains models: Auto (measured), the GPU, or the CPU backend.
     BackendPreference backend = BackendPreference::Auto;
+    // Compute-shader kernels (native OpenGL ES 3.1+): Auto, On or Off.
     ComputePreference compute = ComputePreference::Auto;
+    // The transform-feedback matmul (WebGL2): Auto, On or Off.
     FeedbackPreference feedback = FeedbackPreference::Auto;
+    // How kernels read texels: Auto, texture() at the texel's centre, or texelFetch.
     FetchPreference fetch = FetchPreference::Auto;
     // The feedback matmul runs for products of at least this many multiply-adds;
     // below, the fragment kernels' one pass beats its two (SwiftShader: W1's

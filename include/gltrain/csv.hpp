@@ -32,8 +32,11 @@ namespace gltrain {
 
 enum class CsvHeader { Auto, Yes, No };
 
+// How loadCsvFile reads a CSV file.
 struct CsvOptions {
+    // Whether the first row is a header: detected (Auto), present or absent.
     CsvHeader header = CsvHeader::Auto;
+    // The field separator.
     char delimiter = ',';
     // The target column: a header name, or an index (0-based; negative counts
     // from the end, so -1 is the last). Empty: no targets, every column is a feature.
@@ -46,6 +49,7 @@ struct CsvOptions {
     long limit = 0;      // > 0: only the first `limit` data rows
 };
 
+// A CSV file read into features and targets.
 struct CsvData {
     std::vector<std::string> header;  // column names; empty without a header row
     int labelColumn = -1;             // the target column's index, -1 without one

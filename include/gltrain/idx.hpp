@@ -78,12 +78,14 @@ struct IdxArray {
     std::vector<uint32_t> dims;  // 1..4 non-zero sizes, outermost first
     std::vector<uint8_t> bytes;  // count() * idxTypeSize(type) bytes, big-endian as in the file
 
+    // The number of dimensions (1 to 4).
     size_t rank() const { return dims.size(); }
     size_t count() const {
         size_t n = 1;
         for (uint32_t d : dims) n *= d;  // cannot overflow: parseIdx checked it
         return n;
     }
+    // The size of the file's header in bytes (magic and dimensions).
     size_t headerBytes() const { return 4 + 4 * dims.size(); }
 
     // Value i (0 <= i < count()) converted to double.
@@ -122,6 +124,7 @@ struct IdxArray {
         return out;
     }
 
+    // A big-endian 32-bit value.
     static uint32_t be32(const uint8_t* p) {
         return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
     }
@@ -140,20 +143,24 @@ enum class IdxRole {
     Labels,  // integers of rank 1, as makeDataset takes
 };
 
+// What the IDX reader checks at a file's header, before it reads a value.
 struct IdxOptions {
     // The most bytes (header + values) a gzip-compressed file may announce,
     // and so the most it is inflated to. (An uncompressed file must be as long
     // as its header says; that is checked against the file's size first.)
     uint64_t maxDecompressedBytes = kIdxDefaultMaxDecompressedBytes;
+    // What the file must be: images, labels, or anything.
     IdxRole role = IdxRole::Any;
     // > 0: the first dimension (the count of images or labels) must be this;
     // itemsFrom says where it comes from, e.g. "img.idx has 3 images".
     uint64_t items = 0;
+    // Where `items` comes from, for messages.
     std::string itemsFrom;
     // > 0: the values per item (the product of the other dimensions, 1 at
     // rank 1) must be this; valuesFor names who takes them, e.g. "the model
     // (input [28, 28, 1])".
     uint64_t valuesPerItem = 0;
+    // Who takes the values, for messages.
     std::string valuesFor;
 };
 
@@ -456,9 +463,13 @@ public:
         start(path, o);
     }
 
+    // The file name (or the name given), for messages.
     const std::string& source() const { return s_->source; }
+    // The data type of the values.
     IdxType type() const { return s_->header.type; }
+    // The dimensions, outermost first.
     const std::vector<uint32_t>& dims() const { return s_->header.dims; }
+    // The first dimension: the count of items (images or labels).
     uint64_t items() const { return s_->header.dims[0]; }
 
     // The values (once); a gzip stream is inflated and checked to its end.
@@ -599,6 +610,7 @@ struct Dataset {
     std::vector<int> labels;  // N class indices
     int imageRows = 0;        // height of one image (28 for MNIST)
     int imageCols = 0;        // width of one image (28 for MNIST)
+    // The number of images.
     size_t size() const { return labels.size(); }
 };
 

@@ -14,13 +14,19 @@
 
 namespace gltrain {
 
+// How a variable's initial values are drawn: Glorot or He (uniform or normal), zeros, or a constant; deterministic
+// from the seed.
 struct Initializer {
+    // The kind of initializer.
     enum Kind { GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros, Constant } kind = GlorotUniform;
     float value = 0.0f;  // Constant
 
+    // The constant initializer: every value `v`.
     static Initializer constant(float v) { return {Constant, v}; }
     // The kinds a name alone selects (a constant needs its value), in the order messages list them.
     static constexpr std::array<Kind, 5> kNamedKinds = {GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros};
+    // The initializer a model config or the JavaScript API names ("glorot_uniform", ...); ArgumentError for another
+    // name.
     static Initializer parse(const std::string& name) {
         std::string valid;
         for (Kind k : kNamedKinds) {
@@ -29,6 +35,7 @@ struct Initializer {
         }
         throw ArgumentError("initializer: unknown '" + name + "' (valid: " + valid + ")");
     }
+    // The name parse() takes.
     const char* name() const {
         switch (kind) {
             case GlorotUniform: return "glorot_uniform";
@@ -41,7 +48,9 @@ struct Initializer {
         return "?";
     }
 
+    // Same kind (and, for Constant, the same value).
     bool operator==(const Initializer& o) const { return kind == o.kind && (kind != Constant || value == o.value); }
+    // Not operator==.
     bool operator!=(const Initializer& o) const { return !(*this == o); }
 
     // ArgumentError unless the kind is known and a constant is finite (a NaN

@@ -51,11 +51,15 @@
 
 namespace gltrain {
 
+// A model file: input, layers, compile and fit options (the JavaScript API's vocabulary).
 struct ModelConfig {
     std::string source;     // where it came from (file name), for messages
+    // Free text.
     std::string description;
     Shape3 input;           // a flat input of n values is {1, 1, n}
+    // The layers, in order.
     std::vector<Layer> layers;
+    // The "compile" object's options.
     CompileOptions compile;
     FitOptions fit;         // validationX / validationY stay null
 };

@@ -28,9 +28,13 @@ inline const char* optimizerName(OptimizerKind k) {
     return "unknown";
 }
 
+// An optimizer and its hyper-parameters (CompileOptions::optimizer).
 struct OptimizerConfig {
+    // SGD, momentum, Nesterov, Adam, AdamW or RMSProp.
     OptimizerKind kind = OptimizerKind::Adam;
+    // The learning rate (before the schedule).
     float lr = 1e-3f;
+    // L2 weight decay (decoupled for AdamW).
     float weightDecay = 0.0f;
     float momentum = 0.9f;  // momentum / Nesterov mu; RMSProp momentum (0: none)
     float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-7f;  // Adam (eps: TF.js / Keras default)
@@ -57,6 +61,7 @@ struct OptimizerConfig {
                (kind == OptimizerKind::RMSProp && i == 0);
     }
 
+    // Throws ArgumentError naming a hyper-parameter out of its range.
     void validate() const {
         auto bad = [](const std::string& what) { throw ArgumentError("optimizer: " + what); };
         if (std::string(optimizerName(kind)) == "unknown")

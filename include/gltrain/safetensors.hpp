@@ -145,6 +145,7 @@ inline std::string shapeText(const std::vector<int64_t>& shape) {
 
 // One tensor: its dtype, shape and raw little-endian bytes.
 struct TensorData {
+    // The element type.
     Dtype dtype = Dtype::F32;
     std::vector<int64_t> shape;  // [] is a scalar (one value)
     std::vector<uint8_t> bytes;  // numel() * dtypeSize(dtype) bytes, little-endian
@@ -163,6 +164,7 @@ struct TensorData {
                                 std::to_string(size_t(n) * dtypeSize(dtype)));
     }
 
+    // A float32 tensor of `shape` holding `values`.
     static TensorData f32(std::vector<int64_t> shape, const std::vector<float>& values) {
         std::vector<uint8_t> b(values.size() * 4);
         for (size_t i = 0; i < values.size(); ++i) {
@@ -172,18 +174,22 @@ struct TensorData {
         }
         return TensorData(Dtype::F32, std::move(shape), std::move(b));
     }
+    // A float32 tensor [rows, cols] holding m.
     static TensorData fromMatrix(const HostMatrix& m) { return f32({m.rows, m.cols}, m.data); }
+    // An int64 tensor of `shape` holding `values`.
     static TensorData i64(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
         std::vector<uint8_t> b(values.size() * 8);
         for (size_t i = 0; i < values.size(); ++i) st_detail::putLe(&b[8 * i], uint64_t(values[i]), 8);
         return TensorData(Dtype::I64, std::move(shape), std::move(b));
     }
+    // An int32 tensor of `shape` holding `values`.
     static TensorData i32(std::vector<int64_t> shape, const std::vector<int32_t>& values) {
         std::vector<uint8_t> b(values.size() * 4);
         for (size_t i = 0; i < values.size(); ++i) st_detail::putLe(&b[4 * i], uint32_t(values[i]), 4);
         return TensorData(Dtype::I32, std::move(shape), std::move(b));
     }
 
+    // The number of elements.
     size_t numel() const { return bytes.size() / dtypeSize(dtype); }
 
     // Every value converted to float (any dtype; integers beyond 2^24 round).
@@ -270,11 +276,14 @@ inline bool operator!=(const TensorData& a, const TensorData& b) { return !(a ==
 
 // A parsed safetensors file.
 struct SafetensorsFile {
+    // The tensors by name.
     std::map<std::string, TensorData> tensors;
+    // The header's __metadata__ (string to string).
     std::map<std::string, std::string> metadata;
     std::vector<std::string> names;  // tensor names in data-section order
     std::string source;              // file name, for messages
 
+    // Whether the file holds a tensor called `name`.
     bool contains(const std::string& name) const { return tensors.count(name) != 0; }
     // The tensor called name; ArgumentError naming it and the source if absent.
     const TensorData& at(const std::string& name) const {

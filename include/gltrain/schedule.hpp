@@ -8,14 +8,18 @@
 
 namespace gltrain {
 
+// A learning-rate schedule (CompileOptions::schedule): constant, step, exponential or cosine, with warm-up.
 struct Schedule {
+    // The kind of schedule.
     enum Kind { Constant, Step, Exponential, Cosine } kind = Constant;
     int stepSize = 1000;     // Step: multiply by gamma every stepSize steps
     float gamma = 0.1f;      // Step, Exponential: lr * gamma^(step / stepSize) (exponential: continuous)
     int warmupSteps = 0;     // Cosine: linear warm-up from 0
     int totalSteps = 10000;  // Cosine: decays to minLr at totalSteps
+    // The floor the cosine schedule decays to.
     float minLr = 0.0f;
 
+    // The learning rate at `step` for a base rate `baseLr`.
     float at(float baseLr, long step) const {
         switch (kind) {
             case Constant: return baseLr;
@@ -30,6 +34,7 @@ struct Schedule {
         return baseLr;
     }
 
+    // Throws ArgumentError naming a parameter out of its range.
     void validate() const {
         if (kind != Constant && kind != Step && kind != Exponential && kind != Cosine)
             throw ArgumentError("schedule: unknown kind " + std::to_string(int(kind)) + " (not a Schedule::Kind)");

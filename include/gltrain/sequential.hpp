@@ -21,6 +21,7 @@
 
 namespace gltrain {
 
+// A model built as a stack of layers; see the comment at the top of this header.
 class Sequential : public Model {
 public:
     // A model of flat inputs (rows of inputSize values)...
@@ -28,6 +29,7 @@ public:
     // ...or of images: rows of height*width*channels values in NHWC order.
     Sequential(Context& ctx, Shape3 inputShape) : Model(ctx, checkedInput(inputShape)) {}
 
+    // Appends a layer (Dense, Conv2D, ...); before compile().
     Sequential& add(Layer layer) {
         if (compiled()) throw ArgumentError("Sequential::add: the model is already compiled");
         specs_.push_back(std::move(layer));
@@ -52,6 +54,7 @@ public:
         compileLayers(std::move(layers), options);
     }
 
+    // The number of layers added.
     size_t layerCount() const { return specs_.size(); }
     // Layer i as it was added (kind and options; its name is layerName(i) after compile).
     const Layer& layer(size_t i) const { return specs_.at(i); }

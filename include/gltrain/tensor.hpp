@@ -46,18 +46,23 @@ inline ArgumentError differentContextsError(const std::string& op, const char* a
 }
 }  // namespace detail
 
+// A float matrix in a texture array on loan from the context's pool; see the comment at the top of this header.
 class Tensor {
 public:
     Tensor() = default;
+    // An uninitialised rows x cols tensor in `layout`.
     Tensor(Context& ctx, int rows, int cols, Layout layout = Layout::Packed, TensorUse use = TensorUse::RenderTarget)
         : ctx_(&ctx),
           geom_(TexelGeometry::make(rows, cols, layout, ctx.maxTextureSize(), ctx.caps().maxArrayTextureLayers)),
           tex_(acquire(ctx, geom_, use)) {}
+    // A tensor holding m, uploaded.
     Tensor(Context& ctx, const HostMatrix& m, Layout layout = Layout::Packed, TensorUse use = TensorUse::RenderTarget)
         : Tensor(ctx, m.rows, m.cols, layout, use) {
         upload(m);
     }
+    // Moves the texture; the source is left empty.
     Tensor(Tensor&&) noexcept = default;
+    // Moves the texture; the source is left empty.
     Tensor& operator=(Tensor&&) noexcept = default;
     Tensor(const Tensor&) = delete;
     Tensor& operator=(const Tensor&) = delete;
@@ -93,17 +98,26 @@ public:
                                 " base");
         row0_ = first;
     }
+    // Whether this is a row window of another tensor.
     bool isWindow() const { return base_ != nullptr; }
     // The base row that row 0 of this tensor is (0 unless a row window).
     int firstRow() const { return row0_; }
 
+    // Whether it holds a texture (false once moved from).
     explicit operator bool() const { return base_ ? bool(*base_) : bool(tex_); }
+    // Number of rows.
     int rows() const { return geom_.rows; }
+    // Number of columns.
     int cols() const { return geom_.cols; }
+    // rows * cols.
     size_t size() const { return size_t(geom_.rows) * size_t(geom_.cols); }
+    // How values map to texels (layout.hpp).
     Layout layout() const { return geom_.layout; }
+    // Its texels and pages (layout.hpp).
     const TexelGeometry& geometry() const { return geom_; }
+    // The GL texture name (its base's, for a window).
     GLuint texture() const { return base_ ? base_->texture() : tex_.get(); }
+    // The context it lives in.
     Context& context() const { return *ctx_; }
     // Whether both tensors live in one context: a texture name means nothing
     // in another context, so ops refuse to mix them (ArgumentError).
@@ -121,6 +135,7 @@ public:
             throw ContextLostError(std::string(where) + ": the " + shapeString() +
                                    " tensor's values were lost with the GL context; make it again");
     }
+    // "[rows, cols]", for messages.
     std::string shapeString() const { return detail::shapeString(rows(), cols()); }
 
     // Uploads rows*cols row-major values; any other count is an ArgumentError.
@@ -158,7 +173,9 @@ public:
         }
         checkGl("Tensor::upload (glTexSubImage)");
     }
+    // Uploads rows * cols values.
     void upload(const std::vector<float>& v) { upload(v.data(), v.size()); }
+    // Uploads m, which must have this tensor's shape.
     void upload(const HostMatrix& m) {
         if (m.rows != rows() || m.cols != cols())
             throw ArgumentError("Tensor::upload: host matrix is " + std::to_string(m.rows) + "x" +
@@ -214,6 +231,7 @@ public:
         }
         ctx_->checkRead("Tensor::download (glReadPixels)");
     }
+    // download()'s values alone.
     std::vector<float> downloadVector() const { return download().data; }
 
     // Attaches layer `i` as the context framebuffer's colour attachment 0

@@ -69,7 +69,9 @@ namespace gltrain {
 // tf.io.fromMemory({modelTopology, weightSpecs, weightData}) and a browser
 // download of the two files need.
 struct TfjsArtifacts {
+    // model.json's text.
     std::string modelJson;
+    // The weights shard's bytes.
     std::vector<uint8_t> weightData;
 };
 

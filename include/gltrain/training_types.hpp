@@ -25,7 +25,9 @@ enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy 
 // The names a model config and the JavaScript API accept for each loss, in
 // the order they are listed ("mean_squared_error" is Keras's name for mse).
 struct LossName {
+    // The name.
     const char* name;
+    // The loss it names.
     LossKind kind;
 };
 inline constexpr std::array<LossName, 4> kLossNames = {{{"softmax_cross_entropy", LossKind::SoftmaxCrossEntropy},
@@ -43,15 +45,18 @@ struct TrainingError : Error {
     using Error::Error;
 };
 
+// What compile() is given: loss, optimizer, schedule, clipping, seed, NaN policy and the engine's choices.
 struct CompileOptions {
+    // The loss.
     LossKind loss = LossKind::SoftmaxCrossEntropy;
     OptimizerConfig optimizer{};  // Adam 1e-3
     Schedule schedule{};          // constant
     float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm
     uint32_t seed = 1;            // initialisers, shuffling, dropout
+    // What a non-finite loss does: stop, skip the step, or ignore it.
     NanPolicy onNaN = NanPolicy::Stop;
     LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
-    // Small dense models (ops/mlp.hpp, README "Small dense models"): the largest
+    // Small dense models (ops/mlp.hpp, docs/performance.md "Small dense models"): the largest
     // recomputed step, in multiply-adds over all update fragments, trained with
     // one pass per parameter; 0: always the general step. The default is where
     // the recomputed step stopped winning in Chromium on SwiftShader
@@ -62,12 +67,18 @@ struct CompileOptions {
 // Targets: class labels (softmax cross-entropy) or values (MSE, BCE; also
 // one-hot rows for softmax cross-entropy, turned into labels).
 struct Targets {
+    // Class indices, one per row (softmax cross-entropy).
     std::vector<int> labels;
+    // Target values, one row per input row (MSE, BCE; or one-hot rows).
     HostMatrix values;
     Targets() = default;
+    // Class labels.
     Targets(std::vector<int> l) : labels(std::move(l)) {}
+    // Target values.
     Targets(HostMatrix v) : values(std::move(v)) {}
+    // The number of rows.
     size_t rows() const { return labels.empty() ? size_t(values.rows) : labels.size(); }
+    // Whether these are class labels.
     bool isLabels() const { return !labels.empty(); }
 };
 
@@ -88,8 +99,11 @@ inline std::vector<int> targetLabels(const Targets& y, int r0, int n) {
     return out;
 }
 
+// What fit() is given: epochs, batch size, shuffling, validation, loss reads and snapshots.
 struct FitOptions {
+    // Epochs to train.
     int epochs = 1;
+    // Rows per step.
     int batchSize = 32;
     bool shuffle = true;           // reshuffled every epoch from (seed, epoch)
     // An epoch's last rows that do not fill a batch train as one short step (as
@@ -97,7 +111,9 @@ struct FitOptions {
     // rows); true leaves them out of that epoch (tf.data's drop_remainder).
     bool dropRemainder = false;
     float validationSplit = 0.0f;  // the last fraction of x held out (as Keras does)
+    // Validation rows, evaluated at each epoch's end (null: none).
     const HostMatrix* validationX = nullptr;
+    // Validation targets for validationX.
     const Targets* validationY = nullptr;
     int lossEvery = 1;       // read the loss every N steps (0: only at epoch ends)
     bool asyncLoss = false;  // read it through a fence instead of stalling
@@ -117,28 +133,41 @@ inline int shortBatchRows(int n, const FitOptions& f) { return f.dropRemainder ?
 // The steps of an epoch of n training rows: the full batches and the short one.
 inline long stepsPerEpoch(int n, const FitOptions& f) { return n / f.batchSize + (shortBatchRows(n, f) ? 1 : 0); }
 
+// What onStep is told after each step.
 struct StepInfo {
     long step = 0;  // global step (1-based after the step ran)
     int epoch = 0;  // 0-based
     float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless a loss arrived this step
+    // Whether a loss arrived this step.
     bool lossRead = false;
     long lossStep = 0;  // the step that loss belongs to (earlier than `step` with asyncLoss)
+    // Throughput and time since the fit began.
     double samplesPerSecond = 0, elapsedSeconds = 0;
 };
+// What onEpoch is told (and history() keeps) after each epoch.
 struct EpochInfo {
+    // 0-based.
     int epoch = 0;
     // loss: mean of the losses read, each weighted by its step's rows; accuracy: over
     // the epoch's rows (classification only)
     float loss = 0, accuracy = 0;
+    // Validation loss and accuracy (NaN without validation data).
     float valLoss = std::numeric_limits<float>::quiet_NaN(), valAccuracy = std::numeric_limits<float>::quiet_NaN();
+    // The epoch's time and throughput.
     double seconds = 0, samplesPerSecond = 0;
+    // The global step at the epoch's end.
     long step = 0;
 };
+// The fit's callbacks.
 struct Callbacks {
+    // Called after every step.
     std::function<void(const StepInfo&)> onStep;
+    // Called after every epoch.
     std::function<void(const EpochInfo&)> onEpoch;
 };
+// What evaluate() returns.
 struct Evaluation {
+    // Mean loss, and accuracy (NaN for regression).
     float loss = 0, accuracy = std::numeric_limits<float>::quiet_NaN();
 };
 

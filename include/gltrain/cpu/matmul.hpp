@@ -21,7 +21,7 @@
 //
 // Widths: 4 floats (SSE2 natively, SIMD128 in WebAssembly), MR = 4, NR = 8;
 // or, natively on CPUs with AVX2 + FMA, 8 floats, MR = 6, NR = 16.
-// bench/cpu.cpp measured the shapes; see the README's CPU backend section.
+// bench/cpu.cpp measured the shapes; see docs/backends.md, "The CPU backend".
 //
 // Rounding: every element is a float sum over k in blocks of kKc (and with
 // FMA where the CPU has it), so results differ from ref::matmul's ordered sum

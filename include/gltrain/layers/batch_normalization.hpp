@@ -14,13 +14,20 @@
 
 namespace gltrain {
 
+// Batch normalization over the channels (the last dimension): batch statistics in training, moving averages in
+// inference.
 struct BatchNormalization {
+    // How much of the moving averages each training step keeps.
     float momentum = 0.99f;
+    // Added to the variance before its square root.
     float epsilon = 1e-3f;
     std::string name;  // default "batch_normalization_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = "batchnormalization";
+    // Layer i is named "batch_normalization_<i>".
     static constexpr const char* kDefaultName = "batch_normalization";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "BatchNormalization";
 
     static constexpr auto fields() {
@@ -35,6 +42,7 @@ struct BatchNormalization {
             field("name", &BatchNormalization::name, "Default batch_normalization_<i>."));
     }
 
+    // gamma and beta (trained), moving_mean and moving_variance (statistics), each [C].
     std::vector<LayerVariable> variables(Shape3 in) const {
         const int C = in.channels;
         return {{"gamma", {C}, true, Initializer::constant(1.0f), 1, C, C, C},
@@ -43,6 +51,7 @@ struct BatchNormalization {
                 {"moving_variance", {C}, false, Initializer::constant(1.0f), 1, C, C, C}};
     }
 
+    // Its output shape: the input's.
     LayerShape shape(const ShapeContext& c) const { return {c.in, {}}; }
 
     // Training normalizes with the batch's statistics, which the step then moves

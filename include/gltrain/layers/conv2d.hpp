@@ -14,21 +14,32 @@
 
 namespace gltrain {
 
+// A 2-D convolution over NHWC images, with bias and activation fused; kernel saved as [kh, kw, C, filters].
 struct Conv2D {
+    // Number of filters: the output's channels.
     int filters = 0;
     int kernelSize = 3;  // square kernel
+    // The step between windows, in both directions.
     int stride = 1;
+    // 'valid' (no padding) or 'same' (as TensorFlow: the odd pixel after).
     Padding padding = Padding::Valid;
+    // The activation fused into the convolution's pass.
     Activation activation = Activation::Linear;
+    // LeakyReLU's slope for negative inputs.
     float alpha = 0.01f;
     Initializer kernelInit{};  // Glorot uniform over fan-in kh*kw*C, fan-out kh*kw*filters
+    // How the bias starts (zeros).
     Initializer biasInit{Initializer::Zeros, 0.0f};
     std::string name;  // default "conv2d_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = "conv2d";
+    // Layer i is named "conv2d_<i>".
     static constexpr const char* kDefaultName = "conv2d";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "Conv2D";
 
+    // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
         return std::make_tuple(
             field("filters", &Conv2D::filters, "Output channels.").check(ranges::kPositiveInt).mustGive().tfjs("filters"),
@@ -44,6 +55,7 @@ struct Conv2D {
             field("name", &Conv2D::name, "Default conv2d_<i>."));
     }
 
+    // kernel [kh, kw, C, filters] and bias [filters].
     std::vector<LayerVariable> variables(Shape3 in) const {
         const int64_t k = kernelSize, C = in.channels, F = filters;
         const int fanIn = LayerVariable::capped(k * k * C), fanOut = LayerVariable::capped(k * k * F);

@@ -12,19 +12,24 @@
 
 namespace gltrain {
 
+// A fully connected layer, y = f(x·K + b), with bias and activation fused into the product.
 struct Dense {
+    // Output size.
     int units = 0;
     Activation activation = Activation::Linear;  // fused into the matmul pass
     float alpha = 0.01f;                         // LeakyReLU slope
     Initializer kernelInit{};                    // Glorot uniform
+    // How the bias starts (zeros).
     Initializer biasInit{Initializer::Zeros, 0.0f};
     int inputDim = 0;  // optional: checked against the previous layer when the model is built
     std::string name;  // default "dense_<i>"
 
     static constexpr const char* kType = "dense";         // model config / JavaScript "type"
     static constexpr const char* kDefaultName = "dense";  // layer i is named "dense_<i>"
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "Dense";
 
+    // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
         return std::make_tuple(
             field("units", &Dense::units, "Output size.").check(ranges::kPositiveInt).mustGive().tfjs("units"),
@@ -37,6 +42,7 @@ struct Dense {
             field("name", &Dense::name, "Default dense_<i>."));
     }
 
+    // kernel [in, units] and bias [units].
     std::vector<LayerVariable> variables(Shape3 in) const {
         const int n = in.size();
         return {{"kernel", {n, units}, true, kernelInit, n, units, n, units},

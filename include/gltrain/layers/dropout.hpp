@@ -10,14 +10,20 @@
 
 namespace gltrain {
 
+// Dropout: in training, zeroes each value with probability `rate` and scales the rest by 1 / (1 - rate); identity
+// in inference.
 struct Dropout {
     float rate = 0.5f;  // fraction dropped while training; identity in evaluate/predict
     std::string name;   // default "dropout_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = "dropout";
+    // Layer i is named "dropout_<i>".
     static constexpr const char* kDefaultName = "dropout";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "Dropout";
 
+    // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
         return std::make_tuple(field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
                                    .check(ranges::kUnitIntervalOpen)
@@ -25,6 +31,7 @@ struct Dropout {
                                field("name", &Dropout::name, "Default dropout_<i>."));
     }
 
+    // Its output shape: the input's.
     LayerShape shape(const ShapeContext& c) const { return {c.in, {}}; }
 
     // Inverted dropout: x times a mask of 0 and 1 / (1 - rate); nothing at inference.

@@ -25,10 +25,14 @@ namespace gltrain {
 // accepts in the two voices gltrain's errors use: "expected a positive
 // integer, got -3" (parsers) and "units must be positive, got -3" (compile).
 struct Range {
+    // The lower end.
     double lo = -std::numeric_limits<double>::infinity();
+    // The upper end.
     double hi = std::numeric_limits<double>::infinity();
+    // Whether the lower and upper ends are excluded.
     bool loOpen = false, hiOpen = false;
 
+    // Whether v lies in the range.
     bool contains(double v) const {
         return (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
     }
@@ -78,20 +82,29 @@ inline constexpr Range kUnitIntervalOpen{0, 1, false, true};  // [0, 1)
 enum class TfjsForm { Plain, Square };
 
 template <class L, class T>
+// One field of a layer's table: its JSON / JavaScript name, the member it sets, a doc line, its check and its TF.js
+// name.
 struct LayerField {
+    // The layer type the field belongs to.
     using Layer = L;
+    // The field's C++ type.
     using Type = T;
 
     const char* key;  // JSON / JavaScript name
+    // The member it reads and writes.
     T L::*member;
     const char* doc;  // one line, for the d.ts and error messages
     Range range{};    // numbers only
     bool required = false;   // a model config must give it (its default is a placeholder)
     const char* tfjsKey = nullptr;  // TF.js config name; null: not in TF.js's config
+    // How TF.js writes it (as it is, or a square size as [n, n]).
     TfjsForm tfjsForm = TfjsForm::Plain;
 
+    // The same field, checked against range r.
     constexpr LayerField check(Range r) const { LayerField f = *this; f.range = r; return f; }
+    // The same field, required in a model config.
     constexpr LayerField mustGive() const { LayerField f = *this; f.required = true; return f; }
+    // The same field, with its TF.js config name (and form).
     constexpr LayerField tfjs(const char* name, TfjsForm form = TfjsForm::Plain) const {
         LayerField f = *this;
         f.tfjsKey = name;
@@ -99,6 +112,7 @@ struct LayerField {
         return f;
     }
 
+    // The default: the member's initialiser.
     T defaultValue() const { return L{}.*member; }
 };
 

@@ -10,17 +10,24 @@
 
 namespace gltrain {
 
+// Flattens [H, W, C] images to rows of H*W*C values (NHWC order); moves no data.
 struct Flatten {
     std::string name;  // default "flatten_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = "flatten";
+    // Layer i is named "flatten_<i>".
     static constexpr const char* kDefaultName = "flatten";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "Flatten";
 
+    // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() { return std::make_tuple(field("name", &Flatten::name, "Default flatten_<i>.")); }
 
+    // Its output shape: [1, 1, H*W*C].
     LayerShape shape(const ShapeContext& c) const { return {{1, 1, c.in.size()}, {}}; }
 
+    // Adds its nodes to the model's graph (a reshape).
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const { return graph::asFlat(b, x); }
 };
 

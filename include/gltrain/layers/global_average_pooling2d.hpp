@@ -9,14 +9,20 @@
 
 namespace gltrain {
 
+// The mean of each channel over the image: [H, W, C] to [C].
 struct GlobalAveragePooling2D {
     std::string name;  // default "global_average_pooling2d_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = "globalaveragepooling2d";
+    // Layer i is named "global_average_pooling2d_<i>".
     static constexpr const char* kDefaultName = "global_average_pooling2d";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "GlobalAveragePooling2D";
+    // Another TF.js class name it imports from.
     static constexpr const char* kTfjsAlias = "GlobalAvgPool2D";
 
+    // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
         return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."));
     }

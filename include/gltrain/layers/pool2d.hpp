@@ -12,16 +12,23 @@
 namespace gltrain {
 
 template <PoolKind Kind>
+// Max or average pooling over square windows of NHWC images (MaxPool2D, AveragePool2D).
 struct Pool2D {
+    // Whether this is max pooling (else average).
     static constexpr bool kMax = Kind == PoolKind::Max;
 
+    // The window's side.
     int poolSize = 2;
     int stride = 0;  // 0: poolSize
+    // 'valid' or 'same' (average pooling does not count padding).
     Padding padding = Padding::Valid;
     std::string name;  // default "max_pool2d_<i>" / "average_pool2d_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = kMax ? "maxpool2d" : "averagepool2d";
+    // Layer i is named "max_pool2d_<i>" or "average_pool2d_<i>".
     static constexpr const char* kDefaultName = kMax ? "max_pool2d" : "average_pool2d";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = kMax ? "MaxPooling2D" : "AveragePooling2D";
     static constexpr const char* kTfjsAlias = kMax ? "MaxPool2D" : "AvgPool2D";  // Keras's other name for the class
 
@@ -36,8 +43,10 @@ struct Pool2D {
             field("name", &Pool2D::name, kMax ? "Default max_pool2d_<i>." : "Default average_pool2d_<i>."));
     }
 
+    // Its output shape and window.
     LayerShape shape(const ShapeContext& c) const { return c.pooled(poolSize, stride, padding); }
 
+    // Adds its nodes to the model's graph.
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Pool{b.layer.window, Kind}, {graph::asImage(b, x, b.layer.in)});
     }

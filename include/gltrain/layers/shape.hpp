@@ -10,12 +10,16 @@
 
 namespace gltrain {
 
+// A layer's output shape as compile infers it, and its window (Conv2D, pooling).
 struct LayerShape {
+    // The output shape.
     Shape3 out;
     Window window;  // Conv2D and pooling
 };
 
+// What a layer's shape function is given: its input and where it came from, for messages.
 struct ShapeContext {
+    // The input shape.
     Shape3 in;
     std::string name;          // the layer's
     std::string from;          // "the model input" or the previous layer's name
@@ -23,13 +27,17 @@ struct ShapeContext {
     bool last = false;         // the model's last layer
     bool softmaxLoss = false;  // compiled with the softmax cross-entropy loss
 
+    // "compile: layer <name>", the start of its errors.
     std::string who() const { return "compile: layer " + name; }
+    // Throws ArgumentError naming the layer.
     [[noreturn]] void fail(const std::string& what) const { throw ArgumentError(who() + ": " + what); }
+    // "receives [batch, ...] from <where>", for errors.
     std::string received() const {
         return "receives " +
                (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]" : "[batch, " + in.str().substr(1)) +
                " from " + from;
     }
+    // Fails unless the input is an image.
     void needImage() const {
         if (flatModelInput)
             fail("needs image input [height, width, channels] but " + received() +

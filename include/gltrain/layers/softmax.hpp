@@ -11,15 +11,21 @@
 
 namespace gltrain {
 
+// Softmax over the last dimension, as the last layer (training reads the logits before it).
 struct Softmax {
     std::string name;  // default "softmax_<i>"
 
+    // Model config / JavaScript "type".
     static constexpr const char* kType = "softmax";
+    // Layer i is named "softmax_<i>".
     static constexpr const char* kDefaultName = "softmax";
+    // The TF.js / Keras class name.
     static constexpr const char* kTfjsClass = "Softmax";
 
+    // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() { return std::make_tuple(field("name", &Softmax::name, "Default softmax_<i>.")); }
 
+    // Its output shape: the input's; only as the last layer.
     LayerShape shape(const ShapeContext& c) const {
         if (!c.last) c.fail("Softmax must be the last layer");
         if (!c.softmaxLoss) c.fail("a Softmax output needs the softmax cross-entropy loss");

@@ -10,10 +10,12 @@
 
 namespace gltrain {
 
+// One variable a layer declares: its name, saved shape, role, initializer and storage.
 struct LayerVariable {
     const char* name;            // "kernel": saved as "<layer>/kernel"
     std::vector<int64_t> shape;  // Keras's shape (Dense kernel [in, out], Conv2D kernel HWIO)
     bool trainable;              // a parameter (with optimizer slots), or a statistic (moving averages)
+    // How its initial value is drawn.
     Initializer init;
     int rows, cols;              // the matrix it is stored as
     int fanIn, fanOut;           // what the initializer scales by
@@ -27,6 +29,7 @@ struct LayerVariable {
     // the TF.js import) before any value is made, but declared before that.
     static int capped(int64_t v) { return v > INT32_MAX ? INT32_MAX : int(v); }
 
+    // The number of values (the product of the shape).
     int64_t size() const {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;

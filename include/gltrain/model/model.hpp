@@ -26,24 +26,34 @@
 
 namespace gltrain {
 
+// A compiled network and what users do with it; see the comment at the top of this header. Built by Sequential.
 class Model {
 public:
     Model(const Model&) = delete;
     Model& operator=(const Model&) = delete;
     virtual ~Model() = default;
 
+    // Values per input row.
     int inputSize() const { return inputSize_; }
+    // The input's [height, width, channels] ([1, 1, n] for flat inputs).
     Shape3 inputShape() const { return inputShape_; }
     // A layer's output shape ([1, 1, n] for flat ones); after compile.
     Shape3 outputShape(size_t layer) const { return layers_.at(layer).geometry.out; }
+    // Values per output row; after compile.
     int outputSize() const { return outputSize_; }
+    // The global step: training steps taken (and restored from checkpoints).
     long step() const { return step_; }
+    // The options compile() was given.
     const CompileOptions& options() const { return options_; }
+    // Layer i's name (e.g. "dense_0"), as checkpoints name its variables.
     const std::string& layerName(size_t i) const { return layers_.at(i).geometry.name; }
+    // Whether compile() has run.
     bool compiled() const { return bool(engine_); }
 
     // ---- training -------------------------------------------------------
 
+    // Trains on rows x (labels or targets y) as `o` says, calling `cb`; returns one EpochInfo per epoch. Checks
+    // every argument first.
     std::vector<EpochInfo> fit(const HostMatrix& x, const Targets& y, const FitOptions& o = {}, Callbacks cb = {}) {
         beginFit(x, y, o, std::move(cb));
         while (stepOnce()) {
@@ -120,6 +130,7 @@ public:
         }
         return n;
     }
+    // Whether a fit begun by beginFit() is in progress.
     bool fitting() const { return bool(loop_); }
     // Ends a fit early (an aborted training loop): the model keeps the
     // weights, optimizer state and step of the last completed step.
@@ -143,10 +154,12 @@ public:
         if (reps < 1) throw ArgumentError("profileStep: reps must be >= 1, got " + std::to_string(reps));
         return engine_->profileStep(x, y, batchSize, reps, step_);
     }
+    // Every epoch trained so far.
     const std::vector<EpochInfo>& history() const { return history_; }
 
     // ---- evaluation -----------------------------------------------------
 
+    // Mean loss and accuracy (classification) over rows x with targets y.
     Evaluation evaluate(const HostMatrix& x, const Targets& y, int batchSize = 256) {
         requireCompiled("evaluate");
         if (batchSize <= 0) throw ArgumentError("evaluate: batchSize must be positive");
@@ -217,6 +230,7 @@ public:
         // slots were dropped: then the state now is not the file's).
         engine_->stateWritten(step_, resetOptimizer ? nullptr : &bytes);
     }
+    // Loads a checkpoint file (as save() writes), checked whole before anything changes.
     void load(const std::string& path) { loadCheckpoint(readFile(path, "checkpoint"), path); }
 
     // Texture pool counters: constant across steps in the steady state.
@@ -258,8 +272,10 @@ public:
     }
 
 protected:
+    // A model of `inputShape` inputs on `ctx` (Sequential adds the layers).
     Model(Context& ctx, Shape3 inputShape) : ctx_(&ctx), inputShape_(inputShape), inputSize_(inputShape.size()) {}
 
+    // The context the model trains on.
     Context& context() const { return *ctx_; }
 
     // The checks of compile's options that do not depend on the layers.
