@@ -38,6 +38,7 @@ Activation otherValue(Activation def, Range) { return def == Activation::GELU ? 
 Padding otherValue(Padding def, Range) { return def == Padding::Same ? Padding::Valid : Padding::Same; }
 Initializer otherValue(const Initializer&, Range) { return Initializer::constant(0.25f); }
 std::string otherValue(const std::string& def, Range) { return def + "custom_name"; }
+bool otherValue(bool def, Range) { return !def; }
 
 // Layer L with every field set to a value other than its default.
 template <class L>

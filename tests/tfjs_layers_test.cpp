@@ -249,6 +249,34 @@ TEST(TfjsLayers, ImportedModelFineTunes) {
     EXPECT_LT(b->evaluate(x, labels).loss, before * 0.9f);
 }
 
+// Transfer learning as TF.js users do it: layers frozen in the file import
+// frozen (and export so), and fine-tuning trains only the others.
+TEST(TfjsLayers, FrozenLayersImportFrozenAndFineTuneTheRest) {
+    auto a = mlp(test::context());
+    a->setTrainable("dense_0", false).setTrainable("batch_normalization_1", false);
+    const TfjsArtifacts art = exportTfjs(*a);
+    const Json layers = Json::parse(art.modelJson)["modelTopology"]["config"]["layers"];
+    EXPECT_EQ(layers[0]["config"]["trainable"], false);
+    EXPECT_EQ(layers[1]["config"]["trainable"], false);
+    EXPECT_EQ(layers[2]["config"]["trainable"], true);
+    auto b = importTfjs(test::context(), art.modelJson, art.weightData);
+    EXPECT_FALSE(layerTrainable(b->layer(0)));
+    EXPECT_FALSE(layerTrainable(b->layer(1)));
+    EXPECT_TRUE(layerTrainable(b->layer(2)));
+    const HostMatrix k0 = b->weight("dense_0", "kernel"), mean = b->weight("batch_normalization_1", "moving_mean");
+    const HostMatrix k2 = b->weight("dense_2", "kernel");
+    const HostMatrix x = test::randomMatrix(64, 12, 9, 0.0f, 1.0f);
+    std::vector<int> labels(64);
+    for (int i = 0; i < 64; ++i) labels[size_t(i)] = i % 4;
+    FitOptions f;
+    f.epochs = 2;
+    f.batchSize = 16;
+    b->fit(x, labels, f);
+    EXPECT_EQ(b->weight("dense_0", "kernel").data, k0.data);
+    EXPECT_EQ(b->weight("batch_normalization_1", "moving_mean").data, mean.data);
+    EXPECT_NE(b->weight("dense_2", "kernel").data, k2.data);
+}
+
 TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
     const Json input = Json::parse(R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4, 4, 2], "name": "in"}})");
     const Json conv = Json::parse(R"({"class_name": "Conv2D", "config": {"name": "c", "filters": 2, "kernel_size": [3, 3],
@@ -287,7 +315,7 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
         {convModel(with(conv, "activation", "elu")), "layer 1 'c' (Conv2D): activation 'elu' is not supported"},
         {convModel(with(conv, "activation", "gelu")), "'gelu' (the erf form) is not supported"},
         {convModel(with(conv, "activation", "softmax")), "activation 'softmax' is supported only on the last layer"},
-        {convModel(with(conv, "trainable", false)), "trainable: false is not supported"},
+        {convModel(with(conv, "trainable", "no")), "trainable must be true or false"},
         {convModel(with(conv, "kernel_regularizer", Json::parse(R"({"class_name": "L2"})"))),
          "kernel_regularizer {\"class_name\":\"L2\"} is not supported"},
         {convModel(with(conv, "dtype", "float16")), "dtype \"float16\" is not supported"},

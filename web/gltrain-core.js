@@ -716,6 +716,14 @@ function makeApi(M) {
       call(() => this._raw.setWeight(layer, which, data));
       return this;
     }
+    // Freezes (false) or unfreezes a layer; a compiled model recompiles, keeping its state.
+    setTrainable(layer, trainable) {
+      if (typeof layer !== 'string' || typeof trainable !== 'boolean')
+        throw argError('setTrainable: layer must be a string and trainable true or false');
+      this.#idle('setTrainable');
+      call(() => this._raw.setTrainable(layer, trainable));
+      return this;
+    }
     _beforeDelete() {
       this.#unpin();
       this.#ctx._forget(this);

@@ -36,13 +36,15 @@ export interface DenseLayer {
   /** Checked against the previous layer's output size at compile(). */
   inputDim?: number;
   name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
 }
 /** An activation function applied element-wise. */
-export interface ActivationLayer { type: 'activation'; activation: ActivationName; alpha?: number; name?: string }
+export interface ActivationLayer { type: 'activation'; activation: ActivationName; alpha?: number; name?: string; trainable?: boolean }
 /** Identity in evaluate/predict. */
-export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string }
+export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string; trainable?: boolean }
 /** Probabilities at the output (last layer only; training reads the logits before it). */
-export interface SoftmaxLayer { type: 'softmax'; name?: string }
+export interface SoftmaxLayer { type: 'softmax'; name?: string; trainable?: boolean }
 /** 'valid': no padding; 'same': as TensorFlow (the odd pixel goes after). */
 export type Padding = 'valid' | 'same';
 /** A 2-D convolution over NHWC images; kernel saved as [kh, kw, C, filters] (HWIO). */
@@ -58,6 +60,8 @@ export interface Conv2DLayer {
   kernelInitializer?: Initializer;
   biasInitializer?: Initializer;
   name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
 }
 /** Max or average pooling over square windows of NHWC images. */
 export interface Pool2DLayer {
@@ -68,17 +72,21 @@ export interface Pool2DLayer {
   stride?: number;
   padding?: Padding;
   name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
 }
 /** [H, W, C] -> [C]: the mean of each channel. */
-export interface GlobalAveragePooling2DLayer { type: 'globalaveragepooling2d' | 'global_average_pooling2d'; name?: string }
+export interface GlobalAveragePooling2DLayer { type: 'globalaveragepooling2d' | 'global_average_pooling2d'; name?: string; trainable?: boolean }
 /** [H, W, C] -> [H*W*C] (free: rows are stored flat). */
-export interface FlattenLayer { type: 'flatten'; name?: string }
+export interface FlattenLayer { type: 'flatten'; name?: string; trainable?: boolean }
 /** Batch normalization over the channels: batch statistics in training, moving averages in inference. */
 export interface BatchNormalizationLayer {
   type: 'batchnormalization' | 'batch_normalization';
   momentum?: number;
   epsilon?: number;
   name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
 }
 /** A layer as `add()` takes it (a model file's `layers[]` entry). */
 export type LayerSpec =
@@ -493,6 +501,11 @@ export interface Sequential extends Deletable {
   getWeight(layer: string, which: WeightName): Float32Array;
   /** Replaces a parameter or statistic (as getWeight gives it); validated first. */
   setWeight(layer: string, which: WeightName, data: Float32Array): this;
+  /**
+   * Freezes (false) or unfreezes a layer by name. A compiled model recompiles at once, keeping its weights,
+   * statistics, step and the optimizer state of what trains on (an unfrozen layer's starts at zero).
+   */
+  setTrainable(layer: string, trainable: boolean): this;
 }
 /** What `loadCheckpoint()` takes. */
 export interface LoadCheckpointOptions {

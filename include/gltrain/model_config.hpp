@@ -237,6 +237,7 @@ inline Activation fieldValue(const Object& o, const char* k, Activation def, Ran
 inline Padding fieldValue(const Object& o, const char* k, Padding def, Range) { return padding(o, k, def); }
 inline Initializer fieldValue(const Object& o, const char* k, const Initializer& def, Range) { return initializer(o, k, def); }
 inline std::string fieldValue(const Object& o, const char* k, const std::string& def, Range) { return o.string(k, def); }
+inline bool fieldValue(const Object& o, const char* k, bool def, Range) { return o.boolean(k, def); }
 
 // A layer field's value as JSON, as fieldValue reads it back.
 inline nlohmann::json fieldJson(int v) { return v; }
@@ -248,6 +249,7 @@ inline nlohmann::json fieldJson(const Initializer& i) {
     return i.name();
 }
 inline nlohmann::json fieldJson(const std::string& s) { return s; }
+inline nlohmann::json fieldJson(bool b) { return b; }
 
 // "dense, conv2d, ...": the layer types, for messages.
 inline std::string layerTypeList() {

@@ -55,11 +55,46 @@ public:
     }
 
     // The number of layers added.
+    // Freezes (false) or unfreezes a layer, by name ("dense_0" before compile
+    // too). A compiled model recompiles at once, keeping its weights,
+    // statistics, step and the optimizer state of what trains on; a layer it
+    // unfreezes starts its optimizer state at zero.
+    Sequential& setTrainable(const std::string& layer, bool trainable) {
+        if (fitting()) throw ArgumentError("setTrainable: a fit is in progress (let it finish, or call endFit() first)");
+        Layer& spec = specs_.at(indexOf(layer, "setTrainable"));
+        if (layerTrainable(spec) == trainable) return *this;
+        if (!compiled()) {
+            std::visit([&](auto& l) { l.trainable = trainable; }, spec);
+            return *this;
+        }
+        const State kept = state();
+        std::visit([&](auto& l) { l.trainable = trainable; }, spec);
+        compile(options());
+        restoreState(kept);
+        return *this;
+    }
+
     size_t layerCount() const { return specs_.size(); }
     // Layer i as it was added (kind and options; its name is layerName(i) after compile).
     const Layer& layer(size_t i) const { return specs_.at(i); }
 
 private:
+    // Layer i's name: given, or "<kDefaultName>_<i>".
+    std::string nameOf(size_t i) const {
+        const std::string& given = givenLayerName(specs_[i]);
+        return given.empty() ? std::visit([](const auto& l) { return std::string(l.kDefaultName); }, specs_[i]) + "_" +
+                                   std::to_string(i)
+                             : given;
+    }
+    size_t indexOf(const std::string& name, const char* what) const {
+        std::string names;
+        for (size_t i = 0; i < specs_.size(); ++i) {
+            if (nameOf(i) == name) return i;
+            names += (names.empty() ? "" : ", ") + nameOf(i);
+        }
+        throw ArgumentError(std::string(what) + ": no layer named '" + name + "' (the layers: " + names + ")");
+    }
+
     static Shape3 checkedInput(Shape3 s) {
         if (s.height <= 0 || s.width <= 0 || s.channels <= 0)
             throw ArgumentError("Sequential: input shape " + s.str() + " has a zero or negative size");
@@ -75,10 +110,7 @@ private:
         const Layer& spec = specs_[i];
         CompiledLayer L;
         L.spec = &spec;
-        const std::string& given = givenLayerName(spec);
-        L.geometry.name = given.empty() ? std::visit([](const auto& l) { return std::string(l.kDefaultName); }, spec) +
-                                              "_" + std::to_string(i)
-                                        : given;
+        L.geometry.name = nameOf(i);
         L.geometry.in = in;
         // The checks of each field's own value, from the layer's field table (layers/field.hpp).
         if (const std::string problem = layerFieldProblem(spec); !problem.empty())

@@ -31,8 +31,8 @@
 //   turns the name into "geluNew", which it does not know), so "gelu_new" imports but a GELU model
 //   does not export: exportTfjs says so rather than write a file tf.loadLayersModel rejects.
 //   use_bias: false imports as a zero bias (gltrain's Dense and Conv2D always have one; fine-tuning
-//   trains it). Layers that are not trainable, regularizers and constraints are rejected: fine-tuning
-//   would silently ignore them.
+//   trains it). trainable: false imports and exports as a frozen layer (its field table's
+//   "trainable"). Regularizers and constraints are rejected: fine-tuning would silently ignore them.
 #pragma once
 #include <cerrno>
 #include <cmath>
@@ -137,6 +137,7 @@ inline Json fieldJson(float v, TfjsForm) { return shortest(v); }
 inline Json fieldJson(Padding p, TfjsForm) { return paddingName(p); }
 inline Json fieldJson(const Initializer& i, TfjsForm) { return initializer(i); }
 inline Json fieldJson(const std::string& v, TfjsForm) { return v; }
+inline Json fieldJson(bool v, TfjsForm) { return v; }
 
 // The LeakyReLU slope of a layer with a fused activation (every such layer has an alpha).
 template <class L, class = void>
@@ -238,7 +239,7 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
                                                                           : Json{nullptr, in.height, in.width, in.channels};
             config["dtype"] = "float32";
         }
-        config["trainable"] = true;
+        if (!config.contains("trainable")) config["trainable"] = true;
         layers.push_back({{"class_name", className}, {"config", std::move(config)}});
     };
     auto leaky = [&](const std::string& name, float alpha) {
@@ -665,8 +666,6 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         if (name.empty()) l.fail("has no name");
         if (name.find('/') != std::string::npos) l.fail("the name contains '/' (weights are named <layer>/<variable>)");
         if (!names.insert(name).second) l.fail("another layer has the same name");
-        if (!l.boolean("trainable", true))
-            l.fail("trainable: false is not supported (gltrain trains every layer; fine-tuning would change it)");
         if (const Json* dtype = l.get("dtype")) {
             const Json& d = dtype->is_object() && dtype->contains("config") ? (*dtype)["config"].value("name", Json()) : *dtype;
             if (d != Json("float32")) l.fail("dtype " + tfjs_detail::Reader::brief(*dtype) + " is not supported (float32)");
@@ -727,6 +726,8 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                         v = l.padding(f.tfjsKey, v);
                     } else if constexpr (std::is_same_v<T, Initializer>) {
                         v = l.initializer(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, bool>) {
+                        v = l.boolean(f.tfjsKey, v);
                     } else {
                         static_assert(std::is_same_v<T, std::string>, "parseTfjs: read the new kind of field");
                         v = l.string(f.tfjsKey, v);

@@ -49,6 +49,7 @@ EMSCRIPTEN_BINDINGS(gltrain_sequential) {
         .function("fitting", &SequentialImpl::fitting)
         .function("restore", &SequentialImpl::restore)
         .function("endFit", &SequentialImpl::endFit)
+        .function("setTrainable", &SequentialImpl::setTrainable)
         .function("takeEvents", &SequentialImpl::takeEvents)
         .function("history", &SequentialImpl::history)
         .function("evaluate", &SequentialImpl::evaluate)

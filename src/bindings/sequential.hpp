@@ -61,6 +61,7 @@ public:
     // After a lost context: rebuilds the model from its snapshot; the step it resumes from.
     double restore();
     void endFit() { model->endFit(); }
+    void setTrainable(std::string layer, bool trainable) { model->setTrainable(layer, trainable); }
     static val epochObject(const EpochInfo& e);
     // Step and epoch reports since the last call, in order.
     val takeEvents();

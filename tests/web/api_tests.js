@@ -271,7 +271,7 @@ const tests = {
     expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: type: unknown layer type 'dens' (valid: dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax)");
     expectError(() => m.add({ type: 'dense' }), 'ArgumentError', "add: units: required for type 'dense'");
     expectError(() => m.add({ type: 'dense', units: -1 }), 'ArgumentError', 'add: units: expected a positive integer, got');
-    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add: activaton: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name)");
+    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add: activaton: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name, trainable)");
     expectError(() => m.add({ type: 'dense', units: 3, activation: 'relu6' }), 'ArgumentError', "add: activation: unknown activation 'relu6' (valid: linear, relu");
     expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "add: kernelInitializer: unknown initializer 'ones' (valid: glorot_uniform");
     expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add: rate: expected a number in [0, 1), got 1.5');
@@ -893,6 +893,29 @@ const tests = {
     assert(sameArray(copy.predict(held), m.predict(held)), 'checkpoint with conv kernels and batch-norm statistics');
     for (const o of [train, held]) o.delete();
     ctx.delete();
+  },
+
+  async 'frozen layers: trainable: false keeps a layer\'s weights on both engines while the rest trains; setTrainable recompiles keeping the state'() {
+    const { x, y } = randomData(64, 8, 4);
+    for (const backend of ['webgl', 'cpu']) {
+      const ctx = new gl.Context({ backend });
+      const m = new gl.Sequential(ctx, 8)
+        .add({ type: 'dense', units: 16, activation: 'tanh', trainable: false })
+        .add({ type: 'dense', units: 4 })
+        .compile({ optimizer: { type: 'adam', lr: 0.05 } });
+      const k0 = m.getWeight('dense_0', 'kernel'), k1 = m.getWeight('dense_1', 'kernel');
+      await m.fit(x, y, { epochs: 2, batchSize: 16 });
+      assert(sameArray(m.getWeight('dense_0', 'kernel'), k0), `${backend}: the frozen layer's kernel is as it was`);
+      assert(!sameArray(m.getWeight('dense_1', 'kernel'), k1), `${backend}: the layer after it trained`);
+      m.setTrainable('dense_0', true);
+      assertEq(m.step, 8, `${backend}: setTrainable keeps the step`);
+      assert(sameArray(m.getWeight('dense_0', 'kernel'), k0), `${backend}: and the weights`);
+      await m.fit(x, y, { epochs: 3, batchSize: 16 });
+      assert(!sameArray(m.getWeight('dense_0', 'kernel'), k0), `${backend}: unfrozen, it trains`);
+      expectError(() => m.setTrainable('dense_7', false), 'ArgumentError', "setTrainable: no layer named 'dense_7' (the layers: dense_0, dense_1)");
+      expectError(() => m.setTrainable('dense_0', 'no'), 'ArgumentError', 'setTrainable: layer must be a string and trainable true or false');
+      ctx.delete();
+    }
   },
 
   async 'checkpoint: save -> load into a fresh model gives identical predictions and step'() {

@@ -147,7 +147,8 @@ inline std::optional<std::vector<DenseLink>> matchDenseChain(const Graph& g, Val
         const int n = readers[size_t(v)][0];
         return g.node(n).inputs[0] == from ? n : -1;
     };
-    auto isParameter = [&](ValueId v) { return g.value(v).kind == ValueKind::Parameter; };
+    // Trained parameters: the step updates every one (a frozen one is the general step's).
+    auto isParameter = [&](ValueId v) { return g.value(v).kind == ValueKind::Parameter && g.value(v).requiresGrad; };
     std::vector<DenseLink> chain;
     ValueId cur = x;
     while (cur != logits) {

@@ -53,6 +53,11 @@ inline std::vector<LayerVariable> layerVariables(const Layer& l, Shape3 in) {
         l);
 }
 
+// Whether training updates the layer (its "trainable" field; false: frozen).
+inline bool layerTrainable(const Layer& l) {
+    return std::visit([](const auto& x) { return x.trainable; }, l);
+}
+
 // The trainable values of a layer (what a model summary lists as parameters).
 inline int64_t parameterCount(const Layer& l, Shape3 in) {
     int64_t n = 0;

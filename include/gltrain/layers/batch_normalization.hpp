@@ -22,6 +22,7 @@ struct BatchNormalization {
     // Added to the variance before its square root.
     float epsilon = 1e-3f;
     std::string name;  // default "batch_normalization_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "batchnormalization";
@@ -39,7 +40,10 @@ struct BatchNormalization {
             field("epsilon", &BatchNormalization::epsilon, "Added to the variance (default 0.001).")
                 .check(ranges::kPositive)
                 .tfjs("epsilon"),
-            field("name", &BatchNormalization::name, "Default batch_normalization_<i>."));
+            field("name", &BatchNormalization::name, "Default batch_normalization_<i>."),
+            field("trainable", &BatchNormalization::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
     }
 
     // gamma and beta (trained), moving_mean and moving_variance (statistics), each [C].
@@ -57,7 +61,7 @@ struct BatchNormalization {
     // Training normalizes with the batch's statistics, which the step then moves
     // the moving averages toward (after its updates); inference with the averages.
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
-        if (!b.training)
+        if (!b.training || !trainable)  // frozen: the moving statistics, which training leaves as they are
             return b.add(graph::BatchNormInfer{epsilon}, {x, b.variable("moving_mean"), b.variable("moving_variance"),
                                                          b.variable("gamma"), b.variable("beta")});
         const auto out = b.addN(graph::BatchNormTrain{epsilon}, {x, b.variable("gamma"), b.variable("beta")});

@@ -31,6 +31,7 @@ struct Conv2D {
     // How the bias starts (zeros).
     Initializer biasInit{Initializer::Zeros, 0.0f};
     std::string name;  // default "conv2d_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "conv2d";
@@ -52,7 +53,10 @@ struct Conv2D {
             field("alpha", &Conv2D::alpha, "LeakyReLU slope (default 0.01)."),
             field("kernelInitializer", &Conv2D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
-            field("name", &Conv2D::name, "Default conv2d_<i>."));
+            field("name", &Conv2D::name, "Default conv2d_<i>."),
+            field("trainable", &Conv2D::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
     }
 
     // kernel [kh, kw, C, filters] and bias [filters].

@@ -23,6 +23,7 @@ struct Dense {
     Initializer biasInit{Initializer::Zeros, 0.0f};
     int inputDim = 0;  // optional: checked against the previous layer when the model is built
     std::string name;  // default "dense_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     static constexpr const char* kType = "dense";         // model config / JavaScript "type"
     static constexpr const char* kDefaultName = "dense";  // layer i is named "dense_<i>"
@@ -39,7 +40,10 @@ struct Dense {
             field("biasInitializer", &Dense::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("inputDim", &Dense::inputDim, "Checked against the previous layer's output size at compile().")
                 .check(ranges::kPositiveInt),
-            field("name", &Dense::name, "Default dense_<i>."));
+            field("name", &Dense::name, "Default dense_<i>."),
+            field("trainable", &Dense::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
     }
 
     // kernel [in, units] and bias [units].

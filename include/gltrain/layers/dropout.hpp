@@ -15,6 +15,7 @@ namespace gltrain {
 struct Dropout {
     float rate = 0.5f;  // fraction dropped while training; identity in evaluate/predict
     std::string name;   // default "dropout_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "dropout";
@@ -28,7 +29,10 @@ struct Dropout {
         return std::make_tuple(field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
                                    .check(ranges::kUnitIntervalOpen)
                                    .tfjs("rate"),
-                               field("name", &Dropout::name, "Default dropout_<i>."));
+                               field("name", &Dropout::name, "Default dropout_<i>."),
+            field("trainable", &Dropout::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
     }
 
     // Its output shape: the input's.

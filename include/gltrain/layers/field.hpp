@@ -146,6 +146,7 @@ inline std::string fieldProblem(const Initializer& init, Range) {
     return "";
 }
 inline std::string fieldProblem(const std::string&, Range) { return ""; }
+inline std::string fieldProblem(bool, Range) { return ""; }
 
 // The shortest decimal that reads back as f, as a double (0.99f -> 0.99, not
 // 0.9900000095367432): how the printers (model configs, TF.js model.json)
@@ -164,6 +165,7 @@ template <class T> constexpr const char* tsType();
 template <> constexpr const char* tsType<int>() { return "number"; }
 template <> constexpr const char* tsType<float>() { return "number"; }
 template <> constexpr const char* tsType<std::string>() { return "string"; }
+template <> constexpr const char* tsType<bool>() { return "boolean"; }
 template <> constexpr const char* tsType<Activation>() { return "ActivationName"; }
 template <> constexpr const char* tsType<Padding>() { return "Padding"; }
 template <> constexpr const char* tsType<Initializer>() { return "Initializer"; }

@@ -12,6 +12,7 @@ namespace gltrain {
 // The mean of each channel over the image: [H, W, C] to [C].
 struct GlobalAveragePooling2D {
     std::string name;  // default "global_average_pooling2d_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "globalaveragepooling2d";
@@ -24,7 +25,10 @@ struct GlobalAveragePooling2D {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."));
+        return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."),
+            field("trainable", &GlobalAveragePooling2D::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
     }
 
     // The whole image: [H, W, C] -> [1, 1, C].

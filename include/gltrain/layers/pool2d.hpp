@@ -23,6 +23,7 @@ struct Pool2D {
     // 'valid' or 'same' (average pooling does not count padding).
     Padding padding = Padding::Valid;
     std::string name;  // default "max_pool2d_<i>" / "average_pool2d_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = kMax ? "maxpool2d" : "averagepool2d";
@@ -40,7 +41,10 @@ struct Pool2D {
             // TF.js's strides default to the pool size too, but as that size: tfjs_layers.hpp maps 0.
             field("stride", &Pool2D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &Pool2D::padding, "Default valid.").tfjs("padding"),
-            field("name", &Pool2D::name, kMax ? "Default max_pool2d_<i>." : "Default average_pool2d_<i>."));
+            field("name", &Pool2D::name, kMax ? "Default max_pool2d_<i>." : "Default average_pool2d_<i>."),
+            field("trainable", &Pool2D::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
     }
 
     // Its output shape and window.

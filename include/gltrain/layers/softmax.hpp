@@ -14,6 +14,7 @@ namespace gltrain {
 // Softmax over the last dimension, as the last layer (training reads the logits before it).
 struct Softmax {
     std::string name;  // default "softmax_<i>"
+    bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "softmax";
@@ -23,7 +24,10 @@ struct Softmax {
     static constexpr const char* kTfjsClass = "Softmax";
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
-    static constexpr auto fields() { return std::make_tuple(field("name", &Softmax::name, "Default softmax_<i>.")); }
+    static constexpr auto fields() { return std::make_tuple(field("name", &Softmax::name, "Default softmax_<i>."),
+            field("trainable", &Softmax::trainable,
+                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable")); }
 
     // Its output shape: the input's; only as the last layer.
     LayerShape shape(const ShapeContext& c) const {

@@ -42,6 +42,11 @@ inline StagedCheckpoint stageCheckpoint(const SafetensorsFile& f, const ModelVar
     if (resetOptimizer)
         for (const std::string& name : f.names)
             if (isSlot(name)) used.insert(name);
+    // A frozen layer keeps no optimizer state: the slots a file has for its
+    // parameters (saved while it trained) are left behind, as fine-tuning wants.
+    for (const std::string& name : f.names)
+        for (const ModelVariable& v : vars.list)
+            if (v.frozen && name.rfind(v.key() + "/slot", 0) == 0) used.insert(name);
     const bool fileHasState = std::any_of(f.names.begin(), f.names.end(), isSlot);
     if (fileHasState && !resetOptimizer && f.metadata.count("optimizer") &&
         f.metadata.at("optimizer") != optimizerName(opt.kind))
@@ -95,7 +100,9 @@ inline StagedCheckpoint stageCheckpoint(const SafetensorsFile& f, const ModelVar
                             (fileHasState && !anyState && !resetOptimizer
                                  ? " (optimizer state of another optimizer? load it with resetOptimizer)"
                                  : " (a checkpoint of another model?)"));
-    if (anyState && !allState) throw ArgumentError(where + "optimizer state is present for some parameters only");
+    if (anyState && !allState)
+        throw ArgumentError(where + "optimizer state is present for some parameters only (saved with some layers "
+                                    "frozen? load it with resetOptimizer to start the optimizer afresh)");
     if (f.metadata.count("step") && !resetOptimizer) {
         const std::string& text = f.metadata.at("step");
         size_t usedChars = 0;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -314,6 +315,27 @@ protected:
             engine_ = std::make_unique<CpuEngine>(*ctx_, layers_, vars_, options_, inputSize_);
         else
             engine_ = std::make_unique<GpuEngine>(*ctx_, layers_, vars_, options_, inputShape_, outputSize_);
+    }
+
+    // The state — every tensor a checkpoint holds, by name — and the step, to
+    // carry over a recompile (setTrainable).
+    struct State {
+        std::map<std::string, HostMatrix> tensors;
+        long step = 0;
+    };
+    State state() const {
+        requireCompiled("state");
+        State s;
+        for (const SavedTensor& t : vars_.saved) s.tensors[t.name] = engine_->read(t.var, t.slot);
+        s.step = step_;
+        return s;
+    }
+    // Writes back what the recompiled model still has (a slot it did not have starts at zero).
+    void restoreState(const State& s) {
+        for (const SavedTensor& t : vars_.saved)
+            if (auto it = s.tensors.find(t.name); it != s.tensors.end()) engine_->write(t.var, t.slot, it->second);
+        step_ = s.step;
+        engine_->stateWritten(step_, nullptr);
     }
 
 private:

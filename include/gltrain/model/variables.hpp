@@ -26,7 +26,8 @@ struct CompiledLayer {
 
 struct ModelVariable {
     std::string layer;            // the layer's name
-    graph::VariableDecl decl;     // name, saved shape, trainable
+    graph::VariableDecl decl;     // name, saved shape, trainable (a parameter of a layer that trains)
+    bool frozen = false;          // a parameter of a frozen layer: no gradient, slots or update
     int rows = 0, cols = 0;       // the matrix it is stored as
     std::function<HostMatrix()> initial;  // its value at compile, from the seed
     std::string key() const { return layer + "/" + decl.name; }
@@ -56,7 +57,8 @@ struct ModelVariables {
                 const LayerVariable v = vars[k];
                 ModelVariable mv;
                 mv.layer = layers[i].geometry.name;
-                mv.decl = {v.name, v.shape, v.trainable};
+                mv.decl = {v.name, v.shape, v.trainable && layerTrainable(*layers[i].spec)};
+                mv.frozen = v.trainable && !mv.decl.trainable;
                 mv.rows = v.rows;
                 mv.cols = v.cols;
                 mv.initial = [v, seed, stream = uint32_t(2 * i + k)] { return v.initial(seed, stream); };
