@@ -74,6 +74,7 @@ public:
         return *this;
     }
 
+    // How many layers were added.
     size_t layerCount() const { return specs_.size(); }
     // Layer i as it was added (kind and options; its name is layerName(i) after compile).
     const Layer& layer(size_t i) const { return specs_.at(i); }

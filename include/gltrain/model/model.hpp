@@ -320,9 +320,12 @@ protected:
     // The state — every tensor a checkpoint holds, by name — and the step, to
     // carry over a recompile (setTrainable).
     struct State {
+        // Every tensor a checkpoint holds, by its name there.
         std::map<std::string, HostMatrix> tensors;
+        // The model's step.
         long step = 0;
     };
+    // The state now (a synchronous read of every tensor).
     State state() const {
         requireCompiled("state");
         State s;
