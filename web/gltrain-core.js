@@ -699,6 +699,9 @@ function makeApi(M) {
     saveCheckpoint() { return call(() => this._raw.saveCheckpoint()); }
     // The last snapshot as a checkpoint; reads nothing from the GPU (see gltrain.d.ts).
     snapshotCheckpoint() { return call(() => this._raw.snapshotCheckpoint()); }
+    // keepBest: the best epoch's checkpoint (null: none) and that epoch (-1: none).
+    bestCheckpoint() { return call(() => this._raw.bestCheckpoint()); }
+    get bestEpoch() { return this._raw.bestEpoch(); }
     get snapshotStep() { return this._raw.snapshotStep(); }
     exportTfjs() { return call(() => this._raw.exportTfjs()); }
     // options: {resetOptimizer}: weights and statistics only; the optimizer starts afresh (step 0).

@@ -186,7 +186,15 @@ export interface BeginFitOptions {
    * from after a lost WebGL context.
    */
   snapshotEvery?: number;
+  /** Stops after `patience` epochs (default 1) without improvement (Keras's EarlyStopping); restoreBest ends in the best epoch's state (weights, optimizer state, step). */
+  earlyStopping?: { monitor?: Monitor; minDelta?: number; patience?: number; restoreBest?: boolean };
+  /** Multiplies the learning rate by `factor` (default 0.1, not below minLr) after `patience` epochs (default 1) without improvement; it stays so after the fit. */
+  reduceLrOnPlateau?: { monitor?: Monitor; minDelta?: number; patience?: number; factor?: number; minLr?: number };
+  /** Keeps the best epoch's checkpoint by `monitor`: `bestCheckpoint()`. */
+  keepBest?: { monitor?: Monitor; minDelta?: number };
 }
+/** The epoch figure a fit callback watches (default 'val_loss'): losses improve downward, accuracies upward. */
+export type Monitor = 'loss' | 'accuracy' | 'val_loss' | 'val_accuracy';
 /** What `fit()` takes: beginFit's options and the callbacks. */
 export interface FitOptions extends BeginFitOptions {
   /** Called after every step. */
@@ -474,6 +482,10 @@ export interface Sequential extends Deletable {
    * CPU backend keeps no snapshots: its state now.
    */
   snapshotCheckpoint(): ArrayBuffer;
+  /** With fit's `keepBest`: the checkpoint of the best epoch by its monitor (null: none yet). */
+  bestCheckpoint(): ArrayBuffer | null;
+  /** That epoch (0-based; -1: none). */
+  readonly bestEpoch: number;
   /** The step of the last snapshot (0 after compile). */
   readonly snapshotStep: number;
   /**

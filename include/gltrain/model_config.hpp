@@ -377,9 +377,42 @@ inline CompileOptions compileOptions(const nlohmann::json& j, const std::string&
     return c;
 }
 
+// A callback's monitor: {"monitor": "val_loss", "minDelta": 0, ...} (the keys of o).
+inline Monitor monitor(const Object& o, Monitor m) {
+    static const char* const kNames[] = {"loss", "accuracy", "val_loss", "val_accuracy"};
+    const int i = o.choice("monitor", -1, {kNames[0], kNames[1], kNames[2], kNames[3]});
+    if (i >= 0) m.name = kNames[i];
+    m.minDelta = o.real("minDelta", m.minDelta, kNonNegative);
+    return m;
+}
+inline void epochCallbacks(const Object& o, FitOptions& f) {
+    if (o.has("earlyStopping")) {
+        const Object e(o.raw("earlyStopping"), o.source(), o.at("earlyStopping"),
+                       {"monitor", "minDelta", "patience", "restoreBest"});
+        f.earlyStopping.monitor = monitor(e, f.earlyStopping.monitor);
+        f.earlyStopping.patience = e.integer("patience", 1, 1);
+        f.earlyStopping.restoreBest = e.boolean("restoreBest", f.earlyStopping.restoreBest);
+    }
+    if (o.has("reduceLrOnPlateau")) {
+        const Object r(o.raw("reduceLrOnPlateau"), o.source(), o.at("reduceLrOnPlateau"),
+                       {"monitor", "minDelta", "patience", "factor", "minLr"});
+        ReduceLrOnPlateau& p = f.reduceLrOnPlateau;
+        p.monitor = monitor(r, p.monitor);
+        p.patience = r.integer("patience", 1, 1);
+        p.factor = r.real("factor", p.factor, Range{0, 1, true, true});
+        p.minLr = r.real("minLr", p.minLr, kNonNegative);
+    }
+    if (o.has("keepBest")) {
+        const Object k(o.raw("keepBest"), o.source(), o.at("keepBest"), {"monitor", "minDelta"});
+        f.keepBest.enabled = true;
+        f.keepBest.monitor = monitor(k, f.keepBest.monitor);
+    }
+}
+
 inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
     Object o(j, source, path,
-             {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss", "snapshotEvery"});
+             {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss", "snapshotEvery",
+              "earlyStopping", "reduceLrOnPlateau", "keepBest"});
     FitOptions f;
     f.epochs = o.integer("epochs", f.epochs, 1);
     f.batchSize = o.integer("batchSize", f.batchSize, 1);
@@ -389,6 +422,7 @@ inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source,
     f.lossEvery = o.integer("lossEvery", f.lossEvery, 0);
     f.asyncLoss = o.boolean("asyncLoss", f.asyncLoss);
     f.snapshotEvery = o.integer("snapshotEvery", f.snapshotEvery, 0);
+    epochCallbacks(o, f);
     return f;
 }
 

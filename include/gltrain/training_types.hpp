@@ -99,6 +99,52 @@ inline std::vector<int> targetLabels(const Targets& y, int r0, int n) {
     return out;
 }
 
+// The epoch figure a callback watches, by Keras's name: "loss", "accuracy",
+// "val_loss" or "val_accuracy". Losses improve downward, accuracies upward.
+struct Monitor {
+    // "loss", "accuracy", "val_loss" or "val_accuracy".
+    std::string name = "val_loss";
+    // An improvement is more than this.
+    float minDelta = 0.0f;
+    // Whether name is one of the four.
+    bool valid() const { return name == "loss" || name == "accuracy" || name == "val_loss" || name == "val_accuracy"; }
+    // Whether it is a validation figure (the fit needs validation data).
+    bool validation() const { return name.rfind("val_", 0) == 0; }
+    // Accuracies improve upward, losses downward.
+    bool higherIsBetter() const { return name == "accuracy" || name == "val_accuracy"; }
+};
+// Stops a fit after `patience` epochs without improvement (0: off); with
+// restoreBest the model ends in its state at the best epoch (weights,
+// optimizer state and step), as Keras's restore_best_weights.
+struct EarlyStopping {
+    // Epochs without improvement before the fit stops (0: off).
+    int patience = 0;
+    // What improves.
+    Monitor monitor{};
+    // End in the best epoch's state.
+    bool restoreBest = false;
+};
+// Multiplies the learning rate by `factor` after `patience` epochs without
+// improvement (0: off), not below minLr; the rate stays so after the fit.
+struct ReduceLrOnPlateau {
+    // Epochs without improvement before the rate is reduced (0: off).
+    int patience = 0;
+    // What improves.
+    Monitor monitor{};
+    // The rate is multiplied by this, in (0, 1).
+    float factor = 0.1f;
+    // The rate goes no lower.
+    float minLr = 0.0f;
+};
+// Keeps the checkpoint of the best epoch so far (Model::bestCheckpoint(); the
+// CLI's --save-best writes it as it improves).
+struct KeepBest {
+    // Whether to keep it.
+    bool enabled = false;
+    // What improves.
+    Monitor monitor{};
+};
+
 // What fit() is given: epochs, batch size, shuffling, validation, loss reads and snapshots.
 struct FitOptions {
     // Epochs to train.
@@ -121,6 +167,12 @@ struct FitOptions {
     // a fence (no stall) into a host-side snapshot; if the GL context is lost,
     // training resumes from it (0: only the snapshots at the fit's start and end).
     int snapshotEvery = 100;
+    // Callbacks on the epochs' figures: Keras's EarlyStopping...
+    EarlyStopping earlyStopping{};
+    // ...ReduceLROnPlateau...
+    ReduceLrOnPlateau reduceLrOnPlateau{};
+    // ...and ModelCheckpoint with save_best_only.
+    KeepBest keepBest{};
 };
 
 // The rows of x an epoch trains on: all but the last floor(rows * validationSplit).
@@ -158,6 +210,17 @@ struct EpochInfo {
     // The global step at the epoch's end.
     long step = 0;
 };
+// An epoch's figure as a Monitor names it (NaN when the epoch has none).
+inline float monitored(const EpochInfo& e, const Monitor& m) {
+    return m.name == "loss" ? e.loss : m.name == "accuracy" ? e.accuracy : m.name == "val_loss" ? e.valLoss : e.valAccuracy;
+}
+// Whether `value` improves on `best` (NaN: no best yet) by more than minDelta.
+inline bool improves(const Monitor& m, float value, float best) {
+    if (!std::isfinite(value)) return false;
+    if (std::isnan(best)) return true;
+    return m.higherIsBetter() ? value > best + m.minDelta : value < best - m.minDelta;
+}
+
 // The fit's callbacks.
 struct Callbacks {
     // Called after every step.

@@ -32,6 +32,17 @@ val SequentialImpl::saveCheckpoint() {
     });
 }
 
+void SequentialImpl::setTrainable(std::string layer, bool trainable) {
+    guard([&] { model->setTrainable(layer, trainable); });
+}
+
+val SequentialImpl::bestCheckpoint() {
+    return guard([&]() -> val {
+        const std::vector<uint8_t>& best = model->bestCheckpoint();
+        return best.empty() ? val::null() : arrayBufferCopy(best);
+    });
+}
+
 val SequentialImpl::snapshotCheckpoint() {
     return guard([&] { return arrayBufferCopy(model->snapshotCheckpoint()); });
 }

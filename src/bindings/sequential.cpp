@@ -58,6 +58,8 @@ EMSCRIPTEN_BINDINGS(gltrain_sequential) {
         .function("predictDataset", &SequentialImpl::predictDataset)
         .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)
         .function("snapshotCheckpoint", &SequentialImpl::snapshotCheckpoint)
+        .function("bestCheckpoint", &SequentialImpl::bestCheckpoint)
+        .function("bestEpoch", &SequentialImpl::bestEpoch)
         .function("snapshotStep", &SequentialImpl::snapshotStep)
         .function("exportTfjs", &SequentialImpl::exportTfjs)
         .function("loadCheckpoint", &SequentialImpl::loadCheckpoint)

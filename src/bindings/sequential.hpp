@@ -61,7 +61,8 @@ public:
     // After a lost context: rebuilds the model from its snapshot; the step it resumes from.
     double restore();
     void endFit() { model->endFit(); }
-    void setTrainable(std::string layer, bool trainable) { model->setTrainable(layer, trainable); }
+    // Freezes or unfreezes a layer (Sequential::setTrainable).
+    void setTrainable(std::string layer, bool trainable);
     static val epochObject(const EpochInfo& e);
     // Step and epoch reports since the last call, in order.
     val takeEvents();
@@ -84,6 +85,9 @@ public:
     // The last snapshot (Sequential::snapshotCheckpoint): needs no GL, so it
     // works while the context is lost or after a restore was refused.
     val snapshotCheckpoint();
+    // FitOptions::keepBest's checkpoint (null: none).
+    val bestCheckpoint();
+    int bestEpoch() const { return model->bestEpoch(); }
     double snapshotStep() const { return double(model->snapshotStep()); }
     // TF.js Layers format in memory: {modelJson, weightData, weightsFile} (the
     // manifest names the one shard weightsFile), for tf.io.fromMemory or a

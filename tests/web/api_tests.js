@@ -133,17 +133,17 @@ const tests = {
     // One spec per layer type with every field set to a value other than its default.
     const specs = {
       dense: { type: 'dense', units: 7, activation: 'gelu', alpha: 0.25, kernelInitializer: 'he_normal',
-               biasInitializer: { type: 'constant', value: 0.5 }, inputDim: 12, name: 'd' },
+               biasInitializer: { type: 'constant', value: 0.5 }, inputDim: 12, name: 'd', trainable: false },
       conv2d: { type: 'conv2d', filters: 5, kernelSize: 5, stride: 2, padding: 'same', activation: 'leaky_relu', alpha: 0.5,
-                kernelInitializer: 'glorot_normal', biasInitializer: 'he_uniform', name: 'c' },
-      maxpool2d: { type: 'maxpool2d', poolSize: 3, stride: 1, padding: 'same', name: 'mp' },
-      averagepool2d: { type: 'averagepool2d', poolSize: 4, stride: 2, padding: 'same', name: 'ap' },
-      globalaveragepooling2d: { type: 'globalaveragepooling2d', name: 'g' },
-      flatten: { type: 'flatten', name: 'f' },
-      batchnormalization: { type: 'batchnormalization', momentum: 0.5, epsilon: 0.25, name: 'bn' },
-      activation: { type: 'activation', activation: 'tanh', alpha: 0.75, name: 'a' },
-      dropout: { type: 'dropout', rate: 0.25, name: 'dr' },
-      softmax: { type: 'softmax', name: 's' },
+                kernelInitializer: 'glorot_normal', biasInitializer: 'he_uniform', name: 'c', trainable: false },
+      maxpool2d: { type: 'maxpool2d', poolSize: 3, stride: 1, padding: 'same', name: 'mp', trainable: false },
+      averagepool2d: { type: 'averagepool2d', poolSize: 4, stride: 2, padding: 'same', name: 'ap', trainable: false },
+      globalaveragepooling2d: { type: 'globalaveragepooling2d', name: 'g', trainable: false },
+      flatten: { type: 'flatten', name: 'f', trainable: false },
+      batchnormalization: { type: 'batchnormalization', momentum: 0.5, epsilon: 0.25, name: 'bn', trainable: false },
+      activation: { type: 'activation', activation: 'tanh', alpha: 0.75, name: 'a', trainable: false },
+      dropout: { type: 'dropout', rate: 0.25, name: 'dr', trainable: false },
+      softmax: { type: 'softmax', name: 's', trainable: false },
     };
     assertEq(JSON.stringify(Object.keys(specs).sort()), JSON.stringify([...gl.layerTypes].sort()), 'a spec for every layer type');
     const ctx = new gl.Context(WEBGL);

@@ -112,6 +112,21 @@ echo 2147483646 > line.safetensors.lock
 expect 0 "checkpoint=line.safetensors" "$G" train line.json --data line.csv --label-column 0
 [ -e line.safetensors.lock ] && fail "a stale lock file was not taken over and removed"
 expect 0 "loss=" "$G" evaluate line.json --checkpoint line.safetensors --data line.csv --label-column 0
+
+# The epoch callbacks. --save-best writes the best epoch's checkpoint as it improves: the
+# file's step is the last best= line's. --early-stopping: a rate too small to move the
+# weights, unshuffled, repeats epoch 0's loss exactly, so patience 1 stops after epoch 1
+# and the run ends in epoch 0's state (8 steps).
+expect 0 "best=best.safetensors epoch=" "$G" train xor.json --data xor.csv --save-best best.safetensors --checkpoint cb.safetensors
+best_step=$(grep -o '^best=best.safetensors epoch=[0-9]* step=[0-9]*' out | tail -1 | grep -o '[0-9]*$')
+[ -n "$best_step" ] || fail "--save-best: no best= line"
+expect 0 "step=$best_step" "$G" inspect best.safetensors
+sed 's/"lr": 0.3}}, "fit": {"epochs": 60, "batchSize": 16, "lossEvery": 0}/"lr": 1e-12}}, "fit": {"epochs": 60, "batchSize": 16, "shuffle": false}/' line.json > flat.json
+grep -q '1e-12' flat.json || fail "flat.json was not made from line.json"
+expect 0 "checkpoint=flat.safetensors step=8" "$G" train flat.json --data line.csv --label-column 0 --early-stopping 1
+[ "$(grep -c '^epoch=' out)" = 2 ] || fail "--early-stopping 1: expected 2 epochs, got $(grep -c '^epoch=' out)"
+expect 2 "--early-stopping" "$G" train flat.json --data line.csv --label-column 0 --early-stopping 0
+expect 2 "--save-best: the path is empty" "$G" train flat.json --data line.csv --label-column 0 --save-best ""
 grep -q "accuracy=" out && fail "a regression model reported accuracy"
 awk -v l="$(value out loss)" 'BEGIN { exit !(l < 0.001) }' || fail "regression loss $(value out loss) >= 0.001"
 

@@ -97,6 +97,10 @@ training:
   --every N             also write the checkpoint every N steps
   --progress MODE       auto (a bar on a terminal, lines otherwise), bar or lines
   --log-every N         lines: one every N steps (default: 10 per epoch)
+  --early-stopping N    stop after N epochs without a better val_loss (loss without validation data),
+                        ending in the best epoch's state (overrides fit.earlyStopping)
+  --save-best FILE      also write the checkpoint of the best epoch so far (by val_loss, or loss
+                        without validation data) to FILE, atomically, whenever an epoch improves it
 )";
 
 const char* const kEvaluateHelp = R"(usage: gltrain evaluate MODEL.json --checkpoint FILE --data SOURCE [options]
@@ -357,6 +361,8 @@ int train(const std::vector<std::string>& argv) {
                   {"--every", true},
                   {"--progress", true},
                   {"--log-every", true},
+                  {"--early-stopping", true},
+                  {"--save-best", true},
                   {"--egl-platform", true},
                   {"--egl-device", true}, {"--backend", true}, {"--compute", true},
                   {"--help", false}});
@@ -374,6 +380,9 @@ int train(const std::vector<std::string>& argv) {
     const long long maxSteps = std::numeric_limits<long>::max();
     const long every = long(a.integer("--every", 0, 1, maxSteps)), logEvery = long(a.integer("--log-every", 0, 1, maxSteps));
     const std::string progressMode = a.choice("--progress", "auto", {"auto", "bar", "lines"});
+    const int earlyStopping = int(a.integer("--early-stopping", 0, 1, 1000000));
+    const std::string saveBest = a.value("--save-best");
+    if (a.has("--save-best") && saveBest.empty()) throw UsageError("--save-best: the path is empty");
     const std::string resume = a.value("--resume");
     if (a.has("--resume") && resume.empty()) throw UsageError("--resume: the path is empty");
     const bool resetOptimizer = a.has("--reset-optimizer");
@@ -398,6 +407,18 @@ int train(const std::vector<std::string>& argv) {
     ModelConfig config = loadModelConfig(path);
     if (epochs) config.fit.epochs = int(epochs);
     if (batch) config.fit.batchSize = int(batch);
+    // The epoch callbacks watch the validation loss where there is one.
+    const std::string watched = config.fit.validationSplit > 0.0f ? "val_loss" : "loss";
+    if (earlyStopping) {
+        config.fit.earlyStopping.patience = earlyStopping;
+        config.fit.earlyStopping.monitor.name = watched;
+        config.fit.earlyStopping.restoreBest = true;
+    }
+    if (!saveBest.empty()) {
+        checkCheckpointPath(saveBest);
+        config.fit.keepBest.enabled = true;
+        config.fit.keepBest.monitor.name = watched;
+    }
     Context ctx(ctxOpts);
     chooseFasterBackend(ctx);
     std::printf("device: %s (%s)%s\n", ctx.caps().renderer.c_str(), ctx.caps().platform.c_str(),
@@ -445,7 +466,13 @@ int train(const std::vector<std::string>& argv) {
 
     Callbacks cb;
     cb.onStep = [&](const StepInfo& s) { progress.step(s); };
-    cb.onEpoch = [&](const EpochInfo& e) { progress.epoch(e); };
+    cb.onEpoch = [&](const EpochInfo& e) {
+        progress.epoch(e);
+        if (!saveBest.empty() && model->bestEpoch() == e.epoch) {
+            writeFileAtomic(saveBest, model->bestCheckpoint(), "the best checkpoint");
+            progress.print("best=" + saveBest + " epoch=" + std::to_string(e.epoch) + " step=" + std::to_string(e.step));
+        }
+    };
     installStopHandlers();
     const auto t0 = std::chrono::steady_clock::now();
     const long firstStep = model->step();

@@ -143,6 +143,8 @@ public:
     // The host wrote the state (a checkpoint, setWeight): no step before it may be undone.
     void stateWritten() { revertible_ = false; }
     int correctSum() const { return correct_; }
+    // The learning rate the schedule scales from, from the next step on.
+    void setLearningRate(float lr) { setup_.optimizer.lr = lr; }
     void resetSums() { correct_ = 0; }
 
     // Loss (mean over rows) and correct predictions over all of d, in batches

@@ -87,6 +87,7 @@ public:
     std::vector<uint8_t> snapshotCheckpoint() override { return {}; }  // the model saves its state now
     long snapshotStep() const override { return -1; }
     float lossScale() override { return 0.0f; }
+    void setLearningRate(float lr) override { model_.setLearningRate(lr); }
 
 private:
     static cpu::TrainingSetup setupOf(const CompileOptions& o) {

@@ -105,6 +105,8 @@ public:
     virtual int restorations() const { return 0; }
     // Dynamic loss scaling's scale (0: off).
     virtual float lossScale() = 0;
+    // The learning rate the schedule scales from, from the next step on (ReduceLrOnPlateau).
+    virtual void setLearningRate(float lr) = 0;
 };
 
 }  // namespace gltrain

@@ -203,6 +203,7 @@ public:
     // the step that took it (NVIDIA H200: 166–282 ms for 70 MB, issue 41).
     static constexpr size_t kSnapshotBytesPerStep = size_t(4) << 20;
     int restorations() const override { return restorations_; }
+    void setLearningRate(float lr) override { options_.optimizer.lr = lr; }
     float lossScale() override {
         if (!lossScalingOn()) return 0.0f;
         return state_.lossScale ? state_.lossScale->front().download()(0, 0) : options_.lossScaling.initialScale;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -24,10 +25,11 @@ class FitLoop {
 public:
     // `step` is the model's global step: the loop advances it. `data` must
     // outlive the loop (the engine keeps a pointer to it).
+    // `checkpoint` makes the model's checkpoint now (for the callbacks that keep the best epoch's).
     FitLoop(Engine& engine, const CompileOptions& compiled, const FitData& data, Callbacks cb, long& step,
-            std::vector<EpochInfo>& history)
+            std::vector<EpochInfo>& history, std::function<std::vector<uint8_t>()> checkpoint)
         : engine_(engine), compiled_(compiled), data_(data), o_(data.options), callbacks_(std::move(cb)), step_(step),
-          history_(history) {
+          history_(history), checkpoint_(std::move(checkpoint)), lr_(compiled.optimizer.lr) {
         stepsPerEpoch_ = int(stepsPerEpoch(data.trainRows, o_));
         endStep_ = long(o_.epochs) * stepsPerEpoch_;
         start_ = Clock::now();
@@ -91,12 +93,18 @@ public:
         }
         // An epoch end the replay passes again was reported before the loss.
         if (epochEnd && (history_.empty() || history_.back().epoch < epoch)) endEpoch(epoch);
-        if (step_ >= endStep_) {
+        if (step_ >= endStep_ || stopEarly_) {
             engine_.endFit(step_);
             return false;
         }
         return true;
     }
+
+    // The best epoch's checkpoint (KeepBest; empty: none) and that epoch.
+    const std::vector<uint8_t>& best() const { return keep_.bytes; }
+    int bestEpoch() const { return keep_.epoch; }
+    // The state EarlyStopping's restoreBest ends the fit in (empty: the last).
+    const std::vector<uint8_t>& restoreAtEnd() const { return restore_; }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -148,7 +156,44 @@ private:
             e.valAccuracy = v.accuracy;
         }
         history_.push_back(e);
+        epochCallbacks(e);  // first: onEpoch sees the best checkpoint of this epoch
         if (callbacks_.onEpoch) callbacks_.onEpoch(e);
+    }
+
+    // One monitored figure's best so far and the epochs since it.
+    struct Watch {
+        float best = std::numeric_limits<float>::quiet_NaN();
+        int since = 0, epoch = -1;
+        std::vector<uint8_t> bytes;  // the checkpoint at the best, where kept
+        // Whether e improves the figure (and counts the epochs without).
+        bool update(const EpochInfo& e, const Monitor& m) {
+            const float v = monitored(e, m);
+            if (improves(m, v, best)) {
+                best = v;
+                since = 0;
+                epoch = e.epoch;
+                return true;
+            }
+            ++since;
+            return false;
+        }
+    };
+    void epochCallbacks(const EpochInfo& e) {
+        if (o_.keepBest.enabled && keep_.update(e, o_.keepBest.monitor)) keep_.bytes = checkpoint_();
+        const EarlyStopping& es = o_.earlyStopping;
+        if (es.patience > 0) {
+            if (stop_.update(e, es.monitor) && es.restoreBest) stop_.bytes = checkpoint_();
+            if (stop_.since >= es.patience) {
+                stopEarly_ = true;
+                if (es.restoreBest && stop_.epoch != e.epoch) restore_ = stop_.bytes;
+            }
+        }
+        const ReduceLrOnPlateau& rl = o_.reduceLrOnPlateau;
+        if (rl.patience > 0 && !plateau_.update(e, rl.monitor) && plateau_.since >= rl.patience) {
+            lr_ = std::max(rl.minLr, lr_ * rl.factor);
+            engine_.setLearningRate(lr_);
+            plateau_.since = 0;
+        }
     }
 
     Engine& engine_;
@@ -158,6 +203,11 @@ private:
     Callbacks callbacks_;
     long& step_;
     std::vector<EpochInfo>& history_;
+    std::function<std::vector<uint8_t>()> checkpoint_;
+    float lr_;
+    Watch keep_, stop_, plateau_;
+    bool stopEarly_ = false;
+    std::vector<uint8_t> restore_;
     int stepsPerEpoch_ = 1, startedEpoch_ = -1, lastRows_ = 0;
     long endStep_ = 0, reportedStep_ = 0;
     bool started_ = false;

@@ -89,14 +89,18 @@ public:
             if (nVal <= 0 || nVal >= n) throw ArgumentError("fit: validationSplit leaves no training or validation rows");
             n -= nVal;
         }
+        checkEpochCallbacks(o, nVal > 0 || o.validationX);
         if (o.dropRemainder && o.batchSize > n)
             throw ArgumentError("fit: batchSize " + std::to_string(o.batchSize) + " is larger than the " +
                                 std::to_string(n) + " training rows, and dropRemainder leaves out a short batch");
         endFit();
         history_.clear();
+        best_.clear();
+        bestEpoch_ = -1;
         if (step_ >= long(o.epochs) * stepsPerEpoch(n, o)) return;  // trained that far already
         fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, o});
-        loop_ = std::make_unique<FitLoop>(*engine_, options_, *fitData_, std::move(cb), step_, history_);
+        loop_ = std::make_unique<FitLoop>(*engine_, options_, *fitData_, std::move(cb), step_, history_,
+                                          [this] { return saveCheckpoint(); });
     }
 
     // After a lost context (ContextLostError while it lasts), the first call
@@ -112,7 +116,11 @@ public:
             dropFit();  // the loop ended the fit in the engine
             throw;
         }
-        if (!more) dropFit();
+        if (!more) {
+            const std::vector<uint8_t> restore = loop_->restoreAtEnd();
+            dropFit();
+            if (!restore.empty()) restoreCheckpoint(restore, "(the best epoch's state, earlyStopping.restoreBest)");
+        }
         return more;
     }
 
@@ -140,6 +148,11 @@ public:
         engine_->endFit(step_);
         dropFit();
     }
+    // FitOptions::keepBest: the checkpoint of the best epoch of the last fit
+    // (or the one running) by its monitor, and that epoch (empty, -1: none yet).
+    const std::vector<uint8_t>& bestCheckpoint() const { return loop_ ? loop_->best() : best_; }
+    // The epoch of bestCheckpoint() (-1: none).
+    int bestEpoch() const { return loop_ ? loop_->bestEpoch() : bestEpoch_; }
 
     // Where a training step's time goes: the step's parts at this batch size
     // on the first rows of (x, y), each run `reps` times and timed — on the
@@ -353,8 +366,42 @@ private:
         const_cast<Model*>(this)->requireUsable(what);
     }
     void dropFit() {
+        best_ = loop_->best();
+        bestEpoch_ = loop_->bestEpoch();
         loop_.reset();
         fitData_.reset();
+    }
+    // A checkpoint the model made, as the whole state it was: with its step even
+    // without optimizer state (loadCheckpoint takes a step only with it).
+    void restoreCheckpoint(const std::vector<uint8_t>& bytes, const std::string& what) {
+        loadCheckpoint(bytes, what);
+        step_ = std::stol(parseSafetensors(bytes, what).metadata.at("step"));
+        engine_->stateWritten(step_, &bytes);
+    }
+    // The epoch callbacks' options (FitOptions::earlyStopping, ...), before anything runs.
+    void checkEpochCallbacks(const FitOptions& o, bool validation) const {
+        auto monitor = [&](const char* what, const Monitor& m) {
+            const std::string where = std::string("fit: ") + what + ".monitor";
+            if (!m.valid())
+                throw ArgumentError(where + " '" + m.name + "' is not loss, accuracy, val_loss or val_accuracy");
+            if (m.validation() && !validation)
+                throw ArgumentError(where + " is " + m.name + " but the fit has no validation data (give " +
+                                    "validationSplit or validationX/validationY, or monitor " + m.name.substr(4) + ")");
+            if (m.higherIsBetter() && options_.loss != LossKind::SoftmaxCrossEntropy)
+                throw ArgumentError(where + " is " + m.name + ", which only softmax cross-entropy reports");
+            if (!(m.minDelta >= 0.0f)) throw ArgumentError(where + "'s minDelta must be >= 0");
+        };
+        if (o.earlyStopping.patience < 0) throw ArgumentError("fit: earlyStopping.patience must be >= 0 (0: off)");
+        if (o.earlyStopping.patience > 0) monitor("earlyStopping", o.earlyStopping.monitor);
+        const ReduceLrOnPlateau& r = o.reduceLrOnPlateau;
+        if (r.patience < 0) throw ArgumentError("fit: reduceLrOnPlateau.patience must be >= 0 (0: off)");
+        if (r.patience > 0) {
+            monitor("reduceLrOnPlateau", r.monitor);
+            if (!(r.factor > 0.0f && r.factor < 1.0f))
+                throw ArgumentError("fit: reduceLrOnPlateau.factor must be in (0, 1), got " + std::to_string(r.factor));
+            if (!(r.minLr >= 0.0f)) throw ArgumentError("fit: reduceLrOnPlateau.minLr must be >= 0");
+        }
+        if (o.keepBest.enabled) monitor("keepBest", o.keepBest.monitor);
     }
     void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
         gltrain::checkData(what, x, y, inputSize_, outputSize_, options_.loss);
@@ -395,6 +442,8 @@ private:
     std::unique_ptr<FitData> fitData_;
     std::unique_ptr<FitLoop> loop_;
     std::vector<EpochInfo> history_;
+    std::vector<uint8_t> best_;  // the last fit's bestCheckpoint()
+    int bestEpoch_ = -1;
 };
 
 }  // namespace gltrain
