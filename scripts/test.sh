@@ -13,6 +13,8 @@ stage() { echo "== $* (at ${SECONDS} s)"; }
 
 # The benchmarks are not tests: the bench scripts build them (bench.sh, bench_compare.sh, ...).
 export GLTRAIN_BENCH=OFF
+stage "source formatting (.clang-format, clang-format 14)"
+git ls-files '*.hpp' '*.cpp' | xargs clang-format --dry-run --Werror
 stage "API reference, every public symbol documented (scripts/api_docs.sh: Doxygen, TypeDoc)"
 bash scripts/api_docs.sh
 stage "native build"
