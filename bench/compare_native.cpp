@@ -59,15 +59,13 @@ double median(std::vector<double> v) {
 
 struct Protocol {
     int warmup = 5;
-    int steps = 50;        // per-step figures: steps timed one by one
-    int blocks = 10;       // every-10 figures: blocks of 10 steps
-    int epochRows = 0;     // 0: the whole training set
+    int steps = 50;     // per-step figures: steps timed one by one
+    int blocks = 10;    // every-10 figures: blocks of 10 steps
+    int epochRows = 0;  // 0: the whole training set
     std::vector<int> sizes = {256, 512, 1024};
 };
 
-void addMlp(Sequential& m) {
-    m.add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10});
-}
+void addMlp(Sequential& m) { m.add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10}); }
 void addCnn(Sequential& m) {
     m.add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
     m.add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
@@ -160,7 +158,8 @@ void printProfile(const char* title, Sequential& m, const HostMatrix& x, const T
         total += p.ms;
     }
     std::vector<std::pair<double, std::string>> sorted;
-    for (auto& kv : byKernel) sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
+    for (auto& kv : byKernel)
+        sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
     std::sort(sorted.rbegin(), sorted.rend());
     const bool gpu = !passes.empty() && passes.front().gpuTimer;
     std::printf("\n### %s: %zu passes, %.2f ms (%s)\n\n", title, passes.size(), total, profileClock(gpu));
@@ -189,7 +188,8 @@ FetchPreference parseFetch(const std::string& v) {
 double parseWork(const std::string& v) {
     char* end = nullptr;
     const double w = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end || !(w >= 0)) throw ArgumentError("--feedback-min-work: expected a number >= 0, got '" + v + "'");
+    if (end == v.c_str() || *end || !(w >= 0))
+        throw ArgumentError("--feedback-min-work: expected a number >= 0, got '" + v + "'");
     return w;
 }
 
@@ -209,9 +209,10 @@ int main(int argc, char** argv) {
             else if (a == "--fetch" && i + 1 < argc) options.fetch = parseFetch(argv[++i]);
             else if (a == "--feedback-min-work" && i + 1 < argc) options.feedbackMinWork = parseWork(argv[++i]);
             else if (a == "--cpu-threads" && i + 1 < argc) options.cpuThreads = std::stoi(argv[++i]);
-            else throw ArgumentError("bench_compare_native: unknown argument '" + a +
-                                     "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,..., "
-                                     "--fetch auto|sampled|texelFetch, --feedback-min-work MACS, --cpu-threads N)");
+            else
+                throw ArgumentError("bench_compare_native: unknown argument '" + a +
+                                    "' (valid: --quick, --profile, --steps, --data DIR, --sizes N,N,..., "
+                                    "--fetch auto|sampled|texelFetch, --feedback-min-work MACS, --cpu-threads N)");
         }
         if (profile || stepsOnly) options.backend = BackendPreference::Gpu;  // they time GPU passes
         Context ctx(options);
@@ -221,8 +222,7 @@ int main(int argc, char** argv) {
         if (profile) {
             // Values do not change the time a pass takes: synthetic rows of the right shapes.
             std::printf("renderer: %s; texel reads: %s; pass times: %s\n", caps.renderer.c_str(),
-                        caps.sampledFetch ? "texture()" : "texelFetch",
-                        profileClock(caps.timerQueries));
+                        caps.sampledFetch ? "texture()" : "texelFetch", profileClock(caps.timerQueries));
             std::mt19937 rng(3);
             std::uniform_real_distribution<float> d(0, 1);
             HostMatrix x(512, 784);
@@ -249,8 +249,9 @@ int main(int argc, char** argv) {
         out["backend"] = "gltrain-native";
         out["renderer"] = caps.renderer;
         out["fetch"] = caps.sampledFetch ? "texture()" : "texelFetch";
-        out["engine"] = std::string(backendName(caps.backend)) + " backend (" + caps.backendReason + ")" +
-                        (caps.backend == Backend::Cpu ? ", " + std::to_string(ctx.cpuThreads().size()) + " threads" : "");
+        out["engine"] =
+            std::string(backendName(caps.backend)) + " backend (" + caps.backendReason + ")" +
+            (caps.backend == Backend::Cpu ? ", " + std::to_string(ctx.cpuThreads().size()) + " threads" : "");
         out["version"] = caps.version;
         out["quick"] = p.epochRows > 0;
         auto& r = out["results"];
@@ -280,8 +281,9 @@ int main(int argc, char** argv) {
             HostMatrix x = train.images;
             std::vector<int> y = train.labels;
             if (p.epochRows > 0) {
-                x = HostMatrix(p.epochRows, 784, std::vector<float>(train.images.data.begin(),
-                                                                    train.images.data.begin() + p.epochRows * 784));
+                x = HostMatrix(
+                    p.epochRows, 784,
+                    std::vector<float>(train.images.data.begin(), train.images.data.begin() + p.epochRows * 784));
                 y.resize(size_t(p.epochRows));
             }
             FitOptions f;

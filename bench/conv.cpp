@@ -122,11 +122,14 @@ void stepRow(Context& ctx, const char* label, void (*build)(Sequential&), int st
         total += p.ms;
     }
     std::vector<std::pair<double, std::string>> sorted;
-    for (auto& kv : byKernel) sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
+    for (auto& kv : byKernel)
+        sorted.push_back({kv.second.first, kv.first + " (" + std::to_string(kv.second.second) + ")"});
     std::sort(sorted.rbegin(), sorted.rend());
-    std::printf("|   profile (%s: %.1f ms in all) |  |  |\n", profileClock(!passes.empty() && passes.front().gpuTimer), total);
+    std::printf("|   profile (%s: %.1f ms in all) |  |  |\n", profileClock(!passes.empty() && passes.front().gpuTimer),
+                total);
     for (size_t i = 0; i < std::min<size_t>(6, sorted.size()); ++i)
-        std::printf("|   %-42s | %8.1f | %7.0f%% |\n", sorted[i].second.c_str(), sorted[i].first, 100 * sorted[i].first / total);
+        std::printf("|   %-42s | %8.1f | %7.0f%% |\n", sorted[i].second.c_str(), sorted[i].first,
+                    100 * sorted[i].first / total);
 }
 
 }  // namespace
@@ -146,7 +149,8 @@ int main(int argc, char** argv) {
         convRows(ctx, "5x5 1->8 28x28 valid (CNN 1)", 64, {28, 28, 1}, 5, Padding::Valid, 8, reps);
         convRows(ctx, "5x5 8->16 12x12 valid (CNN 2)", 64, {12, 12, 8}, 5, Padding::Valid, 16, reps);
         std::printf("\n| %-44s | %8s | %8s |\n", "training step, batch 64", "ms/step", "samples/s");
-        std::printf("|%s|%s|%s|\n", std::string(46, '-').c_str(), std::string(10, '-').c_str(), std::string(10, '-').c_str());
+        std::printf("|%s|%s|%s|\n", std::string(46, '-').c_str(), std::string(10, '-').c_str(),
+                    std::string(10, '-').c_str());
         stepRow(ctx, "small CNN (conv 8@5x5, pool, conv 16@5x5, pool)", addSmallCnn, quick ? 5 : 20);
         stepRow(ctx, "deeper CNN (2 x conv 3x3 + batch norm, 32/64)", addDeepCnn, quick ? 2 : 5);
         return 0;

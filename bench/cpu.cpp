@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
 #ifdef __EMSCRIPTEN__
         const char* where = "WebAssembly SIMD128 (em++ -msimd128), no threads";
 #else
-        const char* where = cpu::hasAvx2Fma() ? "native x86-64, AVX2 + FMA kernels chosen at run time"
-                                              : "native, SSE2 kernels";
+        const char* where =
+            cpu::hasAvx2Fma() ? "native x86-64, AVX2 + FMA kernels chosen at run time" : "native, SSE2 kernels";
 #endif
         cpu::ThreadPool all;  // one thread per hardware thread (the caller alone without threads)
         std::printf("# CPU backend benchmark (%s)\n\n", where);

@@ -82,13 +82,14 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
     PassList list;
     recordMatmul(list, a, b, c, o);
     double s = medianSeconds([&] { list.run(); }, c, reps);
-    const std::string lay = operands == layout ? layoutName(layout) : std::string(layoutName(operands)) + " -> " +
-                                                                          layoutName(layout);
+    const std::string lay =
+        operands == layout ? layoutName(layout) : std::string(layoutName(operands)) + " -> " + layoutName(layout);
     std::string kernel = list.passes().back().kernel();  // the last pass: the one with the epilogue
     kernel = kernel.substr(kernel.find('/') + 1);
     // K/pass: the compute and transform-feedback kernels run all of K in one pass.
     std::printf("| %-26s | %5d x %5d x %5d | %-24s | %-12s | %5d | %9.3f | %9.2f |\n", label, m, k, n, lay.c_str(),
-                kernel.c_str(), kernel == "matmul_tiled" || kernel == "matmul_epilogue" ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
+                kernel.c_str(), kernel == "matmul_tiled" || kernel == "matmul_epilogue" ? k : maxK, s * 1e3,
+                2.0 * m * k * n / s / 1e9);
 }
 
 // Small dense models (MSE or softmax cross-entropy, SGD) trained on the GPU with the recomputed step
@@ -105,18 +106,28 @@ void smallDenseTable(int reps) {
         int batch;
         bool softmax = false;  // softmax cross-entropy on class labels (else MSE)
     };
-    const std::vector<Shape> shapes = {{{2, 8, 1}, 4},      {{2, 8, 1}, 16},      {{2, 8, 1}, 64},
-                                       {{2, 8, 8, 1}, 16},   {{4, 16, 1}, 32},     {{4, 32, 1}, 16},
-                                       {{2, 16, 16, 1}, 8},  {{2, 16, 16, 1}, 32}, {{2, 64, 1}, 32},
-                                       {{8, 32, 32, 1}, 4},  {{2, 8, 3}, 16, true}, {{4, 16, 3}, 32, true},
+    const std::vector<Shape> shapes = {{{2, 8, 1}, 4},
+                                       {{2, 8, 1}, 16},
+                                       {{2, 8, 1}, 64},
+                                       {{2, 8, 8, 1}, 16},
+                                       {{4, 16, 1}, 32},
+                                       {{4, 32, 1}, 16},
+                                       {{2, 16, 16, 1}, 8},
+                                       {{2, 16, 16, 1}, 32},
+                                       {{2, 64, 1}, 32},
+                                       {{8, 32, 32, 1}, 4},
+                                       {{2, 8, 3}, 16, true},
+                                       {{4, 16, 3}, 32, true},
                                        {{4, 16, 16, 3}, 16, true}};
-    std::printf("\n| small dense model (SGD), loss | batch | recomputed step, multiply-adds | loss every 10: recomputed / general, ms/step | loss every step: recomputed / general |\n");
+    std::printf(
+        "\n| small dense model (SGD), loss | batch | recomputed step, multiply-adds | loss every 10: recomputed / general, ms/step | loss every step: recomputed / general |\n");
     std::printf("|---|---:|---:|---:|---:|\n");
     for (const Shape& sh : shapes) {
         const int rows = 4096, classes = sh.widths.back();
         HostMatrix x = random(rows, sh.widths.front(), 11), y = random(rows, sh.softmax ? 1 : classes, 12);
         std::vector<int> labels(static_cast<size_t>(rows));
-        for (int r = 0; r < rows; ++r) labels[size_t(r)] = (r * 7 + int(x.data[size_t(r) * size_t(x.cols)] > 0)) % classes;
+        for (int r = 0; r < rows; ++r)
+            labels[size_t(r)] = (r * 7 + int(x.data[size_t(r) * size_t(x.cols)] > 0)) % classes;
         const Targets targets = sh.softmax ? Targets(labels) : Targets(y);
         int64_t macs = 0, texels = 0;
         for (size_t l = 0; l + 1 < sh.widths.size(); ++l) {
@@ -146,7 +157,9 @@ void smallDenseTable(int reps) {
                 for (int b = 0; b < reps * (every == 1 ? 10 : 2); ++b) {
                     auto t0 = std::chrono::steady_clock::now();
                     for (int i = 0; i < every; ++i) m.stepOnce();
-                    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / every);
+                    t.push_back(
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                        every);
                 }
                 m.endFit();
                 std::sort(t.begin(), t.end());
@@ -179,7 +192,8 @@ int main(int argc, char** argv) {
                 std::stringstream in(argv[++i]);
                 for (std::string v; std::getline(in, v, ',');) sizes.push_back(std::stoi(v));
             } else {
-                throw ArgumentError(std::string("unknown argument '") + argv[i] + "' (valid: --quick, --sizes N,N,..., --max-k K, --small-dense)");
+                throw ArgumentError(std::string("unknown argument '") + argv[i] +
+                                    "' (valid: --quick, --sizes N,N,..., --max-k K, --small-dense)");
             }
         }
         Context ctx;
@@ -193,8 +207,10 @@ int main(int argc, char** argv) {
         }
 
         std::printf("compute kernels: %s (%s)\n\n", caps.computeKernels ? "on" : "off", caps.computeReason.c_str());
-        std::printf("| matmul                     |      M x     K x     N | layout (A, B -> C)       | kernel       | K/pass |   ms/call |   GFLOP/s |\n");
-        std::printf("|----------------------------|-------------------------|--------------------------|--------------|-------|-----------|-----------|\n");
+        std::printf(
+            "| matmul                     |      M x     K x     N | layout (A, B -> C)       | kernel       | K/pass |   ms/call |   GFLOP/s |\n");
+        std::printf(
+            "|----------------------------|-------------------------|--------------------------|--------------|-------|-----------|-----------|\n");
         if (sizes.empty()) {
             sizes = {256, 512, 1024};
             if (!quick && !caps.softwareRenderer) sizes.insert(sizes.end(), {2048, 4096});
@@ -206,7 +222,8 @@ int main(int argc, char** argv) {
             for (Layout l : layouts) {
                 matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK);
                 // Operands packed (rows contiguous in one layer), the blocked output row-interleaved.
-                if (rowPhases(l) > 1) matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK, Layout::Packed);
+                if (rowPhases(l) > 1)
+                    matmulRow(ctx, "square C = A·B", n, n, n, false, false, l, reps, squareMaxK, Layout::Packed);
             }
         // Square products on a second context with other kernel choices, up to
         // maxN (n > 512 on a software renderer would take long), packed and
@@ -248,7 +265,9 @@ int main(int argc, char** argv) {
         struct {
             const char* label;
             int m, k, n;
-        } mlp[] = {{"MLP fwd 784->256", 128, 784, 256}, {"MLP fwd 256->128", 128, 256, 128}, {"MLP fwd 128->10", 128, 128, 10}};
+        } mlp[] = {{"MLP fwd 784->256", 128, 784, 256},
+                   {"MLP fwd 256->128", 128, 256, 128},
+                   {"MLP fwd 128->10", 128, 128, 10}};
         for (auto& s : mlp)
             for (Layout l : layouts) {
                 matmulRow(ctx, s.label, s.m, s.k, s.n, false, false, l, reps);
@@ -258,7 +277,8 @@ int main(int argc, char** argv) {
 
         std::printf("\n| kernel                     | shape        | layout   |   ms/call |\n");
         std::printf("|----------------------------|--------------|----------|-----------|\n");
-        auto row = [&](const char* name, int r, int c, Layout l, const std::function<void(PassList&, Tensor&, Tensor&, Tensor&)>& rec) {
+        auto row = [&](const char* name, int r, int c, Layout l,
+                       const std::function<void(PassList&, Tensor&, Tensor&, Tensor&)>& rec) {
             Tensor x(ctx, random(r, c, 3), l), y(ctx, random(r, c, 4), l), out(ctx, r, c, l);
             PassList list;
             rec(list, x, y, out);
@@ -267,8 +287,10 @@ int main(int argc, char** argv) {
         };
         for (Layout l : {Layout::Packed, Layout::Unpacked}) {
             row("add", 128, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) { recordAdd(p, x, y, o); });
-            row("axpy", 784, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) { recordAxpy(p, 0.5f, x, y, o); });
-            row("relu", 128, 256, l, [](PassList& p, Tensor& x, Tensor&, Tensor& o) { recordActivation(p, x, Activation::ReLU, o); });
+            row("axpy", 784, 256, l,
+                [](PassList& p, Tensor& x, Tensor& y, Tensor& o) { recordAxpy(p, 0.5f, x, y, o); });
+            row("relu", 128, 256, l,
+                [](PassList& p, Tensor& x, Tensor&, Tensor& o) { recordActivation(p, x, Activation::ReLU, o); });
             row("gelu backward", 128, 256, l, [](PassList& p, Tensor& x, Tensor& y, Tensor& o) {
                 recordActivationGrad(p, y, x, Activation::GELU, o);
             });

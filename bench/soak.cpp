@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     }
     try {
         ContextOptions gpu;
-        gpu.backend = BackendPreference::Gpu;  // the GPU's textures and memory (Auto may train on the CPU on a software renderer)
+        gpu.backend =
+            BackendPreference::Gpu;  // the GPU's textures and memory (Auto may train on the CPU on a software renderer)
         Context ctx(gpu);
         std::string layers;
         for (int l : o.layers) layers += (layers.empty() ? "" : "-") + std::to_string(l);
@@ -58,10 +59,13 @@ int main(int argc, char** argv) {
                     layers.c_str(), o.batch, o.steps, o.rows, o.validationRows);
         std::printf("renderer: %s\n", ctx.caps().renderer.c_str());
         std::fflush(stdout);
-        const soak::Result r = soak::run(ctx, o, [](const soak::Snapshot& s) {
-            std::printf("%s\n", soak::describe(s).c_str());
-            std::fflush(stdout);
-        }, every);
+        const soak::Result r = soak::run(
+            ctx, o,
+            [](const soak::Snapshot& s) {
+                std::printf("%s\n", soak::describe(s).c_str());
+                std::fflush(stdout);
+            },
+            every);
         const soak::Snapshot &a = r.start, &b = r.end;
         const long rssGrowth = a.rssKiB >= 0 && b.rssKiB >= 0 ? b.rssKiB - a.rssKiB : 0;
         std::printf("steps/s: %.1f (%.1f samples/s), loss %.4f -> %.4f\n", double(b.step - a.step) / r.seconds,
@@ -75,7 +79,8 @@ int main(int argc, char** argv) {
               "textures " + std::to_string(a.textures()) + " -> " + std::to_string(b.textures()));
         check(a.createdTextures == b.createdTextures,
               "textures created " + std::to_string(a.createdTextures) + " -> " + std::to_string(b.createdTextures));
-        check(a.gpuBytes == b.gpuBytes, "GPU bytes " + std::to_string(a.gpuBytes) + " -> " + std::to_string(b.gpuBytes));
+        check(a.gpuBytes == b.gpuBytes,
+              "GPU bytes " + std::to_string(a.gpuBytes) + " -> " + std::to_string(b.gpuBytes));
         check(a.programs == b.programs, "programs " + std::to_string(a.programs) + " -> " + std::to_string(b.programs));
         check(rssGrowth <= rssTolerance, "RSS " + std::to_string(a.rssKiB) + " -> " + std::to_string(b.rssKiB) +
                                              " KiB (" + (rssGrowth >= 0 ? "+" : "") + std::to_string(rssGrowth) +

@@ -92,7 +92,7 @@ inline std::string describe(const Snapshot& s) {
 
 struct Options {
     long steps = 20000;
-    long warmupSteps = 0;  // 0: one step past the first epoch, loss read and snapshot
+    long warmupSteps = 0;                           // 0: one step past the first epoch, loss read and snapshot
     std::vector<int> layers = {784, 256, 128, 10};  // input, hidden..., classes
     int batch = 128;
     int rows = 2000;           // training rows (synthetic): 15 batches of 128 and a short one of 80
@@ -103,7 +103,7 @@ struct Options {
 
 struct Result {
     Snapshot start, end;
-    double seconds = 0;         // wall time of the measured steps (start .. end)
+    double seconds = 0;  // wall time of the measured steps (start .. end)
     float firstLoss = NAN, lastLoss = NAN;
     long lossReads = 0;
 };
@@ -163,8 +163,8 @@ inline Result run(Context& ctx, const Options& o, const std::function<void(const
     // first snapshot for a lost context (their read-back buffers, and whatever the
     // driver builds the first time it reads into one), so that nothing made once
     // counts as growth.
-    const long warmup = o.warmupSteps > 0 ? o.warmupSteps
-                                          : std::max({stepsPerEpoch, long(o.lossEvery), long(f.snapshotEvery)}) + 1;
+    const long warmup =
+        o.warmupSteps > 0 ? o.warmupSteps : std::max({stepsPerEpoch, long(o.lossEvery), long(f.snapshotEvery)}) + 1;
     f.batchSize = o.batch;
     f.epochs = int((o.steps + warmup + stepsPerEpoch - 1) / stepsPerEpoch);
     f.lossEvery = o.lossEvery;

@@ -46,9 +46,10 @@ int main(int argc, char** argv) {
             else if (a == "--backend") backend = value();
             else if (a == "--info") info = true;
             else {
-                std::cerr << "fashion_mnist: unknown argument '" << a
-                          << "' (--model mlp|cnn|cnn-bn, --epochs N, --batch B, --data DIR, --lr X, --limit N, --min-accuracy A, "
-                             "--backend auto|gpu|cpu, --info)\n";
+                std::cerr
+                    << "fashion_mnist: unknown argument '" << a
+                    << "' (--model mlp|cnn|cnn-bn, --epochs N, --batch B, --data DIR, --lr X, --limit N, --min-accuracy A, "
+                       "--backend auto|gpu|cpu, --info)\n";
                 return 2;
             }
         } catch (const std::exception&) {
@@ -78,9 +79,10 @@ int main(int argc, char** argv) {
         gltrain::Dataset train = gltrain::loadFashionMnist(dir, gltrain::Split::Train);
         gltrain::Dataset test = gltrain::loadFashionMnist(dir, gltrain::Split::Test);
         if (limit > 0 && limit < train.size()) {
-            train.images = gltrain::HostMatrix(limit, train.images.cols,
-                                               std::vector<float>(train.images.data.begin(),
-                                                                  train.images.data.begin() + std::ptrdiff_t(limit) * train.images.cols));
+            train.images = gltrain::HostMatrix(
+                limit, train.images.cols,
+                std::vector<float>(train.images.data.begin(),
+                                   train.images.data.begin() + std::ptrdiff_t(limit) * train.images.cols));
             train.labels.resize(size_t(limit));
         }
         std::printf("data: %d training and %d test images of %dx%d from %s\n", int(train.size()), int(test.size()),

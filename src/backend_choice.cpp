@@ -63,9 +63,8 @@ BackendSpeed measureBackendSpeed(Context& ctx) {
     HostMatrix c(M, N);
     cpu::Workspace ws;
     ws.pool = &ctx.cpuThreads();  // as the CPU backend would run it
-    s.cpuMs = fastestMs([&] {
-        cpu::matmul(M, N, K, a.data.data(), K, false, b.data.data(), N, false, c.data.data(), N, {}, ws);
-    });
+    s.cpuMs = fastestMs(
+        [&] { cpu::matmul(M, N, K, a.data.data(), K, false, b.data.data(), N, false, c.data.data(), N, {}, ws); });
     return s;
 }
 
@@ -79,14 +78,15 @@ std::string formatMs(double ms) {
 
 void chooseFasterBackend(Context& ctx) {
     const Capabilities& c = ctx.caps();
-    if (ctx.options().backend != BackendPreference::Auto || !c.softwareRenderer || ctx.backend() == Backend::Cpu) return;
+    if (ctx.options().backend != BackendPreference::Auto || !c.softwareRenderer || ctx.backend() == Backend::Cpu)
+        return;
     const BackendSpeed s = measureBackendSpeed(ctx);
     const std::string measured = "a " + s.shape + " matmul took " + formatMs(s.gpuMs) + " on the GPU (" + c.renderer +
                                  ", a software renderer) and " + formatMs(s.cpuMs) + " on the CPU backend";
     if (s.cpuMs < s.gpuMs)
-        ctx.setBackend(Backend::Cpu, measured + ": models train on the CPU (ContextOptions::backend = gpu keeps the GPU)");
-    else
-        ctx.setBackend(ctx.backend(), c.backendReason + "; " + measured + ": the GPU stays");
+        ctx.setBackend(Backend::Cpu,
+                       measured + ": models train on the CPU (ContextOptions::backend = gpu keeps the GPU)");
+    else ctx.setBackend(ctx.backend(), c.backendReason + "; " + measured + ": the GPU stays");
 }
 
 std::unique_ptr<Context> makeContext(ContextOptions options) {

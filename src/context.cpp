@@ -35,13 +35,14 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
         throw ArgumentError("Context: eglPlatforms is empty (give one or more of device, surfaceless, default)");
     for (const std::string& p : options_.eglPlatforms)
         if (p != "device" && p != "surfaceless" && p != "default")
-            throw ArgumentError("Context: unknown EGL platform '" + p + "' in eglPlatforms (valid: device, surfaceless, default)");
+            throw ArgumentError("Context: unknown EGL platform '" + p +
+                                "' in eglPlatforms (valid: device, surfaceless, default)");
     if (options_.eglDevice < -1)
         throw ArgumentError("Context: eglDevice must be -1 (try each device) or a device index >= 0, got " +
                             std::to_string(options_.eglDevice));
     // A device index means that device: without the device platform it would be ignored.
-    if (options_.eglDevice >= 0 &&
-        std::find(options_.eglPlatforms.begin(), options_.eglPlatforms.end(), "device") == options_.eglPlatforms.end()) {
+    if (options_.eglDevice >= 0 && std::find(options_.eglPlatforms.begin(), options_.eglPlatforms.end(), "device") ==
+                                       options_.eglPlatforms.end()) {
         std::string list;
         for (const std::string& p : options_.eglPlatforms) list += (list.empty() ? "" : ", ") + p;
         throw ArgumentError("Context: eglDevice " + std::to_string(options_.eglDevice) +
@@ -95,8 +96,8 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     chooseCompute();
     chooseFeedback();
     chooseFetch();
-    maxTextureSize_ = options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize)
-                                                  : caps_.maxTextureSize;
+    maxTextureSize_ =
+        options_.maxTextureSize > 0 ? std::min(options_.maxTextureSize, caps_.maxTextureSize) : caps_.maxTextureSize;
     pool_ = std::make_unique<TexturePool>();
     shaders_ = std::make_unique<ShaderRegistry>(caps_.sampledFetch);
     createObjects();
@@ -128,18 +129,19 @@ void Context::chooseCompute() {
     caps_.computeKernels = false;
     if (!caps_.computeShaders)
         caps_.computeReason = "this device has no compute shaders (WebGL2 and OpenGL ES 3.0 have none)";
-    else if (options_.compute == ComputePreference::Off)
-        caps_.computeReason = "ContextOptions::compute = off";
+    else if (options_.compute == ComputePreference::Off) caps_.computeReason = "ContextOptions::compute = off";
     else if (caps_.backend != Backend::GpuFloat32)
         caps_.computeReason = "the half-float backend (compute kernels store rgba32f)";
     else if (options_.compute == ComputePreference::Auto && caps_.softwareRenderer)
-        caps_.computeReason = "a software renderer runs the fragment kernels faster (ContextOptions::compute = on forces them)";
+        caps_.computeReason =
+            "a software renderer runs the fragment kernels faster (ContextOptions::compute = on forces them)";
     else {
         caps_.computeKernels = true;
-        caps_.computeReason = std::string("matmul runs as a compute shader (") +
-                              (options_.compute == ComputePreference::On ? "ContextOptions::compute = on"
-                                                                          : "ContextOptions::compute = off keeps the fragment kernels") +
-                              ")";
+        caps_.computeReason =
+            std::string("matmul runs as a compute shader (") +
+            (options_.compute == ComputePreference::On ? "ContextOptions::compute = on"
+                                                       : "ContextOptions::compute = off keeps the fragment kernels") +
+            ")";
     }
 }
 
@@ -153,19 +155,18 @@ static bool isSwiftShader(const Capabilities& c) { return c.renderer.find("Swift
 // a GPU with compute kernels has the faster compute matmul.
 void Context::chooseFeedback() {
     caps_.feedbackKernels = false;
-    if (options_.feedback == FeedbackPreference::Off)
-        caps_.feedbackReason = "ContextOptions::feedback = off";
+    if (options_.feedback == FeedbackPreference::Off) caps_.feedbackReason = "ContextOptions::feedback = off";
     else if (caps_.backend != Backend::GpuFloat32)
         caps_.feedbackReason = "the half-float backend (the captured blocks are fp32)";
-    else if (caps_.computeKernels)
-        caps_.feedbackReason = "compute kernels run matmul";
+    else if (caps_.computeKernels) caps_.feedbackReason = "compute kernels run matmul";
     else if (options_.feedback == FeedbackPreference::Auto && !isSwiftShader(caps_))
         caps_.feedbackReason = "measured faster only on SwiftShader (ContextOptions::feedback = on forces it)";
     else {
         caps_.feedbackKernels = true;
-        caps_.feedbackReason = options_.feedback == FeedbackPreference::On
-                                   ? "ContextOptions::feedback = on"
-                                   : "SwiftShader: faster than the fragment kernels (ContextOptions::feedback = off keeps them)";
+        caps_.feedbackReason =
+            options_.feedback == FeedbackPreference::On
+                ? "ContextOptions::feedback = on"
+                : "SwiftShader: faster than the fragment kernels (ContextOptions::feedback = off keeps them)";
     }
 }
 
@@ -179,8 +180,9 @@ void Context::chooseFetch() {
         caps_.fetchReason = "ContextOptions::fetch = texelFetch";
     } else {
         caps_.sampledFetch = swiftShader;
-        caps_.fetchReason = swiftShader ? "SwiftShader: cheaper than texelFetch (ContextOptions::fetch = texelFetch keeps it)"
-                                        : "measured cheaper only on SwiftShader (ContextOptions::fetch = sampled forces it)";
+        caps_.fetchReason = swiftShader
+                                ? "SwiftShader: cheaper than texelFetch (ContextOptions::fetch = texelFetch keeps it)"
+                                : "measured cheaper only on SwiftShader (ContextOptions::fetch = sampled forces it)";
     }
 }
 
@@ -214,16 +216,16 @@ void Context::startWithoutGl(const std::string& reason) {
 
 void Context::setBackend(Backend backend, std::string reason) {
     if (backend != Backend::Cpu && backend != caps_.backend)
-        throw ArgumentError(std::string("Context::setBackend: this Context can train on ") + backendName(caps_.backend) +
-                            " or cpu, not " + backendName(backend));
+        throw ArgumentError(std::string("Context::setBackend: this Context can train on ") +
+                            backendName(caps_.backend) + " or cpu, not " + backendName(backend));
     caps_.backend = backend;
     caps_.backendReason = std::move(reason);
 }
 
 void Context::requireGl(const char* where) const {
     if (!platform_)
-        throw UnsupportedError(std::string(where) + ": this Context has no GL context (backend cpu: " +
-                               caps_.backendReason + ")");
+        throw UnsupportedError(std::string(where) +
+                               ": this Context has no GL context (backend cpu: " + caps_.backendReason + ")");
 }
 
 Context::~Context() {
@@ -296,8 +298,9 @@ void Context::checkRestoredDevice() {
     if (!lacks.empty()) {
         std::string list;
         for (auto& l : lacks) list += (list.empty() ? "" : "; ") + l;
-        restoredShortfall_ = "the restored GL context (" + now.renderer + ") cannot run what this Context made on the lost one (" +
-                             caps_.renderer + "): " + list + "; make a new Context (a model: load its snapshotCheckpoint() there)";
+        restoredShortfall_ = "the restored GL context (" + now.renderer +
+                             ") cannot run what this Context made on the lost one (" + caps_.renderer + "): " + list +
+                             "; make a new Context (a model: load its snapshotCheckpoint() there)";
         return;
     }
     now.restoresChecked = caps_.restoresChecked + 1;
@@ -355,8 +358,8 @@ void Context::queryCapabilities(Capabilities& c) const {
         if (contains(c.renderer, sw)) c.softwareRenderer = true;
 #ifdef __EMSCRIPTEN__
     c.timerReason = c.hasExtension("EXT_disjoint_timer_query_webgl2")
-                            ? "a browser gives query results only between event-loop turns, and profiles are synchronous"
-                            : "EXT_disjoint_timer_query_webgl2 is not advertised";
+                        ? "a browser gives query results only between event-loop turns, and profiles are synchronous"
+                        : "EXT_disjoint_timer_query_webgl2 is not advertised";
 #else
     // A software renderer's queries do not bracket its work: llvmpipe rasterizes
     // on its own threads after the query has ended (a 16384 x 8 x 256 product:
@@ -364,10 +367,10 @@ void Context::queryCapabilities(Capabilities& c) const {
     const bool timer = c.hasExtension("EXT_disjoint_timer_query");
     c.timerQueries = timer && !c.softwareRenderer;
     c.timerReason = !timer ? "EXT_disjoint_timer_query is not advertised"
-                        : c.softwareRenderer
-                            ? "EXT_disjoint_timer_query is advertised, but a software renderer's queries miss the work "
-                              "its rasterizer threads do after them"
-                            : "EXT_disjoint_timer_query";
+                    : c.softwareRenderer
+                        ? "EXT_disjoint_timer_query is advertised, but a software renderer's queries miss the work "
+                          "its rasterizer threads do after them"
+                        : "EXT_disjoint_timer_query";
 #endif
 
     // Measured, not trusted: is an RGBA32F colour attachment complete?

@@ -33,9 +33,9 @@ struct EglPlatform : Context::Platform {
     EGLDisplay display = EGL_NO_DISPLAY;
     EGLConfig config = nullptr;
     EGLContext context = EGL_NO_CONTEXT;
-    bool robustness = false;  // EGL_EXT_create_context_robustness: a GPU reset is reported, not hidden
+    bool robustness = false;            // EGL_EXT_create_context_robustness: a GPU reset is reported, not hidden
     GLenum (*resetStatus)() = nullptr;  // glGetGraphicsResetStatusEXT (GL_EXT_robustness)
-    bool lostNow = false;     // loseContext() destroyed the context, or a reset was reported
+    bool lostNow = false;               // loseContext() destroyed the context, or a reset was reported
     long restoredCount = 0;
 
     ~EglPlatform() override { destroyContext(); }
@@ -53,8 +53,12 @@ struct EglPlatform : Context::Platform {
     // GPU reset (so glGetGraphicsResetStatusEXT reports it) and falls back to
     // a plain context if the driver refuses.
     std::string createContext() {
-        const EGLint robust[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0,
-                                 EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY_EXT, EGL_LOSE_CONTEXT_ON_RESET_EXT,
+        const EGLint robust[] = {EGL_CONTEXT_MAJOR_VERSION,
+                                 3,
+                                 EGL_CONTEXT_MINOR_VERSION,
+                                 0,
+                                 EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY_EXT,
+                                 EGL_LOSE_CONTEXT_ON_RESET_EXT,
                                  EGL_NONE};
         const EGLint plain[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0, EGL_NONE};
         EGLContext ctx = EGL_NO_CONTEXT;
@@ -74,8 +78,7 @@ struct EglPlatform : Context::Platform {
         if (robustness) {
             const GLubyte* e = glGetString(GL_EXTENSIONS);
             if (e && std::string(reinterpret_cast<const char*>(e)).find("GL_EXT_robustness") != std::string::npos)
-                resetStatus = reinterpret_cast<GLenum (*)()>(
-                    eglGetProcAddress("glGetGraphicsResetStatusEXT"));
+                resetStatus = reinterpret_cast<GLenum (*)()>(eglGetProcAddress("glGetGraphicsResetStatusEXT"));
         }
         return "";
     }
@@ -126,8 +129,7 @@ std::string tryDisplay(EGLDisplay dpy, EglPlatform& out) {
 // A device's name for messages: its renderer (EGL_EXT_device_query_name), else
 // its DRM node (EGL_EXT_device_drm[_render_node]), else what kind it is.
 std::string deviceName(EGLDeviceEXT device) {
-    auto queryString =
-        reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    auto queryString = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
     if (!queryString) return "(unnamed)";
     const char* e = queryString(device, EGL_EXTENSIONS);
     const std::string exts = e ? e : "";
@@ -144,7 +146,8 @@ std::string deviceName(EGLDeviceEXT device) {
 // message when the device asked for is not there or does not work.
 std::string deviceList(const std::vector<EGLDeviceEXT>& devices) {
     if (devices.empty()) return "0 EGL devices were found";
-    std::string list = std::to_string(devices.size()) + " EGL device" + (devices.size() == 1 ? " was" : "s were") + " found:";
+    std::string list =
+        std::to_string(devices.size()) + " EGL device" + (devices.size() == 1 ? " was" : "s were") + " found:";
     for (size_t i = 0; i < devices.size(); ++i)
         list += (i ? ", " : " ") + std::to_string(i) + " " + deviceName(devices[i]);
     return list;
@@ -184,7 +187,9 @@ std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options)
                         p->name = "egl-device";
                         return p;
                     }
-                    if (named) throw UnsupportedError(asked + " (" + deviceName(devices[i]) + "): " + w + "; " + deviceList(devices));
+                    if (named)
+                        throw UnsupportedError(asked + " (" + deviceName(devices[i]) + "): " + w + "; " +
+                                               deviceList(devices));
                     why += (why.empty() ? "" : "; ") + ("device " + std::to_string(i) + ": " + w);
                 }
             }

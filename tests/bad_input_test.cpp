@@ -139,8 +139,9 @@ void onFreshModel(World& w, const std::function<void(Sequential&)>& bad) {
     } catch (const Error&) {
         test::context();
         if (m->fitting())
-            throw std::logic_error("the call failed but left the model fitting (a half-made fit: stepOnce() "
-                                   "would run it)");
+            throw std::logic_error(
+                "the call failed but left the model fitting (a half-made fit: stepOnce() "
+                "would run it)");
         if (m->predict(w.probe).data != before) throw std::logic_error("the call failed but changed predict()");
         if (m->saveCheckpoint() != checkpoint)
             throw std::logic_error("the call failed but changed the weights, optimizer state or step");
@@ -165,7 +166,8 @@ void duringLostContext(World& w, const std::function<void(Sequential&, Context&)
     } catch (const Error&) {
 #ifndef __EMSCRIPTEN__
         ctx.restoreContext();
-        if (m->predict(w.probe).data != before) throw std::logic_error("after the restore the model predicts otherwise");
+        if (m->predict(w.probe).data != before)
+            throw std::logic_error("after the restore the model predicts otherwise");
 #endif
         test::context();
         throw;
@@ -214,7 +216,7 @@ HostMatrix inconsistent(HostMatrix m, size_t keep) {
     return m;
 }
 std::vector<uint8_t> checkpointWith(World& w, const std::function<void(std::vector<std::pair<std::string, TensorData>>&,
-                                                                      std::map<std::string, std::string>&)>& edit) {
+                                                                       std::map<std::string, std::string>&)>& edit) {
     SafetensorsFile f = parseSafetensors(w.model->saveCheckpoint());
     std::vector<std::pair<std::string, TensorData>> tensors;
     for (auto& n : f.names) tensors.emplace_back(n, f.at(n));
@@ -254,10 +256,10 @@ bool isKind(const Error& e, Kind k) {
 }
 
 struct Row {
-    std::string name;                      // the entry and what is wrong
-    std::function<void(World&)> call;      // must throw
+    std::string name;                  // the entry and what is wrong
+    std::function<void(World&)> call;  // must throw
     Kind kind;
-    std::vector<std::string> words;        // each must appear in the message
+    std::vector<std::string> words;  // each must appear in the message
 };
 using A = Kind;
 
@@ -355,8 +357,11 @@ std::vector<Row> rows() {
         {"Sequential", "input", "0"});
     put("Sequential_negative_input", [](World&) { Sequential m(test::context(), -4); }, A::Argument,
         {"Sequential", "input", "-4"});
-    put("Sequential_zero_image_height", [](World&) { Sequential m(test::context(), Shape3{0, 8, 1}); }, A::Argument,
-        {"Sequential", "input shape"});
+    put("Sequential_zero_image_height",
+        [](World&) {
+            Sequential m(test::context(), Shape3{0, 8, 1});
+        },
+        A::Argument, {"Sequential", "input shape"});
     put("add_after_compile", [](World& w) { w.model->add(Dense{2}); }, A::Argument, {"add", "already compiled"});
     put("compile_no_layers", [](World&) { Sequential(test::context(), 6).compile({}); }, A::Argument,
         {"compile", "no layers"});
@@ -371,12 +376,18 @@ std::vector<Row> rows() {
             uncompiled({d})->compile({});
         },
         A::Argument, {"compile", "dense_0", "5", "[batch, 6]"});
-    for (auto [label, rate] : std::vector<std::pair<const char*, float>>{{"one", 1.0f}, {"negative", -0.1f}, {"nan", kNaN}})
+    for (auto [label, rate] :
+         std::vector<std::pair<const char*, float>>{{"one", 1.0f}, {"negative", -0.1f}, {"nan", kNaN}})
         put(std::string("compile_dropout_rate_") + label,
-            [rate = rate](World&) { uncompiled({Dense{4}, Dropout{rate}, Dense{3}})->compile({}); }, A::Argument,
-            {"compile", "dropout_1", "rate", "[0, 1)"});
-    put("compile_softmax_not_last", [](World&) { uncompiled({Softmax{}, Dense{3}})->compile({}); }, A::Argument,
-        {"compile", "softmax_0", "last layer"});
+            [rate = rate](World&) {
+                uncompiled({Dense{4}, Dropout{rate}, Dense{3}})->compile({});
+            },
+            A::Argument, {"compile", "dropout_1", "rate", "[0, 1)"});
+    put("compile_softmax_not_last",
+        [](World&) {
+            uncompiled({Softmax{}, Dense{3}})->compile({});
+        },
+        A::Argument, {"compile", "softmax_0", "last layer"});
     put("compile_softmax_with_mse",
         [](World&) {
             CompileOptions c;
@@ -416,8 +427,9 @@ std::vector<Row> rows() {
          }) {
         std::vector<std::string> words = o.words;
         words.insert(words.begin(), "optimizer");
-        put(std::string("compile_optimizer_") + o.name,
-            [o](World&) { uncompiled()->compile(withOptimizer(o.set)); }, A::Argument, words);
+        put(
+            std::string("compile_optimizer_") + o.name, [o](World&) { uncompiled()->compile(withOptimizer(o.set)); },
+            A::Argument, words);
     }
     // The shared (compiled, trained) model: a failed recompile changes nothing.
     put("recompile_trained_model_lr_zero",
@@ -453,7 +465,8 @@ std::vector<Row> rows() {
          }) {
         std::vector<std::string> words = s.words;
         words.insert(words.begin(), "schedule");
-        put(std::string("compile_schedule_") + s.name, [s](World&) { uncompiled()->compile(withSchedule(s.set)); },
+        put(
+            std::string("compile_schedule_") + s.name, [s](World&) { uncompiled()->compile(withSchedule(s.set)); },
             A::Argument, words);
     }
     auto image = [](std::vector<Layer> layers) {
@@ -466,15 +479,26 @@ std::vector<Row> rows() {
         c.filters = filters, c.kernelSize = kernel, c.stride = stride;
         return c;
     };
-    put("compile_conv_zero_filters", [=](World&) { image({conv(0, 3, 1), Flatten{}, Dense{3}})->compile({}); },
+    put("compile_conv_zero_filters",
+        [=](World&) {
+            image({conv(0, 3, 1), Flatten{}, Dense{3}})->compile({});
+        },
         A::Argument, {"compile", "conv2d_0", "filters", "0"});
-    put("compile_conv_zero_kernel", [=](World&) { image({conv(4, 0, 1), Flatten{}, Dense{3}})->compile({}); },
+    put("compile_conv_zero_kernel",
+        [=](World&) {
+            image({conv(4, 0, 1), Flatten{}, Dense{3}})->compile({});
+        },
         A::Argument, {"compile", "conv2d_0", "kernelSize", "positive"});
-    put("compile_conv_zero_stride", [=](World&) { image({conv(4, 3, 0), Flatten{}, Dense{3}})->compile({}); },
+    put("compile_conv_zero_stride",
+        [=](World&) {
+            image({conv(4, 3, 0), Flatten{}, Dense{3}})->compile({});
+        },
         A::Argument, {"compile", "conv2d_0", "stride"});
     put("compile_conv_kernel_larger_than_image",
-        [=](World&) { image({conv(4, 9, 1), Flatten{}, Dense{3}})->compile({}); }, A::Argument,
-        {"compile", "conv2d_0", "9x9"});
+        [=](World&) {
+            image({conv(4, 9, 1), Flatten{}, Dense{3}})->compile({});
+        },
+        A::Argument, {"compile", "conv2d_0", "9x9"});
     // Layer arithmetic in 64 bits (issue 36): each of these overflowed an int before.
     put("compile_conv_huge_kernel_same_padding",
         [=](World&) {
@@ -489,7 +513,10 @@ std::vector<Row> rows() {
             m->add(Dense{70000}).compile({});
         },
         A::Argument, {"compile", "dense_0", "70000 x 70000 = 4900000000 values", "more than 2147483647"});
-    put("sequential_input_over_int", [](World&) { Sequential(test::context(), Shape3{70000, 70000, 1}); },
+    put("sequential_input_over_int",
+        [](World&) {
+            Sequential(test::context(), Shape3{70000, 70000, 1});
+        },
         A::Argument, {"Sequential", "[70000, 70000, 1]", "more than 2147483647 values per example"});
     put("fit_bce_target_outside_0_1",  // labels 0/1/2 into a sigmoid output
         [](World&) {
@@ -502,7 +529,10 @@ std::vector<Row> rows() {
             m.fit(x, Targets(y), FitOptions{});
         },
         A::Argument, {"fit", "binary cross-entropy", "[0, 1]", "row 3, column 0 is 2"});
-    put("compile_conv_on_flat_input", [=](World&) { uncompiled({conv(4, 3, 1), Dense{3}})->compile({}); },
+    put("compile_conv_on_flat_input",
+        [=](World&) {
+            uncompiled({conv(4, 3, 1), Dense{3}})->compile({});
+        },
         A::Argument, {"compile", "conv2d_0", "image input"});
     put("compile_dense_on_image_without_flatten", [=](World&) { image({Dense{3}})->compile({}); }, A::Argument,
         {"compile", "dense_0", "Flatten"});
@@ -545,8 +575,10 @@ std::vector<Row> rows() {
     // Enumerators outside their enum, non-finite parameters and bad initializers: refused by compile(), which
     // checks every layer before it replaces anything.
     put("compile_unknown_activation",
-        [](World&) { uncompiled({Dense{4, Activation(42)}, Dense{3}})->compile({}); }, A::Argument,
-        {"compile", "dense_0", "activation", "42"});
+        [](World&) {
+            uncompiled({Dense{4, Activation(42)}, Dense{3}})->compile({});
+        },
+        A::Argument, {"compile", "dense_0", "activation", "42"});
     put("compile_leaky_relu_alpha_nan",
         [](World&) {
             Dense d{4, Activation::LeakyReLU};
@@ -555,8 +587,10 @@ std::vector<Row> rows() {
         },
         A::Argument, {"compile", "dense_0", "alpha"});
     put("compile_activation_layer_unknown",
-        [](World&) { uncompiled({Dense{4}, ActivationLayer{Activation(-1)}, Dense{3}})->compile({}); }, A::Argument,
-        {"compile", "activation_1", "activation"});
+        [](World&) {
+            uncompiled({Dense{4}, ActivationLayer{Activation(-1)}, Dense{3}})->compile({});
+        },
+        A::Argument, {"compile", "activation_1", "activation"});
     put("compile_constant_initializer_nan",
         [](World&) {
             Dense d{4};
@@ -589,15 +623,17 @@ std::vector<Row> rows() {
                 throw;
             }
             if (m->fitting())
-                throw std::logic_error("compile() during a fit left the fit running on freed plans (the next "
-                                       "stepOnce() is a use-after-free)");
+                throw std::logic_error(
+                    "compile() during a fit left the fit running on freed plans (the next "
+                    "stepOnce() is a use-after-free)");
             throw ArgumentError("compile: (test) the fit was ended, as it should be");
         },
         A::Argument, {"compile", "fit"});
 
     // -- fit / beginFit (on the shared model: nothing may change)
     auto fitRow = [&](std::string name, std::function<FitOptions()> opts, std::vector<std::string> words) {
-        put("fit_" + name, [opts](World& w) { w.model->fit(w.x, w.y, opts()); }, A::Argument, words);
+        put(
+            "fit_" + name, [opts](World& w) { w.model->fit(w.x, w.y, opts()); }, A::Argument, words);
     };
     fitRow("epochs_zero", [] { return fitWith([](FitOptions& f) { f.epochs = 0; }); }, {"fit", "epochs", "0"});
     fitRow("epochs_negative", [] { return fitWith([](FitOptions& f) { f.epochs = -2; }); }, {"fit", "epochs", "-2"});
@@ -608,8 +644,7 @@ std::vector<Row> rows() {
     fitRow("batch_larger_than_data_dropped",
            [] { return fitWith([](FitOptions& f) { f.batchSize = 25, f.dropRemainder = true; }); },
            {"fit", "batchSize 25", "24", "dropRemainder"});
-    fitRow("lossEvery_negative", [] { return fitWith([](FitOptions& f) { f.lossEvery = -1; }); },
-           {"fit", "lossEvery"});
+    fitRow("lossEvery_negative", [] { return fitWith([](FitOptions& f) { f.lossEvery = -1; }); }, {"fit", "lossEvery"});
     fitRow("validationSplit_one", [] { return fitWith([](FitOptions& f) { f.validationSplit = 1.0f; }); },
            {"fit", "validationSplit", "[0, 1)"});
     fitRow("validationSplit_negative", [] { return fitWith([](FitOptions& f) { f.validationSplit = -0.5f; }); },
@@ -654,12 +689,13 @@ std::vector<Row> rows() {
     put("fit_x_data_shorter_than_shape",
         [](World& w) {
             onFreshModel(w, [&](Sequential& m) { m.fit(inconsistent(w.x, 100), w.y, fitWith([](FitOptions&) {})); });
-        }, A::Argument,
-        {"fit", "x", "100 values", "24x6"});
+        },
+        A::Argument, {"fit", "x", "100 values", "24x6"});
     put("fit_validationX_without_validationY",
         [](World& w) {
             HostMatrix vx = w.x;
-            onFreshModel(w, [&](Sequential& m) { m.fit(w.x, w.y, fitWith([&](FitOptions& f) { f.validationX = &vx; })); });
+            onFreshModel(w,
+                         [&](Sequential& m) { m.fit(w.x, w.y, fitWith([&](FitOptions& f) { f.validationX = &vx; })); });
         },
         A::Argument, {"fit", "validationX", "validationY"});
     put("fit_validation_split_and_data",
@@ -707,8 +743,7 @@ std::vector<Row> rows() {
         m->compile(c);
         return m;
     };
-    put("fit_mse_with_labels", [mse](World& w) { mse()->fit(w.x, w.y); }, A::Argument,
-        {"fit", "needs target values"});
+    put("fit_mse_with_labels", [mse](World& w) { mse()->fit(w.x, w.y); }, A::Argument, {"fit", "needs target values"});
     put("fit_mse_wrong_cols", [mse](World& w) { mse()->fit(w.x, Targets(HostMatrix(24, 3))); }, A::Argument,
         {"fit", "3 columns", "outputs 2"});
     put("fit_mse_target_inf", [mse](World& w) { mse()->fit(w.x, Targets(withValue(HostMatrix(24, 2), 9, 1, kInf))); },
@@ -723,8 +758,8 @@ std::vector<Row> rows() {
         {"evaluate", "7 columns"});
     put("evaluate_x_nan", [](World& w) { w.model->evaluate(withValue(w.x, 5, 0, kNaN), w.y); }, A::Argument,
         {"evaluate", "row 5, column 0"});
-    put("evaluate_label_out_of_range", [](World& w) { w.model->evaluate(w.x, std::vector<int>(24, 9)); },
-        A::Argument, {"evaluate", "label 9"});
+    put("evaluate_label_out_of_range", [](World& w) { w.model->evaluate(w.x, std::vector<int>(24, 9)); }, A::Argument,
+        {"evaluate", "label 9"});
     put("predict_not_compiled", [](World& w) { uncompiled()->predict(w.probe); }, A::Argument,
         {"predict", "not compiled"});
     put("predict_batch_zero", [](World& w) { w.model->predict(w.probe, 0); }, A::Argument, {"predict", "batchSize"});
@@ -741,8 +776,8 @@ std::vector<Row> rows() {
     // -- weights
     put("weight_unknown_layer", [](World& w) { w.model->weight("nope", "kernel"); }, A::Argument,
         {"no layer named 'nope'"});
-    put("weight_layer_without_weights", [](World& w) { w.model->weight(w.model->layerName(1), "kernel"); },
-        A::Argument, {"dropout_1", "no weights"});
+    put("weight_layer_without_weights", [](World& w) { w.model->weight(w.model->layerName(1), "kernel"); }, A::Argument,
+        {"dropout_1", "no weights"});
     put("weight_bad_which", [](World& w) { w.model->weight("hidden", "gamma"); }, A::Argument,
         {"weight", "hidden", "'gamma'", "kernel"});
     put("setWeight_bad_which", [](World& w) { w.model->setWeight("hidden", "beta", HostMatrix(6, 8)); }, A::Argument,
@@ -764,7 +799,10 @@ std::vector<Row> rows() {
     // -- checkpoints
     put("loadCheckpoint_not_compiled", [](World& w) { uncompiled()->loadCheckpoint(w.model->saveCheckpoint()); },
         A::Argument, {"loadCheckpoint", "not compiled"});
-    put("loadCheckpoint_garbage", [](World& w) { w.model->loadCheckpoint({1, 2, 3}, "junk.safetensors"); },
+    put("loadCheckpoint_garbage",
+        [](World& w) {
+            w.model->loadCheckpoint({1, 2, 3}, "junk.safetensors");
+        },
         A::Format, {"safetensors junk.safetensors", "3 bytes"});
     put("loadCheckpoint_truncated",
         [](World& w) {
@@ -821,7 +859,9 @@ std::vector<Row> rows() {
         },
         A::Argument, {"loadCheckpoint", "2 tensors the model does not have", "'out2/bias'", "'out2/kernel'"});
     put("loadCheckpoint_other_optimizers_state",
-        [](World& w) { w.model->loadCheckpoint(checkpointWith(w, [](auto&, auto& md) { md["optimizer"] = "rmsprop"; })); },
+        [](World& w) {
+            w.model->loadCheckpoint(checkpointWith(w, [](auto&, auto& md) { md["optimizer"] = "rmsprop"; }));
+        },
         A::Argument, {"loadCheckpoint", "rmsprop's", "trains with adam", "resetOptimizer"});
     put("loadCheckpoint_negative_second_moment",
         [](World& w) {
@@ -852,8 +892,8 @@ std::vector<Row> rows() {
         A::Argument, {"loadCheckpoint", "'step'", "6x"});
     put("load_missing_file", [](World& w) { w.model->load("/nonexistent/gltrain/model.safetensors"); }, A::Io,
         {"/nonexistent/gltrain/model.safetensors", "cannot open"});
-    put("save_into_missing_directory", [](World& w) { w.model->save("/nonexistent/gltrain/model.safetensors"); },
-        A::Io, {"/nonexistent/gltrain/model.safetensors.tmp"});
+    put("save_into_missing_directory", [](World& w) { w.model->save("/nonexistent/gltrain/model.safetensors"); }, A::Io,
+        {"/nonexistent/gltrain/model.safetensors.tmp"});
     put("saveCheckpoint_not_compiled", [](World&) { uncompiled()->saveCheckpoint(); }, A::Argument,
         {"saveCheckpoint", "not compiled"});
 
@@ -867,14 +907,15 @@ std::vector<Row> rows() {
         {"activation", "unknown activation 99"});
     put("activation_leaky_alpha_nan", [](World& w) { activation(w.a, Activation::LeakyReLU, w.out, kNaN); },
         A::Argument, {"activation", "alpha", "finite"});
-    put("activationGrad_shape_mismatch",
-        [](World& w) { activationGrad(w.a, w.t32, Activation::ReLU, w.out); }, A::Argument,
-        {"activationGrad", "dy", "z"});
+    put("activationGrad_shape_mismatch", [](World& w) { activationGrad(w.a, w.t32, Activation::ReLU, w.out); },
+        A::Argument, {"activationGrad", "dy", "z"});
     put("biasAdd_bias_wrong", [](World& w) { biasAdd(w.a, w.b, w.out); }, A::Argument, {"biasAdd", "2x3", "1x3"});
-    put("fill_empty", [](World&) {
-        Tensor e;
-        fill(e, 1.0f);
-    }, A::Argument, {"fill", "empty"});
+    put("fill_empty",
+        [](World&) {
+            Tensor e;
+            fill(e, 1.0f);
+        },
+        A::Argument, {"fill", "empty"});
     put("matmul_inner_mismatch", [](World& w) { matmul(w.a, w.b, w.out); }, A::Argument,
         {"matmul", "inner dimensions", "2x3"});
     put("matmul_c_wrong", [](World& w) { matmul(w.a, w.t32, w.out); }, A::Argument, {"matmul", "C is 2x3", "2x2"});
@@ -902,15 +943,19 @@ std::vector<Row> rows() {
             matmul(w.a, w.t32, c, o);
         },
         A::Argument, {"matmul", "unknown activation 12"});
-    put("dense_bias_wrong", [](World& w) {
-        Tensor y(test::context(), 2, 2);
-        dense(w.a, w.t32, w.b, Activation::ReLU, y);
-    }, A::Argument, {"matmul", "bias is 2x3"});
-    put("softmax_out_wrong", [](World& w) {
-        Tensor o(test::context(), 3, 2);
-        PassList l;
-        recordSoftmax(l, w.a, o);
-    }, A::Argument, {"softmax", "out is 3x2", "2x3"});
+    put("dense_bias_wrong",
+        [](World& w) {
+            Tensor y(test::context(), 2, 2);
+            dense(w.a, w.t32, w.b, Activation::ReLU, y);
+        },
+        A::Argument, {"matmul", "bias is 2x3"});
+    put("softmax_out_wrong",
+        [](World& w) {
+            Tensor o(test::context(), 3, 2);
+            PassList l;
+            recordSoftmax(l, w.a, o);
+        },
+        A::Argument, {"softmax", "out is 3x2", "2x3"});
     put("softmaxCrossEntropy_labels_wrong",
         [](World& w) {
             PassList l;
@@ -946,8 +991,7 @@ std::vector<Row> rows() {
     put("argmaxRows_out_wrong", [](World& w) { argmaxRows(w.a, w.one); }, A::Argument, {"argmaxRows", "out is 1x1"});
     put("correctCount_labels_wrong", [](World& w) { correctCount(w.a, w.b, w.one); }, A::Argument,
         {"correctCount", "labels is 2x3"});
-    put("globalL2Norm_empty_list", [](World& w) { globalL2Norm({}, w.one); }, A::Argument,
-        {"globalL2Norm", "empty"});
+    put("globalL2Norm_empty_list", [](World& w) { globalL2Norm({}, w.one); }, A::Argument, {"globalL2Norm", "empty"});
     put("clipByGlobalNorm_maxNorm_zero",
         [](World& w) {
             Tensor o(test::context(), 2, 3);
@@ -960,7 +1004,10 @@ std::vector<Row> rows() {
             clipByGlobalNorm({&w.a}, {&o}, kNaN, w.one);
         },
         A::Argument, {"clipByGlobalNorm", "maxNorm"});
-    put("clipByGlobalNorm_count_mismatch", [](World& w) { clipByGlobalNorm({&w.a, &w.b}, {&w.out}, 1.0f, w.one); },
+    put("clipByGlobalNorm_count_mismatch",
+        [](World& w) {
+            clipByGlobalNorm({&w.a, &w.b}, {&w.out}, 1.0f, w.one);
+        },
         A::Argument, {"clipByGlobalNorm", "2 inputs", "1 outputs"});
     put("dropoutMask_rate_one", [](World& w) { dropoutMask(w.out, 1, 0, 1.0f); }, A::Argument,
         {"dropoutMask", "rate", "[0, 1)"});
@@ -977,15 +1024,16 @@ std::vector<Row> rows() {
         PingPong p(ctx, 2, 3);
         std::vector<std::unique_ptr<PingPong>> s;
         std::vector<PingPong*> sp;
-        for (int i = 0; i < slots; ++i) s.push_back(std::make_unique<PingPong>(ctx, 2, 3)), sp.push_back(s.back().get());
+        for (int i = 0; i < slots; ++i)
+            s.push_back(std::make_unique<PingPong>(ctx, 2, 3)), sp.push_back(s.back().get());
         PassList l;
         recordOptimizerUpdate(l, c, p, grad, sp);
         (void)w;
     };
     put("optimizerUpdate_grad_wrong", [update](World& w) { update(w, {}, w.t32, 2); }, A::Argument,
         {"optimizer update", "gradient is 3x2", "2x3"});
-    put("optimizerUpdate_slot_count",
-        [update](World& w) { update(w, {}, w.b, 1); }, A::Argument, {"optimizer update", "adam", "2 state slots", "1"});
+    put("optimizerUpdate_slot_count", [update](World& w) { update(w, {}, w.b, 1); }, A::Argument,
+        {"optimizer update", "adam", "2 state slots", "1"});
     put("optimizerUpdate_lr_nan",
         [update](World& w) {
             OptimizerConfig c;
@@ -1074,11 +1122,16 @@ std::vector<Row> rows() {
         A::Argument, {"reduce/clip_factor", "input 'NORM'", "another gltrain::Context"});
 
     // -- files and data (the parsers are fuzzed too: tests/fuzz/)
-    put("parseIdx_bad_magic", [](World&) { parseIdx(std::vector<uint8_t>{1, 2, 3, 4, 5}, "x.idx"); }, A::Format,
-        {"IDX x.idx", "bad magic", "byte 0"});
+    put("parseIdx_bad_magic",
+        [](World&) {
+            parseIdx(std::vector<uint8_t>{1, 2, 3, 4, 5}, "x.idx");
+        },
+        A::Format, {"IDX x.idx", "bad magic", "byte 0"});
     put("parseIdx_truncated",
-        [](World&) { parseIdx(std::vector<uint8_t>{0, 0, 8, 1, 0, 0, 0, 4, 1, 2}, "x.idx"); }, A::Format,
-        {"IDX x.idx", "truncated", "2 bytes missing"});
+        [](World&) {
+            parseIdx(std::vector<uint8_t>{0, 0, 8, 1, 0, 0, 0, 4, 1, 2}, "x.idx");
+        },
+        A::Format, {"IDX x.idx", "truncated", "2 bytes missing"});
     put("loadIdxFile_missing", [](World&) { loadIdxFile("/nonexistent/gltrain.idx"); }, A::Io,
         {"/nonexistent/gltrain.idx", "cannot open"});
     put("makeDataset_count_mismatch",
@@ -1088,11 +1141,16 @@ std::vector<Row> rows() {
             makeDataset(images, labels);
         },
         A::Format, {"2 images", "3 labels"});
-    put("parseSafetensors_short", [](World&) { parseSafetensors(std::vector<uint8_t>{1, 2}, "m.st"); }, A::Format,
-        {"safetensors m.st", "2 bytes"});
+    put("parseSafetensors_short",
+        [](World&) {
+            parseSafetensors(std::vector<uint8_t>{1, 2}, "m.st");
+        },
+        A::Format, {"safetensors m.st", "2 bytes"});
     put("TensorData_length_mismatch",
-        [](World&) { TensorData(Dtype::F32, {2, 2}, std::vector<uint8_t>(15)); }, A::Argument,
-        {"TensorData", "15 bytes", "[2,2]", "expected 16"});
+        [](World&) {
+            TensorData(Dtype::F32, {2, 2}, std::vector<uint8_t>(15));
+        },
+        A::Argument, {"TensorData", "15 bytes", "[2,2]", "expected 16"});
     put("TensorData_negative_dim", [](World&) { TensorData(Dtype::F32, {-1}, {}); }, A::Argument,
         {"TensorData", "[-1]"});
     put("serializeSafetensors_duplicate",
@@ -1101,12 +1159,13 @@ std::vector<Row> rows() {
         },
         A::Argument, {"serializeSafetensors", "duplicate", "\"a\""});
     put("saveSafetensorsFile_missing_directory",
-        [](World&) { saveSafetensorsFile("/nonexistent/gltrain/x.safetensors", {{"a", TensorData::f32({1}, {1})}}); },
+        [](World&) {
+            saveSafetensorsFile("/nonexistent/gltrain/x.safetensors", {{"a", TensorData::f32({1}, {1})}});
+        },
         A::Io, {"/nonexistent/gltrain/x.safetensors.tmp"});
     put("Initializer_parse_unknown", [](World&) { Initializer::parse("lecun"); }, A::Argument,
         {"initializer", "'lecun'"});
-    put("Initializer_constant_nan",
-        [](World&) { Initializer::constant(kNaN).make(2, 2, 2, 2, 1, 0); }, A::Argument,
+    put("Initializer_constant_nan", [](World&) { Initializer::constant(kNaN).make(2, 2, 2, 2, 1, 0); }, A::Argument,
         {"initializer", "constant", "finite"});
     put("parseActivation_unknown", [](World&) { parseActivation("swish"); }, A::Argument, {"'swish'", "relu"});
     return t;

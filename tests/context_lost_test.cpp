@@ -325,23 +325,26 @@ TEST(ContextLost, ARestoredDeviceMustHoldWhatTheLostOneHeld) {
     noFloat32.float32Renderable = false;
     EXPECT_TRUE(restoreShortfalls(half, noFloat32, inUse).empty());
     noFloat32.float16Renderable = false;
-    EXPECT_EQ(restoreShortfalls(half, noFloat32, inUse), std::vector<std::string>{"RGBA16F render targets are not complete"});
+    EXPECT_EQ(restoreShortfalls(half, noFloat32, inUse),
+              std::vector<std::string>{"RGBA16F render targets are not complete"});
     // Compute shaders matter only where matmul runs as one.
     Capabilities compute = was, noCompute = was;
     compute.computeKernels = false;
     noCompute.computeShaders = false;
     EXPECT_TRUE(restoreShortfalls(compute, noCompute, inUse).empty());
     compute.computeKernels = true;
-    EXPECT_EQ(restoreShortfalls(compute, noCompute, inUse), std::vector<std::string>{"no compute shaders (matmul runs as one)"});
+    EXPECT_EQ(restoreShortfalls(compute, noCompute, inUse),
+              std::vector<std::string>{"no compute shaders (matmul runs as one)"});
     // The vertex outputs transform feedback captures matter only where matmul runs by feedback.
     Capabilities feedback = was, fewer = was;
     feedback.feedbackKernels = false;
     fewer.maxFeedbackComponents = was.maxFeedbackComponents - 4;
     EXPECT_TRUE(restoreShortfalls(feedback, fewer, inUse).empty());
     feedback.feedbackKernels = true;
-    EXPECT_EQ(restoreShortfalls(feedback, fewer, inUse),
-              std::vector<std::string>{"the feedback components limit is " + std::to_string(fewer.maxFeedbackComponents) +
-                                       ", was " + std::to_string(was.maxFeedbackComponents)});
+    EXPECT_EQ(
+        restoreShortfalls(feedback, fewer, inUse),
+        std::vector<std::string>{"the feedback components limit is " + std::to_string(fewer.maxFeedbackComponents) +
+                                 ", was " + std::to_string(was.maxFeedbackComponents)});
 }
 
 }  // namespace context_lost_test

@@ -32,8 +32,8 @@ struct ConvCase {
     int filters;
 };
 const ConvCase kConv[] = {
-    {1, {1, 1, 1}, 1, 1, Padding::Valid, 1},  {3, {5, 7, 3}, 3, 1, Padding::Same, 5},
-    {2, {9, 8, 4}, 3, 2, Padding::Same, 8},   {5, {12, 12, 8}, 5, 1, Padding::Valid, 16},
+    {1, {1, 1, 1}, 1, 1, Padding::Valid, 1},   {3, {5, 7, 3}, 3, 1, Padding::Same, 5},
+    {2, {9, 8, 4}, 3, 2, Padding::Same, 8},    {5, {12, 12, 8}, 5, 1, Padding::Valid, 16},
     {4, {28, 28, 1}, 5, 1, Padding::Valid, 8}, {2, {7, 5, 6}, 4, 3, Padding::Same, 3},
     {3, {6, 6, 17}, 1, 1, Padding::Valid, 7},
 };
@@ -42,8 +42,8 @@ Window windowOf(const ConvCase& c) {
     return Window::make("test", c.in, c.k, c.k, c.stride, c.stride, c.pad, c.filters);
 }
 std::string name(const ConvCase& c) {
-    return std::to_string(c.n) + "x" + c.in.str() + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) +
-           " " + paddingName(c.pad) + " F" + std::to_string(c.filters);
+    return std::to_string(c.n) + "x" + c.in.str() + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " +
+           paddingName(c.pad) + " F" + std::to_string(c.filters);
 }
 
 }  // namespace
@@ -85,8 +85,10 @@ TEST(CpuPool, MaxAndAverageForwardAndBackwardMatchReference) {
         int size, stride;
         Padding pad;
     };
-    const PoolCase cases[] = {{1, {1, 1, 1}, 1, 1, Padding::Valid}, {3, {5, 7, 3}, 2, 2, Padding::Same},
-                              {2, {24, 24, 8}, 2, 2, Padding::Valid}, {4, {7, 7, 5}, 3, 2, Padding::Same},
+    const PoolCase cases[] = {{1, {1, 1, 1}, 1, 1, Padding::Valid},
+                              {3, {5, 7, 3}, 2, 2, Padding::Same},
+                              {2, {24, 24, 8}, 2, 2, Padding::Valid},
+                              {4, {7, 7, 5}, 3, 2, Padding::Same},
                               {2, {6, 5, 4}, 5, 1, Padding::Valid}};
     for (const PoolCase& c : cases)
         for (PoolKind kind : {PoolKind::Max, PoolKind::Average}) {

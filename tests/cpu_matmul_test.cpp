@@ -24,7 +24,7 @@ namespace {
 struct Shape {
     int m, k, n;
 };
-const Shape kShapes[] = {{1, 1, 1},   {3, 5, 7},     {5, 127, 3},  {127, 1025, 5}, {33, 300, 129},
+const Shape kShapes[] = {{1, 1, 1},   {3, 5, 7},       {5, 127, 3},  {127, 1025, 5}, {33, 300, 129},
                          {7, 3, 257}, {128, 784, 256}, {1, 1025, 1}, {129, 17, 1025}};
 
 MatD product(const MatD& A, const MatD& B, bool ta, bool tb) {
@@ -40,7 +40,8 @@ void checkAll(bool wide) {
             HostMatrix C(s.m, s.n);
             cpu::Workspace ws;
             ws.wide = wide;
-            cpu::matmul(s.m, s.n, s.k, A.data.data(), A.cols, ta, B.data.data(), B.cols, tb, C.data.data(), s.n, {}, ws);
+            cpu::matmul(s.m, s.n, s.k, A.data.data(), A.cols, ta, B.data.data(), B.cols, tb, C.data.data(), s.n, {},
+                        ws);
             EXPECT_LE(relError(C, product(d(A), d(B), ta, tb)), 1e-5)
                 << s.m << "x" << s.k << "x" << s.n << " transA " << ta << " transB " << tb << " wide " << wide;
         }

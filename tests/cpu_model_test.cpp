@@ -40,7 +40,6 @@ std::string message(const std::function<void()>& f) {
 }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-
 HostMatrix xorX() { return HostMatrix(4, 2, {0, 0, 0, 1, 1, 0, 1, 1}); }
 std::vector<int> xorY() { return {0, 1, 1, 0}; }
 
@@ -144,7 +143,8 @@ TEST(CpuModel, StepsMatchTheGpuEngine) {
     auto b = run(test::context(), onGpu);
     ASSERT_EQ(onCpu.size(), 30u);
     ASSERT_EQ(onGpu.size(), 30u);
-    for (size_t i = 0; i < 30; ++i) EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << "step " << i + 1;
+    for (size_t i = 0; i < 30; ++i)
+        EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << "step " << i + 1;
     for (size_t l : {0u, 2u, 3u})
         EXPECT_LE(maxRelDiff(a->weight(a->layerName(l), "kernel"), b->weight(b->layerName(l), "kernel").cast<double>()),
                   1e-4)
@@ -209,55 +209,58 @@ TEST(CpuModel, BatchesGatheredInChunksMatchTheCpuBackend) {
 TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
     HostMatrix x = randomMatrix(48, 6, 55), y = randomMatrix(48, 2, 56, 0.0f, 1.0f);
     for (bool recomputed : {true, false})
-    for (LossKind loss : {LossKind::MeanSquaredError, LossKind::BinaryCrossEntropy})
-        for (Activation last : {Activation::Linear, Activation::Tanh}) {
-            const std::string what = std::string(loss == LossKind::MeanSquaredError ? "mse" : "bce") + ", last layer " +
-                                     activationName(last) + (recomputed ? ", recomputed" : ", general");
-            auto run = [&](Context& ctx, std::vector<float>& losses) {
-                auto m = std::make_unique<Sequential>(ctx, 6);
-                m->add(Dense{5, Activation::ReLU}).add(Dense{2, last});
-                CompileOptions c;
-                c.loss = loss;
-                c.optimizer.kind = OptimizerKind::Momentum;
-                c.optimizer.lr = 0.05f;
-                c.seed = 9;
-                if (!recomputed) c.smallDenseStepMacs = 0;
-                m->compile(c);
-                FitOptions f;
-                f.epochs = 4;
-                f.batchSize = 8;
-                Callbacks cb;
-                cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
-                m->fit(x, Targets(y), f, cb);
-                return m;
-            };
-            std::vector<float> onCpu, onGpu;
-            auto a = run(test::cpuContext(), onCpu);
-            auto b = run(test::context(), onGpu);
-            ASSERT_EQ(onGpu.size(), 24u) << what;
-            ASSERT_EQ(onCpu.size(), onGpu.size()) << what;
-            for (size_t i = 0; i < onGpu.size(); ++i)
-                EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << what << ", step " << i + 1;
-            for (size_t l : {0u, 1u})
-                EXPECT_LE(maxRelDiff(a->weight(a->layerName(l), "kernel"), b->weight(b->layerName(l), "kernel").cast<double>()),
-                          1e-4)
-                    << what << ", layer " << l;
-            const auto passes = b->profileStep(x, Targets(y), 8, 1);
-            if (recomputed) {
-                // The loss, the step guard, the four updates, then the check of what they
-                // wrote (ops/step_guard.hpp: one pass for up to 8 tensors).
-                ASSERT_EQ(passes.size(), 7u) << what;
-                EXPECT_EQ(passes[0].kernel, "loss/mlp_loss") << what;
-                EXPECT_EQ(passes[1].kernel, "update/step_guard") << what;
-                for (size_t i = 2; i < 6; ++i) EXPECT_EQ(passes[i].kernel, "update/momentum") << what;
-                EXPECT_EQ(passes[6].kernel, "update/step_check") << what;  // W0, b0, W1, b1
-            } else {
-                bool gradPass = false, mlp = false;
-                for (auto& p : passes) gradPass |= p.kernel == "loss/pointwise_grad", mlp |= p.kernel == "loss/mlp_loss";
-                EXPECT_EQ(gradPass, last != Activation::Linear) << what;
-                EXPECT_FALSE(mlp) << what;
+        for (LossKind loss : {LossKind::MeanSquaredError, LossKind::BinaryCrossEntropy})
+            for (Activation last : {Activation::Linear, Activation::Tanh}) {
+                const std::string what = std::string(loss == LossKind::MeanSquaredError ? "mse" : "bce") +
+                                         ", last layer " + activationName(last) +
+                                         (recomputed ? ", recomputed" : ", general");
+                auto run = [&](Context& ctx, std::vector<float>& losses) {
+                    auto m = std::make_unique<Sequential>(ctx, 6);
+                    m->add(Dense{5, Activation::ReLU}).add(Dense{2, last});
+                    CompileOptions c;
+                    c.loss = loss;
+                    c.optimizer.kind = OptimizerKind::Momentum;
+                    c.optimizer.lr = 0.05f;
+                    c.seed = 9;
+                    if (!recomputed) c.smallDenseStepMacs = 0;
+                    m->compile(c);
+                    FitOptions f;
+                    f.epochs = 4;
+                    f.batchSize = 8;
+                    Callbacks cb;
+                    cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+                    m->fit(x, Targets(y), f, cb);
+                    return m;
+                };
+                std::vector<float> onCpu, onGpu;
+                auto a = run(test::cpuContext(), onCpu);
+                auto b = run(test::context(), onGpu);
+                ASSERT_EQ(onGpu.size(), 24u) << what;
+                ASSERT_EQ(onCpu.size(), onGpu.size()) << what;
+                for (size_t i = 0; i < onGpu.size(); ++i)
+                    EXPECT_NEAR(onCpu[i], onGpu[i], 1e-4 * std::max(1.0f, onGpu[i])) << what << ", step " << i + 1;
+                for (size_t l : {0u, 1u})
+                    EXPECT_LE(maxRelDiff(a->weight(a->layerName(l), "kernel"),
+                                         b->weight(b->layerName(l), "kernel").cast<double>()),
+                              1e-4)
+                        << what << ", layer " << l;
+                const auto passes = b->profileStep(x, Targets(y), 8, 1);
+                if (recomputed) {
+                    // The loss, the step guard, the four updates, then the check of what they
+                    // wrote (ops/step_guard.hpp: one pass for up to 8 tensors).
+                    ASSERT_EQ(passes.size(), 7u) << what;
+                    EXPECT_EQ(passes[0].kernel, "loss/mlp_loss") << what;
+                    EXPECT_EQ(passes[1].kernel, "update/step_guard") << what;
+                    for (size_t i = 2; i < 6; ++i) EXPECT_EQ(passes[i].kernel, "update/momentum") << what;
+                    EXPECT_EQ(passes[6].kernel, "update/step_check") << what;  // W0, b0, W1, b1
+                } else {
+                    bool gradPass = false, mlp = false;
+                    for (auto& p : passes)
+                        gradPass |= p.kernel == "loss/pointwise_grad", mlp |= p.kernel == "loss/mlp_loss";
+                    EXPECT_EQ(gradPass, last != Activation::Linear) << what;
+                    EXPECT_FALSE(mlp) << what;
+                }
             }
-        }
 }
 
 // A small softmax classifier (with and without a final Softmax layer) takes the
@@ -267,7 +270,8 @@ TEST(CpuModel, LossGradientInTheLastLayerMatchesTheCpuBackend) {
 TEST(CpuModel, SmallSoftmaxClassifierTakesTheRecomputedStep) {
     HostMatrix x = randomMatrix(48, 5, 71);
     std::vector<int> y(48);
-    for (int i = 0; i < 48; ++i) y[size_t(i)] = int(x.data[size_t(i) * 5] > 0.0f) + int(x.data[size_t(i) * 5 + 1] > 0.3f);
+    for (int i = 0; i < 48; ++i)
+        y[size_t(i)] = int(x.data[size_t(i) * 5] > 0.0f) + int(x.data[size_t(i) * 5 + 1] > 0.3f);
     for (bool softmaxLayer : {false, true}) {
         struct Run {
             std::vector<float> losses, accuracies;
@@ -294,12 +298,14 @@ TEST(CpuModel, SmallSoftmaxClassifierTakesTheRecomputedStep) {
             return r;
         };
         const std::string what = softmaxLayer ? "with a Softmax layer" : "logits out";
-        Run cpu = run(test::cpuContext(), true), small = run(test::context(), true), general = run(test::context(), false);
+        Run cpu = run(test::cpuContext(), true), small = run(test::context(), true),
+            general = run(test::context(), false);
         ASSERT_EQ(small.losses.size(), 30u) << what;
         for (const Run* other : {&cpu, &general}) {
             ASSERT_EQ(other->losses.size(), small.losses.size()) << what;
             for (size_t i = 0; i < small.losses.size(); ++i)
-                EXPECT_NEAR(other->losses[i], small.losses[i], 1e-4 * std::max(1.0f, small.losses[i])) << what << ", step " << i + 1;
+                EXPECT_NEAR(other->losses[i], small.losses[i], 1e-4 * std::max(1.0f, small.losses[i]))
+                    << what << ", step " << i + 1;
             // Each epoch counts 48 rows; a near-tie may round either way on another engine: one row.
             ASSERT_EQ(other->accuracies.size(), small.accuracies.size()) << what;
             for (size_t i = 0; i < small.accuracies.size(); ++i)

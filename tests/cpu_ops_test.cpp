@@ -77,7 +77,7 @@ TEST(CpuOps, LossesMatchReference) {
         for (auto kind : {cpu::PointwiseLoss::SquaredError, cpu::PointwiseLoss::BinaryCrossEntropy}) {
             cpu::LossSums p = cpu::pointwiseLoss(kind, X.data.data(), T.data.data(), N, C, G.data.data(), N);
             auto w = kind == cpu::PointwiseLoss::SquaredError ? ref::mse(d(X), d(T))
-                                                               : ref::binaryCrossEntropyWithLogits(d(X), d(T));
+                                                              : ref::binaryCrossEntropyWithLogits(d(X), d(T));
             EXPECT_NEAR(p.loss / N, w.loss, 1e-5 * std::max(1.0, w.loss)) << C;
             EXPECT_LE(relError(G, w.grad), 1e-6) << C;
         }
@@ -124,7 +124,8 @@ TEST(CpuOps, OptimizerUpdatesMatchReference) {
                     case OptimizerKind::SGD: ref::sgdStep(pd, gd, {o.lr, o.weightDecay}); break;
                     case OptimizerKind::Momentum:
                     case OptimizerKind::Nesterov:
-                        ref::momentumStep(pd, gd, ms, {o.lr, o.momentum, o.weightDecay, kind == OptimizerKind::Nesterov});
+                        ref::momentumStep(pd, gd, ms,
+                                          {o.lr, o.momentum, o.weightDecay, kind == OptimizerKind::Nesterov});
                         break;
                     case OptimizerKind::Adam:
                         ref::adamStep(pd, gd, as, t, {o.lr, o.beta1, o.beta2, o.eps, o.weightDecay});

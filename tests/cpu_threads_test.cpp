@@ -74,8 +74,8 @@ TEST(CpuThreads, PoolRunsEachThreadOncePerJob) {
 // Rows when M >= N, columns otherwise; odd sizes cut strips and K blocks.
 TEST(CpuThreads, ProductsAreBitIdenticalOnAnyThreadCount) {
     REQUIRE_THREADS();
-    const Product cases[] = {{1, 1, 1, false, false},      {3, 5, 7, true, true},          {127, 1025, 5, false, false},
-                             {128, 784, 256, false, false}, {5, 300, 1025, false, true},   {129, 17, 1025, true, false},
+    const Product cases[] = {{1, 1, 1, false, false},       {3, 5, 7, true, true},       {127, 1025, 5, false, false},
+                             {128, 784, 256, false, false}, {5, 300, 1025, false, true}, {129, 17, 1025, true, false},
                              {1025, 33, 129, true, true},   {7, 3, 257, false, false}};
     for (bool wide : {false, cpu::hasAvx2Fma()})
         for (const Product& p : cases) {

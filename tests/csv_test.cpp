@@ -153,14 +153,15 @@ TEST(Csv, ErrorsNameLineAndColumn) {
         {"1,2,0\n4,\"a\tb\x7f\",1\n", {}, "field 2 'a\\tb\\x7f' is not a number"},
         {std::string("a,b\0c,y\n1,x,2\n", 15), {}, "d.csv:2:3: field 2 (b\\0c) 'x' is not a number"},
         {std::string("a,b\0c\n1,2\n", 11), withLabel("z"), "no column named 'z' (columns: a, b\\0c)"},
-        {std::string("1,2,0\n4,") + std::string(50, '\0') + ",1\n", {},
+        {std::string("1,2,0\n4,") + std::string(50, '\0') + ",1\n",
+         {},
          "field 2 '\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0"
          "\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0...' is not a number"},
     };
     for (const Row& r : rows) {
         const std::string got = errorOf([&] { parseCsv(r.text, "d.csv", r.options); });
-        EXPECT_NE(got.find(r.expected), std::string::npos) << "input: " << r.text << "\nexpected: " << r.expected
-                                                           << "\ngot: " << got;
+        EXPECT_NE(got.find(r.expected), std::string::npos)
+            << "input: " << r.text << "\nexpected: " << r.expected << "\ngot: " << got;
     }
 }
 
@@ -176,7 +177,9 @@ TEST(CsvFile, DevicesFifosAndDirectoriesAreRefusedUnread) {
             loadCsvFile(path);
             ADD_FAILURE() << path << ": no error";
         } catch (const IoError& e) {
-            const std::string why = path == dir ? "is a directory" : path == fifo ? "is a FIFO" : "is a character device";
+            const std::string why = path == dir    ? "is a directory"
+                                    : path == fifo ? "is a FIFO"
+                                                   : "is a character device";
             EXPECT_NE(std::string(e.what()).find("CSV " + path + ": " + why), std::string::npos) << e.what();
             EXPECT_NE(std::string(e.what()).find(", not a regular file"), std::string::npos) << e.what();
         }

@@ -96,8 +96,8 @@ TEST(EpochCallbacks, KeepBestHoldsTheBestEpochsCheckpoint) {
     cb.onEpoch = [&](const EpochInfo&) { atEpoch.push_back(m.saveCheckpoint()); };
     m.fit(d.x, d.y, f, cb);
     const auto& h = m.history();
-    const int best = int(std::min_element(h.begin(), h.end(), [](auto& a, auto& b) { return a.valLoss < b.valLoss; }) -
-                         h.begin());
+    const int best =
+        int(std::min_element(h.begin(), h.end(), [](auto& a, auto& b) { return a.valLoss < b.valLoss; }) - h.begin());
     EXPECT_EQ(m.bestEpoch(), best);
     EXPECT_EQ(m.bestCheckpoint(), atEpoch[size_t(best)]);
     // A new fit starts afresh.
@@ -147,7 +147,8 @@ TEST(EpochCallbacks, OptionsAreCheckedBeforeAnythingRuns) {
     f.reduceLrOnPlateau.patience = 1;
     f.reduceLrOnPlateau.monitor.name = "loss";
     f.reduceLrOnPlateau.factor = 1.5f;
-    EXPECT_NE(message([&] { m.fit(d.x, d.y, f); }).find("reduceLrOnPlateau.factor must be in (0, 1)"), std::string::npos);
+    EXPECT_NE(message([&] { m.fit(d.x, d.y, f); }).find("reduceLrOnPlateau.factor must be in (0, 1)"),
+              std::string::npos);
     EXPECT_EQ(m.step(), 0);
 
     // The model config (and so JavaScript's fit options) reads them.
@@ -165,8 +166,9 @@ TEST(EpochCallbacks, OptionsAreCheckedBeforeAnythingRuns) {
     EXPECT_FLOAT_EQ(j.reduceLrOnPlateau.monitor.minDelta, 0.01f);
     EXPECT_TRUE(j.keepBest.enabled);
     EXPECT_EQ(j.keepBest.monitor.name, "loss");
-    EXPECT_NE(message([&] { fitOptionsFromJson(nlohmann::json::parse(R"({"earlyStopping": {"monitor": "acc"}})"), "f.json"); })
-                  .find("earlyStopping.monitor: unknown value 'acc' (valid: loss, accuracy, val_loss, val_accuracy)"),
+    EXPECT_NE(message([&] {
+                  fitOptionsFromJson(nlohmann::json::parse(R"({"earlyStopping": {"monitor": "acc"}})"), "f.json");
+              }).find("earlyStopping.monitor: unknown value 'acc' (valid: loss, accuracy, val_loss, val_accuracy)"),
               std::string::npos);
 }
 

@@ -238,7 +238,8 @@ TEST(FrozenLayers, TheModelConfigCarriesTrainable) {
     EXPECT_FALSE(layerToJson(c.layers[1]).contains("trainable")) << "the default is not written";
     try {
         modelConfigFromJson(nlohmann::json::parse(R"({"input": 6, "layers": [{"type": "dense", "units": 4,
-            "trainable": "no"}]})"), "bad.json");
+            "trainable": "no"}]})"),
+                            "bad.json");
         ADD_FAILURE() << "accepted a string";
     } catch (const FormatError& e) {
         EXPECT_NE(std::string(e.what()).find("expected true or false"), std::string::npos) << e.what();

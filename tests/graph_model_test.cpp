@@ -17,7 +17,9 @@ namespace graph_model_test {
 
 using namespace gltrain;
 
-HostMatrix randomRows(int rows, int cols, uint32_t seed) { return reftest::randomMatrix(rows, cols, seed).cast<float>(); }
+HostMatrix randomRows(int rows, int cols, uint32_t seed) {
+    return reftest::randomMatrix(rows, cols, seed).cast<float>();
+}
 std::vector<int> someLabels(int rows, int classes) {
     std::vector<int> l(static_cast<size_t>(rows));
     for (int i = 0; i < rows; ++i) l[size_t(i)] = (i * 7) % classes;

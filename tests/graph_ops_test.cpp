@@ -163,7 +163,8 @@ GradCase makeGradCase(const Example<OpT>& e, size_t i) {
     GradCase gc{makeCase(e, i, true), {}, {}};
     for (size_t k = 0; k < gc.c.outputs.size(); ++k)
         if (OpT::kGradOutputs >> k & 1u)
-            gc.seeds.push_back({gc.c.outputs[k], gc.c.g.input("seed" + std::to_string(k), gc.c.g.shape(gc.c.outputs[k]))});
+            gc.seeds.push_back(
+                {gc.c.outputs[k], gc.c.g.input("seed" + std::to_string(k), gc.c.g.shape(gc.c.outputs[k]))});
     gc.grads = backward(gc.c.g, gc.seeds);
     return gc;
 }
@@ -268,7 +269,8 @@ TEST(Graph, AValueUsedTwiceGetsTheSumOfItsGradients) {
                 return seededLoss(g, 3, moved, {{y, seed}});
             };
             const double fd = (lossAt(1e-5) - lossAt(-1e-5)) / 2e-5;
-            EXPECT_NEAR(analytic[grads.at(p)].data[j], fd, 1e-6 + 1e-5 * std::fabs(fd)) << g.describe(p) << "[" << j << "]";
+            EXPECT_NEAR(analytic[grads.at(p)].data[j], fd, 1e-6 + 1e-5 * std::fabs(fd))
+                << g.describe(p) << "[" << j << "]";
         }
 }
 

@@ -176,19 +176,20 @@ TEST(LossScale, StepMatchesTheReference) {
     };
     const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
     const Case cases[] = {
-        {1024, 0, 3.0f, 0.5f, 0, 0},        // a good step: counts
-        {1024, 2, 3.0f, 0.5f, 0, 0},        // the growthInterval-th good step: doubles
-        {32768, 2, 3.0f, 0.5f, 0, 0},       // but not past 32768
-        {1024, 2, inf, 0.5f, 0, 0},         // overflow: halves, skips
-        {1024, 2, 65504.0f, 0.5f, 0, 0},    // saturated at the largest half float: overflow too
-        {1, 1, nan, 0.5f, 0, 0},            // not below 1
-        {256, 1, 3.0f, nan, 0, 0},          // a NaN loss skips without changing the scale
+        {1024, 0, 3.0f, 0.5f, 0, 0},          // a good step: counts
+        {1024, 2, 3.0f, 0.5f, 0, 0},          // the growthInterval-th good step: doubles
+        {32768, 2, 3.0f, 0.5f, 0, 0},         // but not past 32768
+        {1024, 2, inf, 0.5f, 0, 0},           // overflow: halves, skips
+        {1024, 2, 65504.0f, 0.5f, 0, 0},      // saturated at the largest half float: overflow too
+        {1, 1, nan, 0.5f, 0, 0},              // not below 1
+        {256, 1, 3.0f, nan, 0, 0},            // a NaN loss skips without changing the scale
         {512, 0, 3.0f, 0.5f, 5120.0f, 2.0f},  // clipping: the norm is unscaled first (10 > 2: f = 0.2)
         {512, 0, 3.0f, 0.5f, 512.0f, 2.0f},   // norm 1 <= 2: no clipping
     };
     for (const Case& c : cases) {
         PingPong state(ctx, HostMatrix(1, 2, std::vector<float>{c.scale, c.good}));
-        Tensor gmax(ctx, HostMatrix(1, 1, std::vector<float>{c.gmax})), loss(ctx, HostMatrix(1, 1, std::vector<float>{c.loss}));
+        Tensor gmax(ctx, HostMatrix(1, 1, std::vector<float>{c.gmax})),
+            loss(ctx, HostMatrix(1, 1, std::vector<float>{c.loss}));
         Tensor norm(ctx, HostMatrix(1, 1, std::vector<float>{c.norm}));
         Tensor factor(ctx, 1, 2), guard(ctx, 1, 2);
         PassList l;

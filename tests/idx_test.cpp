@@ -70,7 +70,8 @@ std::string headerError(const std::vector<uint8_t>& bytes, const std::string& na
 }
 
 void expectContains(const std::string& message, std::initializer_list<std::string> parts) {
-    for (const std::string& p : parts) EXPECT_NE(message.find(p), std::string::npos) << "missing \"" << p << "\" in: " << message;
+    for (const std::string& p : parts)
+        EXPECT_NE(message.find(p), std::string::npos) << "missing \"" << p << "\" in: " << message;
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ TEST(IdxParse, AllTypesAreBigEndian) {
     EXPECT_EQ(parseIdx(idxBytes(0x0B, {2}, {0x80, 0x01, 0x01, 0x02})).value(1), 258.0);
     EXPECT_EQ(parseIdx(idxBytes(0x0C, {1}, {0xFF, 0xFF, 0xFF, 0xFE})).value(0), -2.0);
     EXPECT_EQ(parseIdx(idxBytes(0x0C, {1}, {0x01, 0x02, 0x03, 0x04})).value(0), 16909060.0);
-    EXPECT_EQ(parseIdx(idxBytes(0x0D, {1}, {0x3F, 0xC0, 0x00, 0x00})).value(0), 1.5);  // 1.5f
+    EXPECT_EQ(parseIdx(idxBytes(0x0D, {1}, {0x3F, 0xC0, 0x00, 0x00})).value(0), 1.5);           // 1.5f
     const IdxArray d = parseIdx(idxBytes(0x0E, {1, 1, 1, 1}, {0xC0, 0x02, 0, 0, 0, 0, 0, 0}));  // -2.25
     EXPECT_EQ(d.rank(), 4u);
     EXPECT_EQ(d.value(0), -2.25);
@@ -139,8 +140,9 @@ TEST(IdxParse, DimensionProductOverflows) {
 }
 
 TEST(IdxParse, TruncatedData) {
-    expectContains(parseError(idxBytes(0x08, {2, 3}, counting(3))),
-                   {"truncated: expected 18 bytes", "12-byte header + 2x3 values of 1 bytes", "found 15", "3 bytes missing"});
+    expectContains(
+        parseError(idxBytes(0x08, {2, 3}, counting(3))),
+        {"truncated: expected 18 bytes", "12-byte header + 2x3 values of 1 bytes", "found 15", "3 bytes missing"});
     expectContains(parseError(idxBytes(0x0C, {2}, counting(5))), {"expected 16 bytes", "3 bytes missing"});
 }
 
@@ -152,8 +154,8 @@ TEST(IdxParse, TrailingBytes) {
 TEST(IdxDataset, BuildsScaledImagesAndLabels) {
     std::vector<uint8_t> pixels = counting(2 * 2 * 3);
     pixels[0] = 255;
-    const Dataset d = makeDataset(parseIdx(idxBytes(0x08, {2, 2, 3}, pixels), "img"),
-                                  parseIdx(idxBytes(0x08, {2}, {9, 0}), "lab"));
+    const Dataset d =
+        makeDataset(parseIdx(idxBytes(0x08, {2, 2, 3}, pixels), "img"), parseIdx(idxBytes(0x08, {2}, {9, 0}), "lab"));
     EXPECT_EQ(d.size(), 2u);
     EXPECT_EQ(d.images.rows, 2);
     EXPECT_EQ(d.images.cols, 6);
@@ -241,8 +243,8 @@ TEST(IdxGzip, CorruptStream) {
     std::vector<uint8_t> gz = gzip(idxBytes(0x08, {64}, counting(64)));
     std::vector<uint8_t> badCrc = gz;
     badCrc[badCrc.size() - 6] ^= 0xFF;  // CRC-32 in the trailer
-    expectContains(parseError(badCrc, "x.gz"), {"IDX x.gz (gzip)", "corrupt gzip stream near compressed byte",
-                                                "incorrect data check"});
+    expectContains(parseError(badCrc, "x.gz"),
+                   {"IDX x.gz (gzip)", "corrupt gzip stream near compressed byte", "incorrect data check"});
     std::vector<uint8_t> badMethod = gz;
     badMethod[2] = 7;  // compression method must be 8 (deflate)
     expectContains(parseError(badMethod, "x.gz"), {"corrupt gzip stream", "unknown compression method"});
@@ -261,7 +263,8 @@ TEST(IdxGzip, TrailingGarbageAfterStream) {
     std::vector<uint8_t> gz = gzip(idxBytes(0x08, {4}, counting(4)));
     const size_t end = gz.size();
     gz.insert(gz.end(), {1, 2, 3});
-    expectContains(parseError(gz), {"3 trailing bytes after the end of the gzip stream at byte " + std::to_string(end)});
+    expectContains(parseError(gz),
+                   {"3 trailing bytes after the end of the gzip stream at byte " + std::to_string(end)});
 }
 
 TEST(IdxGzip, DecompressedContentIsValidated) {
@@ -325,16 +328,19 @@ TEST(IdxHeader, HonestBombCostsNoMoreThanItAnnounces) {
     IdxOptions o;
     o.maxDecompressedBytes = 100000000;
     const auto t0 = std::chrono::steady_clock::now();
-    expectContains(headerError(gz, "bomb.gz", o), {"IDX bomb.gz (gzip): header at bytes 0..15 announces 1024000016 bytes",
-                                                   "more than the decompression limit of 100000000 bytes"});
+    expectContains(headerError(gz, "bomb.gz", o),
+                   {"IDX bomb.gz (gzip): header at bytes 0..15 announces 1024000016 bytes",
+                    "more than the decompression limit of 100000000 bytes"});
     EXPECT_LT(secondsSince(t0), 0.5);
     // A header announcing 1000 images of 32x32 before the same 1.024e9 zeros:
     // its 1024016 bytes, then at most 16 MiB of trailing output, are inflated.
     std::vector<uint8_t> lying = gzip(idxBytes(0x08, {1000, 32, 32}, {}));
-    lying.insert(lying.end(), gz.begin() + std::ptrdiff_t(gzip(idxBytes(0x08, {1000000, 32, 32}, {})).size()), gz.end());
+    lying.insert(lying.end(), gz.begin() + std::ptrdiff_t(gzip(idxBytes(0x08, {1000000, 32, 32}, {})).size()),
+                 gz.end());
     const auto t1 = std::chrono::steady_clock::now();
-    expectContains(parseError(lying, "lie.gz"), {"IDX lie.gz (gunzipped): at least", "trailing bytes after the expected "
-                                                                                      "end at byte 1024016"});
+    expectContains(parseError(lying, "lie.gz"), {"IDX lie.gz (gunzipped): at least",
+                                                 "trailing bytes after the expected "
+                                                 "end at byte 1024016"});
     EXPECT_LT(secondsSince(t1), 2.0);
 }
 #endif
@@ -390,8 +396,8 @@ struct TempDir {
     }
     ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
     void write(const std::string& name, const std::vector<uint8_t>& bytes) const {
-        std::ofstream(path + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                                   std::streamsize(bytes.size()));
+        std::ofstream(path + "/" + name, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     }
 };
 bool isDirectory(const char* path) {
@@ -452,7 +458,8 @@ TEST(IdxFile, PlainFileSizeIsCheckedAtTheHeader) {
         loadIdxFile(dir.path + "/tail.gz");
         FAIL() << "no error";
     } catch (const FormatError& e) {
-        expectContains(e.what(), {"2 trailing bytes after the end of the gzip stream at byte " + std::to_string(gz.size() - 2)});
+        expectContains(e.what(),
+                       {"2 trailing bytes after the end of the gzip stream at byte " + std::to_string(gz.size() - 2)});
     }
 #endif
 }
@@ -477,7 +484,8 @@ TEST(IdxFile, LoaderFindsPlainAndGzipFiles) {
         loadFashionMnist(dir.path, Split::Train);
         FAIL() << "no error";
     } catch (const FormatError& e) {
-        expectContains(e.what(), {"train-images-idx3-ubyte.gz has 2 images", "train-labels-idx1-ubyte.gz has 3 labels"});
+        expectContains(e.what(),
+                       {"train-images-idx3-ubyte.gz has 2 images", "train-labels-idx1-ubyte.gz has 3 labels"});
     }
 #endif
 }

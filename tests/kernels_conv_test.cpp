@@ -35,14 +35,14 @@ struct ConvCase {
     bool small = false;
 };
 const ConvCase kCases[] = {
-    {1, {7, 5, 3}, 3, 2, Padding::Same, 5, Layout::Packed},       // the example, per-lane paths
+    {1, {7, 5, 3}, 3, 2, Padding::Same, 5, Layout::Packed},  // the example, per-lane paths
     {5, {7, 5, 3}, 3, 2, Padding::Same, 5, Layout::PackedRows4},
     {3, {6, 6, 1}, 5, 1, Padding::Valid, 8, Layout::PackedRows4},  // first CNN layer: C = 1, F = 8
     {4, {9, 7, 8}, 3, 1, Padding::Same, 12, Layout::PackedRows4},  // vectorised: C, F multiples of 4
     {2, {5, 5, 4}, 7, 2, Padding::Same, 4, Layout::Packed},
     {3, {4, 6, 4}, 1, 1, Padding::Valid, 3, Layout::Unpacked},
     {5, {9, 9, 4}, 3, 2, Padding::Valid, 8, Layout::PackedRows4, true},  // 81 texels a row: 2 pages of 64
-    {9, {9, 7, 8}, 3, 1, Padding::Same, 12, Layout::PackedRows8},  // rows over 8 layers: the one-row kernels
+    {9, {9, 7, 8}, 3, 1, Padding::Same, 12, Layout::PackedRows8},        // rows over 8 layers: the one-row kernels
 };
 std::string name(const ConvCase& c) {
     return "N=" + std::to_string(c.batch) + " " + c.in.str() + " k" + std::to_string(c.k) + " s" +
@@ -53,9 +53,7 @@ Context& ctxFor(const ConvCase& c) { return c.small ? gltrain::test::smallContex
 Layout weightLayout(const ConvCase& c, int rows) {
     return c.layout == Layout::Unpacked ? c.layout : rows >= 4 ? Layout::PackedRows4 : Layout::Packed;
 }
-double err(const HostMatrix& got, const HostMatrixT<double>& want) {
-    return relativeError(got, want.cast<float>());
-}
+double err(const HostMatrix& got, const HostMatrixT<double>& want) { return relativeError(got, want.cast<float>()); }
 constexpr double kTol = 1e-5;
 
 }  // namespace
@@ -94,7 +92,8 @@ TEST(KernelsConv, ForwardAndBackwardMatchReference) {
         }
         for (int taps : {0, 1 << 20, 1, 2 * w.out.pixels()}) {  // default, one slice, one sample each, two samples each
             channelSum(tdy, c.filters, tdb, taps);
-            EXPECT_LE(err(tdb.download(), ref::channelSum(dyd, c.filters)), kTol) << "db " << name(c) << " tapsPerSlice " << taps;
+            EXPECT_LE(err(tdb.download(), ref::channelSum(dyd, c.filters)), kTol)
+                << "db " << name(c) << " tapsPerSlice " << taps;
         }
     }
 }
@@ -172,10 +171,10 @@ struct BnCase {
 TEST(KernelsBatchNorm, MatchesReference) {
     const float eps = 1e-3f;
     // Unpacked on two cases only: each layout compiles its own kernels.
-    for (BnCase c : {BnCase{1, 1, 3, Layout::Unpacked}, BnCase{5, 9, 3, Layout::Unpacked}, BnCase{1, 1, 3, Layout::Packed},
-                     BnCase{7, 1, 5, Layout::PackedRows4}, BnCase{5, 9, 3, Layout::PackedRows4},
-                     BnCase{6, 10, 8, Layout::PackedRows4}, BnCase{3, 4, 4, Layout::Packed},
-                     BnCase{9, 1, 12, Layout::PackedRows4}}) {
+    for (BnCase c : {BnCase{1, 1, 3, Layout::Unpacked}, BnCase{5, 9, 3, Layout::Unpacked},
+                     BnCase{1, 1, 3, Layout::Packed}, BnCase{7, 1, 5, Layout::PackedRows4},
+                     BnCase{5, 9, 3, Layout::PackedRows4}, BnCase{6, 10, 8, Layout::PackedRows4},
+                     BnCase{3, 4, 4, Layout::Packed}, BnCase{9, 1, 12, Layout::PackedRows4}}) {
         {
             const Layout layout = c.layout;
             Context& ctx = gltrain::test::context();
@@ -236,10 +235,8 @@ TEST(KernelsBatchNorm, MovingAverageMatchesReferenceAndHonoursTheLossGuard) {
                 l.run();
                 avg.swap();
                 const HostMatrix got = avg.front().download();
-                if (guarded && !std::isfinite(loss))
-                    EXPECT_EQ(got.data, a.data) << where << " loss " << loss;
-                else
-                    EXPECT_LE(err(got, want), kTol) << where << " loss " << loss;
+                if (guarded && !std::isfinite(loss)) EXPECT_EQ(got.data, a.data) << where << " loss " << loss;
+                else EXPECT_LE(err(got, want), kTol) << where << " loss " << loss;
             }
         }
     PingPong avg(ctx, 1, 4);

@@ -23,14 +23,12 @@ using gltrain::test::randomMatrix;
 using gltrain::test::relativeError;
 
 namespace {
-const Case kCases[] = {{1, 1, Layout::Packed, false},    {1, 1, Layout::Unpacked, false},
-                       {3, 5, Layout::Packed, false},    {3, 5, Layout::Unpacked, false},
-                       {127, 129, Layout::Packed, false}, {257, 63, Layout::Unpacked, false},
-                       {1000, 10, Layout::Packed, false}, {1, 1025, Layout::Packed, true},
-                       {129, 130, Layout::Packed, true},  {70, 129, Layout::Unpacked, true},
-                       {7, 5, Layout::PackedRows4, false}, {257, 63, Layout::PackedRows4, false},
-                       {301, 130, Layout::PackedRows4, true}, {13, 9, Layout::PackedRows8, false},
-                       {301, 130, Layout::PackedRows8, true}};
+const Case kCases[] = {
+    {1, 1, Layout::Packed, false},         {1, 1, Layout::Unpacked, false},     {3, 5, Layout::Packed, false},
+    {3, 5, Layout::Unpacked, false},       {127, 129, Layout::Packed, false},   {257, 63, Layout::Unpacked, false},
+    {1000, 10, Layout::Packed, false},     {1, 1025, Layout::Packed, true},     {129, 130, Layout::Packed, true},
+    {70, 129, Layout::Unpacked, true},     {7, 5, Layout::PackedRows4, false},  {257, 63, Layout::PackedRows4, false},
+    {301, 130, Layout::PackedRows4, true}, {13, 9, Layout::PackedRows8, false}, {301, 130, Layout::PackedRows8, true}};
 
 }  // namespace
 
@@ -60,7 +58,8 @@ TEST(KernelsElementwise, MixedLayoutsAgree) {
     Tensor ta(ctx, a, Layout::Packed), tb(ctx, b, Layout::Unpacked), out(ctx, 65, 131, Layout::Packed);
     mul(ta, tb, out);
     EXPECT_EQ(out.download().data, ref::mul(a, b).data);
-    Tensor tr(ctx, a, Layout::PackedRows4), out4(ctx, 65, 131, Layout::PackedRows4), outU(ctx, 65, 131, Layout::Unpacked);
+    Tensor tr(ctx, a, Layout::PackedRows4), out4(ctx, 65, 131, Layout::PackedRows4),
+        outU(ctx, 65, 131, Layout::Unpacked);
     mul(tr, tb, out4);
     EXPECT_EQ(out4.download().data, ref::mul(a, b).data);
     mul(tr, ta, outU);
@@ -104,7 +103,8 @@ TEST(KernelsElementwise, ActivationsAtExtremesStayFinite) {
         HostMatrix want = ref::activate(z, act, 0.1f), got = out.download();
         for (int i = 0; i < 8; ++i) {
             EXPECT_FALSE(std::isnan(got.data[size_t(i)])) << activationName(act) << " f(" << z.data[size_t(i)] << ")";
-            EXPECT_NEAR(got.data[size_t(i)], want.data[size_t(i)], 1e-6 * std::max(1.0f, std::fabs(want.data[size_t(i)])))
+            EXPECT_NEAR(got.data[size_t(i)], want.data[size_t(i)],
+                        1e-6 * std::max(1.0f, std::fabs(want.data[size_t(i)])))
                 << activationName(act) << " f(" << z.data[size_t(i)] << ")";
         }
         activationGrad(ones, tz, act, out, 0.1f);
@@ -118,7 +118,8 @@ TEST(KernelsElementwise, ActivationsAtExtremesStayFinite) {
         HostMatrix wantFlushed = ref::activationGrad(HostMatrix(1, 8, 1.0f), flushed, act, 0.1f);
         for (int i = 0; i < 8; ++i) {
             float g = got.data[size_t(i)];
-            bool ok = std::fabs(g - want.data[size_t(i)]) <= 1e-6f || std::fabs(g - wantFlushed.data[size_t(i)]) <= 1e-6f;
+            bool ok =
+                std::fabs(g - want.data[size_t(i)]) <= 1e-6f || std::fabs(g - wantFlushed.data[size_t(i)]) <= 1e-6f;
             EXPECT_TRUE(ok) << activationName(act) << " f'(" << z.data[size_t(i)] << ") = " << g << ", want "
                             << want.data[size_t(i)];
         }

@@ -47,7 +47,8 @@ TEST(Fetch, WhoReadsHow) {
     EXPECT_EQ(autoCaps.sampledFetch, swiftShader) << autoCaps.fetchReason;
     std::ostringstream report;
     report << autoCaps;
-    EXPECT_NE(report.str().find(swiftShader ? "texel reads:                 texture()" : "texel reads:                 texelFetch"),
+    EXPECT_NE(report.str().find(swiftShader ? "texel reads:                 texture()"
+                                            : "texel reads:                 texelFetch"),
               std::string::npos)
         << report.str();
 
@@ -78,7 +79,8 @@ TEST(Fetch, MatmulMatchesTheReferenceTheOtherWay) {
     }
     // Pages (MAX_TEXTURE_SIZE 64): texture() maps the texel inside its page.
     Context& paged = otherContext(true);
-    for (Form f : {Form::NN, Form::TN, Form::NT}) test::checkMatmul(paged, f, 301, 300, 70, Layout::Packed, Layout::PackedRows8);
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        test::checkMatmul(paged, f, 301, 300, 70, Layout::Packed, Layout::PackedRows8);
     test::context();
 }
 

@@ -34,13 +34,12 @@ using gltrain::test::name;
 using gltrain::test::randomMatrix;
 
 namespace {
-const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},
-                       {3, 5, Layout::Packed, false},     {3, 5, Layout::Unpacked, false},
-                       {127, 129, Layout::Packed, false}, {1000, 10, Layout::Packed, false},
-                       {1000, 10, Layout::Unpacked, false}, {1, 1025, Layout::Packed, false},
-                       {1, 1025, Layout::Unpacked, false}, {257, 63, Layout::Unpacked, false},
-                       {257, 63, Layout::Packed, true},   {1, 1025, Layout::Packed, true},
-                       {70, 129, Layout::Unpacked, true}};
+const Case kCases[] = {
+    {1, 1, Layout::Packed, false},       {1, 1, Layout::Unpacked, false},   {3, 5, Layout::Packed, false},
+    {3, 5, Layout::Unpacked, false},     {127, 129, Layout::Packed, false}, {1000, 10, Layout::Packed, false},
+    {1000, 10, Layout::Unpacked, false}, {1, 1025, Layout::Packed, false},  {1, 1025, Layout::Unpacked, false},
+    {257, 63, Layout::Unpacked, false},  {257, 63, Layout::Packed, true},   {1, 1025, Layout::Packed, true},
+    {70, 129, Layout::Unpacked, true}};
 
 // max over elements of |a - b| / (atol + rtol |b|): <= 1 passes.
 double scaledError(const HostMatrix& a, const HostMatrix& b, double atol, double rtol) {
@@ -48,7 +47,8 @@ double scaledError(const HostMatrix& a, const HostMatrix& b, double atol, double
     double e = 0.0;
     for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) {
         const double d = std::fabs(double(a.data[i]) - double(b.data[i]));
-        e = std::max(e, std::isnan(d) ? std::numeric_limits<double>::infinity() : d / (atol + rtol * std::fabs(b.data[i])));
+        e = std::max(
+            e, std::isnan(d) ? std::numeric_limits<double>::infinity() : d / (atol + rtol * std::fabs(b.data[i])));
     }
     return e;
 }
@@ -180,12 +180,12 @@ TEST(KernelsLoss, HugeLogitsStayFinite) {
 }
 
 TEST(KernelsLoss, NaNLogitPoisonsOnlyItsRow) {
-    for (const Case& c : {Case{5, 7, Layout::Packed, false}, Case{5, 7, Layout::Unpacked, false},
-                          Case{130, 9, Layout::Packed, true}}) {
+    for (const Case& c :
+         {Case{5, 7, Layout::Packed, false}, Case{5, 7, Layout::Unpacked, false}, Case{130, 9, Layout::Packed, true}}) {
         Context& ctx = ctxFor(c);
         HostMatrix x = randomMatrix(c.rows, c.cols, 19, -3.0f, 3.0f);
         x(2, 4) = std::numeric_limits<float>::quiet_NaN();
-        x(3, 0) = std::numeric_limits<float>::infinity();  // +inf: NaN too (inf - inf), as in the reference
+        x(3, 0) = std::numeric_limits<float>::infinity();   // +inf: NaN too (inf - inf), as in the reference
         x(4, 1) = -std::numeric_limits<float>::infinity();  // -inf in a finite row: probability 0
         std::vector<int> y = randomLabels(c.rows, c.cols, 20);
         y[4] = 2;
@@ -237,7 +237,8 @@ TEST(KernelsLoss, OutOfRangeLabels) {
     EXPECT_THROW(uploadLabels(labels, {0, -1, 1}, 5), ArgumentError);
     EXPECT_THROW(uploadLabels(labels, {0, 1}, 5), ArgumentError);
     EXPECT_NO_THROW(uploadLabels(labels, {0, 4, 1}, 5));
-    EXPECT_THROW(ref::softmaxCrossEntropy(x, std::vector<int>{0, 5, 0, 0, 0, 0}), ArgumentError);  // the reference agrees
+    EXPECT_THROW(ref::softmaxCrossEntropy(x, std::vector<int>{0, 5, 0, 0, 0, 0}),
+                 ArgumentError);  // the reference agrees
 }
 
 TEST(KernelsLoss, MseAndBceMatchReference) {
@@ -299,7 +300,8 @@ TEST(KernelsLoss, DenseLossGradMatchesReference) {
         Tensor tx(ctx, x), tw(ctx, w), tb(ctx, b), tt(ctx, t), z(ctx, s.n, s.c), g(ctx, s.n, s.c);
         Tensor tscale(ctx, HostMatrix(1, 1, std::vector<float>{256.0f}));
         if (s.small) ASSERT_TRUE(z.geometry().paged());
-        const HostMatrix want = ref::densePreactivation(x.cast<double>(), w.cast<double>(), b.cast<double>()).cast<float>();
+        const HostMatrix want =
+            ref::densePreactivation(x.cast<double>(), w.cast<double>(), b.cast<double>()).cast<float>();
         double zmax = 0;
         for (float v : want.data) zmax = std::max(zmax, double(std::fabs(v)));
         const double invCount = 1.0 / (double(s.n) * s.c);
@@ -317,8 +319,9 @@ TEST(KernelsLoss, DenseLossGradMatchesReference) {
                 const bool mseLoss = loss == PointwiseLoss::MeanSquaredError;
                 HostMatrix wantG = mseLoss ? ref::mse(hz, t).grad : ref::binaryCrossEntropyWithLogits(hz, t).grad;
                 for (float& v : wantG.data) v *= k;
-                EXPECT_LE(scaledError(g.download(), wantG, (mseLoss ? 1e-7 : 1e-6) * invCount * k, mseLoss ? 1e-6 : 1e-5),
-                          1.0)
+                EXPECT_LE(
+                    scaledError(g.download(), wantG, (mseLoss ? 1e-7 : 1e-6) * invCount * k, mseLoss ? 1e-6 : 1e-5),
+                    1.0)
                     << shape << (mseLoss ? " mse" : " bce") << (scale ? " scaled" : "");
             }
         }
@@ -347,7 +350,8 @@ TEST(KernelsLoss, MeanLossOnGpu) {
         softmaxCrossEntropy(tx, labels, grad, nullptr, &m);
         EXPECT_PRED2(near, m.download().data[0], ref::softmaxCrossEntropy(x, y).mean()) << name(c);
         softmaxCrossEntropyOneHot(tx, hot, grad, nullptr, &m);
-        EXPECT_PRED2(near, m.download().data[0], ref::softmaxCrossEntropyOneHot(x, oneHot(y, c.cols)).mean()) << name(c);
+        EXPECT_PRED2(near, m.download().data[0], ref::softmaxCrossEntropyOneHot(x, oneHot(y, c.cols)).mean())
+            << name(c);
         mse(tx, tt, &grad, nullptr, &m);
         EXPECT_PRED2(near, m.download().data[0], ref::mse(x, t).loss) << name(c);
         binaryCrossEntropyWithLogits(tx, tt, nullptr, &perElem, &m);  // the per-element form, reduced
@@ -367,10 +371,10 @@ TEST(KernelsLoss, SmallBatchMeanInOnePass) {
         Layout layout;
         size_t lossPasses;  // passes after the gradient's
     };
-    for (const Shape& c : {Shape{4, 1, Layout::Unpacked, 1}, Shape{1, 1, Layout::Packed, 1},
-                           Shape{3, 5, Layout::Packed, 1}, Shape{f2 / 3, 9, Layout::Packed, 1},
-                           Shape{f2, 1, Layout::Unpacked, 1}, Shape{f2 + 1, 1, Layout::Unpacked, 3},
-                           Shape{f2 / 2 + 1, 5, Layout::Packed, 2}}) {
+    for (const Shape& c :
+         {Shape{4, 1, Layout::Unpacked, 1}, Shape{1, 1, Layout::Packed, 1}, Shape{3, 5, Layout::Packed, 1},
+          Shape{f2 / 3, 9, Layout::Packed, 1}, Shape{f2, 1, Layout::Unpacked, 1}, Shape{f2 + 1, 1, Layout::Unpacked, 3},
+          Shape{f2 / 2 + 1, 5, Layout::Packed, 2}}) {
         HostMatrix x = randomMatrix(c.rows, c.cols, 51, -4.0f, 4.0f), t = randomMatrix(c.rows, c.cols, 52, 0.0f, 1.0f);
         Tensor tx(ctx, x, c.layout), tt(ctx, t, c.layout), grad(ctx, c.rows, c.cols, c.layout), m(ctx, 1, 1);
         const std::string what = std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + layoutName(c.layout);

@@ -24,8 +24,8 @@ using gltrain::test::kernelsOf;
 
 namespace {
 
-#define REQUIRE_COMPUTE()                                                                                  \
-    if (!computeContext().caps().computeShaders)                                                          \
+#define REQUIRE_COMPUTE()                        \
+    if (!computeContext().caps().computeShaders) \
     GTEST_SKIP() << "no compute shaders here (" << computeContext().caps().computeReason << ")"
 
 }  // namespace
@@ -81,7 +81,8 @@ TEST(ComputeKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
 
 TEST(ComputeKernels, LongKInOneDispatchAndPagedTensors) {
     REQUIRE_COMPUTE();
-    for (Form f : {Form::NN, Form::TN, Form::NT}) test::checkMatmul(computeContext(), f, 33, 8192, 17, Layout::Packed, Layout::Packed);
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        test::checkMatmul(computeContext(), f, 33, 8192, 17, Layout::Packed, Layout::Packed);
     // MAX_TEXTURE_SIZE 64: operands and output split into pages.
     test::checkMatmul(computeContext(true), Form::NN, 127, 300, 129, Layout::Packed, Layout::Packed);
     test::checkMatmul(computeContext(true), Form::TN, 301, 70, 129, Layout::Packed, Layout::PackedRows8);

@@ -46,7 +46,8 @@ TEST(FeedbackKernels, WhoRunsThem) {
     EXPECT_EQ(kernelsOf(a, b, c, both), std::vector<std::string>{"forward/matmul"});
     const int kMax = detail::kFeedbackMaxK;
     Tensor longA(ctx, 8, kMax + 4), longB(ctx, kMax + 4, 8);
-    EXPECT_EQ(kernelsOf(longA, longB, c).front(), "forward/matmul") << "K past kFeedbackMaxK: the K-split fragment kernels";
+    EXPECT_EQ(kernelsOf(longA, longB, c).front(), "forward/matmul")
+        << "K past kFeedbackMaxK: the K-split fragment kernels";
 
     // ContextOptions::feedbackMinWork: smaller products into a row-interleaved C
     // keep the block kernel; a Packed C (which it cannot write) takes feedback
@@ -119,7 +120,8 @@ TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
             for (int k : {1, 3, 8, 129}) test::checkMatmul(ctx, f, s.m, k, s.n, Layout::Packed, Layout::Packed);
     for (Form f : {Form::NN, Form::TN, Form::NT}) {
         test::checkMatmul(ctx, f, 130, 97, 33, Layout::PackedRows4, Layout::PackedRows8);
-        test::checkMatmul(ctx, f, 13, 1024, 6, Layout::PackedRows8, Layout::PackedRows4);  // K = kFeedbackMaxK in one draw
+        test::checkMatmul(ctx, f, 13, 1024, 6, Layout::PackedRows8,
+                          Layout::PackedRows4);  // K = kFeedbackMaxK in one draw
     }
 }
 
@@ -132,7 +134,8 @@ TEST(FeedbackKernels, PagedOperands) {
     Tensor a(ctx, 300, 300), b(ctx, 300, 16), c(ctx, 300, 16), wide(ctx, 300, 300);
     EXPECT_EQ(kernelsOf(a, b, c), kFeedback);
     EXPECT_NE(kernelsOf(a, a, wide), kFeedback);
-    for (Form f : {Form::NN, Form::TN, Form::NT}) test::checkMatmul(ctx, f, 127, 300, 13, Layout::Packed, Layout::Packed);
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        test::checkMatmul(ctx, f, 127, 300, 13, Layout::Packed, Layout::Packed);
     test::checkMatmul(ctx, Form::NN, 301, 70, 15, Layout::PackedRows8, Layout::PackedRows4);
 }
 

@@ -103,10 +103,9 @@ TEST_P(KernelsMatmul, KSplitMatchesOnePass) {
     check(test::context(), GetParam(), 5, 1001, 7, Layout::Packed, 64);  // ragged last slice
 }
 
-INSTANTIATE_TEST_SUITE_P(Forms, KernelsMatmul, ::testing::Values(Form::NN, Form::TN, Form::NT),
-                         [](const auto& info) {
-                             return std::string(info.param == Form::NN ? "NN" : info.param == Form::TN ? "TN" : "NT");
-                         });
+INSTANTIATE_TEST_SUITE_P(Forms, KernelsMatmul, ::testing::Values(Form::NN, Form::TN, Form::NT), [](const auto& info) {
+    return std::string(info.param == Form::NN ? "NN" : info.param == Form::TN ? "TN" : "NT");
+});
 
 TEST(KernelsDense, FusedForwardMatchesReference) {
     Context& ctx = test::context();
@@ -167,8 +166,10 @@ TEST(KernelsDense, BlockedFusedForwardAndBackwardEpilogue) {
             o.act = act;
             o.dactZ = &tz;
             matmul(ty, tw, dx, o);
-            auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.01);
-            EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act) << " " << layoutName(l);
+            auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(),
+                                         act, 0.01);
+            EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5)
+                << activationName(act) << " " << layoutName(l);
         }
     }
 }
@@ -266,8 +267,9 @@ TEST(PassListProfile, CoversThePassesWork) {
         const auto times = list.profile(3);
         double profiled = 0;
         for (auto& t : times) profiled += t.ms;
-        EXPECT_GE(profiled, 0.25 * waited[1]) << n << "^3 by " << (times.front().gpuTimer ? "GPU timer queries" : "the host clock")
-                                              << ": " << profiled << " ms profiled, " << waited[1] << " ms waited for";
+        EXPECT_GE(profiled, 0.25 * waited[1])
+            << n << "^3 by " << (times.front().gpuTimer ? "GPU timer queries" : "the host clock") << ": " << profiled
+            << " ms profiled, " << waited[1] << " ms waited for";
         break;
     }
 }

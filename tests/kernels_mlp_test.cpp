@@ -41,7 +41,9 @@ std::string name(const Net& n) {
     std::string s;
     for (int w : n.widths) s += (s.empty() ? "" : "-") + std::to_string(w);
     s += " batch " + std::to_string(n.batch) +
-         (n.softmax ? " softmax" : n.loss == PointwiseLoss::MeanSquaredError ? " mse" : " bce");
+         (n.softmax                                   ? " softmax"
+          : n.loss == PointwiseLoss::MeanSquaredError ? " mse"
+                                                      : " bce");
     return s + " " + layoutName(n.layout) + (n.small ? " paged" : "");
 }
 
@@ -145,7 +147,10 @@ const std::vector<Net>& nets() {
         {{1, 1}, {A::Linear}, 1, PointwiseLoss::BinaryCrossEntropyWithLogits},
         {{3, 5, 3}, {A::ReLU, A::Sigmoid}, 5, PointwiseLoss::BinaryCrossEntropyWithLogits, Layout::Unpacked},
         {{5, 7, 6, 3}, {A::LeakyReLU, A::GELU, A::Softplus}, 3, PointwiseLoss::MeanSquaredError},
-        {{4, 9, 1, 5, 2}, {A::Tanh, A::ReLU, A::Linear, A::Sigmoid}, 7, PointwiseLoss::MeanSquaredError,
+        {{4, 9, 1, 5, 2},
+         {A::Tanh, A::ReLU, A::Linear, A::Sigmoid},
+         7,
+         PointwiseLoss::MeanSquaredError,
          Layout::PackedRows4},
         {{3, 70, 2}, {A::Tanh, A::Linear}, 9, PointwiseLoss::BinaryCrossEntropyWithLogits, Layout::Packed, true},
         // Softmax cross-entropy: 2 to 7 classes, a hidden activation on the output, pages.
@@ -344,7 +349,7 @@ TEST(KernelsMlp, GuardAndRefusals) {
             << e.what();
     }
     PassList l;
-    EXPECT_THROW(recordSmallMlpCorrectCount(l, f.mlp, mean), ArgumentError);  // no labels
+    EXPECT_THROW(recordSmallMlpCorrectCount(l, f.mlp, mean), ArgumentError);   // no labels
     EXPECT_THROW(recordSmallMlpCorrectCount(l, sf.mlp, wide), ArgumentError);  // not 1x1
     EXPECT_THROW(recordSmallMlpLoss(l, f.mlp, wide), ArgumentError);
     EXPECT_THROW(recordSmallMlpUpdate(l, sgd, f.mlp, 0, true, *f.W[0], {}), ArgumentError);  // not layer 0's bias

@@ -32,12 +32,11 @@ using gltrain::test::ctxFor;
 using gltrain::test::name;
 
 namespace {
-const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},
-                       {3, 5, Layout::Packed, false},     {3, 5, Layout::Unpacked, false},
-                       {127, 129, Layout::Packed, false}, {127, 129, Layout::Unpacked, false},
-                       {1000, 10, Layout::Packed, false}, {1, 1025, Layout::Packed, false},
-                       {257, 63, Layout::Unpacked, false}, {1, 1025, Layout::Packed, true},
-                       {257, 63, Layout::Packed, true},   {70, 129, Layout::Unpacked, true}};
+const Case kCases[] = {
+    {1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},   {3, 5, Layout::Packed, false},
+    {3, 5, Layout::Unpacked, false},   {127, 129, Layout::Packed, false}, {127, 129, Layout::Unpacked, false},
+    {1000, 10, Layout::Packed, false}, {1, 1025, Layout::Packed, false},  {257, 63, Layout::Unpacked, false},
+    {1, 1025, Layout::Packed, true},   {257, 63, Layout::Packed, true},   {70, 129, Layout::Unpacked, true}};
 
 // Bitwise equality that also reports the first differing element.
 ::testing::AssertionResult bitEqual(const HostMatrix& gpu, const HostMatrix& ref) {

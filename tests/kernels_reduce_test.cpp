@@ -38,14 +38,12 @@ using gltrain::test::name;
 using gltrain::test::randomMatrix;
 
 namespace {
-const Case kCases[] = {{1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},
-                       {1, 37, Layout::Packed, false},    {41, 1, Layout::Unpacked, false},
-                       {3, 5, Layout::Packed, false},     {3, 5, Layout::Unpacked, false},
-                       {127, 129, Layout::Packed, false}, {257, 63, Layout::Unpacked, false},
-                       {1000, 10, Layout::Packed, false}, {1, 5000, Layout::Packed, false},
-                       {5000, 1, Layout::Unpacked, false}, {1, 5000, Layout::Unpacked, true},
-                       {5000, 1, Layout::Packed, true},   {129, 130, Layout::Packed, true},
-                       {70, 129, Layout::Unpacked, true}};
+const Case kCases[] = {
+    {1, 1, Layout::Packed, false},     {1, 1, Layout::Unpacked, false},    {1, 37, Layout::Packed, false},
+    {41, 1, Layout::Unpacked, false},  {3, 5, Layout::Packed, false},      {3, 5, Layout::Unpacked, false},
+    {127, 129, Layout::Packed, false}, {257, 63, Layout::Unpacked, false}, {1000, 10, Layout::Packed, false},
+    {1, 5000, Layout::Packed, false},  {5000, 1, Layout::Unpacked, false}, {1, 5000, Layout::Unpacked, true},
+    {5000, 1, Layout::Packed, true},   {129, 130, Layout::Packed, true},   {70, 129, Layout::Unpacked, true}};
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
@@ -58,10 +56,14 @@ int countOf(const HostMatrix& x, ReduceAxis a) {
 
 HostMatrix refReduce(const HostMatrix& x, ReduceOp op, ReduceAxis a) {
     switch (op) {
-        case ReduceOp::Sum: return a == ReduceAxis::Rows ? ref::sumRows(x) : a == ReduceAxis::Cols ? ref::sumCols(x) : ref::sumAll(x);
+        case ReduceOp::Sum:
+            return a == ReduceAxis::Rows ? ref::sumRows(x) : a == ReduceAxis::Cols ? ref::sumCols(x) : ref::sumAll(x);
         case ReduceOp::Mean:
-            return a == ReduceAxis::Rows ? ref::meanRows(x) : a == ReduceAxis::Cols ? ref::meanCols(x) : ref::meanAll(x);
-        default: return a == ReduceAxis::Rows ? ref::maxRows(x) : a == ReduceAxis::Cols ? ref::maxCols(x) : ref::maxAll(x);
+            return a == ReduceAxis::Rows   ? ref::meanRows(x)
+                   : a == ReduceAxis::Cols ? ref::meanCols(x)
+                                           : ref::meanAll(x);
+        default:
+            return a == ReduceAxis::Rows ? ref::maxRows(x) : a == ReduceAxis::Cols ? ref::maxCols(x) : ref::maxAll(x);
     }
 }
 
@@ -107,7 +109,8 @@ void expectArgumentError(F f, const std::vector<std::string>& mentions, const st
         f();
         ADD_FAILURE() << what << ": expected ArgumentError";
     } catch (const ArgumentError& e) {
-        for (auto& m : mentions) EXPECT_NE(std::string(e.what()).find(m), std::string::npos) << what << ": " << e.what();
+        for (auto& m : mentions)
+            EXPECT_NE(std::string(e.what()).find(m), std::string::npos) << what << ": " << e.what();
     }
 }
 }  // namespace
@@ -316,7 +319,7 @@ TEST(KernelsReduce, ArgmaxMatchesReferenceAndTies) {
         // Quantised values give ties within rows.
         for (float& v : x.data) v = std::round(v * 2.0f);
         if (c.cols > 2) {
-            for (int j = 0; j < c.cols; ++j) x(0, j) = 7.0f;  // all tied: index 0
+            for (int j = 0; j < c.cols; ++j) x(0, j) = 7.0f;            // all tied: index 0
             x(c.rows - 1, c.cols - 1) = 9.0f, x(c.rows - 1, 1) = 9.0f;  // tie: index 1
         }
         const HostMatrixT<int> want = ref::argmaxRows(x);
@@ -335,10 +338,10 @@ TEST(KernelsReduce, ArgmaxMatchesReferenceAndTies) {
 
 TEST(KernelsReduce, ArgmaxNaNAndInfinities) {
     Context& ctx = test::context();
-    HostMatrix x(4, 70, -kInf);  // row 0 all -inf: 0
-    for (int j = 0; j < 70; ++j) x(1, j) = kNaN;  // all NaN: 0
+    HostMatrix x(4, 70, -kInf);                        // row 0 all -inf: 0
+    for (int j = 0; j < 70; ++j) x(1, j) = kNaN;       // all NaN: 0
     x(2, 0) = kNaN, x(2, 40) = 1.0f, x(2, 69) = kNaN;  // NaN never wins: 40
-    x(3, 3) = kInf, x(3, 65) = kInf;  // +inf ties: 3
+    x(3, 3) = kInf, x(3, 65) = kInf;                   // +inf ties: 3
     const HostMatrixT<int> want = ref::argmaxRows(x);
     EXPECT_EQ(want.data, (std::vector<int>{0, 0, 40, 3}));
     for (int f : {kReduceBlockFactor, 2})
@@ -385,15 +388,14 @@ TEST(KernelsReduce, SmallTreesFinishInOnePass) {
         ReduceAxis axis;
         size_t passes;
     };
-    for (const Count& c : {Count{2 * f, 1, Layout::Unpacked, ReduceAxis::All, 1},  // a batch's losses
-                           Count{2 * f + 1, 1, Layout::Unpacked, ReduceAxis::All, 2},
-                           Count{4, 1, Layout::Unpacked, ReduceAxis::All, 1},
-                           Count{2 * f, 7, Layout::Packed, ReduceAxis::Cols, 1},
-                           Count{2 * f + 1, 7, Layout::Packed, ReduceAxis::Cols, 2},
-                           Count{5, 8 * f, Layout::Packed, ReduceAxis::Rows, 1},
-                           Count{5, 8 * f + 4, Layout::Packed, ReduceAxis::Rows, 2},
-                           Count{f, 8, Layout::Packed, ReduceAxis::All, 1},
-                           Count{f + 1, 8, Layout::Packed, ReduceAxis::All, 2}}) {
+    for (const Count& c :
+         {Count{2 * f, 1, Layout::Unpacked, ReduceAxis::All, 1},  // a batch's losses
+          Count{2 * f + 1, 1, Layout::Unpacked, ReduceAxis::All, 2}, Count{4, 1, Layout::Unpacked, ReduceAxis::All, 1},
+          Count{2 * f, 7, Layout::Packed, ReduceAxis::Cols, 1},
+          Count{2 * f + 1, 7, Layout::Packed, ReduceAxis::Cols, 2},
+          Count{5, 8 * f, Layout::Packed, ReduceAxis::Rows, 1},
+          Count{5, 8 * f + 4, Layout::Packed, ReduceAxis::Rows, 2}, Count{f, 8, Layout::Packed, ReduceAxis::All, 1},
+          Count{f + 1, 8, Layout::Packed, ReduceAxis::All, 2}}) {
         const HostMatrix x = randomMatrix(c.rows, c.cols, 31);
         const std::string what = std::to_string(c.rows) + "x" + std::to_string(c.cols) + " " + axisName(c.axis);
         for (ReduceOp op : kOps) {
@@ -490,10 +492,16 @@ TEST(KernelsReduce, ShapeErrorsNameTheShapes) {
     expectArgumentError([&] { globalL2Norm({&x}, wrong); }, {"globalL2Norm", "2x2", "1x1"}, "norm out");
     expectArgumentError([&] { globalL2Norm({}, one); }, {"globalL2Norm", "empty"}, "empty list");
     Tensor y(ctx, 3, 5);
-    expectArgumentError([&] { clipByGlobalNorm({&x, &row}, {&y, &wrong}, 1.0f, one); },
-                        {"clipByGlobalNorm", "1x5", "2x2"}, "clip shapes");
-    expectArgumentError([&] { clipByGlobalNorm({&x}, {&y, &wrong}, 1.0f, one); }, {"clipByGlobalNorm", "1", "2"},
-                        "clip counts");
+    expectArgumentError(
+        [&] {
+            clipByGlobalNorm({&x, &row}, {&y, &wrong}, 1.0f, one);
+        },
+        {"clipByGlobalNorm", "1x5", "2x2"}, "clip shapes");
+    expectArgumentError(
+        [&] {
+            clipByGlobalNorm({&x}, {&y, &wrong}, 1.0f, one);
+        },
+        {"clipByGlobalNorm", "1", "2"}, "clip counts");
     expectArgumentError([&] { clipByGlobalNorm({&x}, {&x}, 1.0f, one); }, {"clipByGlobalNorm", "its input"},
                         "clip in place");
     expectArgumentError([&] { clipByGlobalNorm({&x}, {&y}, 0.0f, one); }, {"clipByGlobalNorm", "maxNorm"},
@@ -525,7 +533,8 @@ TEST(KernelsReduceBench, DISABLED_BlockFactor) {
             auto t0 = std::chrono::steady_clock::now();
             for (int i = 0; i < reps; ++i) l.run();
             out.download();
-            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+            const double ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
             std::printf("F=%3d %-22s %8.2f ms  (%zu passes)\n", f, what, ms, l.size());
         };
         time("sumAll 2048x2048", one, [&](PassList& l) { recordSumAll(l, tbig, one, o); });

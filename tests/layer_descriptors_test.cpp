@@ -144,8 +144,8 @@ std::string typeAlias(const std::string& dts, const std::string& name) {
 }
 
 struct DtsInterface {
-    std::set<std::string> types;                  // the literals of its `type` member
-    std::map<std::string, std::string> members;   // "units" -> "number", "alpha?" -> "number"
+    std::set<std::string> types;                 // the literals of its `type` member
+    std::map<std::string, std::string> members;  // "units" -> "number", "alpha?" -> "number"
 };
 // The interfaces named in `export type LayerSpec = A | B | ...`.
 std::map<std::string, DtsInterface> layerInterfaces(const std::string& dts) {
@@ -186,7 +186,8 @@ std::string expectedInterfaceText() {
     std::string s = std::string("{ type: '") + L::kType + "'";
     if (std::string(L::kDefaultName) != L::kType) s += std::string(" | '") + L::kDefaultName + "'";
     forEachField<L>([&](const auto& f) {
-        s += std::string("; ") + f.key + (f.required ? "" : "?") + ": " + tsType<std::decay_t<decltype(f.defaultValue())>>();
+        s += std::string("; ") + f.key + (f.required ? "" : "?") + ": " +
+             tsType<std::decay_t<decltype(f.defaultValue())>>();
     });
     return s + " }";
 }

@@ -22,15 +22,17 @@ inline void checkMatmul(Context& ctx, Form f, int m, int k, int n, Layout in, La
     HostMatrix a = f == Form::TN ? randomMatrix(k, m, unsigned(m + k)) : randomMatrix(m, k, unsigned(m + k));
     HostMatrix b = f == Form::NT ? randomMatrix(n, k, unsigned(n + 1)) : randomMatrix(k, n, unsigned(n + 1));
     auto ad = a.cast<double>(), bd = b.cast<double>();
-    auto want = (f == Form::NN ? ref::matmul(ad, bd) : f == Form::TN ? ref::matmulTN(ad, bd) : ref::matmulNT(ad, bd))
+    auto want = (f == Form::NN   ? ref::matmul(ad, bd)
+                 : f == Form::TN ? ref::matmulTN(ad, bd)
+                                 : ref::matmulNT(ad, bd))
                     .cast<float>();
     Tensor ta(ctx, a, in), tb(ctx, b, in), tc(ctx, m, n, out);
     MatmulOptions o;
     o.transA = f == Form::TN;
     o.transB = f == Form::NT;
     matmul(ta, tb, tc, o);
-    EXPECT_LE(relativeError(tc.download(), want), 1e-5) << formName(f) << " M=" << m << " K=" << k << " N=" << n << " "
-                                                        << layoutName(in) << " -> " << layoutName(out);
+    EXPECT_LE(relativeError(tc.download(), want), 1e-5)
+        << formName(f) << " M=" << m << " K=" << k << " N=" << n << " " << layoutName(in) << " -> " << layoutName(out);
 }
 
 // The kernels one recorded matmul runs.
@@ -61,7 +63,8 @@ inline void expectFusedEpilogues(Context& ctx, Layout yLayout, const std::vector
         o.dactZ = &tz;
         EXPECT_EQ(kernelsOf(ty, tw, dx, o), kernels) << activationName(act);
         matmul(ty, tw, dx, o);
-        auto g = ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.2);
+        auto g =
+            ref::activationGrad(ref::matmulNT(want.cast<double>(), w.cast<double>()), zprev.cast<double>(), act, 0.2);
         EXPECT_LE(relativeError(dx.download(), g.cast<float>()), 1e-5) << activationName(act);
     }
 }

@@ -137,8 +137,9 @@ TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
 }
 
 TEST(ModelConfig, DefaultsAndShortForms) {
-    ModelConfig c = parseModelConfig(config(R"({"type": "dense", "units": 2})",
-                                            R"({"optimizer": "sgd", "learningRate": 0.5, "schedule": "exponential", "loss": "MSE"})"));
+    ModelConfig c = parseModelConfig(
+        config(R"({"type": "dense", "units": 2})",
+               R"({"optimizer": "sgd", "learningRate": 0.5, "schedule": "exponential", "loss": "MSE"})"));
     EXPECT_EQ(c.input, (Shape3{1, 1, 4}));
     EXPECT_EQ(c.compile.optimizer.kind, OptimizerKind::SGD);
     EXPECT_FLOAT_EQ(c.compile.optimizer.lr, 0.5f);  // compile.learningRate overrides the optimizer's
@@ -172,16 +173,19 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {config(dense + "," + dense + R"(, {"type": "dense", "units": -3})"),
          "model.json: layers[2].units: expected a positive integer, got -3"},
         {config(R"({"type": "dense", "units": 2.5})"), "layers[0].units: expected a positive integer, got 2.5"},
-        {config(R"({"type": "dense", "units": "3"})"), "layers[0].units: expected a positive integer, got the string \"3\""},
+        {config(R"({"type": "dense", "units": "3"})"),
+         "layers[0].units: expected a positive integer, got the string \"3\""},
         {config(R"({"type": "dense", "units": 2, "unit": 3})"),
          "layers[0].unit: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name, trainable)"},
         {config(R"({"type": "dense"})"), "layers[0].units: required for type 'dense'"},
         {config(R"({"type": "conv2d", "kernelSize": 3})"), "layers[0].filters: required for type 'conv2d'"},
         {config(R"({"type": "activation"})"), "layers[0].activation: required for type 'activation'"},
-        {config(R"({"type": "dense2", "units": 2})"), "layers[0].type: unknown layer type 'dense2' (valid: dense, conv2d,"},
+        {config(R"({"type": "dense2", "units": 2})"),
+         "layers[0].type: unknown layer type 'dense2' (valid: dense, conv2d,"},
         {config(R"({"units": 2})"), "layers[0].type: expected a layer type (dense, conv2d"},
-        {config(R"({"type": 5})"), "layers[0].type: expected a layer type (dense, conv2d, maxpool2d, averagepool2d, "
-                                   "globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax), got 5"},
+        {config(R"({"type": 5})"),
+         "layers[0].type: expected a layer type (dense, conv2d, maxpool2d, averagepool2d, "
+         "globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax), got 5"},
         {config("7"), "layers[0]: expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got 7"},
         {config(R"({"type": "dense", "units": 2, "activation": "rellu"})"),
          "layers[0].activation: unknown activation 'rellu' (valid: linear, relu, leaky_relu, sigmoid, tanh, gelu, softplus)"},
@@ -195,7 +199,8 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
          "layers[0].padding: unknown value 'full' (valid: valid, same)"},
         {config(R"({"type": "maxpool2d", "stride": -1})"), "layers[0].stride: expected an integer >= 0, got -1"},
         {config(R"({"type": "dropout", "rate": 1})"), "layers[0].rate: expected a number in [0, 1), got 1"},
-        {config(R"({"type": "batchnormalization", "epsilon": 0})"), "layers[0].epsilon: expected a positive number, got 0"},
+        {config(R"({"type": "batchnormalization", "epsilon": 0})"),
+         "layers[0].epsilon: expected a positive number, got 0"},
         {config(R"({"type": "flatten", "units": 3})"), "layers[0].units: unknown key (valid: type, name, trainable)"},
         {config(dense, R"({"optimizer": "adamm"})"),
          "compile.optimizer: unknown optimizer 'adamm' (valid: sgd, momentum, nesterov, adam, adamw, rmsprop)"},
@@ -227,16 +232,19 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {R"({"input": [28, 28], "layers": [{"type": "flatten"}]})",
          "input: expected a positive integer or [height, width, channels], got an array of 2 values"},
         {R"({"input": [28, 0, 1], "layers": [{"type": "flatten"}]})", "input[1]: expected a positive integer, got 0"},
-        {R"({"input": "784", "layers": [{"type": "flatten"}]})", "input: expected a positive integer or [height, width, channels], got the string \"784\""},
+        {R"({"input": "784", "layers": [{"type": "flatten"}]})",
+         "input: expected a positive integer or [height, width, channels], got the string \"784\""},
         {R"({"input": 4})", "model.json: layers: required"},
         {R"({"input": 4, "layers": []})", "layers: expected a non-empty array of layer objects, got []"},
         {R"({"input": 4, "layers": {}})", "layers: expected a non-empty array of layer objects, got an object"},
-        {R"({"input": 4, "layers": [], "layer": []})", "model.json: layer: unknown key (valid: description, input, layers, compile, fit)"},
+        {R"({"input": 4, "layers": [], "layer": []})",
+         "model.json: layer: unknown key (valid: description, input, layers, compile, fit)"},
         {R"({"input": 4, "description": 3, "layers": []})", "description: expected a string, got 3"},
         {R"([1, 2])", "model.json: expected a JSON object at the top level, got an array"},
         {"{\"input\": 4,\n \"layers\": [", "model.json: invalid JSON: parse error at line 2, column 13"},
         {"", "model.json: invalid JSON:"},
-        {config(dense + R"(, {"type": "dense", "units": 2, "units": 3})"), "model.json: layers[1]: duplicate key 'units'"},
+        {config(dense + R"(, {"type": "dense", "units": 2, "units": 3})"),
+         "model.json: layers[1]: duplicate key 'units'"},
         {R"({"input": 4, "input": 5, "layers": []})", "model.json: duplicate key 'input'"},
         {config(dense, R"({"optimizer": {"type": "adam", "lr": 0.1, "lr": 0.2}})"),
          "model.json: compile.optimizer: duplicate key 'lr'"},
@@ -244,8 +252,8 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
     };
     for (const Row& r : rows) {
         const std::string got = errorOf([&] { parseModelConfig(r.text, "model.json"); });
-        EXPECT_NE(got.find(r.expected), std::string::npos) << "input: " << r.text << "\nexpected: " << r.expected
-                                                           << "\ngot: " << got;
+        EXPECT_NE(got.find(r.expected), std::string::npos)
+            << "input: " << r.text << "\nexpected: " << r.expected << "\ngot: " << got;
         EXPECT_EQ(got.rfind("model.json: ", 0), 0u) << got;
     }
 }
@@ -301,12 +309,13 @@ TEST(ModelConfig, LayerSizesAreRangeCheckedIn64Bits) {
          "3000000000 values (12000000000 bytes as floats)"},
         {image + R"({"type": "flatten"}, {"type": "dense", "units": 10}, {"type": "dense", "units": 2147483647}]})",
          "layers[2].units: the layer's sizes overflow: a kernel of 10 inputs x 2147483647 units is 21474836470 values"},
-        {R"({"input": [50000, 50000, 1], "layers": [{"type": "flatten"}]})", "input: the image shape has too many values"},
+        {R"({"input": [50000, 50000, 1], "layers": [{"type": "flatten"}]})",
+         "input: the image shape has too many values"},
     };
     for (const Row& r : rows) {
         const std::string got = errorOf([&] { parseModelConfig(r.text, "model.json"); });
-        EXPECT_NE(got.find(r.expected), std::string::npos) << "input: " << r.text << "\nexpected: " << r.expected
-                                                           << "\ngot: " << got;
+        EXPECT_NE(got.find(r.expected), std::string::npos)
+            << "input: " << r.text << "\nexpected: " << r.expected << "\ngot: " << got;
     }
     // Shapes that are wrong for other reasons are left to compile, which names the layer.
     EXPECT_NO_THROW(parseModelConfig(image + R"({"type": "dense", "units": 2147483647}]})", "model.json"));
@@ -355,7 +364,8 @@ TEST(ModelConfig, BuildsTheSameModelAsCode) {
         {"type": "dense", "units": 4, "activation": "tanh", "biasInitializer": {"type": "constant", "value": 0.05}}
       ],
       "compile": {"seed": 7, "optimizer": {"type": "sgd", "lr": 0.1}}
-    })", "m.json");
+    })",
+                                     "m.json");
     std::unique_ptr<Sequential> fromJson = buildModel(ctx, c);
 
     Sequential byHand(ctx, Shape3{6, 5, 2});
@@ -404,18 +414,22 @@ TEST(ModelConfig, PartsParseAloneAndNameTheirKeys) {
 
     EXPECT_EQ(errorOf([] { layerFromJson(nlohmann::json::parse(R"({"type": "dense", "units": -3})"), "add"); }),
               "add: units: expected a positive integer, got -3");
-    EXPECT_EQ(errorOf([] { layerFromJson(nlohmann::json::parse(R"({"units": 3})"), "add"); }).rfind("add: type: expected a layer type", 0),
+    EXPECT_EQ(errorOf([] {
+                  layerFromJson(nlohmann::json::parse(R"({"units": 3})"), "add");
+              }).rfind("add: type: expected a layer type", 0),
               0u);
     EXPECT_EQ(errorOf([] { layerFromJson(nlohmann::json("dense"), "add"); }),
               "add: expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got the string \"dense\"");
     nlohmann::json nan = {{"optimizer", {{"type", "adam"}, {"lr", std::nan("")}}}};
-    EXPECT_EQ(errorOf([&] { compileOptionsFromJson(nan, "compile"); }), "compile: optimizer.lr: expected a positive number, got NaN");
+    EXPECT_EQ(errorOf([&] { compileOptionsFromJson(nan, "compile"); }),
+              "compile: optimizer.lr: expected a positive number, got NaN");
     nlohmann::json inf = {{"clipNorm", -INFINITY}};
     EXPECT_EQ(errorOf([&] { compileOptionsFromJson(inf, "fromTfjs"); }),
               "fromTfjs: clipNorm: expected a number >= 0 (0: no clipping), got -Infinity");
     EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse(R"({"snapshotEvery": -1})"), "fit"); }),
               "fit: snapshotEvery: expected an integer >= 0, got -1");
-    EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse("[1]"), "fit"); }), "fit: expected an object, got an array");
+    EXPECT_EQ(errorOf([] { fitOptionsFromJson(nlohmann::json::parse("[1]"), "fit"); }),
+              "fit: expected an object, got an array");
     const Shape3 image = inputShapeFromJson(nlohmann::json::parse("[28, 28, 1]"), "Sequential");
     EXPECT_EQ(image.height * 10000 + image.width * 10 + image.channels, 280281);
     EXPECT_EQ(inputShapeFromJson(nlohmann::json(784), "Sequential").channels, 784);

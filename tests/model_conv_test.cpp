@@ -47,17 +47,21 @@ TEST(ModelConv, ShapeErrorsNameTheLayer) {
     {
         Sequential m(ctx, Shape3{8, 8, 1});
         m.add(Conv2D{8, 3}).add(Dense{10});
-        EXPECT_NE(message([&] { m.compile({}); })
-                      .find("layer dense_1: needs a flat input but receives [batch, 6, 6, 8] from conv2d_0; add a Flatten layer"),
-                  std::string::npos)
+        EXPECT_NE(
+            message([&] {
+                m.compile({});
+            }).find("layer dense_1: needs a flat input but receives [batch, 6, 6, 8] from conv2d_0; add a Flatten layer"),
+            std::string::npos)
             << message([&] { m.compile({}); });
     }
     {
         Sequential m(ctx, Shape3{8, 8, 1});
         m.add(Conv2D{8, 5}).add(MaxPool2D{2}).add(Conv2D{4, 5}).add(Flatten{}).add(Dense{2});
-        EXPECT_NE(message([&] { m.compile({}); })
-                      .find("compile: layer conv2d_2: a 5x5 window does not fit the input [2, 2, 8] with 'valid' padding"),
-                  std::string::npos)
+        EXPECT_NE(
+            message([&] {
+                m.compile({});
+            }).find("compile: layer conv2d_2: a 5x5 window does not fit the input [2, 2, 8] with 'valid' padding"),
+            std::string::npos)
             << message([&] { m.compile({}); });
     }
     {
@@ -109,7 +113,9 @@ TEST(ModelConv, CheckpointRoundTripKeepsPredictions) {
     other.add(Conv2D{5, 3, 2, Padding::Same}).add(Flatten{}).add(Dense{3});
     other.compile({});
     HostMatrix before = other.predict(x);
-    EXPECT_NE(message([&] { other.loadCheckpoint(bytes); }).find("conv2d_0/kernel' has shape [3, 3, 3, 4], the model needs [3, 3, 3, 5]"),
+    EXPECT_NE(message([&] {
+                  other.loadCheckpoint(bytes);
+              }).find("conv2d_0/kernel' has shape [3, 3, 3, 4], the model needs [3, 3, 3, 5]"),
               std::string::npos)
         << message([&] { other.loadCheckpoint(bytes); });
     EXPECT_EQ(other.predict(x).data, before.data);

@@ -102,7 +102,8 @@ inline void expectCnnSgdStepMatchesTheReference(Context& ctx) {
     ASSERT_EQ(m.layerName(2), "batch_normalization_2");
     ASSERT_EQ(m.outputShape(1), (Shape3{3, 3, 4}));
 
-    HostMatrix x = randomMatrix(N, in.size(), 21), w1 = randomMatrix(18, 4, 22), b1 = randomMatrix(1, 4, 23, -0.1f, 0.1f);
+    HostMatrix x = randomMatrix(N, in.size(), 21), w1 = randomMatrix(18, 4, 22),
+               b1 = randomMatrix(1, 4, 23, -0.1f, 0.1f);
     HostMatrix gamma = randomMatrix(1, 4, 24, 0.5f, 1.5f), beta = randomMatrix(1, 4, 25);
     HostMatrix w2 = randomMatrix(36, 3, 26), b2 = randomMatrix(1, 3, 27);
     m.setWeight("conv2d_0", "kernel", w1);
@@ -199,7 +200,8 @@ inline void expectTrainingAgrees(Context& ctx, Context& peer, const std::string&
     ASSERT_EQ(ours.first.size(), 30u);
     ASSERT_EQ(theirs.first.size(), 30u);
     for (size_t i = 0; i < 30; ++i)
-        EXPECT_NEAR(ours.first[i], theirs.first[i], 1e-4 * std::max(1.0f, std::fabs(theirs.first[i]))) << "step " << i + 1;
+        EXPECT_NEAR(ours.first[i], theirs.first[i], 1e-4 * std::max(1.0f, std::fabs(theirs.first[i])))
+            << "step " << i + 1;
     EXPECT_LT(ours.first.back(), ours.first.front());
     EXPECT_TRUE(ours.second) << kernel << " does not run in the step";
     EXPECT_FALSE(theirs.second) << kernel << " runs in the peer's step too";

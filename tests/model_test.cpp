@@ -219,7 +219,8 @@ TEST(Model, ShapeErrorsAreReportedWhenBuilt) {
         EXPECT_NE(msg.find("layer dense_1: expects input of size 128 but receives [batch, 256] from dense_0"),
                   std::string::npos)
             << msg;
-        EXPECT_EQ(ctx.pool().stats().live, ctx.pool().stats().live);  // nothing to check on the GPU: compile threw first
+        EXPECT_EQ(ctx.pool().stats().live,
+                  ctx.pool().stats().live);  // nothing to check on the GPU: compile threw first
     }
     {
         Sequential m(ctx, 4);
@@ -235,7 +236,9 @@ TEST(Model, ShapeErrorsAreReportedWhenBuilt) {
     m.add(Dense{3});
     m.compile({});
     HostMatrix x = randomMatrix(10, 4, 1);
-    EXPECT_NE(message([&] { m.fit(randomMatrix(10, 5, 1), std::vector<int>(10, 0)); }).find("x has 5 columns, the model expects 4"),
+    EXPECT_NE(message([&] {
+                  m.fit(randomMatrix(10, 5, 1), std::vector<int>(10, 0));
+              }).find("x has 5 columns, the model expects 4"),
               std::string::npos);
     EXPECT_NE(message([&] { m.fit(x, std::vector<int>(9, 0)); }).find("x has 10 rows but y has 9"), std::string::npos);
     EXPECT_NE(message([&] { m.fit(x, std::vector<int>(10, 3)); }).find("label 3 at row 0 is outside [0, 3)"),
@@ -260,7 +263,8 @@ TEST(Model, InitialisersAreDeterministicAndPlatformIndependent) {
     for (float v : gu.data) EXPECT_LE(std::fabs(v), limit);
     std::printf("glorot_uniform[0..2] = %.9g %.9g %.9g, he_normal[0..2] = %.9g %.9g %.9g\n", double(gu.data[0]),
                 double(gu.data[1]), double(gu.data[2]), double(hn.data[0]), double(hn.data[1]), double(hn.data[2]));
-    EXPECT_EQ(gu.data, (std::vector<float>{-0.792162299f, 0.852371991f, -1.01431131f, gu.data[3], gu.data[4], gu.data[5]}));
+    EXPECT_EQ(gu.data,
+              (std::vector<float>{-0.792162299f, 0.852371991f, -1.01431131f, gu.data[3], gu.data[4], gu.data[5]}));
     EXPECT_EQ(hn.data[0], 1.24493086f);
     EXPECT_EQ(hn.data[1], -1.62149322f);
     EXPECT_EQ(hn.data[2], -0.908042073f);
@@ -389,9 +393,10 @@ TEST(Model, NonFiniteLossKeepsTheParametersForEveryOptimizer) {
         OptimizerKind kind;
         float momentum;
     };
-    for (Case k : {Case{OptimizerKind::SGD, 0.9f}, Case{OptimizerKind::Momentum, 0.9f}, Case{OptimizerKind::Nesterov, 0.9f},
-                   Case{OptimizerKind::Adam, 0.9f}, Case{OptimizerKind::AdamW, 0.9f},
-                   Case{OptimizerKind::RMSProp, 0.0f}, Case{OptimizerKind::RMSProp, 0.9f}}) {
+    for (Case k :
+         {Case{OptimizerKind::SGD, 0.9f}, Case{OptimizerKind::Momentum, 0.9f}, Case{OptimizerKind::Nesterov, 0.9f},
+          Case{OptimizerKind::Adam, 0.9f}, Case{OptimizerKind::AdamW, 0.9f}, Case{OptimizerKind::RMSProp, 0.0f},
+          Case{OptimizerKind::RMSProp, 0.9f}}) {
         SCOPED_TRACE(std::string(optimizerName(k.kind)) + " momentum " + std::to_string(k.momentum));
         Sequential m(test::context(), 5);
         m.add(Dense{6, Activation::ReLU}).add(Dense{1});

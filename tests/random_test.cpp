@@ -28,7 +28,8 @@ TEST(Random, UniformsEqualTheReferenceBitForBit) {
     for (uint32_t seed : {0u, 1u, 0x5eed5eedu, 0xFFFFFFFFu})
         for (uint32_t step : {0u, 3u, 0xFFFFFFFFu})
             for (uint32_t i = 0; i < 4096; ++i) {
-                ASSERT_EQ(gltrain::hash3(seed, step, i), gltrain::ref::hash3(seed, step, i)) << seed << " " << step << " " << i;
+                ASSERT_EQ(gltrain::hash3(seed, step, i), gltrain::ref::hash3(seed, step, i))
+                    << seed << " " << step << " " << i;
                 ASSERT_EQ(gltrain::uniform01(seed, step, i), gltrain::ref::uniform01<float>(seed, step, i));
             }
 }

@@ -41,8 +41,8 @@ Window windowOf(const ConvCase& c, int outChannels) {
 TEST(ReferenceConv, WindowFollowsTensorFlowSizes) {
     Window w = Window::make("t", {7, 5, 3}, 3, 3, 2, 2, Padding::Same, 4);
     EXPECT_EQ(w.out, (Shape3{4, 3, 4}));
-    EXPECT_EQ(w.padTop, 1);  // total (4-1)*2+3-7 = 2
-    EXPECT_EQ(w.padLeft, 1); // total (3-1)*2+3-5 = 2
+    EXPECT_EQ(w.padTop, 1);   // total (4-1)*2+3-7 = 2
+    EXPECT_EQ(w.padLeft, 1);  // total (3-1)*2+3-5 = 2
     w = Window::make("t", {28, 28, 1}, 5, 5, 1, 1, Padding::Valid, 8);
     EXPECT_EQ(w.out, (Shape3{24, 24, 8}));
     w = Window::make("t", {6, 6, 1}, 2, 2, 2, 2, Padding::Same, 1);
@@ -77,15 +77,20 @@ TEST(ReferenceConv, GradientsMatchFiniteDifferences) {
         const MatD W = randomMatrix(c.k * c.k * c.in.channels, c.filters, 2);
         const MatD b = randomMatrix(1, c.filters, 3);
         const MatD R = randomMatrix(c.batch, w.out.size(), 4);
-        auto loss = [&](const MatD& x, const MatD& wt, const MatD& bb) { return weightedSum(R, r::conv2d(x, wt, bb, w)); };
+        auto loss = [&](const MatD& x, const MatD& wt, const MatD& bb) {
+            return weightedSum(R, r::conv2d(x, wt, bb, w));
+        };
         EXPECT_TRUE(matricesNear(r::conv2dBackwardInput(R, W, w),
-                                 numericGrad(X, [&](const MatD& x) { return loss(x, W, b); }), kGradAbsTol, kGradRelTol))
+                                 numericGrad(X, [&](const MatD& x) { return loss(x, W, b); }), kGradAbsTol,
+                                 kGradRelTol))
             << name(c);
         EXPECT_TRUE(matricesNear(r::conv2dBackwardFilter(X, R, w),
-                                 numericGrad(W, [&](const MatD& wt) { return loss(X, wt, b); }), kGradAbsTol, kGradRelTol))
+                                 numericGrad(W, [&](const MatD& wt) { return loss(X, wt, b); }), kGradAbsTol,
+                                 kGradRelTol))
             << name(c);
         EXPECT_TRUE(matricesNear(r::channelSum(R, c.filters),
-                                 numericGrad(b, [&](const MatD& bb) { return loss(X, W, bb); }), kGradAbsTol, kGradRelTol))
+                                 numericGrad(b, [&](const MatD& bb) { return loss(X, W, bb); }), kGradAbsTol,
+                                 kGradRelTol))
             << name(c);
     }
 }
@@ -137,7 +142,8 @@ TEST(ReferenceBatchNorm, GradientsMatchFiniteDifferences) {
         };
         auto grads = r::batchNormBackward(X, R, gamma, eps);
         const std::string where = std::to_string(rows) + "x" + std::to_string(pixels) + "x" + std::to_string(channels);
-        EXPECT_TRUE(matricesNear(grads.dX, numericGrad(X, [&](const MatD& x) { return f(x, gamma, beta); }), 1e-8, 1e-5))
+        EXPECT_TRUE(
+            matricesNear(grads.dX, numericGrad(X, [&](const MatD& x) { return f(x, gamma, beta); }), 1e-8, 1e-5))
             << where;
         EXPECT_TRUE(matricesNear(grads.dGamma, numericGrad(gamma, [&](const MatD& g) { return f(X, g, beta); }),
                                  kGradAbsTol, kGradRelTol))

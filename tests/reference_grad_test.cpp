@@ -44,22 +44,19 @@ TEST(ReferenceActivation, HandComputedValues) {
     const double a = 0.1;
     EXPECT_TRUE(matricesNear(r::activate(Z, Activation::Linear), Z, 0.0));
     EXPECT_TRUE(matricesNear(r::activate(Z, Activation::ReLU), MatD(1, 5, {0, 0, 0, 0.5, 2}), 0.0));
-    EXPECT_TRUE(
-        matricesNear(r::activate(Z, Activation::LeakyReLU, a), MatD(1, 5, {-0.2, -0.05, 0, 0.5, 2}), 1e-16));
-    EXPECT_TRUE(matricesNear(r::activate(Z, Activation::Sigmoid),
-                             MatD(1, 5, {0.11920292202211755, 1 - 0.6224593312018546, 0.5, 0.6224593312018546,
-                                         0.8807970779778823}),
-                             1e-15));
-    EXPECT_TRUE(matricesNear(r::activate(Z, Activation::Tanh),
-                             MatD(1, 5, {-0.9640275800758169, -0.46211715726000974, 0, 0.46211715726000974,
-                                         0.9640275800758169}),
-                             1e-15));
+    EXPECT_TRUE(matricesNear(r::activate(Z, Activation::LeakyReLU, a), MatD(1, 5, {-0.2, -0.05, 0, 0.5, 2}), 1e-16));
+    EXPECT_TRUE(matricesNear(
+        r::activate(Z, Activation::Sigmoid),
+        MatD(1, 5, {0.11920292202211755, 1 - 0.6224593312018546, 0.5, 0.6224593312018546, 0.8807970779778823}), 1e-15));
+    EXPECT_TRUE(matricesNear(
+        r::activate(Z, Activation::Tanh),
+        MatD(1, 5, {-0.9640275800758169, -0.46211715726000974, 0, 0.46211715726000974, 0.9640275800758169}), 1e-15));
     // GELU(1) = 0.5 (1 + tanh(sqrt(2/pi) * 1.044715))
     const MatD g = r::activate(MatD(1, 3, {-1, 1, 2}), Activation::GELU);
     EXPECT_TRUE(matricesNear(g, MatD(1, 3, {-0.15880800939172324, 0.8411919906082768, 1.954597694087775}), 1e-15));
     const MatD s = r::activate(MatD(1, 4, {0, -2, 1e4, -50}), Activation::Softplus);
-    EXPECT_TRUE(matricesNear(s, MatD(1, 4, {0.6931471805599453, 0.1269280110429725, 1e4, 1.9287498479639178e-22}),
-                             0.0, 1e-15));
+    EXPECT_TRUE(
+        matricesNear(s, MatD(1, 4, {0.6931471805599453, 0.1269280110429725, 1e4, 1.9287498479639178e-22}), 0.0, 1e-15));
 }
 
 TEST(ReferenceActivation, DerivativesAtZeroFollowTheDocumentedConvention) {
@@ -137,8 +134,8 @@ TEST(ReferenceDense, BackwardMatchesFiniteDifferences) {
             EXPECT_TRUE(matricesNear(g.dW, numericGrad(W, [&](const MatD& w) { return loss(X, w, b); }), kGradAbsTol,
                                      kGradRelTol))
                 << "dW " << what;
-            EXPECT_TRUE(matricesNear(g.db, numericGrad(b, [&](const MatD& bb) { return loss(X, W, bb); }),
-                                     kGradAbsTol, kGradRelTol))
+            EXPECT_TRUE(matricesNear(g.db, numericGrad(b, [&](const MatD& bb) { return loss(X, W, bb); }), kGradAbsTol,
+                                     kGradRelTol))
                 << "db " << what;
         }
 }
@@ -147,13 +144,12 @@ TEST(ReferenceDense, BackwardMatchesFiniteDifferences) {
 
 TEST(ReferenceSoftmax, HandComputed) {
     const MatD P = r::softmaxRows(MatD(2, 3, {1, 2, 3, 0, 0, 0}));
-    EXPECT_TRUE(matricesNear(P,
-                             MatD(2, 3, {0.09003057317038046, 0.24472847105479767, 0.6652409557748219, 1 / 3.0,
-                                         1 / 3.0, 1 / 3.0}),
-                             1e-16, 1e-15));
+    EXPECT_TRUE(matricesNear(
+        P, MatD(2, 3, {0.09003057317038046, 0.24472847105479767, 0.6652409557748219, 1 / 3.0, 1 / 3.0, 1 / 3.0}), 1e-16,
+        1e-15));
     // Shift invariance: softmax(x + 1000) == softmax(x).
-    EXPECT_TRUE(matricesNear(r::softmaxRows(MatD(1, 3, {1001, 1002, 1003})), r::softmaxRows(MatD(1, 3, {1, 2, 3})),
-                             1e-15));
+    EXPECT_TRUE(
+        matricesNear(r::softmaxRows(MatD(1, 3, {1001, 1002, 1003})), r::softmaxRows(MatD(1, 3, {1, 2, 3})), 1e-15));
 }
 
 TEST(ReferenceSoftmax, CrossEntropyHandComputed) {
@@ -163,9 +159,9 @@ TEST(ReferenceSoftmax, CrossEntropyHandComputed) {
     EXPECT_NEAR(ce.mean(), (0.4076059644443803 + 2.40760596444438) / 2, 1e-15);
     // grad = (p - onehot) / N
     EXPECT_TRUE(matricesNear(ce.grad,
-                             MatD(2, 3, {0.09003057317038046 / 2, 0.24472847105479767 / 2,
-                                         (0.6652409557748219 - 1) / 2, (0.09003057317038046 - 1) / 2,
-                                         0.24472847105479767 / 2, 0.6652409557748219 / 2}),
+                             MatD(2, 3,
+                                  {0.09003057317038046 / 2, 0.24472847105479767 / 2, (0.6652409557748219 - 1) / 2,
+                                   (0.09003057317038046 - 1) / 2, 0.24472847105479767 / 2, 0.6652409557748219 / 2}),
                              1e-16));
     // The one-hot form agrees with the label form.
     const r::RowLoss<double> oh = r::softmaxCrossEntropyOneHot(logits, MatD(2, 3, {0, 0, 1, 1, 0, 0}));

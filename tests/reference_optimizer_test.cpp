@@ -117,8 +117,9 @@ void expectDecreases(const char* name, const std::function<void(MatD&, const Mat
 TEST(ReferenceOptimizer, FewStepsOnAQuadraticDecreaseTheLoss) {
     expectDecreases("sgd", [](MatD& p, const MatD& g, int) { r::sgdStep(p, g, r::SgdConfig{0.1}); });
     r::MomentumState<double> mom(MatD(1, 4)), nes(MatD(1, 4));
-    expectDecreases("momentum",
-                    [&](MatD& p, const MatD& g, int) { r::momentumStep(p, g, mom, r::MomentumConfig{0.05, 0.5}); });
+    expectDecreases("momentum", [&](MatD& p, const MatD& g, int) {
+        r::momentumStep(p, g, mom, r::MomentumConfig{0.05, 0.5});
+    });
     expectDecreases("nesterov", [&](MatD& p, const MatD& g, int) {
         r::momentumStep(p, g, nes, r::MomentumConfig{0.05, 0.5, 0.0, true});
     });

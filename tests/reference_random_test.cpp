@@ -63,7 +63,8 @@ TEST(ReferenceRandom, KnownNormalValues) {
     EXPECT_NE(double(float(k1) + 0.5f), double(k1) + 0.5);
     const double u1 = double((float(k1) + 0.5f) / 16777216.0f);
     const double u2 = double(r::hash3(42u, 7u, 247u) >> 8) / 16777216.0;
-    EXPECT_NEAR(r::normal<double>(42u, 7u, 123u), std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2), 1e-12);
+    EXPECT_NEAR(r::normal<double>(42u, 7u, 123u), std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2),
+                1e-12);
     // 2 * index wraps mod 2^32 like a GLSL uint: index 2^31 reads hashes 0 and 1.
     EXPECT_EQ(r::normal(5u, 6u, 0x80000000u), r::normal(5u, 6u, 0u));
 }
@@ -82,8 +83,8 @@ TEST(ReferenceRandom, FillsUseRowMajorIndex) {
 TEST(ReferenceRandom, DeterministicAndStepsDiffer) {
     const MatF a = r::uniformFill<float>(50, 40, 3u, 10u, 0.0, 1.0);
     EXPECT_TRUE(matricesNear(a, r::uniformFill<float>(50, 40, 3u, 10u, 0.0, 1.0), 0.0));
-    EXPECT_TRUE(matricesNear(r::normalFill<float>(5, 7, 3u, 10u, 0.0, 1.0), r::normalFill<float>(5, 7, 3u, 10u, 0.0, 1.0),
-                             0.0));
+    EXPECT_TRUE(matricesNear(r::normalFill<float>(5, 7, 3u, 10u, 0.0, 1.0),
+                             r::normalFill<float>(5, 7, 3u, 10u, 0.0, 1.0), 0.0));
     const MatF nextStep = r::uniformFill<float>(50, 40, 3u, 11u, 0.0, 1.0);
     const MatF otherSeed = r::uniformFill<float>(50, 40, 4u, 10u, 0.0, 1.0);
     int sameStep = 0, sameSeed = 0;

@@ -195,10 +195,11 @@ TEST(ReferenceNorm, GlobalL2NormAndClipping) {
 // ---------------------------------------------------------------- argmax, correctCount
 
 TEST(ReferenceArgmax, TiesGoLowNaNNeverWins) {
-    const MatD X(5, 3, {1, 3, 3,           // tie -> lowest index
-                        kNaN, 0, -1,       // NaN skipped
-                        kNaN, kNaN, kNaN,  // nothing beats -inf -> 0
-                        -kInf, -kInf, -kInf, 2, kNaN, 5});
+    const MatD X(5, 3,
+                 {1, 3, 3,           // tie -> lowest index
+                  kNaN, 0, -1,       // NaN skipped
+                  kNaN, kNaN, kNaN,  // nothing beats -inf -> 0
+                  -kInf, -kInf, -kInf, 2, kNaN, 5});
     EXPECT_EQ(r::argmaxRows(X).data, (std::vector<int>{1, 1, 0, 0, 2}));
     EXPECT_EQ(r::argmaxRows(X).cols, 1);
     EXPECT_EQ(r::correctCount(X, {1, 0, 0, 0, 2}), 4);
@@ -235,8 +236,11 @@ TEST(ReferenceShapeErrors, EveryOpNamesBothShapes) {
                         {"ref::denseBackward", "3x3", "3x2"});
     expectArgumentError([&] { r::denseBackward(a34, MatD(4, 2), MatD(3, 2), MatD(2, 3), Activation::ReLU); },
                         {"ref::denseBackward", "2x3", "3x2"});
-    expectArgumentError([&] { r::softmaxCrossEntropy(MatD(3, 5), {0, 1}); },
-                        {"ref::softmaxCrossEntropy", "3x5", "2 entries"});
+    expectArgumentError(
+        [&] {
+            r::softmaxCrossEntropy(MatD(3, 5), {0, 1});
+        },
+        {"ref::softmaxCrossEntropy", "3x5", "2 entries"});
     expectArgumentError([&] { r::softmaxCrossEntropyOneHot(a23, a32); },
                         {"ref::softmaxCrossEntropyOneHot", "2x3", "3x2"});
     expectArgumentError([&] { r::mse(a23, a32); }, {"ref::mse", "2x3", "3x2"});
@@ -246,8 +250,11 @@ TEST(ReferenceShapeErrors, EveryOpNamesBothShapes) {
 }
 
 TEST(ReferenceShapeErrors, LabelsOutOfRange) {
-    expectArgumentError([] { r::softmaxCrossEntropy(MatD(3, 5), {0, 5, 1}); },
-                        {"ref::softmaxCrossEntropy", "label 5 at row 1", "[0, 5)", "3x5"});
+    expectArgumentError(
+        [] {
+            r::softmaxCrossEntropy(MatD(3, 5), {0, 5, 1});
+        },
+        {"ref::softmaxCrossEntropy", "label 5 at row 1", "[0, 5)", "3x5"});
     expectArgumentError([] { r::softmaxCrossEntropy(MatD(2, 5), {-1, 0}); }, {"label -1 at row 0", "[0, 5)"});
     expectArgumentError([] { r::correctCount(MatD(2, 3), {0, 3}); }, {"ref::correctCount", "label 3", "[0, 3)"});
 }

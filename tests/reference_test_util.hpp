@@ -29,17 +29,16 @@ template <class T>
 ::testing::AssertionResult matricesNear(const HostMatrixT<T>& a, const HostMatrixT<T>& b, double absTol,
                                         double relTol = 0.0) {
     if (a.rows != b.rows || a.cols != b.cols)
-        return ::testing::AssertionFailure() << "shapes differ: " << a.rows << "x" << a.cols << " vs " << b.rows << "x"
-                                             << b.cols;
+        return ::testing::AssertionFailure()
+               << "shapes differ: " << a.rows << "x" << a.cols << " vs " << b.rows << "x" << b.cols;
     for (int r = 0; r < a.rows; ++r)
         for (int c = 0; c < a.cols; ++c) {
             const double x = double(a(r, c)), y = double(b(r, c));
             if (std::isnan(x) && std::isnan(y)) continue;
             const double tol = absTol + relTol * std::fmax(std::fabs(x), std::fabs(y));
             if (!(std::fabs(x - y) <= tol))
-                return ::testing::AssertionFailure()
-                       << "at (" << r << ", " << c << "): " << x << " vs " << y << " (diff " << std::fabs(x - y)
-                       << ", tol " << tol << ")";
+                return ::testing::AssertionFailure() << "at (" << r << ", " << c << "): " << x << " vs " << y
+                                                     << " (diff " << std::fabs(x - y) << ", tol " << tol << ")";
         }
     return ::testing::AssertionSuccess();
 }

@@ -88,7 +88,8 @@ TEST(SafetensorsFormat, HandWrittenReferenceBytes) {
     // With metadata the reference writes "__metadata__" first.
     const std::vector<uint8_t> withMeta =
         serializeSafetensors({{"w", TensorData::f32({2}, {1.0f, 2.0f})}}, {{"format", "pt"}});
-    const std::string expected = R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+    const std::string expected =
+        R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
     EXPECT_EQ(std::string(withMeta.begin() + 8, withMeta.begin() + 8 + long(expected.size())), expected);
     const SafetensorsFile g = parseSafetensors(withMeta);
     EXPECT_EQ(g.metadata, (std::map<std::string, std::string>{{"format", "pt"}}));
@@ -174,19 +175,18 @@ TEST(SafetensorsRoundTrip, HostMatrix) {
 }
 
 TEST(SafetensorsRoundTrip, OtherDtypesConvertToFloat) {
-    const std::string header =
-        R"({"h":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
-        R"("bf":{"dtype":"BF16","shape":[1],"data_offsets":[6,8]},)"
-        R"("d":{"dtype":"F64","shape":[1],"data_offsets":[8,16]},)"
-        R"("i8":{"dtype":"I8","shape":[2],"data_offsets":[16,18]},)"
-        R"("u8":{"dtype":"U8","shape":[1],"data_offsets":[18,19]},)"
-        R"("ok":{"dtype":"BOOL","shape":[1],"data_offsets":[19,20]}})";
-    const std::vector<uint8_t> data = {0x00, 0x3C, 0x00, 0xC0, 0x01, 0x00,   // F16 1, -2, 2^-24
-                                       0xC0, 0x3F,                           // BF16 1.5
-                                       0, 0, 0, 0, 0, 0, 0x24, 0x40,         // F64 10
-                                       0xFE, 0x05,                           // I8 -2, 5
-                                       200,                                  // U8
-                                       1};                                   // BOOL
+    const std::string header = R"({"h":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
+                               R"("bf":{"dtype":"BF16","shape":[1],"data_offsets":[6,8]},)"
+                               R"("d":{"dtype":"F64","shape":[1],"data_offsets":[8,16]},)"
+                               R"("i8":{"dtype":"I8","shape":[2],"data_offsets":[16,18]},)"
+                               R"("u8":{"dtype":"U8","shape":[1],"data_offsets":[18,19]},)"
+                               R"("ok":{"dtype":"BOOL","shape":[1],"data_offsets":[19,20]}})";
+    const std::vector<uint8_t> data = {0x00, 0x3C, 0x00, 0xC0, 0x01, 0x00,              // F16 1, -2, 2^-24
+                                       0xC0, 0x3F,                                      // BF16 1.5
+                                       0,    0,    0,    0,    0,    0,    0x24, 0x40,  // F64 10
+                                       0xFE, 0x05,                                      // I8 -2, 5
+                                       200,                                             // U8
+                                       1};                                              // BOOL
     const SafetensorsFile f = parseSafetensors(stFile(header, data));
     EXPECT_EQ(f.at("h").floats(), (std::vector<float>{1.0f, -2.0f, 5.9604645e-8f}));
     EXPECT_EQ(f.at("bf").floats(), std::vector<float>{1.5f});
@@ -214,8 +214,8 @@ TEST(SafetensorsWriter, RejectsBadInput) {
 // --- one test per validation error
 
 TEST(SafetensorsValidation, ShorterThanEightBytes) {
-    expectContains(parseError({1, 0, 0}), {"safetensors m.safetensors", "file is 3 bytes",
-                                           "shorter than the 8-byte header length"});
+    expectContains(parseError({1, 0, 0}),
+                   {"safetensors m.safetensors", "file is 3 bytes", "shorter than the 8-byte header length"});
 }
 
 TEST(SafetensorsValidation, HeaderLengthAbsurd) {
@@ -232,7 +232,8 @@ TEST(SafetensorsValidation, HeaderLengthBeyondFile) {
 }
 
 TEST(SafetensorsValidation, HeaderNotJson) {
-    expectContains(parseError(stFile(R"({"w":{"dtype":"F32",)")), {"header (20 bytes from byte 8) is not valid JSON", "syntax error"});
+    expectContains(parseError(stFile(R"({"w":{"dtype":"F32",)")),
+                   {"header (20 bytes from byte 8) is not valid JSON", "syntax error"});
     expectContains(parseError(stFile("")), {"not valid JSON"});
     expectContains(parseError(stFile("{} x")), {"not valid JSON"});
     expectContains(parseError(stFile("{\"\xff\":1}")), {"not valid JSON"});  // invalid UTF-8
@@ -288,9 +289,9 @@ TEST(SafetensorsValidation, NonIntegerDimension) {
                    {"tensor \"w\": shape[0] is 2.0, expected a non-negative integer"});
     expectContains(parseError(stFile(entry(R"("dtype":"F32","shape":[1e30],"data_offsets":[0,8])"), kEight)),
                    {"tensor \"w\": shape[0] is"});
-    expectContains(parseError(stFile(entry(R"("dtype":"F32","shape":[18446744073709551615],"data_offsets":[0,8])"),
-                                     kEight)),
-                   {"tensor \"w\": shape[0] is 18446744073709551615"});
+    expectContains(
+        parseError(stFile(entry(R"("dtype":"F32","shape":[18446744073709551615],"data_offsets":[0,8])"), kEight)),
+        {"tensor \"w\": shape[0] is 18446744073709551615"});
 }
 
 TEST(SafetensorsValidation, ShapeProductOverflows) {
@@ -300,16 +301,16 @@ TEST(SafetensorsValidation, ShapeProductOverflows) {
 }
 
 TEST(SafetensorsValidation, ShapeDisagreesWithOffsets) {
-    expectContains(parseError(stFile(entry(R"("dtype":"F32","shape":[2,3],"data_offsets":[0,20])"),
-                                     std::vector<uint8_t>(20))),
-                   {"tensor \"w\": shape [2,3] of F32 (4 bytes each) needs 24 bytes but data_offsets [0,20] span 20"});
+    expectContains(
+        parseError(stFile(entry(R"("dtype":"F32","shape":[2,3],"data_offsets":[0,20])"), std::vector<uint8_t>(20))),
+        {"tensor \"w\": shape [2,3] of F32 (4 bytes each) needs 24 bytes but data_offsets [0,20] span 20"});
 }
 
 TEST(SafetensorsValidation, OffsetsWrongType) {
     for (const char* offsets : {"8", "[8]", "[0,8,16]", "[\"0\",8]", "[0,8.5]", "[-1,8]", "null"})
-        expectContains(parseError(stFile(entry(std::string(R"("dtype":"F32","shape":[2],"data_offsets":)") + offsets),
-                                         kEight)),
-                       {"tensor \"w\": field \"data_offsets\" is", "expected an array of two non-negative integers"});
+        expectContains(
+            parseError(stFile(entry(std::string(R"("dtype":"F32","shape":[2],"data_offsets":)") + offsets), kEight)),
+            {"tensor \"w\": field \"data_offsets\" is", "expected an array of two non-negative integers"});
 }
 
 TEST(SafetensorsValidation, BeginAfterEnd) {
@@ -321,8 +322,8 @@ TEST(SafetensorsValidation, OffsetsOutOfRange) {
     expectContains(parseError(stFile(entry(R"("dtype":"F32","shape":[2],"data_offsets":[4,12])"), kEight)),
                    {"tensor \"w\": data_offsets end 12 is beyond the data section of 8 bytes"});
     expectContains(
-        parseError(stFile(entry(R"("dtype":"F32","shape":[2],"data_offsets":[18446744073709551615,18446744073709551615])"),
-                          kEight)),
+        parseError(stFile(
+            entry(R"("dtype":"F32","shape":[2],"data_offsets":[18446744073709551615,18446744073709551615])"), kEight)),
         {"tensor \"w\": data_offsets end 18446744073709551615 is beyond"});
 }
 
@@ -359,9 +360,8 @@ TEST(SafetensorsValidation, DuplicateTensorName) {
 }
 
 TEST(SafetensorsValidation, DuplicateFieldOrMetadataKey) {
-    expectContains(
-        parseError(stFile(entry(R"("dtype":"F32","shape":[2],"dtype":"I32","data_offsets":[0,8])"), kEight)),
-        {"duplicate key \"dtype\" in tensor \"w\""});
+    expectContains(parseError(stFile(entry(R"("dtype":"F32","shape":[2],"dtype":"I32","data_offsets":[0,8])"), kEight)),
+                   {"duplicate key \"dtype\" in tensor \"w\""});
     expectContains(parseError(stFile(R"({"__metadata__":{"k":"a","k":"b"}})")),
                    {"duplicate key \"k\" in __metadata__"});
 }
@@ -451,7 +451,8 @@ TEST(SafetensorsFile, FailedSaveKeepsOldFile) {
     const std::string longPath = dir.path + "/" + std::string(245, 'm');
     {
         const std::vector<uint8_t> old = serializeSafetensors(tensorsA());
-        std::ofstream(longPath, std::ios::binary).write(reinterpret_cast<const char*>(old.data()), std::streamsize(old.size()));
+        std::ofstream(longPath, std::ios::binary)
+            .write(reinterpret_cast<const char*>(old.data()), std::streamsize(old.size()));
     }
     try {
         saveSafetensorsFile(longPath, tensorsB());

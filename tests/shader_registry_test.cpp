@@ -56,7 +56,8 @@ TEST(ShaderRegistry, QuotesTheBadLineFromEveryDriversLog) {
 
 TEST(ShaderRegistry, BlockSizesAreNumbersOrDefines) {
     // "// block: R x C": numbers, or names the pass's defines set (forward/matmul_feedback's BLOCK_ROWS).
-    const std::string fixed = "// stage: feedback\n// block: 8 x 2\n", named = "// stage: feedback\n// block: ROWS x 2\n";
+    const std::string fixed = "// stage: feedback\n// block: 8 x 2\n",
+                      named = "// stage: feedback\n// block: ROWS x 2\n";
     EXPECT_EQ(ShaderRegistry::feedbackBlock("k", fixed), std::make_pair(8, 2));
     EXPECT_EQ(ShaderRegistry::feedbackBlock("k", named, "#define A 1\n#define ROWS 12\n"), std::make_pair(12, 2));
     auto expectError = [](const std::string& src, const std::string& defines, const std::string& want) {
@@ -134,10 +135,17 @@ TEST(Pass, RowBlockKernelsNeedARowInterleavedOutput) {
     Context& ctx = context();
     Tensor a(ctx, randomMatrix(9, 8, 1)), b(ctx, randomMatrix(8, 4, 2)), c(ctx, 9, 4);
     try {
-        Pass(ctx, "forward/matmul_block").input("A", a).input("B", b).output(c).uniformInt("k0", 0).uniformInt("k1", 8).run();
+        Pass(ctx, "forward/matmul_block")
+            .input("A", a)
+            .input("B", b)
+            .output(c)
+            .uniformInt("k0", 0)
+            .uniformInt("k1", 8)
+            .run();
         FAIL();
     } catch (const ArgumentError& e) {
-        EXPECT_NE(std::string(e.what()).find("needs a packed_rows4 or packed_rows8 output, got packed"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("needs a packed_rows4 or packed_rows8 output, got packed"),
+                  std::string::npos)
             << e.what();
     }
 }

@@ -154,7 +154,8 @@ TEST_P(TensorRowWindow, PassesSampleTheWindowsRows) {
         HostMatrix hb = randomMatrix(base.rows, base.cols, 71);
         Tensor b(ctx, hb, layout);
         if (small && base.rows > 1000) ASSERT_TRUE(b.geometry().paged());
-        const std::pair<int, int> windows[] = {{0, 1}, {5, 3}, {3, 5}, {1, 127}, {base.rows - 1, 1}, {2, base.rows - 2}};
+        const std::pair<int, int> windows[] = {
+            {0, 1}, {5, 3}, {3, 5}, {1, 127}, {base.rows - 1, 1}, {2, base.rows - 2}};
         for (auto [first, count] : windows) {
             Tensor w = Tensor::rowWindow(b, first, count);
             EXPECT_EQ(w.rows(), count);
@@ -274,7 +275,7 @@ TEST(TexturePool, TensorOutlivingItsContextIsDroppedSafely) {
         EXPECT_EQ(ctx.pool().stats().live, 1u);
     }
     survivor = Tensor();  // must not touch the dead pool
-    context();           // make the shared context current again for later tests
+    context();            // make the shared context current again for later tests
     SUCCEED();
 }
 

@@ -78,9 +78,9 @@ std::unique_ptr<Sequential> cnn(Context& ctx) {
     auto m = std::make_unique<Sequential>(ctx, Shape3{9, 9, 3});
     m->add(Conv2D{5, 3, 1, Padding::Same, Activation::ReLU})
         .add(BatchNormalization{0.6f, 1e-2f})
-        .add(MaxPool2D{2, 2, Padding::Same})               // 9 -> 5, padded after
+        .add(MaxPool2D{2, 2, Padding::Same})                                // 9 -> 5, padded after
         .add(Conv2D{4, 2, 1, Padding::Valid, Activation::LeakyReLU, 0.3f})  // 5 -> 4
-        .add(AveragePool2D{3, 2, Padding::Same})           // 4 -> 2, asymmetric padding
+        .add(AveragePool2D{3, 2, Padding::Same})                            // 4 -> 2, asymmetric padding
         .add(Flatten{})
         .add(Dense{6, Activation::Tanh})
         .add(Dense{3});
@@ -90,9 +90,7 @@ std::unique_ptr<Sequential> cnn(Context& ctx) {
 
 std::unique_ptr<Sequential> gapCnn(Context& ctx) {
     auto m = std::make_unique<Sequential>(ctx, Shape3{7, 6, 2});
-    m->add(Conv2D{8, 3, 2, Padding::Valid, Activation::Sigmoid})
-        .add(GlobalAveragePooling2D{})
-        .add(Dense{3});
+    m->add(Conv2D{8, 3, 2, Padding::Valid, Activation::Sigmoid}).add(GlobalAveragePooling2D{}).add(Dense{3});
     m->compile({});
     return m;
 }
@@ -112,10 +110,11 @@ void expectRoundTrip(Sequential& a, unsigned seed) {
 
 // A hand-written Keras-style model.json around a layer list (InputLayer first).
 std::string keras(const Json& layers, const Json& weights) {
-    Json j = {{"format", "layers-model"},
-              {"modelTopology",
-               {{"class_name", "Sequential"}, {"config", {{"name", "s"}, {"layers", layers}}}, {"keras_version", "2.15"}}},
-              {"weightsManifest", Json::array({{{"paths", {"w.bin"}}, {"weights", weights}}})}};
+    Json j = {
+        {"format", "layers-model"},
+        {"modelTopology",
+         {{"class_name", "Sequential"}, {"config", {{"name", "s"}, {"layers", layers}}}, {"keras_version", "2.15"}}},
+        {"weightsManifest", Json::array({{{"paths", {"w.bin"}}, {"weights", weights}}})}};
     return j.dump();
 }
 
@@ -195,7 +194,8 @@ TEST(TfjsLayers, ModelJsonHasKerasNamesShapesAndOneShard) {
         ADD_FAILURE() << "exported GELU";
     } catch (const ArgumentError& e) {
         EXPECT_NE(std::string(e.what()).find("exportTfjs: layer 'dense_0' uses GELU, which TF.js cannot load"),
-                  std::string::npos) << e.what();
+                  std::string::npos)
+            << e.what();
     }
     Sequential uncompiled(test::context(), 4);
     uncompiled.add(Dense{2});
@@ -224,7 +224,8 @@ TEST(TfjsLayers, HandWrittenKerasModelPredictsTheFormula) {
     const HostMatrix p = m->predict(x);
     for (int r = 0; r < 2; ++r) {
         double z[2];
-        for (int c = 0; c < 2; ++c) z[c] = x(r, 0) * K[size_t(c)] + x(r, 1) * K[size_t(2 + c)] + x(r, 2) * K[size_t(4 + c)];
+        for (int c = 0; c < 2; ++c)
+            z[c] = x(r, 0) * K[size_t(c)] + x(r, 1) * K[size_t(2 + c)] + x(r, 2) * K[size_t(4 + c)];
         const double e0 = std::exp(z[0] - std::max(z[0], z[1])), e1 = std::exp(z[1] - std::max(z[0], z[1]));
         EXPECT_NEAR(p(r, 0), e0 / (e0 + e1), 1e-5);
         EXPECT_NEAR(p(r, 1), e1 / (e0 + e1), 1e-5);
@@ -278,8 +279,10 @@ TEST(TfjsLayers, FrozenLayersImportFrozenAndFineTuneTheRest) {
 }
 
 TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
-    const Json input = Json::parse(R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4, 4, 2], "name": "in"}})");
-    const Json conv = Json::parse(R"({"class_name": "Conv2D", "config": {"name": "c", "filters": 2, "kernel_size": [3, 3],
+    const Json input =
+        Json::parse(R"({"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4, 4, 2], "name": "in"}})");
+    const Json conv =
+        Json::parse(R"({"class_name": "Conv2D", "config": {"name": "c", "filters": 2, "kernel_size": [3, 3],
                                      "padding": "same", "activation": "relu"}})");
     const Json convW = Json::parse(R"([{"name": "c/kernel", "shape": [3, 3, 2, 2], "dtype": "float32"},
                                        {"name": "c/bias", "shape": [2], "dtype": "float32"}])");
@@ -302,7 +305,8 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
     const Row rows[] = {
         {importOf("{not json", {}), "model.json: not valid JSON"},
         {importOf("[1, 2]", {}), "model.json must be a JSON object"},
-        {importOf(R"({"format": "graph-model", "modelTopology": {}})", {}), "format 'graph-model' is not a TF.js Layers model"},
+        {importOf(R"({"format": "graph-model", "modelTopology": {}})", {}),
+         "format 'graph-model' is not a TF.js Layers model"},
         {importOf(R"({"modelTopology": {"class_name": "Functional", "config": {}}})", {}),
          "the model is a Functional model; only Sequential models"},
         {importOf(R"({"modelTopology": {"class_name": "Sequential", "config": {"layers": []}}})", {}),
@@ -319,22 +323,30 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
         {convModel(with(conv, "kernel_regularizer", Json::parse(R"({"class_name": "L2"})"))),
          "kernel_regularizer {\"class_name\":\"L2\"} is not supported"},
         {convModel(with(conv, "dtype", "float16")), "dtype \"float16\" is not supported"},
-        {convModel(with(conv, "filters", 3)), "weight 'c/kernel' has shape [3,3,2,2], which does not fit layer 'c' (rank 4: [kh, kw, in, filters])"},
+        {convModel(with(conv, "filters", 3)),
+         "weight 'c/kernel' has shape [3,3,2,2], which does not fit layer 'c' (rank 4: [kh, kw, in, filters])"},
         {convModel(with(conv, "name", "a/b")), "the name contains '/'"},
-        {importOf(keras({input, Json::parse(R"({"class_name": "Conv1D", "config": {"name": "x"}})")}, Json::array()), {}),
+        {importOf(keras({input, Json::parse(R"({"class_name": "Conv1D", "config": {"name": "x"}})")}, Json::array()),
+                  {}),
          "layer 1 'x' (Conv1D): layer type Conv1D is not supported (supported: Dense, Conv2D"},
         {importOf(keras({input, Json::parse(R"({"class_name": "Dense", "config": {"name": "d", "units": 2}})")},
-                        Json::array()), {}),
+                        Json::array()),
+                  {}),
          "layer 1 'd' (Dense): needs a flat input but receives an image (add a Flatten layer before it)"},
-        {importOf(keras(Json::array({Json::parse(R"({"class_name": "Dense", "config": {"name": "d", "units": 2}})")}), Json::array()), {}),
+        {importOf(keras(Json::array({Json::parse(R"({"class_name": "Dense", "config": {"name": "d", "units": 2}})")}),
+                        Json::array()),
+                  {}),
          "the first layer has no batch_input_shape"},
         {importOf(keras({with(input, "batch_input_shape", Json::parse("[null, null, 4, 2]")), conv}, convW), convBytes),
          "has an unknown size"},
         {importOf(keras({input, conv, with(conv, "name", "c")}, convW), convBytes), "another layer has the same name"},
-        {importOf(keras({input, conv, Json::parse(R"({"class_name": "Softmax", "config": {"name": "s"}})")}, convW), convBytes),
+        {importOf(keras({input, conv, Json::parse(R"({"class_name": "Softmax", "config": {"name": "s"}})")}, convW),
+                  convBytes),
          "Softmax is supported only as the last layer, over a flat output"},
-        {importOf(keras({input, conv, Json::parse(R"({"class_name": "BatchNormalization", "config": {"name": "b", "axis": 1}})")},
-                        convW), convBytes),
+        {importOf(keras({input, conv,
+                         Json::parse(R"({"class_name": "BatchNormalization", "config": {"name": "b", "axis": 1}})")},
+                        convW),
+                  convBytes),
          "layer 2 'b' (BatchNormalization): axis 1 is not supported"},
         // The manifest and the bytes.
         {importOf(keras({input, conv}, convW), floatBytes(std::vector<float>(37, 0.1f))),
@@ -343,28 +355,35 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
          "the weights hold 156 bytes, but the manifest describes 152"},
         {importOf(keras({input, conv}, Json::array({convW[0]})), floatBytes(std::vector<float>(36, 0.1f))),
          "layer 'c' needs weight 'c/bias', which the manifest lacks"},
-        {importOf(keras({input, conv}, Json::array({convW[0], convW[1], convW[1]})), floatBytes(std::vector<float>(40, 0.1f))),
+        {importOf(keras({input, conv}, Json::array({convW[0], convW[1], convW[1]})),
+                  floatBytes(std::vector<float>(40, 0.1f))),
          "weight 'c/bias' appears twice"},
-        {importOf(keras({input, conv}, Json::array({convW[0], convW[1], Json::parse(R"({"name": "z/kernel", "shape": [1]})")})),
+        {importOf(keras({input, conv},
+                        Json::array({convW[0], convW[1], Json::parse(R"({"name": "z/kernel", "shape": [1]})")})),
                   floatBytes(std::vector<float>(39, 0.1f))),
          "weight 'z/kernel' in the manifest belongs to no layer"},
-        {importOf(keras({input, conv}, Json::array({convW[0], Json::parse(R"({"name": "c/bias", "shape": [2], "dtype": "int32"})")})),
+        {importOf(keras({input, conv},
+                        Json::array({convW[0], Json::parse(R"({"name": "c/bias", "shape": [2], "dtype": "int32"})")})),
                   convBytes),
          "weight 'c/bias' has dtype int32"},
         {importOf(keras({input, conv}, Json::array({convW[0], Json::parse(R"({"name": "c/bias", "shape": [2],
-                                                    "quantization": {"dtype": "uint8"}})")})), convBytes),
+                                                    "quantization": {"dtype": "uint8"}})")})),
+                  convBytes),
          "weight 'c/bias' is quantized"},
-        {importOf(keras({input, conv}, Json::array({Json::parse(R"({"name": "c/kernel", "shape": [3, 3, 4, 2]})"), convW[1]})),
+        {importOf(keras({input, conv},
+                        Json::array({Json::parse(R"({"name": "c/kernel", "shape": [3, 3, 4, 2]})"), convW[1]})),
                   floatBytes(std::vector<float>(74, 0.1f))),
          "model.json: weight 'c/kernel' has shape [3,3,4,2], the model needs [3,3,2,2]"},
-        {importOf(keras({input, conv}, convW), [] {
-             std::vector<float> v(38, 0.1f);
-             v[5] = std::nanf("");
-             return floatBytes(v);
-         }()),
+        {importOf(keras({input, conv}, convW),
+                  [] {
+                      std::vector<float> v(38, 0.1f);
+                      v[5] = std::nanf("");
+                      return floatBytes(v);
+                  }()),
          "tensor 'c/kernel' holds NaN or Inf"},
     };
-    for (const Row& r : rows) EXPECT_NE(r.got.find(r.expected), std::string::npos) << "got: " << r.got << "\nexpected: " << r.expected;
+    for (const Row& r : rows)
+        EXPECT_NE(r.got.find(r.expected), std::string::npos) << "got: " << r.got << "\nexpected: " << r.expected;
 }
 
 #ifndef __EMSCRIPTEN__
@@ -399,8 +418,7 @@ TEST(TfjsLayers, SavesAndLoadsADirectory) {
         std::ifstream in(dir / "model.json");
         return std::string(std::istreambuf_iterator<char>(in), {});
     }();
-    for (const auto& [from, to, expected] :
-         std::vector<std::tuple<std::string, std::string, std::string>>{
+    for (const auto& [from, to, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
              {kTfjsShardName, "../x.bin", "weights path '../x.bin' is not a file name next to model.json"},
              {kTfjsShardName, "gone.bin", "gone.bin: cannot open"}}) {
         std::string t = text;

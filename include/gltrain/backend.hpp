@@ -46,17 +46,18 @@ inline BackendChoice chooseBackend(const Capabilities& c, const ContextOptions& 
     if (c.float32Renderable && !o.disableFloat32Render)
         return {Backend::GpuFloat32, "RGBA32F render targets are complete (EXT_color_buffer_float)"};
     const std::string no32 =
-        o.disableFloat32Render ? "RGBA32F rendering (EXT_color_buffer_float) is disabled by ContextOptions::disableFloat32Render"
-        : c.colorBufferFloat   ? "EXT_color_buffer_float is advertised but an RGBA32F framebuffer is incomplete"
-                               : "EXT_color_buffer_float is missing (no RGBA32F render targets)";
+        o.disableFloat32Render
+            ? "RGBA32F rendering (EXT_color_buffer_float) is disabled by ContextOptions::disableFloat32Render"
+        : c.colorBufferFloat ? "EXT_color_buffer_float is advertised but an RGBA32F framebuffer is incomplete"
+                             : "EXT_color_buffer_float is missing (no RGBA32F render targets)";
     if (c.float16Renderable && !o.disableHalfFloatRender)
-        return {Backend::GpuFloat16,
-                no32 + "; RGBA16F render targets are complete (" +
-                    (c.hasExtension("EXT_color_buffer_half_float") ? "EXT_color_buffer_half_float"
-                                                                   : "EXT_color_buffer_float") +
-                    "): half-float storage"};
+        return {Backend::GpuFloat16, no32 + "; RGBA16F render targets are complete (" +
+                                         (c.hasExtension("EXT_color_buffer_half_float") ? "EXT_color_buffer_half_float"
+                                                                                        : "EXT_color_buffer_float") +
+                                         "): half-float storage"};
     const std::string no16 =
-        o.disableHalfFloatRender ? "RGBA16F rendering (EXT_color_buffer_half_float) is disabled by ContextOptions::disableHalfFloatRender"
+        o.disableHalfFloatRender
+            ? "RGBA16F rendering (EXT_color_buffer_half_float) is disabled by ContextOptions::disableHalfFloatRender"
         : c.colorBufferHalfFloat ? "EXT_color_buffer_half_float is advertised but an RGBA16F framebuffer is incomplete"
                                  : "EXT_color_buffer_half_float is missing (no RGBA16F render targets)";
     if (o.backend == BackendPreference::Auto)

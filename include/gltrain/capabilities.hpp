@@ -25,10 +25,10 @@ inline const char* backendName(Backend b) {
 
 // What the device offers and what the Context chose, measured at creation; print it with operator<<.
 struct Capabilities {
-    std::string platform;   // "egl-device", "egl-surfaceless", "egl-default" or "webgl2"
+    std::string platform;  // "egl-device", "egl-surfaceless", "egl-default" or "webgl2"
     // GL_VENDOR, GL_RENDERER, GL_VERSION and GL_SHADING_LANGUAGE_VERSION.
     std::string vendor, renderer, version, shadingLanguageVersion;
-    int maxTextureSize = 0;        // as reported by the device
+    int maxTextureSize = 0;  // as reported by the device
     // GL_MAX_ARRAY_TEXTURE_LAYERS: the most pages (layers) a tensor may have.
     int maxArrayTextureLayers = 0;
     // GL_MAX_DRAW_BUFFERS: the most outputs one pass may write.
@@ -37,7 +37,7 @@ struct Capabilities {
     int maxTextureImageUnits = 0;
     int maxFeedbackComponents = 0;  // floats a vertex can output and transform feedback capture (the smaller
                                     // of MAX_TRANSFORM_FEEDBACK_INTERLEAVED_COMPONENTS, MAX_VERTEX_OUTPUT_COMPONENTS)
-    bool colorBufferFloat = false;      // EXT_color_buffer_float advertised (or core in ES 3.2)
+    bool colorBufferFloat = false;  // EXT_color_buffer_float advertised (or core in ES 3.2)
     bool colorBufferHalfFloat = false;  // EXT_color_buffer_half_float advertised
     bool floatBlend = false;            // EXT_float_blend advertised
     bool timerQueries = false;          // PassList::profile times passes with GPU timer queries
@@ -52,14 +52,14 @@ struct Capabilities {
     std::string computeReason;          // why they do or do not
     bool feedbackKernels = false;       // matmul runs as a transform-feedback kernel (ContextOptions::feedback decides)
     std::string feedbackReason;         // why it does or does not
-    bool sampledFetch = false;          // fragment and vertex kernels read with texture() (ContextOptions::fetch decides)
-    std::string fetchReason;            // why they do or do not
+    bool sampledFetch = false;  // fragment and vertex kernels read with texture() (ContextOptions::fetch decides)
+    std::string fetchReason;    // why they do or do not
     // The backend models train on (see backend.hpp; backendReason says why).
     Backend backend = Backend::GpuFloat32;
-    std::string backendReason;          // why this backend (what was missing or disabled)
+    std::string backendReason;  // why this backend (what was missing or disabled)
     // The GL extensions the context reports.
     std::vector<std::string> extensions;
-    int restoresChecked = 0;            // restored contexts queried again and found able (restoreShortfalls)
+    int restoresChecked = 0;  // restored contexts queried again and found able (restoreShortfalls)
 
     // Whether the context reports extension `name`.
     bool hasExtension(const std::string& name) const {
@@ -108,8 +108,8 @@ inline std::vector<std::string> restoreShortfalls(const Capabilities& before, co
     fell("MAX_DRAW_BUFFERS", before.maxDrawBuffers, after.maxDrawBuffers);
     fell("MAX_TEXTURE_IMAGE_UNITS", before.maxTextureImageUnits, after.maxTextureImageUnits);
     // (The feedback matmul's block follows the limit: recorded passes keep the lost device's.)
-    if (before.feedbackKernels) fell("the feedback components limit", before.maxFeedbackComponents,
-                                     after.maxFeedbackComponents);
+    if (before.feedbackKernels)
+        fell("the feedback components limit", before.maxFeedbackComponents, after.maxFeedbackComponents);
     if (before.computeKernels && !after.computeShaders) s.push_back("no compute shaders (matmul runs as one)");
     return s;
 }
@@ -140,13 +140,14 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "compute shaders:             " << yn(c.computeShaders) << "; compute kernels "
        << (c.computeKernels ? "on" : "off") << ": " << c.computeReason << "\n"
        << "transform-feedback matmul:   " << (c.feedbackKernels ? "on" : "off") << ": " << c.feedbackReason << "\n"
-       << "texel reads:                 " << (c.sampledFetch ? "texture()" : "texelFetch") << ": " << c.fetchReason << "\n"
-       << "pass profiles:               " << profileClock(c.timerQueries) << ": "
-       << c.timerReason << "\n"
+       << "texel reads:                 " << (c.sampledFetch ? "texture()" : "texelFetch") << ": " << c.fetchReason
+       << "\n"
+       << "pass profiles:               " << profileClock(c.timerQueries) << ": " << c.timerReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
     if (c.restoresChecked)
-        os << "restored contexts:           " << c.restoresChecked << " (each queried again: able to run what the lost one held)\n";
+        os << "restored contexts:           " << c.restoresChecked
+           << " (each queried again: able to run what the lost one held)\n";
     return os;
 }
 

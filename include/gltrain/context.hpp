@@ -163,7 +163,7 @@ private:
     std::unique_ptr<ShaderRegistry> shaders_;
     std::unique_ptr<cpu::ThreadPool> cpuThreads_;
     uint64_t generation_ = 0;
-    long restorations_ = 0;      // the platform's restorations that this generation has seen
+    long restorations_ = 0;          // the platform's restorations that this generation has seen
     bool objectsAbandoned_ = false;  // dropped for a loss and not made again yet
     std::string restoredShortfall_;  // what the restored device lacks (checkRestoredDevice); empty: able
 };

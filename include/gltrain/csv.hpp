@@ -197,8 +197,8 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
     std::vector<float> x;
     std::vector<int> labels;
     std::vector<float> values;
-    size_t cols = 0;        // fields per line, from the first line
-    long firstLine = 0;     // the line that set cols
+    size_t cols = 0;     // fields per line, from the first line
+    long firstLine = 0;  // the line that set cols
     bool first = true;
     long rows = 0;
     long lineNo = 0;
@@ -226,8 +226,9 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
             bool header = o.header == CsvHeader::Yes;
             if (o.header == CsvHeader::Auto) {
                 if (numeric != 0 && numeric != fields.size())
-                    throw FormatError(where + ": the first line mixes numbers and text; say whether it is a header "
-                                              "(CsvHeader::Yes / No; gltrain: --header / --no-header)");
+                    throw FormatError(where +
+                                      ": the first line mixes numbers and text; say whether it is a header "
+                                      "(CsvHeader::Yes / No; gltrain: --header / --no-header)");
                 header = numeric == 0;
             }
             if (!o.labelColumn.empty()) {
@@ -241,8 +242,8 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
             if (header) continue;
         }
         if (fields.size() != cols)
-            throw FormatError(where + ": " + std::to_string(fields.size()) + " fields, expected " + std::to_string(cols) +
-                              " (as on line " + std::to_string(firstLine) + ")");
+            throw FormatError(where + ": " + std::to_string(fields.size()) + " fields, expected " +
+                              std::to_string(cols) + " (as on line " + std::to_string(firstLine) + ")");
         for (size_t c = 0; c < cols; ++c) {
             const Field& f = fields[c];
             const std::string at = where + ":" + std::to_string(f.column) + ": field " + std::to_string(c + 1) +
@@ -250,7 +251,8 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
             double v = 0;
             if (f.text.empty()) throw FormatError(at + " is empty");
             if (!parseNumber(f.text, v)) throw FormatError(at + " " + quoted(f.text) + " is not a number");
-            if (!std::isfinite(float(v))) throw FormatError(at + " " + quoted(f.text) + " is out of range for a 32-bit float");
+            if (!std::isfinite(float(v)))
+                throw FormatError(at + " " + quoted(f.text) + " is out of range for a 32-bit float");
             if (int(c) != d.labelColumn) {
                 x.push_back(float(v) * o.scale);
             } else if (!o.classLabels) {
@@ -259,7 +261,8 @@ inline CsvData parseCsv(std::string_view text, const std::string& source = "<csv
                 if (!(v >= 0 && v == std::floor(v) && v <= double(std::numeric_limits<int>::max())))
                     throw FormatError(at + ": label " + quoted(f.text) + " is not a class index (an integer >= 0)");
                 if (o.numClasses > 0 && v >= o.numClasses)
-                    throw FormatError(at + ": label " + f.text + " is out of range 0.." + std::to_string(o.numClasses - 1));
+                    throw FormatError(at + ": label " + f.text + " is out of range 0.." +
+                                      std::to_string(o.numClasses - 1));
                 labels.push_back(int(v));
             }
         }

@@ -36,7 +36,8 @@ inline uint64_t regularFileSize(const std::string& path, const std::string& what
                        : S_ISFIFO(st.st_mode) ? "is a FIFO (named pipe)"
                        : S_ISSOCK(st.st_mode) ? "is a socket"
                                               : "is";
-    throw IoError(what + " " + path + ": " + kind + ", not a regular file (read from a file: its end and size are known)");
+    throw IoError(what + " " + path + ": " + kind +
+                  ", not a regular file (read from a file: its end and size are known)");
 }
 
 // The bytes of `path`; IoError naming `what` (e.g. "IDX"), the path and the
@@ -55,8 +56,8 @@ inline std::vector<uint8_t> readFile(const std::string& path, const std::string&
         if (got == 0) break;
     }
     if (std::ferror(f))
-        throw IoError(what + " " + path + ": read failed after " + std::to_string(used) + " bytes: " +
-                      std::strerror(errno));
+        throw IoError(what + " " + path + ": read failed after " + std::to_string(used) +
+                      " bytes: " + std::strerror(errno));
     bytes.resize(used);
     bytes.shrink_to_fit();
     return bytes;

@@ -41,19 +41,35 @@ private:
 };
 
 struct TextureTraits {
-    static GLuint create() { GLuint id = 0; glGenTextures(1, &id); return id; }
+    static GLuint create() {
+        GLuint id = 0;
+        glGenTextures(1, &id);
+        return id;
+    }
     static void destroy(GLuint id) { glDeleteTextures(1, &id); }
 };
 struct FramebufferTraits {
-    static GLuint create() { GLuint id = 0; glGenFramebuffers(1, &id); return id; }
+    static GLuint create() {
+        GLuint id = 0;
+        glGenFramebuffers(1, &id);
+        return id;
+    }
     static void destroy(GLuint id) { glDeleteFramebuffers(1, &id); }
 };
 struct BufferTraits {
-    static GLuint create() { GLuint id = 0; glGenBuffers(1, &id); return id; }
+    static GLuint create() {
+        GLuint id = 0;
+        glGenBuffers(1, &id);
+        return id;
+    }
     static void destroy(GLuint id) { glDeleteBuffers(1, &id); }
 };
 struct VertexArrayTraits {
-    static GLuint create() { GLuint id = 0; glGenVertexArrays(1, &id); return id; }
+    static GLuint create() {
+        GLuint id = 0;
+        glGenVertexArrays(1, &id);
+        return id;
+    }
     static void destroy(GLuint id) { glDeleteVertexArrays(1, &id); }
 };
 struct ProgramTraits {
@@ -61,7 +77,11 @@ struct ProgramTraits {
     static void destroy(GLuint id) { glDeleteProgram(id); }
 };
 struct QueryTraits {
-    static GLuint create() { GLuint id = 0; glGenQueries(1, &id); return id; }
+    static GLuint create() {
+        GLuint id = 0;
+        glGenQueries(1, &id);
+        return id;
+    }
     static void destroy(GLuint id) { glDeleteQueries(1, &id); }
 };
 struct ShaderObjectTraits {
@@ -84,14 +104,20 @@ public:
     ~SyncHandle() { reset(); }
     SyncHandle(SyncHandle&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
     SyncHandle& operator=(SyncHandle&& o) noexcept {
-        if (this != &o) { reset(); s_ = std::exchange(o.s_, nullptr); }
+        if (this != &o) {
+            reset();
+            s_ = std::exchange(o.s_, nullptr);
+        }
         return *this;
     }
     SyncHandle(const SyncHandle&) = delete;
     SyncHandle& operator=(const SyncHandle&) = delete;
     GLsync get() const { return s_; }
     explicit operator bool() const { return s_ != nullptr; }
-    void reset() { if (s_) glDeleteSync(s_); s_ = nullptr; }
+    void reset() {
+        if (s_) glDeleteSync(s_);
+        s_ = nullptr;
+    }
     // Gives up ownership without deleting (the GL context is already gone).
     GLsync release() { return std::exchange(s_, nullptr); }
 

@@ -192,7 +192,8 @@ inline std::string shapeText(const std::vector<uint32_t>& dims) {
 // Does not look at the values.
 inline Header parseHeader(const uint8_t* data, size_t size, const std::string& source) {
     if (size < 4)
-        throw FormatError(fail(source, std::to_string(size) + " bytes is too short for the 4-byte magic number at byte 0"));
+        throw FormatError(
+            fail(source, std::to_string(size) + " bytes is too short for the 4-byte magic number at byte 0"));
     const uint32_t magic = IdxArray::be32(data);
     if (data[0] != 0 || data[1] != 0)
         throw FormatError(fail(source, "bad magic " + hex(magic, 8) +
@@ -205,15 +206,16 @@ inline Header parseHeader(const uint8_t* data, size_t size, const std::string& s
                                            "0x0D f32 or 0x0E f64)"));
     const int rank = data[3];
     if (rank < 1 || rank > 4)
-        throw FormatError(fail(source, "bad rank " + std::to_string(rank) + " at byte 3 of magic " + hex(magic, 8) +
-                                           " (expected 1..4)"));
+        throw FormatError(fail(
+            source, "bad rank " + std::to_string(rank) + " at byte 3 of magic " + hex(magic, 8) + " (expected 1..4)"));
     Header h;
     h.type = IdxType(code);
     h.headerBytes = 4 + 4 * uint64_t(rank);
     if (size < h.headerBytes)
         throw FormatError(fail(source, "truncated header: rank " + std::to_string(rank) + " needs " +
-                                           std::to_string(h.headerBytes) + " header bytes, found " + std::to_string(size) +
-                                           " (" + std::to_string(h.headerBytes - size) + " bytes missing)"));
+                                           std::to_string(h.headerBytes) + " header bytes, found " +
+                                           std::to_string(size) + " (" + std::to_string(h.headerBytes - size) +
+                                           " bytes missing)"));
     uint64_t count = 1;
     bool overflow = false;
     for (int i = 0; i < rank; ++i) {
@@ -226,8 +228,8 @@ inline Header parseHeader(const uint8_t* data, size_t size, const std::string& s
         if (!overflow) count *= d;
     }
     const uint64_t esize = idxTypeSize(h.type);
-    const uint64_t limit = std::min<uint64_t>(std::numeric_limits<size_t>::max(), std::numeric_limits<uint64_t>::max()) -
-                           h.headerBytes;
+    const uint64_t limit =
+        std::min<uint64_t>(std::numeric_limits<size_t>::max(), std::numeric_limits<uint64_t>::max()) - h.headerBytes;
     if (overflow || count > limit / esize)
         throw FormatError(fail(source, "dimensions " + shapeText(h.dims) + " of " + std::to_string(esize) +
                                            "-byte values at bytes 4.." + std::to_string(h.headerBytes - 1) +
@@ -252,14 +254,14 @@ inline void checkLength(const Header& h, uint64_t size, const std::string& sourc
                                            std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
 }
 
-
 // Input bytes: a buffer in memory, or an open file read a chunk at a time, so
 // that only what the parser asks for is read.
 class Input {
 public:
     static constexpr size_t kChunk = size_t(1) << 16;
     Input(const uint8_t* data, size_t size) : next_(data), avail_(size), size_(size) {}
-    Input(std::FILE* file, uint64_t size, std::string path) : file_(file), size_(size), path_(std::move(path)), buf_(kChunk) {}
+    Input(std::FILE* file, uint64_t size, std::string path)
+        : file_(file), size_(size), path_(std::move(path)), buf_(kChunk) {}
     Input(const Input&) = delete;
     Input& operator=(const Input&) = delete;
 
@@ -355,12 +357,14 @@ public:
             if (ret == Z_BUF_ERROR && inBefore == 0) {  // inflate needs input
                 if (!in_.fill())
                     throw FormatError(fail(where_, "truncated gzip stream: the input ends at byte " +
-                                                       std::to_string(in_.offset()) + " before the end-of-stream marker"));
+                                                       std::to_string(in_.offset()) +
+                                                       " before the end-of-stream marker"));
                 continue;
             }
             if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT || ret == Z_STREAM_ERROR)
-                throw FormatError(fail(where_, "corrupt gzip stream near compressed byte " + std::to_string(in_.offset()) +
-                                                   ": " + (zs_.msg ? zs_.msg : "invalid data")));
+                throw FormatError(fail(where_, "corrupt gzip stream near compressed byte " +
+                                                   std::to_string(in_.offset()) + ": " +
+                                                   (zs_.msg ? zs_.msg : "invalid data")));
             if (ret == Z_MEM_ERROR) throw Error(fail(where_, "zlib ran out of memory"));
             throw Error(fail(where_, "zlib inflate returned " + std::to_string(ret)));
         }
@@ -379,8 +383,10 @@ private:
             if (inflateReset(&zs_) != Z_OK) throw Error(fail(where_, "zlib inflateReset failed"));
             return;
         }
-        const uint64_t rest = std::max<uint64_t>(in_.avail(), in_.size() > in_.offset() ? in_.size() - in_.offset() : 0);
-        throw FormatError(fail(where_, std::to_string(rest) + " trailing bytes after the end of the gzip stream at byte " +
+        const uint64_t rest =
+            std::max<uint64_t>(in_.avail(), in_.size() > in_.offset() ? in_.size() - in_.offset() : 0);
+        throw FormatError(fail(where_, std::to_string(rest) +
+                                           " trailing bytes after the end of the gzip stream at byte " +
                                            std::to_string(in_.offset())));
     }
 
@@ -400,8 +406,8 @@ inline const char* itemNoun(IdxRole role, bool plural) {
 // makeDataset's rules for images and labels, which the type and rank settle.
 inline void checkImages(const std::string& source, IdxType type, size_t rank) {
     if (type != IdxType::U8)
-        throw FormatError(fail(source, std::string("images have data type ") + idxTypeName(type) +
-                                           ", expected unsigned byte (0x08)"));
+        throw FormatError(fail(
+            source, std::string("images have data type ") + idxTypeName(type) + ", expected unsigned byte (0x08)"));
     if (rank != 2 && rank != 3)
         throw FormatError(fail(source, "images have rank " + std::to_string(rank) +
                                            ", expected 3 (count x rows x cols) or 2 (count x pixels)"));
@@ -409,8 +415,8 @@ inline void checkImages(const std::string& source, IdxType type, size_t rank) {
 inline void checkLabels(const std::string& source, IdxType type, size_t rank) {
     if (rank != 1) throw FormatError(fail(source, "labels have rank " + std::to_string(rank) + ", expected 1"));
     if (type == IdxType::F32 || type == IdxType::F64)
-        throw FormatError(fail(source, std::string("labels have data type ") + idxTypeName(type) +
-                                           ", expected an integer type"));
+        throw FormatError(
+            fail(source, std::string("labels have data type ") + idxTypeName(type) + ", expected an integer type"));
 }
 
 // What the caller asked of the header (IdxOptions): role, count, values per
@@ -427,12 +433,11 @@ inline void checkExpected(const Header& h, const std::string& source, const std:
         uint64_t per = 1;
         for (size_t i = 1; i < h.dims.size(); ++i) per *= h.dims[i];  // parseHeader bounded the product
         if (per != o.valuesPerItem)
-            throw FormatError(fail(source, "its header (bytes 0.." + std::to_string(h.headerBytes - 1) + ") gives " +
-                                               shapeText(h.dims) + ": " + std::to_string(per) + " values per " +
-                                               itemNoun(o.role, false) + ", but " +
-                                               (o.valuesFor.empty() ? std::string("the caller") : o.valuesFor) +
-                                               " takes " + std::to_string(o.valuesPerItem) +
-                                               " (nothing after the header was read)"));
+            throw FormatError(fail(
+                source, "its header (bytes 0.." + std::to_string(h.headerBytes - 1) + ") gives " + shapeText(h.dims) +
+                            ": " + std::to_string(per) + " values per " + itemNoun(o.role, false) + ", but " +
+                            (o.valuesFor.empty() ? std::string("the caller") : o.valuesFor) + " takes " +
+                            std::to_string(o.valuesPerItem) + " (nothing after the header was read)"));
     }
 }
 
@@ -533,8 +538,10 @@ private:
             s.gz = std::make_unique<Gunzip>(s.in, source + " (gzip)");
             s.name = source + " (gunzipped)";
 #else
-            throw FormatError(fail(source, "gzip-compressed (starts with 0x1f 0x8b at byte 0) but gltrain was built "
-                                           "without zlib; decompress it first (gunzip " + source + ")"));
+            throw FormatError(fail(source,
+                                   "gzip-compressed (starts with 0x1f 0x8b at byte 0) but gltrain was built "
+                                   "without zlib; decompress it first (gunzip " +
+                                       source + ")"));
 #endif
         }
         uint8_t head[20];
@@ -564,13 +571,14 @@ private:
             if (r == 0) break;
             extra += r;
             if (extra > countLimit)
-                throw FormatError(fail(s_->name, "at least " + std::to_string(extra) +
-                                                     " trailing bytes after the expected end at byte " +
-                                                     std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
+                throw FormatError(fail(
+                    s_->name, "at least " + std::to_string(extra) + " trailing bytes after the expected end at byte " +
+                                  std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
         }
         if (extra > 0)
             throw FormatError(fail(s_->name, std::to_string(extra) + " trailing bytes after the expected end at byte " +
-                                                 std::to_string(h.totalBytes()) + " (expected " + expectedText(h) + ")"));
+                                                 std::to_string(h.totalBytes()) + " (expected " + expectedText(h) +
+                                                 ")"));
     }
 
     std::unique_ptr<State> s_;

@@ -57,7 +57,8 @@ struct Initializer {
     // weight would make every prediction NaN).
     void validate() const {
         if (std::string(name()) == "?")
-            throw ArgumentError("initializer: unknown kind " + std::to_string(int(kind)) + " (not an Initializer::Kind)");
+            throw ArgumentError("initializer: unknown kind " + std::to_string(int(kind)) +
+                                " (not an Initializer::Kind)");
         if (kind == Constant && !std::isfinite(value))
             throw ArgumentError("initializer: constant value must be finite, got " + std::to_string(value));
     }
@@ -66,8 +67,8 @@ struct Initializer {
     HostMatrix make(int rows, int cols, int fanIn, int fanOut, uint32_t seed, uint32_t stream) const {
         validate();
         if (fanIn <= 0 || fanOut <= 0)
-            throw ArgumentError("initializer: fans must be positive, got fanIn " + std::to_string(fanIn) +
-                                ", fanOut " + std::to_string(fanOut));
+            throw ArgumentError("initializer: fans must be positive, got fanIn " + std::to_string(fanIn) + ", fanOut " +
+                                std::to_string(fanOut));
         HostMatrix m(rows, cols);
         if (kind == Zeros) return m;
         if (kind == Constant) {

@@ -55,9 +55,9 @@ inline int rowPhases(Layout l) { return l == Layout::PackedRows4 ? 4 : l == Layo
 struct TexelGeometry {
     int rows = 0, cols = 0;
     Layout layout = Layout::Packed;
-    int texelsPerRow = 0;           // cols, or ceil(cols / 4) when packed
-    int phases = 1;                 // rows interleaved over this many layers (rowPhases(layout))
-    int gridRows = 0;               // texel rows: ceil(rows / phases)
+    int texelsPerRow = 0;               // cols, or ceil(cols / 4) when packed
+    int phases = 1;                     // rows interleaved over this many layers (rowPhases(layout))
+    int gridRows = 0;                   // texel rows: ceil(rows / phases)
     int pageWidth = 0, pageHeight = 0;  // texels in one page (every page is allocated this size)
     int pagesX = 0, pagesY = 0;
 
@@ -85,8 +85,9 @@ struct TexelGeometry {
         int px = page % pagesX, py = page / pagesX;
         int x0 = px * pageWidth, y0 = py * pageHeight;
         int phaseRows = (rows - phase + phases - 1) / phases;  // grid rows that hold a row of this phase
-        return {layer, x0, y0, std::min(pageWidth, texelsPerRow - x0),
-                std::max(0, std::min(pageHeight, phaseRows - y0)), phase};
+        return {
+            layer, x0, y0, std::min(pageWidth, texelsPerRow - x0), std::max(0, std::min(pageHeight, phaseRows - y0)),
+            phase};
     }
     int rowOf(const PageRect& pr, int y) const { return (pr.y0 + y) * phases + pr.phase; }
 

@@ -53,15 +53,15 @@ namespace gltrain {
 
 // A model file: input, layers, compile and fit options (the JavaScript API's vocabulary).
 struct ModelConfig {
-    std::string source;     // where it came from (file name), for messages
+    std::string source;  // where it came from (file name), for messages
     // Free text.
     std::string description;
-    Shape3 input;           // a flat input of n values is {1, 1, n}
+    Shape3 input;  // a flat input of n values is {1, 1, n}
     // The layers, in order.
     std::vector<Layer> layers;
     // The "compile" object's options.
     CompileOptions compile;
-    FitOptions fit;         // validationX / validationY stay null
+    FitOptions fit;  // validationX / validationY stay null
 };
 
 namespace model_config_detail {
@@ -87,7 +87,9 @@ inline std::string show(const nlohmann::json& v) {
 [[noreturn]] inline void failAt(const std::string& source, const std::string& path, const std::string& what) {
     throw FormatError(source + ": " + (path.empty() ? "" : path + ": ") + what);
 }
-inline std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+inline std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+}
 
 // A JSON object at `path` whose keys must all be in an allowed list; typed
 // reads that name the key's path in every error.
@@ -122,7 +124,8 @@ public:
         const std::string expect = Range{double(lo), double(hi)}.expected(true);
         if (!v.is_number()) fail(at(k), "expected " + expect + ", got " + show(v));
         const double d = v.get<double>();
-        if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi))) fail(at(k), "expected " + expect + ", got " + show(v));
+        if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi)))
+            fail(at(k), "expected " + expect + ", got " + show(v));
         return int(d);
     }
     long long integer64(const char* k, long long def, long long lo, long long hi) const {
@@ -131,7 +134,8 @@ public:
         const std::string expect = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
         if (!v.is_number()) fail(at(k), "expected " + expect + ", got " + show(v));
         const double d = v.get<double>();
-        if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi))) fail(at(k), "expected " + expect + ", got " + show(v));
+        if (!(d == std::floor(d) && d >= double(lo) && d <= double(hi)))
+            fail(at(k), "expected " + expect + ", got " + show(v));
         return (long long)d;
     }
     // A number that is finite as a 32-bit float and in `r`; `note` adds to
@@ -195,7 +199,8 @@ inline Activation activation(const Object& o, const char* k, Activation def) {
 inline Initializer initializer(const Object& o, const char* k, Initializer def) {
     if (!o.has(k)) return def;
     const nlohmann::json& v = o.raw(k);
-    const char* const valid = "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, or {\"type\": \"constant\", \"value\": x}";
+    const char* const valid =
+        "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, or {\"type\": \"constant\", \"value\": x}";
     std::string type, path = o.at(k);
     if (v.is_string()) {
         type = v.get<std::string>();
@@ -235,8 +240,12 @@ inline int fieldValue(const Object& o, const char* k, int def, Range r) {
 inline float fieldValue(const Object& o, const char* k, float def, Range r) { return o.real(k, def, r); }
 inline Activation fieldValue(const Object& o, const char* k, Activation def, Range) { return activation(o, k, def); }
 inline Padding fieldValue(const Object& o, const char* k, Padding def, Range) { return padding(o, k, def); }
-inline Initializer fieldValue(const Object& o, const char* k, const Initializer& def, Range) { return initializer(o, k, def); }
-inline std::string fieldValue(const Object& o, const char* k, const std::string& def, Range) { return o.string(k, def); }
+inline Initializer fieldValue(const Object& o, const char* k, const Initializer& def, Range) {
+    return initializer(o, k, def);
+}
+inline std::string fieldValue(const Object& o, const char* k, const std::string& def, Range) {
+    return o.string(k, def);
+}
 inline bool fieldValue(const Object& o, const char* k, bool def, Range) { return o.boolean(k, def); }
 
 // A layer field's value as JSON, as fieldValue reads it back.
@@ -311,7 +320,7 @@ inline OptimizerConfig optimizer(const Object& compile) {
     } else {
         o = std::make_unique<Object>(v, compile.source(), path,
                                      std::vector<const char*>{"type", "lr", "learningRate", "weightDecay", "momentum",
-                                                                        "beta1", "beta2", "eps", "rho"});
+                                                              "beta1", "beta2", "eps", "rho"});
         if (!o->has("type")) o->fail(path, "needs a type ('adam', 'sgd', ...)");
         name = o->string("type", "");
     }
@@ -411,8 +420,8 @@ inline void epochCallbacks(const Object& o, FitOptions& f) {
 
 inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
     Object o(j, source, path,
-             {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss", "snapshotEvery",
-              "earlyStopping", "reduceLrOnPlateau", "keepBest"});
+             {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss",
+              "snapshotEvery", "earlyStopping", "reduceLrOnPlateau", "keepBest"});
     FitOptions f;
     f.epochs = o.integer("epochs", f.epochs, 1);
     f.batchSize = o.integer("batchSize", f.batchSize, 1);
@@ -432,13 +441,16 @@ inline Shape3 inputShape(const nlohmann::json& v, const std::string& source, con
     const char* expect = "a positive integer or [height, width, channels]";
     const double maxInt = double(std::numeric_limits<int>::max());
     auto dim = [&](const nlohmann::json& d, const std::string& at) {
-        if (!d.is_number() || !(d.get<double>() >= 1 && d.get<double>() == std::floor(d.get<double>()) && d.get<double>() <= maxInt))
+        if (!d.is_number() ||
+            !(d.get<double>() >= 1 && d.get<double>() == std::floor(d.get<double>()) && d.get<double>() <= maxInt))
             failAt(source, at, "expected a positive integer, got " + show(d));
         return int(d.get<double>());
     };
     if (v.is_number()) return Shape3{1, 1, dim(v, path)};
-    if (!v.is_array() || v.size() != 3) failAt(source, path, std::string("expected ") + expect + ", got " + show(v) +
-                                                           (v.is_array() ? " of " + std::to_string(v.size()) + " values" : ""));
+    if (!v.is_array() || v.size() != 3)
+        failAt(source, path,
+               std::string("expected ") + expect + ", got " + show(v) +
+                   (v.is_array() ? " of " + std::to_string(v.size()) + " values" : ""));
     Shape3 s{dim(v[0], path + "[0]"), dim(v[1], path + "[1]"), dim(v[2], path + "[2]")};
     if (double(s.height) * s.width * s.channels > maxInt) failAt(source, path, "the image shape has too many values");
     return s;
@@ -459,7 +471,11 @@ public:
     static constexpr int64_t kMax = std::numeric_limits<int>::max();
 
     SizeCheck(const std::string& source, Shape3 input)
-        : source_(source), h_(input.height), w_(input.width), c_(input.channels), flatInput_(input.height == 1 && input.width == 1) {}
+        : source_(source),
+          h_(input.height),
+          w_(input.width),
+          c_(input.channels),
+          flatInput_(input.height == 1 && input.width == 1) {}
 
     // Layer i; false when its shape is for compile to refuse (the walk stops).
     bool layer(size_t i, const Layer& l) {
@@ -471,8 +487,8 @@ public:
 private:
     bool step(const Dense& d) {
         if (h_ != 1 || w_ != 1) return false;
-        fits("units", int64_t(d.units) * c_, "a kernel of " + std::to_string(c_) + " inputs x " +
-                                                std::to_string(d.units) + " units");
+        fits("units", int64_t(d.units) * c_,
+             "a kernel of " + std::to_string(c_) + " inputs x " + std::to_string(d.units) + " units");
         h_ = w_ = 1, c_ = d.units;
         return true;
     }
@@ -485,12 +501,13 @@ private:
         fits("kernelSize", k * k, "a " + window + " window");
         fits("kernelSize", k * k * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
         fits("kernelSize", k * k * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
-        fits("filters", k * k * c_ * f, "a kernel of " + window + " x " + std::to_string(c_) + " channels x " +
-                                            std::to_string(f) + " filters");
+        fits("filters", k * k * c_ * f,
+             "a kernel of " + window + " x " + std::to_string(c_) + " channels x " + std::to_string(f) + " filters");
         if (!slide("kernelSize", k, cv.stride, cv.padding)) return false;
         c_ = f;
-        fits("filters", h_ * w_ * c_, "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " +
-                                         std::to_string(c_) + " filters per example");
+        fits("filters", h_ * w_ * c_,
+             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
+                 " filters per example");
         return true;
     }
     template <class Pool>
@@ -630,13 +647,15 @@ inline nlohmann::ordered_json layerToJson(const Layer& layer) {
         },
         layer);
 }
-inline CompileOptions compileOptionsFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
+inline CompileOptions compileOptionsFromJson(const nlohmann::json& j, const std::string& source,
+                                             const std::string& path = "") {
     return model_config_detail::compileOptions(j, source, path);
 }
 inline FitOptions fitOptionsFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "") {
     return model_config_detail::fitOptions(j, source, path);
 }
-inline Shape3 inputShapeFromJson(const nlohmann::json& j, const std::string& source, const std::string& path = "input") {
+inline Shape3 inputShapeFromJson(const nlohmann::json& j, const std::string& source,
+                                 const std::string& path = "input") {
     return model_config_detail::inputShape(j, source, path);
 }
 
@@ -648,13 +667,16 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
     ModelConfig c;
     c.source = source;
     c.description = top.string("description", "");
-    if (!top.has("input")) top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
+    if (!top.has("input"))
+        top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
     c.input = inputShape(top.raw("input"), source, "input");
     if (!top.has("layers")) top.fail("layers", "required: an array of layer objects");
     const nlohmann::json& layers = top.raw("layers");
     if (!layers.is_array() || layers.empty())
-        top.fail("layers", "expected a non-empty array of layer objects, got " + (layers.is_array() ? std::string("[]") : show(layers)));
-    for (size_t i = 0; i < layers.size(); ++i) c.layers.push_back(layer(layers[i], source, "layers[" + std::to_string(i) + "]"));
+        top.fail("layers", "expected a non-empty array of layer objects, got " +
+                               (layers.is_array() ? std::string("[]") : show(layers)));
+    for (size_t i = 0; i < layers.size(); ++i)
+        c.layers.push_back(layer(layers[i], source, "layers[" + std::to_string(i) + "]"));
     SizeCheck sizes(source, c.input);
     for (size_t i = 0; i < c.layers.size() && sizes.layer(i, c.layers[i]); ++i) {
     }

@@ -12,9 +12,9 @@ namespace gltrain {
 
 enum class OptimizerKind { SGD, Momentum, Nesterov, Adam, AdamW, RMSProp };
 // Every optimizer, in the order the model config and the JavaScript API list them.
-inline constexpr std::array<OptimizerKind, 6> kAllOptimizers = {OptimizerKind::SGD,  OptimizerKind::Momentum,
+inline constexpr std::array<OptimizerKind, 6> kAllOptimizers = {OptimizerKind::SGD,      OptimizerKind::Momentum,
                                                                 OptimizerKind::Nesterov, OptimizerKind::Adam,
-                                                                OptimizerKind::AdamW, OptimizerKind::RMSProp};
+                                                                OptimizerKind::AdamW,    OptimizerKind::RMSProp};
 
 inline const char* optimizerName(OptimizerKind k) {
     switch (k) {
@@ -36,9 +36,9 @@ struct OptimizerConfig {
     float lr = 1e-3f;
     // L2 weight decay (decoupled for AdamW).
     float weightDecay = 0.0f;
-    float momentum = 0.9f;  // momentum / Nesterov mu; RMSProp momentum (0: none)
+    float momentum = 0.9f;                            // momentum / Nesterov mu; RMSProp momentum (0: none)
     float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-7f;  // Adam (eps: TF.js / Keras default)
-    float rho = 0.9f;                                  // RMSProp
+    float rho = 0.9f;                                 // RMSProp
 
     // State slots per parameter (m, v, ...), each a PingPong shaped like the parameter.
     int stateSlots() const {
@@ -66,7 +66,8 @@ struct OptimizerConfig {
         auto bad = [](const std::string& what) { throw ArgumentError("optimizer: " + what); };
         if (std::string(optimizerName(kind)) == "unknown")
             bad("unknown kind " + std::to_string(int(kind)) + " (not a gltrain::OptimizerKind)");
-        if (!(lr > 0.0f) || !std::isfinite(lr)) bad("learning rate must be positive and finite, got " + std::to_string(lr));
+        if (!(lr > 0.0f) || !std::isfinite(lr))
+            bad("learning rate must be positive and finite, got " + std::to_string(lr));
         if (!(weightDecay >= 0.0f) || !std::isfinite(weightDecay)) bad("weightDecay must be >= 0");
         if (!(momentum >= 0.0f && momentum < 1.0f)) bad("momentum must be in [0, 1), got " + std::to_string(momentum));
         if (!(beta1 >= 0.0f && beta1 < 1.0f)) bad("beta1 must be in [0, 1), got " + std::to_string(beta1));

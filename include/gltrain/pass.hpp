@@ -36,7 +36,8 @@ public:
         rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
         if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
         if (ShaderRegistry::isCompute(src)) computeTile_ = ShaderRegistry::computeTile(kernel_, src);
-        if (ShaderRegistry::isFeedback(src)) feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src, definesBlock());
+        if (ShaderRegistry::isFeedback(src))
+            feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src, definesBlock());
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
@@ -54,8 +55,8 @@ public:
             }
         std::string list;
         for (auto& n : inputNames_) list += (list.empty() ? "" : ", ") + n;
-        throw ArgumentError("Pass '" + kernel_ + "': the kernel has no input '" + name + "' (inputs: " +
-                            (list.empty() ? "none" : list) + ")");
+        throw ArgumentError("Pass '" + kernel_ + "': the kernel has no input '" + name +
+                            "' (inputs: " + (list.empty() ? "none" : list) + ")");
     }
     // Leaves an optional input ("X?" in the header) unbound.
     Pass& unbind(const std::string& name) {
@@ -103,15 +104,17 @@ public:
                 throw ArgumentError("Pass '" + kernel_ + "': output " + outputs_[o]->shapeString() +
                                     " is a row window of another tensor; a pass writes whole tensors");
             if (!outputs_[o]->renderable())
-                throw ArgumentError("Pass '" + kernel_ + "': output " + outputs_[o]->shapeString() +
-                                    " is a sampled-only tensor (TensorUse::Sampled), which this context cannot render to");
+                throw ArgumentError(
+                    "Pass '" + kernel_ + "': output " + outputs_[o]->shapeString() +
+                    " is a sampled-only tensor (TensorUse::Sampled), which this context cannot render to");
             if (o > 0 && (outputs_[o]->rows() != output_()->rows() || outputs_[o]->cols() != output_()->cols() ||
                           outputs_[o]->layout() != output_()->layout()))
                 throw ArgumentError("Pass '" + kernel_ + "': outputs '" + outputNames_[0] + "' and '" +
                                     outputNames_[o] + "' differ in shape or layout");
         }
         if (rowBlock_ == 4 && output_()->layout() != Layout::PackedRows4)
-            throw ArgumentError("Pass '" + kernel_ + "': the kernel writes 4-row blocks and needs a packed_rows4 output, got " +
+            throw ArgumentError("Pass '" + kernel_ +
+                                "': the kernel writes 4-row blocks and needs a packed_rows4 output, got " +
                                 layoutName(output_()->layout()));
         if (rowBlock_ < 0 && rowPhases(output_()->layout()) < 4)
             throw ArgumentError("Pass '" + kernel_ + "': the kernel writes row blocks and needs a packed_rows4 or " +
@@ -177,8 +180,9 @@ public:
         const int phases = og.phases;
         const GLsizei n = rowBlock_ ? GLsizei(phases) : GLsizei(outputs_.size());
         if (n > ctx_->caps().maxDrawBuffers)
-            throw UnsupportedError("Pass '" + kernel_ + "': writes " + std::to_string(n) + " render targets, more than " +
-                                   "this device's MAX_DRAW_BUFFERS (" + std::to_string(ctx_->caps().maxDrawBuffers) + ")");
+            throw UnsupportedError("Pass '" + kernel_ + "': writes " + std::to_string(n) +
+                                   " render targets, more than " + "this device's MAX_DRAW_BUFFERS (" +
+                                   std::to_string(ctx_->caps().maxDrawBuffers) + ")");
         if (n > 1) glDrawBuffers(n, kDrawBuffers);
         if (rowBlock_) {
             // One draw per page: each fragment writes rows Pg..Pg+P-1 to layers page*P + 0..P-1.
@@ -225,7 +229,8 @@ private:
                                    backendName(ctx_->backend()));
         glUniform4i(program_->outPages, og.pageWidth, og.pageHeight, og.pagesX, 0);
         // Layered for a texture array (image2DArray), the one level of a 2D texture (image2D).
-        glBindImageTexture(0, output_()->texture(), 0, og.layers() > 1 ? GL_TRUE : GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+        glBindImageTexture(0, output_()->texture(), 0, og.layers() > 1 ? GL_TRUE : GL_FALSE, 0, GL_WRITE_ONLY,
+                           GL_RGBA32F);
         glDispatchCompute(GLuint((og.cols + computeTile_.second - 1) / computeTile_.second),
                           GLuint((og.rows + computeTile_.first - 1) / computeTile_.first), 1);
         glMemoryBarrier(GL_ALL_BARRIER_BITS);
@@ -311,7 +316,8 @@ private:
             }
         if (!mentions(name)) throw ArgumentError("Pass '" + kernel_ + "': the kernel has no uniform '" + name + "'");
         const bool current = program_ && programGeneration_ == ctx_->generation();
-        uniforms_.push_back({name, kind, n, {x, y, z, w}, {0, 0, 0, 0}, current ? program_->uniformLocation(name) : -1});
+        uniforms_.push_back(
+            {name, kind, n, {x, y, z, w}, {0, 0, 0, 0}, current ? program_->uniformLocation(name) : -1});
         return *this;
     }
 
@@ -361,7 +367,8 @@ private:
         }
         d += std::string("#define OUT_PACKED ") + (isPacked(output_()->layout()) ? "1" : "0") + "\n";
         d += "#define OUT_PHASES " + std::to_string(output_()->geometry().phases) + "\n";
-        if (computeTile_.first) d += std::string("#define OUT_PAGED ") + (output_()->geometry().paged() ? "1" : "0") + "\n";
+        if (computeTile_.first)
+            d += std::string("#define OUT_PAGED ") + (output_()->geometry().paged() ? "1" : "0") + "\n";
         program_ = &ctx_->shaders().get(kernel_, d);
         programKey_ = key;
         programGeneration_ = ctx_->generation();
@@ -379,7 +386,7 @@ private:
     // "// blocks: rows4": 4 rows per fragment into one PackedRows4 output (4); "// blocks: rows":
     // one row per row phase of a PackedRows4 or PackedRows8 output (-1); else 0.
     int rowBlock_ = 0;
-    std::pair<int, int> computeTile_{0, 0};  // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
+    std::pair<int, int> computeTile_{0, 0};    // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
     std::pair<int, int> feedbackBlock_{0, 0};  // a feedback kernel's "// block: R x C"; (0, 0) otherwise
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;

@@ -31,7 +31,6 @@ inline void waitFor(const Tensor& t) {
     glReadPixels(0, 0, 1, 1, GL_RGBA, GL_FLOAT, px);
 }
 
-
 class PassList {
 public:
     PassList() = default;
@@ -74,7 +73,8 @@ public:
                     auto t0 = std::chrono::steady_clock::now();
                     p.run();
                     waitFor(*p.outputTensor());
-                    times[i++].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+                    times[i++].push_back(
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
                 }
             }
         std::vector<PassTiming> out;

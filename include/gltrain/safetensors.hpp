@@ -111,12 +111,9 @@ inline void putLe(uint8_t* p, uint64_t v, size_t n) {
 inline float halfToFloat(uint16_t h) {
     const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     float v;
-    if (exp == 0)
-        v = std::ldexp(float(mant), -24);
-    else if (exp == 31)
-        v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-    else
-        v = std::ldexp(float(mant | 0x400), exp - 25);
+    if (exp == 0) v = std::ldexp(float(mant), -24);
+    else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    else v = std::ldexp(float(mant | 0x400), exp - 25);
     return sign ? -v : v;
 }
 
@@ -301,15 +298,12 @@ constexpr uint64_t kSafetensorsMaxHeaderBytes = 100000000;
 namespace st_detail {
 
 // A string quoted for a message, cut short if long.
-inline std::string quote(const std::string& s) {
-    return "\"" + (s.size() <= 80 ? s : s.substr(0, 77) + "...") + "\"";
-}
+inline std::string quote(const std::string& s) { return "\"" + (s.size() <= 80 ? s : s.substr(0, 77) + "...") + "\""; }
 // A JSON value shown in a message, cut short if long.
 inline std::string brief(const nlohmann::json& j) {
     std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return s.size() <= 40 ? s : s.substr(0, 37) + "...";
 }
-
 
 // A non-negative JSON integer, or false.
 inline bool unsignedValue(const nlohmann::json& j, uint64_t& out) {
@@ -359,13 +353,11 @@ inline SafetensorsFile parseSafetensors(const uint8_t* data, size_t size, const 
             case json::parse_event_t::object_start:
             case json::parse_event_t::array_start: {
                 std::string context;
-                if (stack.empty())
-                    context = "the header";
+                if (stack.empty()) context = "the header";
                 else if (stack.size() == 1)
                     context = stack.back().lastKey == "__metadata__" ? "__metadata__"
                                                                      : "tensor " + quote(stack.back().lastKey);
-                else
-                    context = stack.back().context + " field " + quote(stack.back().lastKey);
+                else context = stack.back().context + " field " + quote(stack.back().lastKey);
                 if (stack.size() >= 3)
                     throw FormatError(pre + "header nests too deeply in " + context +
                                       " (a safetensors header has at most 3 levels: header, tensor entry, shape)");
@@ -393,8 +385,7 @@ inline SafetensorsFile parseSafetensors(const uint8_t* data, size_t size, const 
     } catch (const json::exception& e) {
         throw FormatError(pre + "header (" + std::to_string(n) + " bytes from byte 8) is not valid JSON: " + e.what());
     }
-    if (!header.is_object())
-        throw FormatError(pre + "header is a JSON " + header.type_name() + ", expected an object");
+    if (!header.is_object()) throw FormatError(pre + "header is a JSON " + header.type_name() + ", expected an object");
 
     SafetensorsFile file;
     file.source = source;
@@ -476,8 +467,8 @@ inline SafetensorsFile parseSafetensors(const uint8_t* data, size_t size, const 
             throw FormatError(pre + t + "data_offsets end " + std::to_string(end) + " is beyond the data section of " +
                               std::to_string(dataSize) + " bytes (which starts at byte " + std::to_string(8 + n) + ")");
         if (end - begin != nbytes)
-            throw FormatError(pre + t + "shape " + st_detail::shapeText(td.shape) + " of " + dtypeName(td.dtype) + " (" +
-                              std::to_string(width) + " bytes each) needs " + std::to_string(nbytes) +
+            throw FormatError(pre + t + "shape " + st_detail::shapeText(td.shape) + " of " + dtypeName(td.dtype) +
+                              " (" + std::to_string(width) + " bytes each) needs " + std::to_string(nbytes) +
                               " bytes but data_offsets [" + std::to_string(begin) + "," + std::to_string(end) +
                               "] span " + std::to_string(end - begin));
         td.bytes.assign(dataBegin + begin, dataBegin + end);
@@ -568,8 +559,7 @@ inline std::vector<uint8_t> serializeSafetensors(const std::vector<std::pair<std
 // Serializes and writes to path atomically: the bytes go to path + ".tmp",
 // which is flushed, synced and renamed over path. On any failure the .tmp is
 // removed, path is left as it was, and IoError is thrown.
-inline void saveSafetensorsFile(const std::string& path,
-                                const std::vector<std::pair<std::string, TensorData>>& tensors,
+inline void saveSafetensorsFile(const std::string& path, const std::vector<std::pair<std::string, TensorData>>& tensors,
                                 const std::map<std::string, std::string>& metadata = {}) {
     writeFileAtomic(path, serializeSafetensors(tensors, metadata), "safetensors");
 }

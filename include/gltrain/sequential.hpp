@@ -60,7 +60,8 @@ public:
     // statistics, step and the optimizer state of what trains on; a layer it
     // unfreezes starts its optimizer state at zero.
     Sequential& setTrainable(const std::string& layer, bool trainable) {
-        if (fitting()) throw ArgumentError("setTrainable: a fit is in progress (let it finish, or call endFit() first)");
+        if (fitting())
+            throw ArgumentError("setTrainable: a fit is in progress (let it finish, or call endFit() first)");
         Layer& spec = specs_.at(indexOf(layer, "setTrainable"));
         if (layerTrainable(spec) == trainable) return *this;
         if (!compiled()) {

@@ -75,9 +75,9 @@ struct Program {
     ProgramHandle handle;
     std::vector<std::string> inputs;  // sampler i is bound to texture unit i
     struct InputLocations {
-        GLint geom = -1;    // ivec4 (rows, cols, pageWidth, pageHeight)
-        GLint pagesX = -1;  // int
-        GLint row0 = -1;    // int: a row window's first row (X_WINDOW)
+        GLint geom = -1;      // ivec4 (rows, cols, pageWidth, pageHeight)
+        GLint pagesX = -1;    // int
+        GLint row0 = -1;      // int: a row window's first row (X_WINDOW)
         GLint texScale = -1;  // vec2: 1 / (pageWidth, pageHeight) (fragment and feedback kernels)
     };
     std::vector<InputLocations> inputLocations;
@@ -297,15 +297,11 @@ private:
              "_PHASES;\n";
         s += "#endif\n";
         s += "#if " + x + "_LAYERED\n";
-        if (sampled)
-            s += "  return texture(" + x + ", vec3((vec2(tx, gy) + 0.5) * " + x + "_texScale, float(ph)));\n";
-        else
-            s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n";
+        if (sampled) s += "  return texture(" + x + ", vec3((vec2(tx, gy) + 0.5) * " + x + "_texScale, float(ph)));\n";
+        else s += "  return texelFetch(" + x + ", ivec3(tx, gy, ph), 0);\n";
         s += "#else\n";
-        if (sampled)
-            s += "  return texture(" + x + ", (vec2(tx, gy) + 0.5) * " + x + "_texScale);\n";
-        else
-            s += "  return texelFetch(" + x + ", ivec2(tx, gy), 0);\n";
+        if (sampled) s += "  return texture(" + x + ", (vec2(tx, gy) + 0.5) * " + x + "_texScale);\n";
+        else s += "  return texelFetch(" + x + ", ivec2(tx, gy), 0);\n";
         s += "#endif\n}\n";
         s += "float " + x + "_at(int r, int c) {\n";
         s += "#if " + x + "_PACKED\n";
@@ -322,8 +318,8 @@ private:
         s += "  return " + x + "_texel(t.x, t.y);\n";
         s += "#elif OUT_PACKED\n";
         s += "  int c = t.x * 4, last = " + x + "_geom.y - 1;\n";
-        s += "  return vec4(" + x + "_at(t.y, c), " + x + "_at(t.y, min(c + 1, last)), " + x + "_at(t.y, min(c + 2, last)), " +
-             x + "_at(t.y, min(c + 3, last)));\n";
+        s += "  return vec4(" + x + "_at(t.y, c), " + x + "_at(t.y, min(c + 1, last)), " + x +
+             "_at(t.y, min(c + 2, last)), " + x + "_at(t.y, min(c + 3, last)));\n";
         s += "#else\n";
         s += "  return vec4(" + x + "_at(t.y, t.x), 0.0, 0.0, 0.0);\n";
         s += "#endif\n}\n";
@@ -352,24 +348,23 @@ private:
             "precision highp sampler2D;\n"
             "precision highp sampler2DArray;\n";
         s += defines;
-        s +=
-            "uniform ivec4 out_geom;\n"
-            "uniform ivec2 out_origin;\n"
-            "uniform ivec2 out_rowmap;  // (phases, phase): texel row y holds row y * phases + phase\n"
-            "ivec2 outTexel() {\n"
-            "  ivec2 g = ivec2(gl_FragCoord.xy) + out_origin;\n"
-            "  return ivec2(g.x, g.y * out_rowmap.x + out_rowmap.y);\n"
-            "}\n"
-            "ivec2 outShape() { return out_geom.xy; }\n"
-            "vec4 gltrain_mask(vec4 v) {\n"
-            "#if OUT_PACKED\n"
-            "  int c0 = outTexel().x * 4;\n"
-            "  // mix with a bvec selects without arithmetic, so a NaN in padding cannot leak.\n"
-            "  return mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
-            "#else\n"
-            "  return vec4(v.x, 0.0, 0.0, 0.0);\n"
-            "#endif\n"
-            "}\n";
+        s += "uniform ivec4 out_geom;\n"
+             "uniform ivec2 out_origin;\n"
+             "uniform ivec2 out_rowmap;  // (phases, phase): texel row y holds row y * phases + phase\n"
+             "ivec2 outTexel() {\n"
+             "  ivec2 g = ivec2(gl_FragCoord.xy) + out_origin;\n"
+             "  return ivec2(g.x, g.y * out_rowmap.x + out_rowmap.y);\n"
+             "}\n"
+             "ivec2 outShape() { return out_geom.xy; }\n"
+             "vec4 gltrain_mask(vec4 v) {\n"
+             "#if OUT_PACKED\n"
+             "  int c0 = outTexel().x * 4;\n"
+             "  // mix with a bvec selects without arithmetic, so a NaN in padding cannot leak.\n"
+             "  return mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
+             "#else\n"
+             "  return vec4(v.x, 0.0, 0.0, 0.0);\n"
+             "#endif\n"
+             "}\n";
         if (outputs.empty()) {
             s += "layout(location = 0) out vec4 gltrain_out;\n"
                  "void setOutput(vec4 v) { gltrain_out = gltrain_mask(v); }\n";
@@ -442,12 +437,12 @@ private:
             "precision highp sampler2D;\n"
             "precision highp sampler2DArray;\n";
         s += defines;
-        s += "#define FB_ROWS " + std::to_string(block.first) + "\n#define FB_COLS " + std::to_string(block.second) + "\n";
-        s +=
-            "uniform ivec4 out_geom;  // the pass's output: (rows, cols, texelsPerRow, blocks per row)\n"
-            "ivec2 blockOrigin() {\n"
-            "  return ivec2((gl_VertexID % out_geom.w) * FB_COLS, (gl_VertexID / out_geom.w) * FB_ROWS);\n"
-            "}\n";
+        s += "#define FB_ROWS " + std::to_string(block.first) + "\n#define FB_COLS " + std::to_string(block.second) +
+             "\n";
+        s += "uniform ivec4 out_geom;  // the pass's output: (rows, cols, texelsPerRow, blocks per row)\n"
+             "ivec2 blockOrigin() {\n"
+             "  return ivec2((gl_VertexID % out_geom.w) * FB_COLS, (gl_VertexID / out_geom.w) * FB_ROWS);\n"
+             "}\n";
         for (int i = 0; i < block.first * block.second; ++i) s += "out vec4 F" + std::to_string(i) + ";\n";
         for (auto& x : inputs) s += inputHelpers(x, Stage::Feedback, sampledFetch);
         return s;
@@ -476,8 +471,7 @@ public:
             if (!seen.insert(line).second) continue;
             if (line >= 1 && line <= int(lines.size()))
                 out += "  shaders/" + name + ".glsl:" + std::to_string(line) + ": " + lines[size_t(line - 1)] + "\n";
-            else
-                out += "  (line " + std::to_string(line + preludeLines) + " of the generated prelude)\n";
+            else out += "  (line " + std::to_string(line + preludeLines) + " of the generated prelude)\n";
         }
         return out;
     }
@@ -505,7 +499,9 @@ private:
         glCompileShader(vs_.get());
         GLint ok = 0;
         glGetShaderiv(vs_.get(), GL_COMPILE_STATUS, &ok);
-        if (!ok) throw ShaderError("ShaderRegistry: the full-screen vertex shader failed to compile:\n" + shaderLog(vs_.get()));
+        if (!ok)
+            throw ShaderError("ShaderRegistry: the full-screen vertex shader failed to compile:\n" +
+                              shaderLog(vs_.get()));
         return vs_.get();
     }
 
@@ -522,8 +518,9 @@ private:
         glCompileShader(discardFs_.get());
         GLint ok = 0;
         glGetShaderiv(discardFs_.get(), GL_COMPILE_STATUS, &ok);
-        if (!ok) throw ShaderError("ShaderRegistry: the feedback kernels' fragment shader failed to compile:\n" +
-                                   shaderLog(discardFs_.get()));
+        if (!ok)
+            throw ShaderError("ShaderRegistry: the feedback kernels' fragment shader failed to compile:\n" +
+                              shaderLog(discardFs_.get()));
         return discardFs_.get();
     }
 
@@ -547,7 +544,8 @@ private:
         const bool compute = isCompute(body);
 #if !GLTRAIN_GL_COMPUTE
         if (compute)
-            throw UnsupportedError("ShaderRegistry: kernel '" + name + "' is a compute shader; this build (WebGL2) has none");
+            throw UnsupportedError("ShaderRegistry: kernel '" + name +
+                                   "' is a compute shader; this build (WebGL2) has none");
 #endif
         const bool feedback = isFeedback(body);
         std::pair<int, int> block{0, 0};
@@ -560,7 +558,9 @@ private:
         const char* src = full.c_str();
 
 #if GLTRAIN_GL_COMPUTE
-        ShaderObjectHandle fs(glCreateShader(compute ? GL_COMPUTE_SHADER : feedback ? GL_VERTEX_SHADER : GL_FRAGMENT_SHADER));
+        ShaderObjectHandle fs(glCreateShader(compute    ? GL_COMPUTE_SHADER
+                                             : feedback ? GL_VERTEX_SHADER
+                                                        : GL_FRAGMENT_SHADER));
 #else
         ShaderObjectHandle fs(glCreateShader(feedback ? GL_VERTEX_SHADER : GL_FRAGMENT_SHADER));
 #endif
@@ -602,9 +602,8 @@ private:
         for (size_t i = 0; i < p->inputs.size(); ++i) {
             const std::string& x = p->inputs[i];
             glUniform1i(p->uniformLocation(x), GLint(i));
-            p->inputLocations.push_back(
-                {p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX"), p->uniformLocation(x + "_row0"),
-                 p->uniformLocation(x + "_texScale")});
+            p->inputLocations.push_back({p->uniformLocation(x + "_geom"), p->uniformLocation(x + "_pagesX"),
+                                         p->uniformLocation(x + "_row0"), p->uniformLocation(x + "_texScale")});
         }
         p->outGeom = p->uniformLocation("out_geom");
         p->outOrigin = p->uniformLocation("out_origin");

@@ -166,9 +166,9 @@ public:
                         }
                 }
                 if (geom_.layers() > 1)
-                    glTexSubImage3D(target, 0, 0, 0, pr.layer, pr.width, pr.height, 1, GL_RGBA, GL_FLOAT, staging.data());
-                else
-                    glTexSubImage2D(target, 0, 0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
+                    glTexSubImage3D(target, 0, 0, 0, pr.layer, pr.width, pr.height, 1, GL_RGBA, GL_FLOAT,
+                                    staging.data());
+                else glTexSubImage2D(target, 0, 0, 0, pr.width, pr.height, GL_RGBA, GL_FLOAT, staging.data());
             }
         }
         checkGl("Tensor::upload (glTexSubImage)");
@@ -236,9 +236,7 @@ public:
 
     // Attaches layer `i` as the context framebuffer's colour attachment 0
     // (the framebuffer must be bound).
-    void attachPage(int i) const {
-        attachLayer(GL_COLOR_ATTACHMENT0, texture(), geom_.layers(), i);
-    }
+    void attachPage(int i) const { attachLayer(GL_COLOR_ATTACHMENT0, texture(), geom_.layers(), i); }
     // Refuses a row window where `where` writes or reads whole pages.
     void requireWhole(const char* where) const {
         if (base_)
@@ -249,15 +247,15 @@ public:
 private:
     static PooledTexture acquire(Context& ctx, const TexelGeometry& g, TensorUse use) {
         ctx.requireUsable("Tensor");
-        return ctx.pool().acquire(
-            {g.pageWidth, g.pageHeight, g.layers(), use == TensorUse::Sampled ? GLenum(GL_RGBA32F) : ctx.renderFormat()});
+        return ctx.pool().acquire({g.pageWidth, g.pageHeight, g.layers(),
+                                   use == TensorUse::Sampled ? GLenum(GL_RGBA32F) : ctx.renderFormat()});
     }
 
     Context* ctx_ = nullptr;
     TexelGeometry geom_;
-    PooledTexture tex_;           // empty for a row window
+    PooledTexture tex_;             // empty for a row window
     const Tensor* base_ = nullptr;  // a row window's base (never itself a window)
-    int row0_ = 0;                // a row window's first row in base_
+    int row0_ = 0;                  // a row window's first row in base_
 };
 
 namespace detail {

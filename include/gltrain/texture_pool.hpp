@@ -22,17 +22,15 @@ struct TextureKey {
     bool operator==(const TextureKey& o) const {
         return width == o.width && height == o.height && layers == o.layers && format == o.format;
     }
-    size_t bytes() const {
-        return size_t(width) * size_t(height) * size_t(layers) * (format == GL_RGBA16F ? 8 : 16);
-    }
+    size_t bytes() const { return size_t(width) * size_t(height) * size_t(layers) * (format == GL_RGBA16F ? 8 : 16); }
 };
 
 struct PoolStats {
-    size_t live = 0;        // textures handed out and not yet released
+    size_t live = 0;  // textures handed out and not yet released
     size_t liveBytes = 0;
-    size_t free = 0;        // textures waiting in the free list
+    size_t free = 0;  // textures waiting in the free list
     size_t freeBytes = 0;
-    size_t created = 0;     // GL textures ever created (a reuse does not count)
+    size_t created = 0;  // GL textures ever created (a reuse does not count)
 };
 
 class TexturePool;

@@ -152,8 +152,10 @@ float leakyAlpha(const L& layer) {
 
 // What TF.js's config of a layer holds besides the fields its table maps:
 // the settings gltrain has fixed (a bias, channels_last, no regularizers).
-inline const Json kNoRegularizers = {{"kernel_regularizer", nullptr}, {"bias_regularizer", nullptr},
-                                     {"activity_regularizer", nullptr}, {"kernel_constraint", nullptr},
+inline const Json kNoRegularizers = {{"kernel_regularizer", nullptr},
+                                     {"bias_regularizer", nullptr},
+                                     {"activity_regularizer", nullptr},
+                                     {"kernel_constraint", nullptr},
                                      {"bias_constraint", nullptr}};
 inline void exportExtras(const Dense&, Json& c) {
     c["use_bias"] = true;
@@ -178,9 +180,17 @@ inline void exportExtras(const Flatten&, Json& c) { c["data_format"] = "channels
 inline void exportExtras(const BatchNormalization&, Json& c) {
     const Json zeros = {{"class_name", "Zeros"}, {"config", Json::object()}};
     const Json ones = {{"class_name", "Ones"}, {"config", Json::object()}};
-    c.update({{"axis", -1}, {"center", true}, {"scale", true}, {"beta_initializer", zeros}, {"gamma_initializer", ones},
-              {"moving_mean_initializer", zeros}, {"moving_variance_initializer", ones}, {"beta_regularizer", nullptr},
-              {"gamma_regularizer", nullptr}, {"beta_constraint", nullptr}, {"gamma_constraint", nullptr}});
+    c.update({{"axis", -1},
+              {"center", true},
+              {"scale", true},
+              {"beta_initializer", zeros},
+              {"gamma_initializer", ones},
+              {"moving_mean_initializer", zeros},
+              {"moving_variance_initializer", ones},
+              {"beta_regularizer", nullptr},
+              {"gamma_regularizer", nullptr},
+              {"beta_constraint", nullptr},
+              {"gamma_constraint", nullptr}});
 }
 inline void exportExtras(const ActivationLayer&, Json&) {}  // the exporter writes it (Activation or LeakyReLU)
 inline void exportExtras(const Dropout&, Json& c) { c.update({{"noise_shape", nullptr}, {"seed", nullptr}}); }
@@ -203,7 +213,9 @@ inline void writeSynced(const std::string& path, const void* data, size_t size) 
     if (ok && ::fsync(fileno(f)) != 0) ok = false, err = errno;
 #endif
     if (std::fclose(f) != 0 && ok) ok = false, err = errno;
-    if (!ok) throw IoError("saveTfjs: writing " + std::to_string(size) + " bytes to " + path + " failed: " + std::strerror(err));
+    if (!ok)
+        throw IoError("saveTfjs: writing " + std::to_string(size) + " bytes to " + path +
+                      " failed: " + std::strerror(err));
 }
 
 }  // namespace tfjs_detail
@@ -230,13 +242,15 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
         const HostMatrix w = model.weight(layer, which);
         const TensorData t = TensorData::f32(shape, w.data);  // checks that the shape holds every value
         data.insert(data.end(), t.bytes.begin(), t.bytes.end());
-        weights.push_back({{"name", layer + "/" + which}, {"shape", tfjs_detail::shapeJson(shape)}, {"dtype", "float32"}});
+        weights.push_back(
+            {{"name", layer + "/" + which}, {"shape", tfjs_detail::shapeJson(shape)}, {"dtype", "float32"}});
     };
     auto push = [&](const char* className, Json config) {
         if (layers.empty()) {
             const Shape3 in = model.inputShape();
-            config["batch_input_shape"] = in.height == 1 && in.width == 1 ? Json{nullptr, in.channels}
-                                                                          : Json{nullptr, in.height, in.width, in.channels};
+            config["batch_input_shape"] = in.height == 1 && in.width == 1
+                                              ? Json{nullptr, in.channels}
+                                              : Json{nullptr, in.height, in.width, in.channels};
             config["dtype"] = "float32";
         }
         if (!config.contains("trainable")) config["trainable"] = true;
@@ -266,7 +280,8 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
                     const auto& v = layer.*(f.member);
                     if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Activation>) {
                         if (v == Activation::LeakyReLU) leakyAlpha = tfjs_detail::leakyAlpha(layer);
-                        config[f.tfjsKey] = v == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(v, name);
+                        config[f.tfjsKey] =
+                            v == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(v, name);
                     } else {
                         config[f.tfjsKey] = tfjs_detail::fieldJson(v, f.tfjsForm);
                     }
@@ -415,11 +430,13 @@ struct LayerReader {
         const Json* j = get(key);
         if (!j) return fallback;
         if (j->is_number()) return r.integer(*j, where + ": " + key);
-        if (!j->is_array() || j->empty() || j->size() > 2) fail(std::string(key) + " must be n or [n, n], got " + Reader::brief(*j));
+        if (!j->is_array() || j->empty() || j->size() > 2)
+            fail(std::string(key) + " must be n or [n, n], got " + Reader::brief(*j));
         const int a = r.integer(j->at(0), where + ": " + key);
         const int b = r.integer(j->back(), where + ": " + key);
         if (a != b)
-            fail(std::string(key) + " " + Reader::brief(*j) + " is not square (gltrain's windows and strides are n x n)");
+            fail(std::string(key) + " " + Reader::brief(*j) +
+                 " is not square (gltrain's windows and strides are n x n)");
         return a;
     }
     void require(const char* key, const Json& expected, const std::string& why) const {
@@ -455,7 +472,8 @@ struct LayerReader {
         const std::string cls = (*j)["class_name"].get<std::string>();
         if (cls == initializerClass(Initializer::Constant)) {
             const Json* c = j->contains("config") ? Reader::optional((*j)["config"], "value") : nullptr;
-            return c && c->is_number() && std::isfinite(c->get<double>()) ? Initializer::constant(c->get<float>()) : fallback;
+            return c && c->is_number() && std::isfinite(c->get<double>()) ? Initializer::constant(c->get<float>())
+                                                                          : fallback;
         }
         for (Initializer::Kind k : Initializer::kNamedKinds)
             if (cls == initializerClass(k)) return {k, 0.0f};
@@ -467,8 +485,8 @@ struct LayerReader {
 // and what the layer's own checks decide.
 struct LayerImport {
     const LayerReader& l;
-    bool& image;  // whether the layer's input is an image (rank 4); set to whether its output is
-    bool last;    // the model's last layer
+    bool& image;          // whether the layer's input is an image (rank 4); set to whether its output is
+    bool last;            // the model's last layer
     bool noBias = false;  // use_bias: false: the bias imports as zeros
 
     void needImage() const {
@@ -483,13 +501,15 @@ struct LayerImport {
 // read and range-checked by then), and the gltrain layer it becomes.
 inline Layer importLayer(Dense d, LayerImport& im) {
     if (im.image) im.l.fail("needs a flat input but receives an image (add a Flatten layer before it)");
-    im.l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
+    im.l.requireNull(
+        {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
     im.keepsBias();
     return d;
 }
 inline Layer importLayer(Conv2D c, LayerImport& im) {
     im.needImage();
-    im.l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
+    im.l.requireNull(
+        {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
     im.l.channelsLast();
     if (im.l.square("dilation_rate", 1) != 1) im.l.fail("dilation_rate other than 1 is not supported");
     im.l.require("groups", 1, "grouped convolutions");
@@ -531,9 +551,11 @@ inline Layer importLayer(BatchNormalization bn, LayerImport& im) {
 }
 inline Activation activation(const LayerReader& l, const std::string& name);
 inline Layer importLayer(ActivationLayer a, LayerImport& im) {
-    const std::string name = im.l.r.string(im.l.r.field(im.l.config, "activation", im.l.where), im.l.where + ": activation");
+    const std::string name =
+        im.l.r.string(im.l.r.field(im.l.config, "activation", im.l.where), im.l.where + ": activation");
     if (name == "softmax") {
-        if (!im.last || im.image) im.l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
+        if (!im.last || im.image)
+            im.l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
         return Softmax{a.name};
     }
     a.activation = activation(im.l, name);
@@ -585,8 +607,9 @@ inline Activation activation(const LayerReader& l, const std::string& name) {
     if (name == "softplus") return Activation::Softplus;
     if (name == "gelu_new") return Activation::GELU;
     if (name == "gelu")
-        l.fail("activation 'gelu' (the erf form) is not supported: gltrain's GELU is the tanh approximation, "
-               "which TF.js calls 'gelu_new'");
+        l.fail(
+            "activation 'gelu' (the erf form) is not supported: gltrain's GELU is the tanh approximation, "
+            "which TF.js calls 'gelu_new'");
     l.fail("activation '" + name + "' is not supported (supported: " + kSupportedActivations + ")");
 }
 
@@ -596,7 +619,8 @@ inline Shape3 inputShape(const LayerReader& l, const Json& j) {
         l.fail("input shape " + Reader::brief(j) + " is not [batch, n] or [batch, height, width, channels]");
     std::vector<int> dims;
     for (size_t k = 1; k < j.size(); ++k) {
-        if (j[k].is_null()) l.fail("input shape " + Reader::brief(j) + " has an unknown size (gltrain needs fixed sizes)");
+        if (j[k].is_null())
+            l.fail("input shape " + Reader::brief(j) + " has an unknown size (gltrain needs fixed sizes)");
         const int d = l.r.integer(j[k], l.where + ": input shape");
         if (d <= 0) l.fail("input shape " + Reader::brief(j) + " has a size that is not positive");
         dims.push_back(d);
@@ -624,11 +648,14 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
     if (const Json* format = tfjs_detail::Reader::optional(root, "format")) {
         const std::string f = r.string(*format, "format");
         if (f != "layers-model")
-            r.fail("format '" + f + "' is not a TF.js Layers model (graph models cannot be imported: they have no layers)");
+            r.fail("format '" + f +
+                   "' is not a TF.js Layers model (graph models cannot be imported: they have no layers)");
     }
     const Json* topology = &r.field(root, "modelTopology", "model.json");
-    if (topology->is_object() && topology->contains("model_config")) topology = &topology->at("model_config");  // Keras converter
-    const std::string className = r.string(r.field(*topology, "class_name", "modelTopology"), "modelTopology.class_name");
+    if (topology->is_object() && topology->contains("model_config"))
+        topology = &topology->at("model_config");  // Keras converter
+    const std::string className =
+        r.string(r.field(*topology, "class_name", "modelTopology"), "modelTopology.class_name");
     if (className != "Sequential")
         r.fail("the model is a " + className + " model; only Sequential models can be imported");
     const Json& config = r.field(*topology, "config", "modelTopology");
@@ -667,8 +694,10 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         if (name.find('/') != std::string::npos) l.fail("the name contains '/' (weights are named <layer>/<variable>)");
         if (!names.insert(name).second) l.fail("another layer has the same name");
         if (const Json* dtype = l.get("dtype")) {
-            const Json& d = dtype->is_object() && dtype->contains("config") ? (*dtype)["config"].value("name", Json()) : *dtype;
-            if (d != Json("float32")) l.fail("dtype " + tfjs_detail::Reader::brief(*dtype) + " is not supported (float32)");
+            const Json& d =
+                dtype->is_object() && dtype->contains("config") ? (*dtype)["config"].value("name", Json()) : *dtype;
+            if (d != Json("float32"))
+                l.fail("dtype " + tfjs_detail::Reader::brief(*dtype) + " is not supported (float32)");
         }
         const Json* batchShape = l.get("batch_input_shape");
         if (!batchShape) batchShape = l.get("batch_shape");  // Keras 3
@@ -679,7 +708,8 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             image = model.inputShape.height != 1 || model.inputShape.width != 1;
             haveInput = true;
             if (cls == "InputLayer") {
-                if (l.boolean("sparse", false) || l.boolean("ragged", false)) l.fail("sparse or ragged input is not supported");
+                if (l.boolean("sparse", false) || l.boolean("ragged", false))
+                    l.fail("sparse or ragged input is not supported");
                 continue;
             }
         }
@@ -751,7 +781,8 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                 }
                 model.layers.push_back(imported);
             });
-            if (!known) l.fail("layer type " + cls + " is not supported (supported: " + tfjs_detail::supportedClasses() + ")");
+            if (!known)
+                l.fail("layer type " + cls + " is not supported (supported: " + tfjs_detail::supportedClasses() + ")");
         }
         if (softmaxAfter) model.layers.push_back(Softmax{freshName(name + "_softmax")});
     }
@@ -808,11 +839,13 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         for (auto& [axis, size] : n.dims) ok = ok && shape[axis] == size;
         if (!ok)
             r.fail("weight '" + full + "' has shape " + st_detail::shapeText(shape) + ", which does not fit layer '" +
-                   n.layer + "' (rank " + std::to_string(n.rank) + (n.rank == 4 ? ": [kh, kw, in, filters]" : "") + ")");
+                   n.layer + "' (rank " + std::to_string(n.rank) + (n.rank == 4 ? ": [kh, kw, in, filters]" : "") +
+                   ")");
         model.weights.emplace_back(full, std::move(it->second));
         found.erase(it);
     }
-    if (!found.empty()) r.fail("weight '" + found.begin()->first + "' in the manifest belongs to no layer of the model");
+    if (!found.empty())
+        r.fail("weight '" + found.begin()->first + "' in the manifest belongs to no layer of the model");
     for (auto& [layer, units] : zeroBiases)
         model.weights.emplace_back(layer + "/bias", TensorData::f32({units}, std::vector<float>(size_t(units), 0.0f)));
     return model;
@@ -841,7 +874,8 @@ inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& par
     }
     for (auto& [name, t] : parsed.weights) {
         auto it = expected.find(name);
-        if (it == expected.end()) throw FormatError(source + ": weight '" + name + "' belongs to no layer of the model");
+        if (it == expected.end())
+            throw FormatError(source + ": weight '" + name + "' belongs to no layer of the model");
         if (it->second != t.shape)
             throw FormatError(source + ": weight '" + name + "' has shape " + st_detail::shapeText(t.shape) +
                               ", the model needs " + st_detail::shapeText(it->second));
@@ -855,7 +889,8 @@ inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& par
 }
 
 inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const std::string& modelJson,
-                                              const std::vector<uint8_t>& weightData, const CompileOptions& options = {},
+                                              const std::vector<uint8_t>& weightData,
+                                              const CompileOptions& options = {},
                                               const std::string& source = "model.json") {
     return importTfjs(ctx, parseTfjs(modelJson, weightData, source), options, source);
 }
@@ -881,7 +916,8 @@ inline std::unique_ptr<Sequential> loadTfjs(Context& ctx, const std::string& pat
             if (!paths.is_array()) r.fail("weightsManifest paths must be an array");
             for (const auto& p : paths) {
                 const std::string file = r.string(p, "a weightsManifest path");
-                if (file.empty() || file[0] == '/' || file.find("..") != std::string::npos || file.find(':') != std::string::npos)
+                if (file.empty() || file[0] == '/' || file.find("..") != std::string::npos ||
+                    file.find(':') != std::string::npos)
                     r.fail("weights path '" + file + "' is not a file name next to model.json");
                 const std::vector<uint8_t> shard = readFile(dir + file, "TF.js weights");
                 weights.insert(weights.end(), shard.begin(), shard.end());

@@ -55,7 +55,7 @@ struct CompileOptions {
     uint32_t seed = 1;            // initialisers, shuffling, dropout
     // What a non-finite loss does: stop, skip the step, or ignore it.
     NanPolicy onNaN = NanPolicy::Stop;
-    LossScaling lossScaling{};    // dynamic loss scaling: by default on for the half-float backend only
+    LossScaling lossScaling{};  // dynamic loss scaling: by default on for the half-float backend only
     // Small dense models (ops/mlp.hpp, docs/performance.md "Small dense models"): the largest
     // recomputed step, in multiply-adds over all update fragments, trained with
     // one pass per parameter; 0: always the general step. The default is where
@@ -151,7 +151,7 @@ struct FitOptions {
     int epochs = 1;
     // Rows per step.
     int batchSize = 32;
-    bool shuffle = true;           // reshuffled every epoch from (seed, epoch)
+    bool shuffle = true;  // reshuffled every epoch from (seed, epoch)
     // An epoch's last rows that do not fill a batch train as one short step (as
     // Keras and tfjs do; a batchSize above the row count makes one step of all
     // rows); true leaves them out of that epoch (tf.data's drop_remainder).
@@ -187,8 +187,8 @@ inline long stepsPerEpoch(int n, const FitOptions& f) { return n / f.batchSize +
 
 // What onStep is told after each step.
 struct StepInfo {
-    long step = 0;  // global step (1-based after the step ran)
-    int epoch = 0;  // 0-based
+    long step = 0;                                         // global step (1-based after the step ran)
+    int epoch = 0;                                         // 0-based
     float loss = std::numeric_limits<float>::quiet_NaN();  // NaN unless a loss arrived this step
     // Whether a loss arrived this step.
     bool lossRead = false;
@@ -212,7 +212,10 @@ struct EpochInfo {
 };
 // An epoch's figure as a Monitor names it (NaN when the epoch has none).
 inline float monitored(const EpochInfo& e, const Monitor& m) {
-    return m.name == "loss" ? e.loss : m.name == "accuracy" ? e.accuracy : m.name == "val_loss" ? e.valLoss : e.valAccuracy;
+    return m.name == "loss"       ? e.loss
+           : m.name == "accuracy" ? e.accuracy
+           : m.name == "val_loss" ? e.valLoss
+                                  : e.valAccuracy;
 }
 // Whether `value` improves on `best` (NaN: no best yet) by more than minDelta.
 inline bool improves(const Monitor& m, float value, float best) {

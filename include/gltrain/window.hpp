@@ -37,9 +37,7 @@ struct Shape3 {
     std::string str() const {
         return "[" + std::to_string(height) + ", " + std::to_string(width) + ", " + std::to_string(channels) + "]";
     }
-    bool operator==(const Shape3& o) const {
-        return height == o.height && width == o.width && channels == o.channels;
-    }
+    bool operator==(const Shape3& o) const { return height == o.height && width == o.width && channels == o.channels; }
     bool operator!=(const Shape3& o) const { return !(*this == o); }
 };
 
@@ -94,18 +92,19 @@ struct Window {
             const int64_t padH = std::max<int64_t>((oh - 1) * sh + kh - in.height, 0);
             const int64_t padW = std::max<int64_t>((ow - 1) * sw + kw - in.width, 0);
             if (padH / 2 > kMaxExtent || padW / 2 > kMaxExtent)
-                throw ArgumentError(who + ": a " + std::to_string(kh) + "x" + std::to_string(kw) + " window with stride " +
-                                    std::to_string(sh) + "x" + std::to_string(sw) + " pads the input " + in.str() +
-                                    " by more than " + std::to_string(kMaxExtent) + " with 'same' padding");
+                throw ArgumentError(who + ": a " + std::to_string(kh) + "x" + std::to_string(kw) +
+                                    " window with stride " + std::to_string(sh) + "x" + std::to_string(sw) +
+                                    " pads the input " + in.str() + " by more than " + std::to_string(kMaxExtent) +
+                                    " with 'same' padding");
             w.out = {int(oh), int(ow), outChannels};
             w.padTop = int(padH / 2);
             w.padLeft = int(padW / 2);
         }
         // The output's values per example, and the window's reach, must fit an int.
         if (cappedProduct({w.out.height, w.out.width, outChannels}) > kMaxExtent)
-            throw ArgumentError(who + ": its output [" + std::to_string(w.out.height) + ", " + std::to_string(w.out.width) +
-                                ", " + std::to_string(outChannels) + "] is more than " + std::to_string(kMaxExtent) +
-                                " values per example");
+            throw ArgumentError(who + ": its output [" + std::to_string(w.out.height) + ", " +
+                                std::to_string(w.out.width) + ", " + std::to_string(outChannels) + "] is more than " +
+                                std::to_string(kMaxExtent) + " values per example");
         return w;
     }
 

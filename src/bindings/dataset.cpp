@@ -24,7 +24,7 @@ DatasetImpl* DatasetImpl::fromArrays(val xs, val ys, val features, std::string w
         if (!(f >= 1 && f == std::floor(f) && f <= 1e9))
             throw ArgumentError(where + ": features must be a positive integer, got " + show(features));
         const size_t cols = size_t(f);
-        if (!xs.instanceof(val::global("Float32Array")))
+        if (!xs.instanceof (val::global("Float32Array")))
             throw ArgumentError(where + ": x must be a Float32Array, got " + typeName(xs));
         const size_t n = xs["length"].as<size_t>();
         if (n == 0) throw ArgumentError(where + ": x is empty");
@@ -43,7 +43,7 @@ DatasetImpl* DatasetImpl::fromArrays(val xs, val ys, val features, std::string w
                 std::vector<int> labels(m);
                 val(emscripten::typed_memory_view(m, labels.data())).call<void>("set", ys);
                 d->y = Targets(std::move(labels));
-            } else if (ys.instanceof(val::global("Float32Array"))) {
+            } else if (ys.instanceof (val::global("Float32Array"))) {
                 const size_t m = ys["length"].as<size_t>();
                 if (m == 0 || m % rows)
                     throw ArgumentError(where + ": y has " + std::to_string(m) + " values for the " +
@@ -51,8 +51,10 @@ DatasetImpl* DatasetImpl::fromArrays(val xs, val ys, val features, std::string w
                                         std::to_string(rows) + "; class labels go in an Int32Array)");
                 d->y = Targets(HostMatrix(int(rows), int(m / rows), floatsFrom(ys, where + ": y")));
             } else {
-                throw ArgumentError(where + ": y must be an Int32Array (or another integer typed array) of labels "
-                                    "or a Float32Array of target values, got " + typeName(ys));
+                throw ArgumentError(where +
+                                    ": y must be an Int32Array (or another integer typed array) of labels "
+                                    "or a Float32Array of target values, got " +
+                                    typeName(ys));
             }
         }
         d->x = HostMatrix(int(rows), int(cols), floatsFrom(xs, where + ": x"));
@@ -102,13 +104,15 @@ DatasetImpl* DatasetImpl::slice(val start, val count) const {
         if (c == 0) throw ArgumentError("Dataset.slice: the slice is empty");
         auto d = std::make_unique<DatasetImpl>();
         const size_t f = size_t(x.cols);
-        d->x = HostMatrix(c, x.cols, std::vector<float>(x.data.begin() + std::ptrdiff_t(s * f),
-                                                         x.data.begin() + std::ptrdiff_t((s + c) * f)));
+        d->x = HostMatrix(
+            c, x.cols,
+            std::vector<float>(x.data.begin() + std::ptrdiff_t(s * f), x.data.begin() + std::ptrdiff_t((s + c) * f)));
         if (y.isLabels()) d->y = Targets(std::vector<int>(y.labels.begin() + s, y.labels.begin() + s + c));
         else if (y.rows()) {
             const size_t k = size_t(y.values.cols);
-            d->y = Targets(HostMatrix(c, y.values.cols, std::vector<float>(y.values.data.begin() + std::ptrdiff_t(s * k),
-                                                                          y.values.data.begin() + std::ptrdiff_t((s + c) * k))));
+            d->y = Targets(HostMatrix(c, y.values.cols,
+                                      std::vector<float>(y.values.data.begin() + std::ptrdiff_t(s * k),
+                                                         y.values.data.begin() + std::ptrdiff_t((s + c) * k))));
         }
         d->imageRows = imageRows;
         d->imageCols = imageCols;

@@ -42,6 +42,4 @@ void setError(const char* kind, const char* message) {
 
 }  // namespace gltrain::js
 
-EMSCRIPTEN_BINDINGS(gltrain_errors) {
-    emscripten::function("takeError", &gltrain::js::takeError);
-}
+EMSCRIPTEN_BINDINGS(gltrain_errors) { emscripten::function("takeError", &gltrain::js::takeError); }

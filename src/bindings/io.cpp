@@ -51,7 +51,8 @@ val SequentialImpl::exportTfjs() {
     return guard([&] {
         owner->makeCurrent();
         const TfjsArtifacts a = gltrain::exportTfjs(*model);
-        val u8 = val::global("Uint8Array").new_(emscripten::typed_memory_view(a.weightData.size(), a.weightData.data()));
+        val u8 =
+            val::global("Uint8Array").new_(emscripten::typed_memory_view(a.weightData.size(), a.weightData.data()));
         val out = val::object();
         out.set("modelJson", a.modelJson);
         out.set("weightData", u8["buffer"]);

@@ -18,7 +18,8 @@ namespace {
 
 val layerTypes() {
     val a = val::array();
-    forEachType(LayerTypes{}, [&](auto* t) { a.call<void>("push", std::string(std::remove_pointer_t<decltype(t)>::kType)); });
+    forEachType(LayerTypes{},
+                [&](auto* t) { a.call<void>("push", std::string(std::remove_pointer_t<decltype(t)>::kType)); });
     return a;
 }
 

@@ -38,5 +38,6 @@ EMSCRIPTEN_BINDINGS(gltrain_names) {
     function("activationNames", &activationNames);
     function("optimizerNames", &optimizerNames);
     function("lossNames", &lossNames);
-    function("version", +[]() { return std::string(GLTRAIN_VERSION); });
+    function(
+        "version", +[]() { return std::string(GLTRAIN_VERSION); });
 }

@@ -13,7 +13,8 @@ namespace gltrain::js {
 
 SequentialImpl* SequentialImpl::create(ContextImpl& c, val input) {
     return guard([&]() -> SequentialImpl* {
-        const Shape3 shape = parseArgument([&] { return inputShapeFromJson(jsonFrom(input, "Sequential", "input"), "Sequential"); });
+        const Shape3 shape =
+            parseArgument([&] { return inputShapeFromJson(jsonFrom(input, "Sequential", "input"), "Sequential"); });
         auto s = std::make_unique<SequentialImpl>();
         s->owner = &c;
         s->model = std::make_unique<Sequential>(*c.ctx, shape);

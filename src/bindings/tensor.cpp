@@ -42,8 +42,9 @@ public:
             if (!data.isUndefined() && !data.isNull()) {
                 v = floatsFrom(data, "Tensor: data");
                 if (v.size() != size_t(r) * size_t(k))
-                    throw ArgumentError("Tensor: data has " + std::to_string(v.size()) + " values, a " + std::to_string(r) +
-                                        "x" + std::to_string(k) + " tensor needs " + std::to_string(size_t(r) * k));
+                    throw ArgumentError("Tensor: data has " + std::to_string(v.size()) + " values, a " +
+                                        std::to_string(r) + "x" + std::to_string(k) + " tensor needs " +
+                                        std::to_string(size_t(r) * k));
             }
             auto t = std::make_unique<TensorImpl>();
             t->owner = &c;
@@ -98,8 +99,8 @@ public:
                 return gltrain::matmul(a.t, b.t, out.t, m);
             }
             // The CPU backend: the GPU op's other checks, in its words.
-            detail::validateMatmulShapes({a.rows(), a.cols()}, {b.rows(), b.cols()}, {out.rows(), out.cols()},
-                                         m.transA, m.transB);
+            detail::validateMatmulShapes({a.rows(), a.cols()}, {b.rows(), b.cols()}, {out.rows(), out.cols()}, m.transA,
+                                         m.transB);
             for (auto& [name, x] : operands)
                 if (x == &out)
                     throw ArgumentError(std::string("matmul: an output is also input '") + name +

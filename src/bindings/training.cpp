@@ -143,7 +143,7 @@ val SequentialImpl::predict(val x, val options) {
         int b = batchOption(options, "predict");
         if (!model->outputSize()) throw ArgumentError("predict: the model is not compiled (call compile first)");
         const int cols = model->inputSize();
-        if (!x.instanceof(val::global("Float32Array")))
+        if (!x.instanceof (val::global("Float32Array")))
             throw ArgumentError("predict: x must be a Float32Array, got " + typeName(x));
         const size_t n = x["length"].as<size_t>();
         if (n == 0) throw ArgumentError("predict: x is empty");

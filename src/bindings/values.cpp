@@ -37,7 +37,8 @@ Options::Options(val o, std::string where, std::initializer_list<const char*> al
         return;
     }
     if (!isPlainObject(o_)) throw ArgumentError(where_ + ": options must be an object, got " + typeName(o_));
-    std::vector<std::string> keys = emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", o_));
+    std::vector<std::string> keys =
+        emscripten::vecFromJSArray<std::string>(val::global("Object").call<val>("keys", o_));
     for (auto& k : keys) {
         bool ok = false;
         std::string valid;
@@ -83,29 +84,30 @@ std::string Options::string(const char* k, const std::string& def) const {
 }
 
 std::vector<float> floatsFrom(const val& a, const std::string& what) {
-    if (!a.instanceof(val::global("Float32Array")))
+    if (!a.instanceof (val::global("Float32Array")))
         throw ArgumentError(what + " must be a Float32Array, got " + typeName(a));
     const size_t n = a["length"].as<size_t>();
     std::vector<float> v(n);
     // The allocation may have grown the heap; a view of the old heap is detached now.
     if (a["length"].as<size_t>() != n)
-        throw ArgumentError(what + " is a view of gltrain's memory that the last allocation invalidated "
+        throw ArgumentError(what +
+                            " is a view of gltrain's memory that the last allocation invalidated "
                             "(copy it with slice() first)");
     if (n) val(emscripten::typed_memory_view(n, v.data())).call<void>("set", a);
     return v;
 }
 
 bool isIntegerArray(const val& a) {
-    for (const char* t : {"Int32Array", "Uint8Array", "Uint8ClampedArray", "Int8Array", "Uint16Array", "Int16Array",
-                          "Uint32Array"})
-        if (a.instanceof(val::global(t))) return true;
+    for (const char* t :
+         {"Int32Array", "Uint8Array", "Uint8ClampedArray", "Int8Array", "Uint16Array", "Int16Array", "Uint32Array"})
+        if (a.instanceof (val::global(t))) return true;
     return false;
 }
 
 std::vector<uint8_t> bytesFrom(const val& a, const std::string& what) {
     val u8 = val::undefined();
-    if (a.instanceof(val::global("ArrayBuffer"))) u8 = val::global("Uint8Array").new_(a);
-    else if (a.instanceof(val::global("Uint8Array"))) u8 = a;
+    if (a.instanceof (val::global("ArrayBuffer"))) u8 = val::global("Uint8Array").new_(a);
+    else if (a.instanceof (val::global("Uint8Array"))) u8 = a;
     else if (val::global("ArrayBuffer").call<bool>("isView", a))
         u8 = val::global("Uint8Array").new_(a["buffer"], a["byteOffset"], a["byteLength"]);
     else throw ArgumentError(what + " must be an ArrayBuffer or a Uint8Array, got " + typeName(a));
@@ -117,7 +119,9 @@ std::vector<uint8_t> bytesFrom(const val& a, const std::string& what) {
     return v;
 }
 
-val float32Copy(const float* p, size_t n) { return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p)); }
+val float32Copy(const float* p, size_t n) {
+    return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p));
+}
 val arrayBufferCopy(const std::vector<uint8_t>& bytes) {
     return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()))["buffer"];
 }

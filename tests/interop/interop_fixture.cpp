@@ -162,7 +162,9 @@ HostMatrix readPredictionsCsv(const std::string& path, int cols) {
         char* next = nullptr;
         std::strtol(p, &next, 10);  // the class
         for (int c = 0; c < cols; ++c) {
-            if (*next != ',') throw FormatError(path + ":" + std::to_string(line + 1) + ": expected " + std::to_string(cols) + " outputs");
+            if (*next != ',')
+                throw FormatError(path + ":" + std::to_string(line + 1) + ": expected " + std::to_string(cols) +
+                                  " outputs");
             values.push_back(std::strtof(next + 1, &next));
         }
         ++rowsRead;
@@ -202,7 +204,8 @@ bool exportModels(Context& ctx, const std::string& dir) {
         expected.emplace_back(m.name, tensorOf(model->predict(x)));
     }
     saveSafetensorsFile(dir + "/expected.safetensors", expected);
-    std::printf("wrote %s/{mlp,cnn}.safetensors, {mlp,cnn}.model.json, {mlp,cnn}_tfjs/, expected.safetensors\n", dir.c_str());
+    std::printf("wrote %s/{mlp,cnn}.safetensors, {mlp,cnn}.model.json, {mlp,cnn}_tfjs/, expected.safetensors\n",
+                dir.c_str());
     return true;
 }
 
@@ -216,8 +219,8 @@ bool importModels(Context& ctx, const std::string& dir) {
     for (const char* name : {"cnn", "gap"}) {
         const std::string path = dir + "/tfjs_" + name + "/model.json";
         auto model = loadTfjs(ctx, path);
-        ok &= report(path + " predicts what TensorFlow.js predicted", relativeError(model->predict(x), expected.at(name).toMatrix()),
-                     1e-4);
+        ok &= report(path + " predicts what TensorFlow.js predicted",
+                     relativeError(model->predict(x), expected.at(name).toMatrix()), 1e-4);
         const float before = model->evaluate(train, labels).loss;
         FitOptions f;
         f.epochs = 1;
@@ -225,8 +228,8 @@ bool importModels(Context& ctx, const std::string& dir) {
         model->fit(train, labels, f);
         const float after = model->evaluate(train, labels).loss;
         const bool down = after < before;
-        std::printf("%s fine-tuning %s: loss on the %d training rows %.4f -> %.4f after %ld steps\n", down ? "ok  " : "FAIL",
-                    path.c_str(), kTrainRows, double(before), double(after), model->step());
+        std::printf("%s fine-tuning %s: loss on the %d training rows %.4f -> %.4f after %ld steps\n",
+                    down ? "ok  " : "FAIL", path.c_str(), kTrainRows, double(before), double(after), model->step());
         ok &= down;
     }
     return ok;

@@ -73,7 +73,8 @@ public:
         char* end = nullptr;
         errno = 0;
         // strtoll skips leading blanks and takes a '+': neither is an integer here.
-        const long long n = v.empty() || std::isspace((unsigned char)v[0]) || v[0] == '+' ? 0 : std::strtoll(v.c_str(), &end, 10);
+        const long long n =
+            v.empty() || std::isspace((unsigned char)v[0]) || v[0] == '+' ? 0 : std::strtoll(v.c_str(), &end, 10);
         if (v.empty() || std::isspace((unsigned char)v[0]) || v[0] == '+' || *end != '\0')
             throw UsageError(name + ": expected an integer from " + range + ", got '" + v + "'");
         if (errno == ERANGE || n < lo || n > hi) throw UsageError(name + ": " + v + " is out of range (" + range + ")");
@@ -95,7 +96,8 @@ public:
         return d;
     }
     // One of `choices`.
-    std::string choice(const std::string& name, const std::string& def, std::initializer_list<const char*> choices) const {
+    std::string choice(const std::string& name, const std::string& def,
+                       std::initializer_list<const char*> choices) const {
         if (!has(name)) return def;
         const std::string v = value(name);
         std::string list;

@@ -20,7 +20,8 @@ namespace gltrain::cli {
 
 namespace data_detail {
 inline bool isCsv(const std::string& path) {
-    return path.size() >= 4 && (path.compare(path.size() - 4, 4, ".csv") == 0 || path.compare(path.size() - 4, 4, ".CSV") == 0);
+    return path.size() >= 4 &&
+           (path.compare(path.size() - 4, 4, ".csv") == 0 || path.compare(path.size() - 4, 4, ".CSV") == 0);
 }
 }  // namespace data_detail
 
@@ -34,10 +35,13 @@ struct DataOptions {
     long limit = 0;              // --limit: the first N rows only
 };
 
-// The data options every data-reading command accepts.
+// The data options every data-reading command accepts (not formatted: clang-format would take
+// the macro's last option for a braced block).
+// clang-format off
 #define GLTRAIN_CLI_DATA_OPTIONS                                                                                  \
     {"--data", true}, {"--images", true}, {"--labels", true}, {"--split", true}, {"--label-column", true},      \
         {"--header", false}, {"--no-header", false}, {"--scale", true}, {"--limit", true}
+// clang-format on
 
 inline DataOptions dataOptions(const Args& a, const char* defaultSplit) {
     DataOptions d;
@@ -55,10 +59,10 @@ inline DataOptions dataOptions(const Args& a, const char* defaultSplit) {
     // path is a runtime error naming it, a path of another kind a usage error.
     if (!d.data.empty() && d.data != "fashion-mnist") {
         struct stat st;
-        if (::stat(d.data.c_str(), &st) != 0)
-            throw IoError("--data " + d.data + ": " + std::strerror(errno));
+        if (::stat(d.data.c_str(), &st) != 0) throw IoError("--data " + d.data + ": " + std::strerror(errno));
         if (!S_ISDIR(st.st_mode) && !data_detail::isCsv(d.data))
-            throw UsageError("--data " + d.data + ": not fashion-mnist, a directory of IDX files or a *.csv file "
+            throw UsageError("--data " + d.data +
+                             ": not fashion-mnist, a directory of IDX files or a *.csv file "
                              "(IDX files: --images FILE --labels FILE)");
     }
     if (a.has("--split") && (d.data.empty() || data_detail::isCsv(d.data)))
@@ -81,7 +85,6 @@ struct Data {
 };
 
 namespace data_detail {
-
 
 inline HostMatrix firstRows(HostMatrix m, long n) {
     if (n <= 0 || n >= m.rows) return m;

@@ -36,7 +36,8 @@
 namespace gltrain::cli {
 namespace {
 
-const char* const kUsage = R"(gltrain )" GLTRAIN_VERSION R"( - train neural networks on the GPU through OpenGL ES 3 (EGL)
+const char* const kUsage =
+    R"(gltrain )" GLTRAIN_VERSION R"( - train neural networks on the GPU through OpenGL ES 3 (EGL)
 
 usage:
   gltrain train MODEL.json --data SOURCE [options]    train; write a safetensors checkpoint
@@ -161,7 +162,9 @@ ContextOptions contextOptions(const Args& a) {
                 : backend == "gpu" ? BackendPreference::Gpu
                                    : BackendPreference::Auto;
     const std::string compute = a.choice("--compute", "auto", {"auto", "on", "off"});
-    o.compute = compute == "on" ? ComputePreference::On : compute == "off" ? ComputePreference::Off : ComputePreference::Auto;
+    o.compute = compute == "on"    ? ComputePreference::On
+                : compute == "off" ? ComputePreference::Off
+                                   : ComputePreference::Auto;
     return o;
 }
 
@@ -171,7 +174,9 @@ std::string modelPath(const Args& a, const char* command) {
     return a.positional()[0];
 }
 
-std::string shapeText(Shape3 s) { return s.height == 1 && s.width == 1 ? "[" + std::to_string(s.channels) + "]" : s.str(); }
+std::string shapeText(Shape3 s) {
+    return s.height == 1 && s.width == 1 ? "[" + std::to_string(s.channels) + "]" : s.str();
+}
 
 void printSummary(const ModelConfig& config, const Sequential& model) {
     std::vector<std::string> lines;
@@ -187,18 +192,19 @@ void printSummary(const ModelConfig& config, const Sequential& model) {
         in = out;
     }
     std::printf("model: %s%s%s, input %s, %zu layers, %ld parameters\n", config.source.c_str(),
-                config.description.empty() ? "" : " - ", config.description.c_str(), shapeText(model.inputShape()).c_str(),
-                model.layerCount(), total);
+                config.description.empty() ? "" : " - ", config.description.c_str(),
+                shapeText(model.inputShape()).c_str(), model.layerCount(), total);
     for (auto& l : lines) std::printf("%s\n", l.c_str());
 }
 
 // Messages go to `log`: stdout, or stderr when stdout carries the results (predict).
-Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& config, bool needTargets, std::FILE* log) {
+Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& config, bool needTargets,
+              std::FILE* log) {
     Data d = loadData(o, model, needTargets);
     if (d.x.cols != model.inputSize())
-        throw ArgumentError("data " + d.description + " has " + std::to_string(d.x.cols) + " values per row, the model (" +
-                            config.source + ": input " + shapeText(config.input) + ") takes " +
-                            std::to_string(model.inputSize()));
+        throw ArgumentError("data " + d.description + " has " + std::to_string(d.x.cols) +
+                            " values per row, the model (" + config.source + ": input " + shapeText(config.input) +
+                            ") takes " + std::to_string(model.inputSize()));
     std::fprintf(log, "data: %d rows of %d values from %s\n", d.x.rows, d.x.cols, d.description.c_str());
     return d;
 }
@@ -216,7 +222,8 @@ void checkCheckpointPath(const std::string& checkpoint) {
                           (checkpoint.back() == '/' ? "" : "/") + "model.safetensors)");
         throw IoError("--checkpoint " + checkpoint + ": is not a regular file (the checkpoint is renamed over it)");
     }
-    const std::string dir = checkpoint.find('/') == std::string::npos ? "." : checkpoint.substr(0, checkpoint.rfind('/') + 1);
+    const std::string dir =
+        checkpoint.find('/') == std::string::npos ? "." : checkpoint.substr(0, checkpoint.rfind('/') + 1);
     if (::access(dir.c_str(), W_OK) != 0)
         throw IoError("--checkpoint " + checkpoint + ": cannot write in " + dir + ": " + std::strerror(errno));
 }
@@ -299,18 +306,19 @@ void writeCheckpoint(const Sequential& model, const std::string& path) {
         const std::vector<float> values = t.floats();
         for (size_t i = 0; i < values.size(); ++i)
             if (!std::isfinite(values[i]))
-                throw CheckpointNotFinite("checkpoint " + path + " not written at step " + std::to_string(model.step()) +
-                                          ": tensor '" + name + "' holds " + (std::isnan(values[i]) ? "NaN" : "Inf") +
-                                          " (element " + std::to_string(i) + ")");
+                throw CheckpointNotFinite("checkpoint " + path + " not written at step " +
+                                          std::to_string(model.step()) + ": tensor '" + name + "' holds " +
+                                          (std::isnan(values[i]) ? "NaN" : "Inf") + " (element " + std::to_string(i) +
+                                          ")");
     }
     writeFileAtomic(path, bytes, "checkpoint");
 }
 
 // What a failed save loses: "steps A..B are not saved; PATH still holds step S".
 std::string unsavedSteps(const std::string& path, long lastSaved, long now) {
-    std::string text = lastSaved + 1 == now ? "step " + std::to_string(now) + " is not saved"
-                                            : "steps " + std::to_string(lastSaved + 1) + ".." + std::to_string(now) +
-                                                  " are not saved";
+    std::string text = lastSaved + 1 == now
+                           ? "step " + std::to_string(now) + " is not saved"
+                           : "steps " + std::to_string(lastSaved + 1) + ".." + std::to_string(now) + " are not saved";
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return text + "; no checkpoint was written to " + path;
     try {
@@ -364,7 +372,9 @@ int train(const std::vector<std::string>& argv) {
                   {"--early-stopping", true},
                   {"--save-best", true},
                   {"--egl-platform", true},
-                  {"--egl-device", true}, {"--backend", true}, {"--compute", true},
+                  {"--egl-device", true},
+                  {"--backend", true},
+                  {"--compute", true},
                   {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kTrainHelp);
@@ -378,7 +388,8 @@ int train(const std::vector<std::string>& argv) {
     // fit's epochs and batch size are ints (integer()'s default range); steps are counted in 64 bits.
     const long epochs = long(a.integer("--epochs", 0, 1)), batch = long(a.integer("--batch", 0, 1));
     const long long maxSteps = std::numeric_limits<long>::max();
-    const long every = long(a.integer("--every", 0, 1, maxSteps)), logEvery = long(a.integer("--log-every", 0, 1, maxSteps));
+    const long every = long(a.integer("--every", 0, 1, maxSteps)),
+               logEvery = long(a.integer("--log-every", 0, 1, maxSteps));
     const std::string progressMode = a.choice("--progress", "auto", {"auto", "bar", "lines"});
     const int earlyStopping = int(a.integer("--early-stopping", 0, 1, 1000000));
     const std::string saveBest = a.value("--save-best");
@@ -394,7 +405,8 @@ int train(const std::vector<std::string>& argv) {
         if (!resume.empty()) {
             checkpoint = resume;
         } else {
-            std::string stem = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+            std::string stem =
+                path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
             if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
             checkpoint = stem + ".safetensors";
         }
@@ -434,16 +446,18 @@ int train(const std::vector<std::string>& argv) {
         model->loadCheckpoint(bytes, resume, resetOptimizer);
         if (resetOptimizer)
             std::printf("resumed: %s's weights, the optimizer afresh at step 0 (--reset-optimizer)\n", resume.c_str());
-        else
-            std::printf("resumed: %s at step %ld\n", resume.c_str(), model->step());
+        else std::printf("resumed: %s at step %ld\n", resume.c_str(), model->step());
         auto seed = file.metadata.find("seed");
         if (seed != file.metadata.end() && seed->second != std::to_string(config.compile.seed))
-            std::fprintf(stderr, "gltrain train: warning: %s was trained with seed %s, %s says %u: batches are drawn in "
-                                 "another order than an uninterrupted run's\n",
+            std::fprintf(stderr,
+                         "gltrain train: warning: %s was trained with seed %s, %s says %u: batches are drawn in "
+                         "another order than an uninterrupted run's\n",
                          resume.c_str(), seed->second.c_str(), path.c_str(), config.compile.seed);
         if (!resetOptimizer && model->step() == 0 && file.metadata.count("step") && file.metadata.at("step") != "0")
-            std::fprintf(stderr, "gltrain train: warning: %s has no optimizer state: training restarts at step 0 from "
-                                 "its weights\n", resume.c_str());
+            std::fprintf(stderr,
+                         "gltrain train: warning: %s has no optimizer state: training restarts at step 0 from "
+                         "its weights\n",
+                         resume.c_str());
     }
 
     // The step count fit() will reach (as Sequential::beginFit counts it).
@@ -461,7 +475,8 @@ int train(const std::vector<std::string>& argv) {
     Progress progress(style, stdout, model->step(), endStep, fit.epochs,
                       logEvery ? logEvery : std::max(1L, (stepsPerEpoch + 9) / 10));
     std::printf("training: %d epoch%s of %ld steps (batch %d), steps %ld to %ld; checkpoint %s\n", fit.epochs,
-                fit.epochs == 1 ? "" : "s", stepsPerEpoch, fit.batchSize, model->step() + 1, endStep, checkpoint.c_str());
+                fit.epochs == 1 ? "" : "s", stepsPerEpoch, fit.batchSize, model->step() + 1, endStep,
+                checkpoint.c_str());
     std::fflush(stdout);
 
     Callbacks cb;
@@ -470,7 +485,8 @@ int train(const std::vector<std::string>& argv) {
         progress.epoch(e);
         if (!saveBest.empty() && model->bestEpoch() == e.epoch) {
             writeFileAtomic(saveBest, model->bestCheckpoint(), "the best checkpoint");
-            progress.print("best=" + saveBest + " epoch=" + std::to_string(e.epoch) + " step=" + std::to_string(e.step));
+            progress.print("best=" + saveBest + " epoch=" + std::to_string(e.epoch) +
+                           " step=" + std::to_string(e.step));
         }
     };
     installStopHandlers();
@@ -484,7 +500,8 @@ int train(const std::vector<std::string>& argv) {
         try {
             writeCheckpoint(*model, checkpoint);
         } catch (const CheckpointNotFinite& e) {
-            throw CheckpointNotFinite(std::string(e.what()) + "; " + unsavedSteps(checkpoint, savedStep, model->step()));
+            throw CheckpointNotFinite(std::string(e.what()) + "; " +
+                                      unsavedSteps(checkpoint, savedStep, model->step()));
         } catch (const IoError& e) {
             throw IoError(std::string(e.what()) + "; " + unsavedSteps(checkpoint, savedStep, model->step()));
         }
@@ -552,8 +569,14 @@ Loaded loadForInference(const Args& a, const char* command, bool needTargets, st
 }
 
 int evaluate(const std::vector<std::string>& argv) {
-    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--batch", true}, {"--egl-platform", true},
-                  {"--egl-device", true}, {"--backend", true}, {"--compute", true}, {"--help", false}});
+    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS,
+                  {"--checkpoint", true},
+                  {"--batch", true},
+                  {"--egl-platform", true},
+                  {"--egl-device", true},
+                  {"--backend", true},
+                  {"--compute", true},
+                  {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kEvaluateHelp);
         std::printf(kDataHelp, "test", "-1");
@@ -570,8 +593,15 @@ int evaluate(const std::vector<std::string>& argv) {
 }
 
 int predict(const std::vector<std::string>& argv) {
-    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS, {"--checkpoint", true}, {"--output", true}, {"--batch", true},
-                  {"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--compute", true}, {"--help", false}});
+    Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS,
+                  {"--checkpoint", true},
+                  {"--output", true},
+                  {"--batch", true},
+                  {"--egl-platform", true},
+                  {"--egl-device", true},
+                  {"--backend", true},
+                  {"--compute", true},
+                  {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kPredictHelp);
         std::printf(kDataHelp, "test", "none");
@@ -640,7 +670,9 @@ int run(const std::vector<std::string>& args) {
         throw UsageError("unknown command '" + first + "' (commands: train, evaluate, predict, inspect, --info)");
     } catch (const UsageError& e) {
         std::fflush(stdout);
-        if (known) std::fprintf(stderr, "gltrain %s: %s\n(see gltrain %s --help)\n", command.c_str(), e.what(), command.c_str());
+        if (known)
+            std::fprintf(stderr, "gltrain %s: %s\n(see gltrain %s --help)\n", command.c_str(), e.what(),
+                         command.c_str());
         else std::fprintf(stderr, "gltrain: %s\n(see gltrain --help)\n", e.what());
         return 2;
     } catch (const std::bad_alloc&) {

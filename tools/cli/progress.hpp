@@ -24,7 +24,12 @@ public:
     // Steps run from firstStep (a resumed run starts later) to endStep;
     // Lines prints every logEvery steps and the last.
     Progress(Style style, std::FILE* out, long firstStep, long endStep, int epochs, long logEvery)
-        : style_(style), out_(out), firstStep_(firstStep), endStep_(endStep), epochs_(epochs), logEvery_(logEvery),
+        : style_(style),
+          out_(out),
+          firstStep_(firstStep),
+          endStep_(endStep),
+          epochs_(epochs),
+          logEvery_(logEvery),
           start_(Clock::now()) {}
 
     void step(const StepInfo& s) {
@@ -50,8 +55,8 @@ public:
         const int filled = int(std::floor(done * width));
         std::string bar(size_t(filled), '#');
         bar.resize(size_t(width), '.');
-        std::fprintf(out_, "\repoch %d/%d [%s] %ld/%ld loss %s  %.0f samples/s  ETA %s\x1b[K", epoch, epochs_, bar.c_str(),
-                     s.step, endStep_, lossText.c_str(), s.samplesPerSecond, clock(eta).c_str());
+        std::fprintf(out_, "\repoch %d/%d [%s] %ld/%ld loss %s  %.0f samples/s  ETA %s\x1b[K", epoch, epochs_,
+                     bar.c_str(), s.step, endStep_, lossText.c_str(), s.samplesPerSecond, clock(eta).c_str());
         std::fflush(out_);
     }
 

@@ -84,7 +84,6 @@ inline float derivative(float z, Activation act, float alpha) {
 
 }  // namespace scalar
 
-
 // y[i] = f(z[i]).
 inline void activate(float* y, const float* z, size_t n, Activation act, float alpha) {
     switch (act) {

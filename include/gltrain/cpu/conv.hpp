@@ -135,8 +135,8 @@ inline void conv2d(const float* X, int n, const Window& w, const float* W, const
     e.preactivation = Z;
     const int K = w.kh * w.kw * w.in.channels, F = w.out.channels;
     const conv_detail::Geometry g{w, conv_detail::tapOffsets(w, ws)};
-    gemm(n * w.out.pixels(), F, K, conv_detail::PackIm2colRows{X, g}, gemm_detail::PackStridedB{{W, F, false}}, Y, F,
-         e, ws);
+    gemm(n * w.out.pixels(), F, K, conv_detail::PackIm2colRows{X, g}, gemm_detail::PackStridedB{{W, F, false}}, Y, F, e,
+         ws);
 }
 
 // dW (kh*kw*C x F) = sum over pixels of im2col(X)^T dY, computed as

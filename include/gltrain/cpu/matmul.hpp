@@ -64,7 +64,7 @@ struct Workspace {
     std::vector<float> c;        // a product's own scratch (conv.hpp)
     std::vector<int> taps;       // convolutions: the input offset of every filter row (conv.hpp)
     bool wide = hasAvx2Fma();
-    ThreadPool* pool = nullptr;  // not owned
+    ThreadPool* pool = nullptr;                 // not owned
     double parallelMinWork = kParallelMinWork;  // smaller products stay on the caller (tests set 0)
 };
 
@@ -93,10 +93,10 @@ constexpr int kNc = 256;  // columns of B packed at once: kKc x kNc floats = 256
 // derivative); anything else goes through finish(). Pointers are at the
 // tile's origin, with C's row stride.
 struct TileEpilogue {
-    const float* bias = nullptr;     // the tile's columns of the bias
-    float* z = nullptr;              // where Z goes
-    bool relu = false;               // C = max(Z, 0) (NaN stays NaN, as cpu::scalar::activate)
-    const float* reluAt = nullptr;   // C *= (reluAt > 0 ? 1 : 0), the ReLU derivative
+    const float* bias = nullptr;    // the tile's columns of the bias
+    float* z = nullptr;             // where Z goes
+    bool relu = false;              // C = max(Z, 0) (NaN stays NaN, as cpu::scalar::activate)
+    const float* reluAt = nullptr;  // C *= (reluAt > 0 ? 1 : 0), the ReLU derivative
 };
 
 // One MR x (NV*W) tile: C_tile = (add ? C_tile : 0) + sum_k a[k*MR + r] * b[k*NR + c],
@@ -108,9 +108,8 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
     constexpr int NR = W * NV;
     Vec<W> acc[MR][NV];
     GLTRAIN_UNROLL
-    for (int r = 0; r < MR; ++r)
-        GLTRAIN_UNROLL
-        for (int j = 0; j < NV; ++j) splat<W>(acc[r][j], 0.0f);
+    for (int r = 0; r < MR; ++r) GLTRAIN_UNROLL
+    for (int j = 0; j < NV; ++j) splat<W>(acc[r][j], 0.0f);
     for (int k = 0; k < kc; ++k) {
         Vec<W> bv[NV];
         GLTRAIN_UNROLL
@@ -138,13 +137,12 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
         int ld;
         const float* old = view(c, ldc, 0, ld);
         GLTRAIN_UNROLL
-        for (int r = 0; r < MR; ++r)
-            GLTRAIN_UNROLL
-            for (int j = 0; j < NV; ++j) {
-                Vec<W> v;
-                load<W>(v, old + r * ld + j * W);
-                acc[r][j] += v;
-            }
+        for (int r = 0; r < MR; ++r) GLTRAIN_UNROLL
+        for (int j = 0; j < NV; ++j) {
+            Vec<W> v;
+            load<W>(v, old + r * ld + j * W);
+            acc[r][j] += v;
+        }
     }
     float* out = c;  // where the tile is stored (a local copy when partial)
     int outLd = ldc;
@@ -164,9 +162,8 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
             float* z = full ? te->z : pad[1];
             const int ld = full ? ldc : NR;
             GLTRAIN_UNROLL
-            for (int r = 0; r < MR; ++r)
-                GLTRAIN_UNROLL
-                for (int j = 0; j < NV; ++j) store<W>(z + r * ld + j * W, acc[r][j]);
+            for (int r = 0; r < MR; ++r) GLTRAIN_UNROLL
+            for (int j = 0; j < NV; ++j) store<W>(z + r * ld + j * W, acc[r][j]);
             if (!full)
                 for (int r = 0; r < rows; ++r)
                     for (int j = 0; j < cols; ++j) te->z[r * ldc + j] = pad[1][r * NR + j];
@@ -174,30 +171,26 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
         Vec<W> zero, one;
         splat<W>(zero, 0.0f);
         splat<W>(one, 1.0f);
-        if (te->relu)
-            GLTRAIN_UNROLL
-            for (int r = 0; r < MR; ++r)
-                GLTRAIN_UNROLL
-                for (int j = 0; j < NV; ++j) select<W>(acc[r][j], acc[r][j] < zero, zero, acc[r][j]);
+        if (te->relu) GLTRAIN_UNROLL
+        for (int r = 0; r < MR; ++r) GLTRAIN_UNROLL
+        for (int j = 0; j < NV; ++j) select<W>(acc[r][j], acc[r][j] < zero, zero, acc[r][j]);
         if (te->reluAt) {
             int ld;
             const float* zs = view(te->reluAt, ldc, 2, ld);
             GLTRAIN_UNROLL
-            for (int r = 0; r < MR; ++r)
-                GLTRAIN_UNROLL
-                for (int j = 0; j < NV; ++j) {
-                    Vec<W> v, d;
-                    load<W>(v, zs + r * ld + j * W);
-                    select<W>(d, v > zero, one, zero);
-                    acc[r][j] *= d;
-                }
+            for (int r = 0; r < MR; ++r) GLTRAIN_UNROLL
+            for (int j = 0; j < NV; ++j) {
+                Vec<W> v, d;
+                load<W>(v, zs + r * ld + j * W);
+                select<W>(d, v > zero, one, zero);
+                acc[r][j] *= d;
+            }
         }
     }
     if (!full) out = pad[0], outLd = NR;
     GLTRAIN_UNROLL
-    for (int r = 0; r < MR; ++r)
-        GLTRAIN_UNROLL
-        for (int j = 0; j < NV; ++j) store<W>(out + r * outLd + j * W, acc[r][j]);
+    for (int r = 0; r < MR; ++r) GLTRAIN_UNROLL
+    for (int j = 0; j < NV; ++j) store<W>(out + r * outLd + j * W, acc[r][j]);
     if (!full)
         for (int r = 0; r < rows; ++r)
             for (int j = 0; j < cols; ++j) c[r * ldc + j] = pad[0][r * NR + j];
@@ -216,15 +209,15 @@ struct Kernel4 {
 #if GLTRAIN_HAVE_AVX2_PATH
 struct Kernel8 {
     static constexpr int MR = 6, NR = 16;
-    GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows,
-                                        int cols, bool add, const TileEpilogue* te) {
+    GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols,
+                                        bool add, const TileEpilogue* te) {
         microKernel<8, 6, 2>(kc, a, b, c, ldc, rows, cols, add, te);
     }
 };
 struct Kernel8Narrow {
     static constexpr int MR = 8, NR = 8;
-    GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows,
-                                        int cols, bool add, const TileEpilogue* te) {
+    GLTRAIN_TARGET_AVX2 static void run(int kc, const float* a, const float* b, float* c, int ldc, int rows, int cols,
+                                        bool add, const TileEpilogue* te) {
         microKernel<8, 8, 1>(kc, a, b, c, ldc, rows, cols, add, te);
     }
 };
@@ -236,7 +229,8 @@ inline void finish(float* C, int ldc, int i0, int rows, int j0, int cols, const 
         float* c = C + size_t(i) * size_t(ldc) + j0;
         if (e.bias)
             for (int j = 0; j < cols; ++j) c[j] += e.bias[j0 + j];
-        if (e.preactivation) std::memcpy(e.preactivation + size_t(i) * size_t(ldc) + j0, c, sizeof(float) * size_t(cols));
+        if (e.preactivation)
+            std::memcpy(e.preactivation + size_t(i) * size_t(ldc) + j0, c, sizeof(float) * size_t(cols));
         activate(c, c, size_t(cols), e.activation, e.alpha);
         if (e.derivativeAt)
             multiplyDerivative(c, e.derivativeAt + size_t(i) * size_t(ldc) + j0, size_t(cols), e.derivative, e.alpha);
@@ -311,7 +305,9 @@ struct Strided {
 // op(A) is M x K: packed as rows of the product.
 struct PackStridedA {
     Strided s;
-    void operator()(float* dst, int i0, int rows, int k0, int kc, int MR) const { s.packRows(dst, i0, rows, k0, kc, MR); }
+    void operator()(float* dst, int i0, int rows, int k0, int kc, int MR) const {
+        s.packRows(dst, i0, rows, k0, kc, MR);
+    }
 };
 // op(B) is K x N: packed as columns; B(k, j) = B[k * ld + j], or B[j * ld + k] when transposed.
 struct PackStridedB {

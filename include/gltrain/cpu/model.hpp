@@ -44,8 +44,8 @@ struct TrainingSetup {
     PointwiseLoss pointwise = PointwiseLoss::SquaredError;
     OptimizerConfig optimizer{};
     Schedule schedule{};
-    float clipNorm = 0.0f;  // > 0: clip by global norm
-    uint32_t seed = 1;      // dropout masks: uniform01(seed, step, r * cols + c), as on the GPU
+    float clipNorm = 0.0f;     // > 0: clip by global norm
+    uint32_t seed = 1;         // dropout masks: uniform01(seed, step, r * cols + c), as on the GPU
     bool skipBadSteps = true;  // a NaN/Inf loss leaves parameters, state and statistics as they were
     // and undoes the previous step too (NanPolicy::Stop: the weights that gave it are not good)
     bool revertOnBadLoss = false;
@@ -57,7 +57,7 @@ struct TrainingSetup {
 // beginFit and the steps).
 struct Dataset {
     int n = 0;
-    const float* x = nullptr;   // n x the model's input size
+    const float* x = nullptr;  // n x the model's input size
     std::vector<float> ownedX;
     std::vector<int> labels;    // softmax cross-entropy
     std::vector<float> values;  // n x the model's output size (MSE, BCE)
@@ -104,7 +104,8 @@ public:
         for (auto& L : layers_) {
             for (auto& v : L.params) {
                 f(L.name + "/" + v.name, v, v.value);
-                for (size_t s = 0; s < v.slots.size(); ++s) f(L.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]);
+                for (size_t s = 0; s < v.slots.size(); ++s)
+                    f(L.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]);
             }
             for (auto& v : L.buffers) f(L.name + "/" + v.name, v, v.value);
         }
@@ -204,8 +205,9 @@ private:
         graph::ModelGraphOptions o;
         o.input = layers_.empty() ? Shape3{1, 1, inputSize_} : layers_.front().in;
         o.softmaxCrossEntropy = setup_.softmaxCrossEntropy;
-        o.pointwise = setup_.pointwise == PointwiseLoss::SquaredError ? gltrain::PointwiseLoss::MeanSquaredError
-                                                                     : gltrain::PointwiseLoss::BinaryCrossEntropyWithLogits;
+        o.pointwise = setup_.pointwise == PointwiseLoss::SquaredError
+                          ? gltrain::PointwiseLoss::MeanSquaredError
+                          : gltrain::PointwiseLoss::BinaryCrossEntropyWithLogits;
         o.seed = setup_.seed;
         o.training = training;
         slot = std::make_unique<graph::ModelGraph>(graph::buildModelGraph(layers, o));
@@ -258,7 +260,8 @@ private:
             if (setup_.softmaxCrossEntropy) y[r] = float(d.labels[size_t(rowOf(r))]);
             else
                 std::copy(d.values.begin() + std::ptrdiff_t(size_t(rowOf(r)) * size_t(C)),
-                          d.values.begin() + std::ptrdiff_t(size_t(rowOf(r) + 1) * size_t(C)), y + size_t(r) * size_t(C));
+                          d.values.begin() + std::ptrdiff_t(size_t(rowOf(r) + 1) * size_t(C)),
+                          y + size_t(r) * size_t(C));
         }
         if (m.correctSoFar != graph::kNoValue) (*p.run)[m.correctSoFar].data[0] = 0.0f;
     }

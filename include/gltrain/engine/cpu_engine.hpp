@@ -19,12 +19,12 @@ class CpuEngine final : public Engine {
 public:
     CpuEngine(Context& ctx, const std::vector<CompiledLayer>& layers, const ModelVariables& vars,
               const CompileOptions& o, int inputSize)
-        : options_(o), inputSize_(inputSize),
-          model_(makeLayers(layers, vars), inputSize, setupOf(o)) {
+        : options_(o), inputSize_(inputSize), model_(makeLayers(layers, vars), inputSize, setupOf(o)) {
         model_.useThreads(&ctx.cpuThreads());
         for (size_t i = 0; i < vars.list.size(); ++i)
             for (size_t l = 0; l < layers.size(); ++l)
-                if (layers[l].geometry.name == vars.list[i].layer) at_.push_back(&model_.variable(l, vars.list[i].decl.name));
+                if (layers[l].geometry.name == vars.list[i].layer)
+                    at_.push_back(&model_.variable(l, vars.list[i].decl.name));
     }
 
     HostMatrix read(size_t var, int slot) const override {
@@ -103,7 +103,8 @@ private:
         s.revertOnBadLoss = o.onNaN == NanPolicy::Stop;
         return s;
     }
-    static std::vector<cpu::Model::Layer> makeLayers(const std::vector<CompiledLayer>& layers, const ModelVariables& vars) {
+    static std::vector<cpu::Model::Layer> makeLayers(const std::vector<CompiledLayer>& layers,
+                                                     const ModelVariables& vars) {
         std::vector<cpu::Model::Layer> out;
         for (const CompiledLayer& L : layers) {
             cpu::Model::Layer c;

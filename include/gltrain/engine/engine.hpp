@@ -42,7 +42,8 @@ struct StepRequest {
 struct StepResult {
     float loss = std::numeric_limits<float>::quiet_NaN();  // when read
     bool lossRead = false;
-    bool updateRejected = false;  // the update left a value that is not finite and was undone (engines that know at once)
+    bool updateRejected =
+        false;  // the update left a value that is not finite and was undone (engines that know at once)
 };
 struct LossReading {
     float loss = 0;

@@ -170,7 +170,8 @@ public:
             p.gatherOffset(r0);
             p.forward.run();
             HostMatrix y = p.output->download();
-            std::copy(y.data.begin(), y.data.end(), out.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(outputSize_)));
+            std::copy(y.data.begin(), y.data.end(),
+                      out.data.begin() + std::ptrdiff_t(size_t(r0) * size_t(outputSize_)));
         }
         return out;
     }
@@ -431,7 +432,8 @@ private:
     void issueSnapshot(long step) {
         if (snapshotPending_) return;
         if (snapshotReaders_.empty())
-            for (const SavedTensor& s : vars_.saved) snapshotReaders_.push_back(std::make_unique<AsyncReadback>(tensor(s.var, s.slot)));
+            for (const SavedTensor& s : vars_.saved)
+                snapshotReaders_.push_back(std::make_unique<AsyncReadback>(tensor(s.var, s.slot)));
         else
             for (auto& r : snapshotReaders_) r->issue();
         snapshotPending_ = true;
@@ -477,10 +479,12 @@ private:
         lossReader_.reset();
         pendingLoss_.reset();
         createVariables();
-        for (size_t i = 0; i < snapshot_.values.size(); ++i) write(vars_.saved[i].var, vars_.saved[i].slot, snapshot_.values[i]);
+        for (size_t i = 0; i < snapshot_.values.size(); ++i)
+            write(vars_.saved[i].var, vars_.saved[i].slot, snapshot_.values[i]);
         if (!snapshot_.bytes.empty()) {
             // A checkpoint the model loaded (validated then): every tensor it has is one the model has, of its shape.
-            const SafetensorsFile f = parseSafetensors(snapshot_.bytes, "(the snapshot of step " + std::to_string(snapshot_.step) + ")");
+            const SafetensorsFile f =
+                parseSafetensors(snapshot_.bytes, "(the snapshot of step " + std::to_string(snapshot_.step) + ")");
             for (const SavedTensor& s : vars_.saved)
                 if (f.contains(s.name)) {
                     const ModelVariable& v = vars_.list[s.var];
@@ -525,7 +529,7 @@ private:
     std::vector<std::unique_ptr<AsyncReadback>> snapshotReaders_;
     bool snapshotPending_ = false;
     long snapshotPendingStep_ = 0;
-    size_t collected_ = 0;            // the pending snapshot's tensors taken so far
+    size_t collected_ = 0;  // the pending snapshot's tensors taken so far
     bool collectedFinite_ = true;
     std::vector<HostMatrix> incoming_;  // their values
     int restorations_ = 0;

@@ -217,7 +217,8 @@ private:
             o.bound[m_.correct] = &p.correctSum.back();
             p.swaps.push_back(&p.correctSum);
         }
-        if (training && s_.state->lossScale) o.bound[m_.seed] = &s_.state->lossScale->front();  // the gradients are scaled by it
+        if (training && s_.state->lossScale)
+            o.bound[m_.seed] = &s_.state->lossScale->front();  // the gradients are scaled by it
         for (auto& [name, v] : m_.variables) o.bound[v] = &variable(name).value->front();
         // A dense bias's gradient summed by its update itself, saving the reduction's
         // passes, unless clipping or loss scaling has to measure every gradient first.
@@ -314,7 +315,10 @@ private:
             scaleGuard = &stepGuard;
         } else if (norm) {
             Tensor& factor = p.temp(ctx_, 1, 1);
-            p.train.add(Pass(ctx_, "reduce/clip_factor")).input("NORM", *norm).output(factor).uniform("maxNorm", o_.clipNorm);
+            p.train.add(Pass(ctx_, "reduce/clip_factor"))
+                .input("NORM", *norm)
+                .output(factor)
+                .uniform("maxNorm", o_.clipNorm);
             gscale = &factor;
         }
         // Without a NaN policy, loss scaling's guard alone skips an overflowed step.
@@ -366,7 +370,8 @@ private:
         std::vector<std::pair<GpuVariable*, GpuVariable*>> params;  // kernel, bias
         for (const graph::DenseLink& l : *chain) {
             params.push_back({&variable(l.kernel), &variable(l.bias)});
-            m.layers.push_back({&params.back().first->value->front(), &params.back().second->value->front(), l.act, l.alpha});
+            m.layers.push_back(
+                {&params.back().first->value->front(), &params.back().second->value->front(), l.act, l.alpha});
         }
         if (!smallMlpProblem(m).empty() || smallMlpStepMacs(m) > o_.smallDenseStepMacs) return false;
         recordSmallMlpLoss(p.train, m, p.lossMean);

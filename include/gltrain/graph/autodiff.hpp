@@ -32,7 +32,9 @@ public:
     const Shape& shape(ValueId v) const { return g_.shape(v); }
     void grad(int i, ValueId gradient) { accumulate(g_, grads_, in(i), gradient, name()); }
     ValueId add(Op op, std::vector<ValueId> inputs) { return g_.add1(std::move(op), std::move(inputs), name()); }
-    std::vector<ValueId> addN(Op op, std::vector<ValueId> inputs) { return g_.add(std::move(op), std::move(inputs), name()); }
+    std::vector<ValueId> addN(Op op, std::vector<ValueId> inputs) {
+        return g_.add(std::move(op), std::move(inputs), name());
+    }
     ValueId constant(const std::string& what, const Shape& shape, float value) {
         return g_.constant(name() + "/" + what, shape, value);
     }

@@ -37,8 +37,13 @@ struct CpuPlanOptions {
 class CpuPlan {
 public:
     CpuPlan(const Graph& g, int batch, const std::vector<ValueId>& wanted, CpuPlanOptions o = {})
-        : g_(g), batch_(batch), o_(std::move(o)), p_(g, wanted), values_(size_t(g.values()), nullptr),
-          own_(size_t(g.values())), done_(size_t(g.nodes()), false) {
+        : g_(g),
+          batch_(batch),
+          o_(std::move(o)),
+          p_(g, wanted),
+          values_(size_t(g.values()), nullptr),
+          own_(size_t(g.values())),
+          done_(size_t(g.nodes()), false) {
         ws_.pool = o_.pool;
         for (auto& [v, m] : o_.bound) values_.at(size_t(v)) = m;
         if (o_.fuse)
@@ -75,7 +80,9 @@ public:
             begin(step);
             for (int n : p_.order) {
                 const auto t0 = std::chrono::steady_clock::now();
-                if (runNode(n)) ms[n].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+                if (runNode(n))
+                    ms[n].push_back(
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             }
         }
         std::vector<PassTiming> out;
@@ -84,8 +91,9 @@ public:
             if (it == ms.end()) continue;
             std::vector<double>& t = it->second;
             std::nth_element(t.begin(), t.begin() + std::ptrdiff_t(t.size() / 2), t.end());
-            out.push_back({"cpu/" + g_.node(n).name + " (" + opName(g_.node(n).op) + (fused_.count(n) ? ", fused" : "") + ")",
-                           t[t.size() / 2], false});
+            out.push_back(
+                {"cpu/" + g_.node(n).name + " (" + opName(g_.node(n).op) + (fused_.count(n) ? ", fused" : "") + ")",
+                 t[t.size() / 2], false});
         }
         return out;
     }
@@ -179,7 +187,8 @@ private:
     // A loss (its rows' losses unread) and its gradient: one pass over the logits.
     bool planLossAndGradient(int n) {
         const Node& node = g_.node(n);
-        if ((!opOf<SoftmaxCrossEntropy>(g_, n) && !opOf<PointwiseLossOp>(g_, n)) || p_.read(node.outputs[0])) return false;
+        if ((!opOf<SoftmaxCrossEntropy>(g_, n) && !opOf<PointwiseLossOp>(g_, n)) || p_.read(node.outputs[0]))
+            return false;
         const auto gradNode = matchLossGradient(g_, p_, n, done_);
         if (!gradNode) return false;
         const bool softmax = opOf<SoftmaxCrossEntropy>(g_, n) != nullptr;

@@ -41,16 +41,22 @@ struct GpuPlanOptions {
     // it is at most this many multiply-adds (0: never): one pass less, at
     // about half the blocked kernel's speed (bench/RESULTS.md).
     int64_t lossGradInProductMacs = 0;
-    std::map<ValueId, Tensor*> bound;         // tensors the caller owns
-    std::map<ValueId, Layout> layouts;        // of the tensors the plan makes for inputs and parameters
+    std::map<ValueId, Tensor*> bound;               // tensors the caller owns
+    std::map<ValueId, Layout> layouts;              // of the tensors the plan makes for inputs and parameters
     std::function<PassList*(const Node&)> listFor;  // where a node's passes go (null: the plan's own list)
 };
 
 class GpuPlan {
 public:
     GpuPlan(Context& ctx, const Graph& g, int batch, const std::vector<ValueId>& wanted, GpuPlanOptions o = {})
-        : ctx_(ctx), g_(g), batch_(batch), o_(std::move(o)), p_(g, wanted), tensors_(size_t(g.values()), nullptr),
-          done_(size_t(g.nodes()), false), form_(size_t(g.values()), GradientForm::Same) {
+        : ctx_(ctx),
+          g_(g),
+          batch_(batch),
+          o_(std::move(o)),
+          p_(g, wanted),
+          tensors_(size_t(g.values()), nullptr),
+          done_(size_t(g.nodes()), false),
+          form_(size_t(g.values()), GradientForm::Same) {
         for (auto& [v, t] : o_.bound) tensors_.at(size_t(v)) = t;
         for (ValueId v = 0; v < g.values(); ++v) {
             const Value& x = g.value(v);
@@ -95,7 +101,9 @@ public:
         const Tensor& in(int i) const { return plan[node.inputs[size_t(i)]]; }
         const Shape& shape(int i) const { return plan.g_.shape(node.inputs[size_t(i)]); }
         // Output k's tensor, made on first use in `layout` (a bound one as it is).
-        Tensor& out(int k, Layout layout = Layout::Packed) const { return plan.output(node.outputs[size_t(k)], layout); }
+        Tensor& out(int k, Layout layout = Layout::Packed) const {
+            return plan.output(node.outputs[size_t(k)], layout);
+        }
         int rows(int k) const { return int(plan.g_.shape(node.outputs[size_t(k)]).rows(plan.batch_)); }
         // Whether anything reads output k (a kernel may then skip writing it).
         bool wants(int k) const { return plan.p_.read(node.outputs[size_t(k)]); }
@@ -135,9 +143,9 @@ private:
         if (!m->conv) {
             if (m->actNode < 0 && fuseLossGradient(node, *m)) return done(m->biasNode);
             if (m->keepZ)
-                recordDenseTrain(list, x, w, b, m->act, output(m->z, Layout::Packed), output(m->y, Layout::Packed), m->alpha);
-            else
-                recordDense(list, x, w, b, m->act, output(m->y, blockLayout(ctx_, batch_)), m->alpha);
+                recordDenseTrain(list, x, w, b, m->act, output(m->z, Layout::Packed), output(m->y, Layout::Packed),
+                                 m->alpha);
+            else recordDense(list, x, w, b, m->act, output(m->y, blockLayout(ctx_, batch_)), m->alpha);
         } else {
             const Layout rows4 = op_detail::convLayout(batch_);
             if (m->keepZ) {

@@ -39,7 +39,9 @@ struct Node {
 
 class Graph {
 public:
-    ValueId input(std::string name, Shape shape) { return addValue(std::move(shape), ValueKind::Input, std::move(name)); }
+    ValueId input(std::string name, Shape shape) {
+        return addValue(std::move(shape), ValueKind::Input, std::move(name));
+    }
     // A trainable parameter requires a gradient; a frozen one or a statistic does not.
     ValueId parameter(std::string name, Shape shape, bool trainable = true) {
         const ValueId v = addValue(std::move(shape), ValueKind::Parameter, std::move(name));

@@ -35,13 +35,15 @@ struct LayerBuild {
     Graph& g;
     const LayerGeometry& layer;
     bool training = false;
-    uint32_t seed = 1;                               // dropout's masks
-    std::function<ValueId(const char*)> variable;    // the layer's variable (parameter or statistic) by name
+    uint32_t seed = 1;                                  // dropout's masks
+    std::function<ValueId(const char*)> variable;       // the layer's variable (parameter or statistic) by name
     std::vector<BatchStatistic>* statistics = nullptr;  // training: batch normalization's
-    ValueId logits = kNoValue;                       // set by a final Softmax: what the loss reads
+    ValueId logits = kNoValue;                          // set by a final Softmax: what the loss reads
 
     ValueId add(Op op, std::vector<ValueId> in) { return g.add1(std::move(op), std::move(in), layer.name); }
-    std::vector<ValueId> addN(Op op, std::vector<ValueId> in) { return g.add(std::move(op), std::move(in), layer.name); }
+    std::vector<ValueId> addN(Op op, std::vector<ValueId> in) {
+        return g.add(std::move(op), std::move(in), layer.name);
+    }
 };
 
 // Rows are NHWC: a flat [B, n] and an image [B, 1, 1, n] are the same

@@ -37,9 +37,9 @@ struct ModelGraphOptions {
     Shape3 input;
     bool softmaxCrossEntropy = true;  // labels [B, 1]; otherwise `pointwise` against values shaped like the logits
     PointwiseLoss pointwise = PointwiseLoss::MeanSquaredError;
-    uint32_t seed = 1;                 // dropout's masks
+    uint32_t seed = 1;  // dropout's masks
     bool training = false;
-    bool lossScaling = false;          // training: the seed is an input (the scale) instead of the constant 1
+    bool lossScaling = false;  // training: the seed is an input (the scale) instead of the constant 1
 };
 
 struct ModelGraph {
@@ -48,9 +48,9 @@ struct ModelGraph {
     ValueId logits = kNoValue, output = kNoValue;  // output: after a final Softmax
     ValueId lossRows = kNoValue, lossMean = kNoValue, seed = kNoValue;
     ValueId correctSoFar = kNoValue, correct = kNoValue;  // softmax cross-entropy's running count
-    std::map<std::string, ValueId> variables;           // "<layer>/<variable>"
-    std::vector<BatchStatistic> statistics;             // training: batch normalization's
-    std::map<ValueId, ValueId> grads;                   // training: trainable parameter -> its gradient
+    std::map<std::string, ValueId> variables;             // "<layer>/<variable>"
+    std::vector<BatchStatistic> statistics;               // training: batch normalization's
+    std::map<ValueId, ValueId> grads;                     // training: trainable parameter -> its gradient
 };
 
 inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const ModelGraphOptions& o) {
@@ -64,8 +64,12 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
         }
     ValueId cur = m.x, logits = kNoValue;
     for (const ModelLayer& L : layers) {
-        LayerBuild b{g, L.geometry, o.training, o.seed,
-                     [&](const char* n) { return m.variables.at(L.geometry.name + "/" + n); }, &m.statistics};
+        LayerBuild b{g,
+                     L.geometry,
+                     o.training,
+                     o.seed,
+                     [&](const char* n) { return m.variables.at(L.geometry.name + "/" + n); },
+                     &m.statistics};
         cur = std::visit([&](const auto& layer) { return layer.addNodes(b, cur); }, *L.spec);
         if (b.logits != kNoValue) logits = b.logits;
     }

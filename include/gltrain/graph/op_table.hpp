@@ -17,12 +17,12 @@
 
 namespace gltrain::graph {
 
-using OpTypes = TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape, DropoutMask,           //
-                         Activate, ActivateGrad, SoftmaxRows, SoftmaxRowsGrad,                   //
-                         Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                    //
-                         BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //
-                         SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad,
-                         CorrectCount>;
+using OpTypes =
+    TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape, DropoutMask,              //
+             Activate, ActivateGrad, SoftmaxRows, SoftmaxRowsGrad,                     //
+             Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                      //
+             BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //
+             SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

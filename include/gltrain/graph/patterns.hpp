@@ -56,13 +56,13 @@ const T* opOf(const Graph& g, int n) {
 // bias and activation in its epilogue. Z (the bias's output) is kept only
 // when the backward's f'(Z) cannot be read from Y; otherwise Z is Y.
 struct ProductMatch {
-    const Conv* conv = nullptr;  // null: a MatMul
+    const Conv* conv = nullptr;       // null: a MatMul
     int biasNode = -1, actNode = -1;  // actNode -1: linear
     ValueId x = kNoValue, w = kNoValue, b = kNoValue, z = kNoValue, y = kNoValue;
     Activation act = Activation::Linear;
     float alpha = 0.01f;
-    bool keepZ = false;   // write Z as well as Y
-    bool zIsY = false;    // something reads Z, and Y serves (f'(Y) is f'(Z))
+    bool keepZ = false;  // write Z as well as Y
+    bool zIsY = false;   // something reads Z, and Y serves (f'(Y) is f'(Z))
 };
 inline std::optional<ProductMatch> matchProduct(const Graph& g, const PlanNodes& p, int n) {
     const Node& node = g.node(n);
@@ -108,8 +108,9 @@ inline std::optional<int> matchLossGradient(const Graph& g, const PlanNodes& p, 
     if (!softmax && !pointwise) return std::nullopt;
     for (int r : p.readers[size_t(node.inputs[0])]) {
         const Node& c = g.node(r);
-        const bool match = softmax ? opOf<SoftmaxCrossEntropyGrad>(g, r) != nullptr
-                                   : opOf<PointwiseLossGrad>(g, r) && opOf<PointwiseLossGrad>(g, r)->kind == pointwise->kind;
+        const bool match =
+            softmax ? opOf<SoftmaxCrossEntropyGrad>(g, r) != nullptr
+                    : opOf<PointwiseLossGrad>(g, r) && opOf<PointwiseLossGrad>(g, r)->kind == pointwise->kind;
         if (match && !done[size_t(r)] && c.inputs[0] == node.inputs[0] && c.inputs[1] == node.inputs[1]) return r;
     }
     return std::nullopt;

@@ -16,7 +16,7 @@ struct ActivationLayer {
     Activation activation = Activation::ReLU;
     // LeakyReLU's slope for negative inputs.
     float alpha = 0.01f;
-    std::string name;  // default "activation_<i>"
+    std::string name;       // default "activation_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -28,11 +28,13 @@ struct ActivationLayer {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(field("activation", &ActivationLayer::activation, "The function.").mustGive(),
-                               field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
-                               field("name", &ActivationLayer::name, "Default activation_<i>."),
-            field("trainable", &ActivationLayer::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+        return std::make_tuple(
+            field("activation", &ActivationLayer::activation, "The function.").mustGive(),
+            field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
+            field("name", &ActivationLayer::name, "Default activation_<i>."),
+            field(
+                "trainable", &ActivationLayer::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 

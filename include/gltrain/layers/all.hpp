@@ -22,8 +22,8 @@
 
 namespace gltrain {
 
-using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten, BatchNormalization,
-                            ActivationLayer, Dropout, Softmax>;
+using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten,
+                            BatchNormalization, ActivationLayer, Dropout, Softmax>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").

@@ -21,7 +21,7 @@ struct BatchNormalization {
     float momentum = 0.99f;
     // Added to the variance before its square root.
     float epsilon = 1e-3f;
-    std::string name;  // default "batch_normalization_<i>"
+    std::string name;       // default "batch_normalization_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -41,8 +41,9 @@ struct BatchNormalization {
                 .check(ranges::kPositive)
                 .tfjs("epsilon"),
             field("name", &BatchNormalization::name, "Default batch_normalization_<i>."),
-            field("trainable", &BatchNormalization::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+            field(
+                "trainable", &BatchNormalization::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 
@@ -63,7 +64,7 @@ struct BatchNormalization {
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         if (!b.training || !trainable)  // frozen: the moving statistics, which training leaves as they are
             return b.add(graph::BatchNormInfer{epsilon}, {x, b.variable("moving_mean"), b.variable("moving_variance"),
-                                                         b.variable("gamma"), b.variable("beta")});
+                                                          b.variable("gamma"), b.variable("beta")});
         const auto out = b.addN(graph::BatchNormTrain{epsilon}, {x, b.variable("gamma"), b.variable("beta")});
         const int pixels = b.layer.out.pixels();
         b.statistics->push_back({b.layer.name + "/moving_mean", out[1], momentum, false, pixels});

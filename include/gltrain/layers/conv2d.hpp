@@ -30,7 +30,7 @@ struct Conv2D {
     Initializer kernelInit{};  // Glorot uniform over fan-in kh*kw*C, fan-out kh*kw*filters
     // How the bias starts (zeros).
     Initializer biasInit{Initializer::Zeros, 0.0f};
-    std::string name;  // default "conv2d_<i>"
+    std::string name;       // default "conv2d_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -43,19 +43,25 @@ struct Conv2D {
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
         return std::make_tuple(
-            field("filters", &Conv2D::filters, "Output channels.").check(ranges::kPositiveInt).mustGive().tfjs("filters"),
+            field("filters", &Conv2D::filters, "Output channels.")
+                .check(ranges::kPositiveInt)
+                .mustGive()
+                .tfjs("filters"),
             field("kernelSize", &Conv2D::kernelSize, "Square kernel side (default 3).")
                 .check(ranges::kPositiveInt)
                 .tfjs("kernel_size", TfjsForm::Square),
-            field("stride", &Conv2D::stride, "Default 1.").check(ranges::kPositiveInt).tfjs("strides", TfjsForm::Square),
+            field("stride", &Conv2D::stride, "Default 1.")
+                .check(ranges::kPositiveInt)
+                .tfjs("strides", TfjsForm::Square),
             field("padding", &Conv2D::padding, "Default valid.").tfjs("padding"),
             field("activation", &Conv2D::activation, "Fused (default linear).").tfjs("activation"),
             field("alpha", &Conv2D::alpha, "LeakyReLU slope (default 0.01)."),
             field("kernelInitializer", &Conv2D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &Conv2D::name, "Default conv2d_<i>."),
-            field("trainable", &Conv2D::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+            field(
+                "trainable", &Conv2D::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 
@@ -81,7 +87,8 @@ struct Conv2D {
 
     // conv(x, kernel) + bias, activated: one forward/conv2d pass (graph/gpu_plan.hpp).
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
-        const graph::ValueId y = b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
+        const graph::ValueId y =
+            b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
 };

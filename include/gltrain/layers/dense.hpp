@@ -21,8 +21,8 @@ struct Dense {
     Initializer kernelInit{};                    // Glorot uniform
     // How the bias starts (zeros).
     Initializer biasInit{Initializer::Zeros, 0.0f};
-    int inputDim = 0;  // optional: checked against the previous layer when the model is built
-    std::string name;  // default "dense_<i>"
+    int inputDim = 0;       // optional: checked against the previous layer when the model is built
+    std::string name;       // default "dense_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     static constexpr const char* kType = "dense";         // model config / JavaScript "type"
@@ -41,8 +41,9 @@ struct Dense {
             field("inputDim", &Dense::inputDim, "Checked against the previous layer's output size at compile().")
                 .check(ranges::kPositiveInt),
             field("name", &Dense::name, "Default dense_<i>."),
-            field("trainable", &Dense::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+            field(
+                "trainable", &Dense::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 
@@ -54,7 +55,8 @@ struct Dense {
     }
 
     LayerShape shape(const ShapeContext& c) const {
-        if (c.in.height != 1 || c.in.width != 1) c.fail("needs a flat input but " + c.received() + "; add a Flatten layer");
+        if (c.in.height != 1 || c.in.width != 1)
+            c.fail("needs a flat input but " + c.received() + "; add a Flatten layer");
         if (inputDim > 0 && inputDim != c.in.channels)
             c.fail("expects input of size " + std::to_string(inputDim) + " but " + c.received());
         // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.

@@ -13,8 +13,8 @@ namespace gltrain {
 // Dropout: in training, zeroes each value with probability `rate` and scales the rest by 1 / (1 - rate); identity
 // in inference.
 struct Dropout {
-    float rate = 0.5f;  // fraction dropped while training; identity in evaluate/predict
-    std::string name;   // default "dropout_<i>"
+    float rate = 0.5f;      // fraction dropped while training; identity in evaluate/predict
+    std::string name;       // default "dropout_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -26,12 +26,14 @@ struct Dropout {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
-                                   .check(ranges::kUnitIntervalOpen)
-                                   .tfjs("rate"),
-                               field("name", &Dropout::name, "Default dropout_<i>."),
-            field("trainable", &Dropout::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+        return std::make_tuple(
+            field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
+                .check(ranges::kUnitIntervalOpen)
+                .tfjs("rate"),
+            field("name", &Dropout::name, "Default dropout_<i>."),
+            field(
+                "trainable", &Dropout::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 

@@ -33,9 +33,7 @@ struct Range {
     bool loOpen = false, hiOpen = false;
 
     // Whether v lies in the range.
-    bool contains(double v) const {
-        return (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
-    }
+    bool contains(double v) const { return (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi); }
     // "a positive integer", "an integer >= 0", "a number in [0, 1)", "a finite number".
     std::string expected(bool integer) const {
         const std::string noun = integer ? "integer" : "number";
@@ -93,17 +91,25 @@ struct LayerField {
     const char* key;  // JSON / JavaScript name
     // The member it reads and writes.
     T L::*member;
-    const char* doc;  // one line, for the d.ts and error messages
-    Range range{};    // numbers only
-    bool required = false;   // a model config must give it (its default is a placeholder)
+    const char* doc;                // one line, for the d.ts and error messages
+    Range range{};                  // numbers only
+    bool required = false;          // a model config must give it (its default is a placeholder)
     const char* tfjsKey = nullptr;  // TF.js config name; null: not in TF.js's config
     // How TF.js writes it (as it is, or a square size as [n, n]).
     TfjsForm tfjsForm = TfjsForm::Plain;
 
     // The same field, checked against range r.
-    constexpr LayerField check(Range r) const { LayerField f = *this; f.range = r; return f; }
+    constexpr LayerField check(Range r) const {
+        LayerField f = *this;
+        f.range = r;
+        return f;
+    }
     // The same field, required in a model config.
-    constexpr LayerField mustGive() const { LayerField f = *this; f.required = true; return f; }
+    constexpr LayerField mustGive() const {
+        LayerField f = *this;
+        f.required = true;
+        return f;
+    }
     // The same field, with its TF.js config name (and form).
     constexpr LayerField tfjs(const char* name, TfjsForm form = TfjsForm::Plain) const {
         LayerField f = *this;
@@ -161,14 +167,36 @@ inline double shortestDouble(float f) {
 }
 
 // The TypeScript type of a field (web/gltrain.d.ts).
-template <class T> constexpr const char* tsType();
-template <> constexpr const char* tsType<int>() { return "number"; }
-template <> constexpr const char* tsType<float>() { return "number"; }
-template <> constexpr const char* tsType<std::string>() { return "string"; }
-template <> constexpr const char* tsType<bool>() { return "boolean"; }
-template <> constexpr const char* tsType<Activation>() { return "ActivationName"; }
-template <> constexpr const char* tsType<Padding>() { return "Padding"; }
-template <> constexpr const char* tsType<Initializer>() { return "Initializer"; }
+template <class T>
+constexpr const char* tsType();
+template <>
+constexpr const char* tsType<int>() {
+    return "number";
+}
+template <>
+constexpr const char* tsType<float>() {
+    return "number";
+}
+template <>
+constexpr const char* tsType<std::string>() {
+    return "string";
+}
+template <>
+constexpr const char* tsType<bool>() {
+    return "boolean";
+}
+template <>
+constexpr const char* tsType<Activation>() {
+    return "ActivationName";
+}
+template <>
+constexpr const char* tsType<Padding>() {
+    return "Padding";
+}
+template <>
+constexpr const char* tsType<Initializer>() {
+    return "Initializer";
+}
 
 // f(field) for each field of layer type L.
 template <class L, class F>

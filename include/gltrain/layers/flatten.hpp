@@ -12,7 +12,7 @@ namespace gltrain {
 
 // Flattens [H, W, C] images to rows of H*W*C values (NHWC order); moves no data.
 struct Flatten {
-    std::string name;  // default "flatten_<i>"
+    std::string name;       // default "flatten_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -23,10 +23,14 @@ struct Flatten {
     static constexpr const char* kTfjsClass = "Flatten";
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
-    static constexpr auto fields() { return std::make_tuple(field("name", &Flatten::name, "Default flatten_<i>."),
-            field("trainable", &Flatten::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable")); }
+    static constexpr auto fields() {
+        return std::make_tuple(
+            field("name", &Flatten::name, "Default flatten_<i>."),
+            field(
+                "trainable", &Flatten::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
+    }
 
     // Its output shape: [1, 1, H*W*C].
     LayerShape shape(const ShapeContext& c) const { return {{1, 1, c.in.size()}, {}}; }

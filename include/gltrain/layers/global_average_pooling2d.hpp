@@ -11,7 +11,7 @@ namespace gltrain {
 
 // The mean of each channel over the image: [H, W, C] to [C].
 struct GlobalAveragePooling2D {
-    std::string name;  // default "global_average_pooling2d_<i>"
+    std::string name;       // default "global_average_pooling2d_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -25,9 +25,11 @@ struct GlobalAveragePooling2D {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."),
-            field("trainable", &GlobalAveragePooling2D::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+        return std::make_tuple(
+            field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."),
+            field(
+                "trainable", &GlobalAveragePooling2D::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 

@@ -22,7 +22,7 @@ struct Pool2D {
     int stride = 0;  // 0: poolSize
     // 'valid' or 'same' (average pooling does not count padding).
     Padding padding = Padding::Valid;
-    std::string name;  // default "max_pool2d_<i>" / "average_pool2d_<i>"
+    std::string name;       // default "max_pool2d_<i>" / "average_pool2d_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -42,8 +42,9 @@ struct Pool2D {
             field("stride", &Pool2D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &Pool2D::padding, "Default valid.").tfjs("padding"),
             field("name", &Pool2D::name, kMax ? "Default max_pool2d_<i>." : "Default average_pool2d_<i>."),
-            field("trainable", &Pool2D::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+            field(
+                "trainable", &Pool2D::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
                 .tfjs("trainable"));
     }
 

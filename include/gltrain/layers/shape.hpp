@@ -21,11 +21,11 @@ struct LayerShape {
 struct ShapeContext {
     // The input shape.
     Shape3 in;
-    std::string name;          // the layer's
-    std::string from;          // "the model input" or the previous layer's name
+    std::string name;             // the layer's
+    std::string from;             // "the model input" or the previous layer's name
     bool flatModelInput = false;  // the first layer reads rows of a flat model input
-    bool last = false;         // the model's last layer
-    bool softmaxLoss = false;  // compiled with the softmax cross-entropy loss
+    bool last = false;            // the model's last layer
+    bool softmaxLoss = false;     // compiled with the softmax cross-entropy loss
 
     // "compile: layer <name>", the start of its errors.
     std::string who() const { return "compile: layer " + name; }
@@ -34,7 +34,8 @@ struct ShapeContext {
     // "receives [batch, ...] from <where>", for errors.
     std::string received() const {
         return "receives " +
-               (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]" : "[batch, " + in.str().substr(1)) +
+               (in.height == 1 && in.width == 1 ? "[batch, " + std::to_string(in.channels) + "]"
+                                                : "[batch, " + in.str().substr(1)) +
                " from " + from;
     }
     // Fails unless the input is an image.
@@ -46,8 +47,8 @@ struct ShapeContext {
     // A pooling window over the input (stride 0: the pool size), keeping the channels.
     LayerShape pooled(int size, int stride, Padding padding) const {
         needImage();
-        const Window w = Window::make(who(), in, size, size, stride ? stride : size, stride ? stride : size, padding,
-                                      in.channels);
+        const Window w =
+            Window::make(who(), in, size, size, stride ? stride : size, stride ? stride : size, padding, in.channels);
         return {w.out, w};
     }
 };

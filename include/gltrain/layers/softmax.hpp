@@ -13,7 +13,7 @@ namespace gltrain {
 
 // Softmax over the last dimension, as the last layer (training reads the logits before it).
 struct Softmax {
-    std::string name;  // default "softmax_<i>"
+    std::string name;       // default "softmax_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
 
     // Model config / JavaScript "type".
@@ -24,10 +24,14 @@ struct Softmax {
     static constexpr const char* kTfjsClass = "Softmax";
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
-    static constexpr auto fields() { return std::make_tuple(field("name", &Softmax::name, "Default softmax_<i>."),
-            field("trainable", &Softmax::trainable,
-                  "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable")); }
+    static constexpr auto fields() {
+        return std::make_tuple(
+            field("name", &Softmax::name, "Default softmax_<i>."),
+            field(
+                "trainable", &Softmax::trainable,
+                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
+                .tfjs("trainable"));
+    }
 
     // Its output shape: the input's; only as the last layer.
     LayerShape shape(const ShapeContext& c) const {

@@ -17,13 +17,15 @@ struct LayerVariable {
     bool trainable;              // a parameter (with optimizer slots), or a statistic (moving averages)
     // How its initial value is drawn.
     Initializer init;
-    int rows, cols;              // the matrix it is stored as
-    int fanIn, fanOut;           // what the initializer scales by
+    int rows, cols;     // the matrix it is stored as
+    int fanIn, fanOut;  // what the initializer scales by
 
     // The initial value. The k-th variable of layer i draws from random
     // stream 2i + k (checkpoints of the same seed depend on it), so a layer
     // has at most two randomly initialised variables.
-    HostMatrix initial(uint32_t seed, uint32_t stream) const { return init.make(rows, cols, fanIn, fanOut, seed, stream); }
+    HostMatrix initial(uint32_t seed, uint32_t stream) const {
+        return init.make(rows, cols, fanIn, fanOut, seed, stream);
+    }
 
     // A product of sizes as an int, saturated: the shapes are checked (compile,
     // the TF.js import) before any value is made, but declared before that.

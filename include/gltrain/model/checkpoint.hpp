@@ -50,8 +50,9 @@ inline StagedCheckpoint stageCheckpoint(const SafetensorsFile& f, const ModelVar
     const bool fileHasState = std::any_of(f.names.begin(), f.names.end(), isSlot);
     if (fileHasState && !resetOptimizer && f.metadata.count("optimizer") &&
         f.metadata.at("optimizer") != optimizerName(opt.kind))
-        throw ArgumentError(where + "its optimizer state is " + f.metadata.at("optimizer") + "'s, the model trains with " +
-                            optimizerName(opt.kind) + " (load it with resetOptimizer, or --reset-optimizer, to " +
+        throw ArgumentError(where + "its optimizer state is " + f.metadata.at("optimizer") +
+                            "'s, the model trains with " + optimizerName(opt.kind) +
+                            " (load it with resetOptimizer, or --reset-optimizer, to " +
                             "start the optimizer afresh from its weights)");
     auto take = [&](const SavedTensor& s) {
         const ModelVariable& v = vars.list[s.var];
@@ -73,7 +74,8 @@ inline StagedCheckpoint stageCheckpoint(const SafetensorsFile& f, const ModelVar
         const bool square = s.slot >= 0 && opt.slotIsSquare(s.slot);
         for (size_t i = 0; i < m.data.size(); ++i) {
             if (!std::isfinite(m.data[i]))
-                throw ArgumentError(where + "tensor '" + s.name + "' holds NaN or Inf (element " + std::to_string(i) + ")");
+                throw ArgumentError(where + "tensor '" + s.name + "' holds NaN or Inf (element " + std::to_string(i) +
+                                    ")");
             if (square && m.data[i] < 0.0f)
                 throw ArgumentError(where + "tensor '" + s.name + "' is " + optimizerName(opt.kind) +
                                     "'s mean of squared gradients but holds " + std::to_string(m.data[i]) +
@@ -101,8 +103,9 @@ inline StagedCheckpoint stageCheckpoint(const SafetensorsFile& f, const ModelVar
                                  ? " (optimizer state of another optimizer? load it with resetOptimizer)"
                                  : " (a checkpoint of another model?)"));
     if (anyState && !allState)
-        throw ArgumentError(where + "optimizer state is present for some parameters only (saved with some layers "
-                                    "frozen? load it with resetOptimizer to start the optimizer afresh)");
+        throw ArgumentError(where +
+                            "optimizer state is present for some parameters only (saved with some layers "
+                            "frozen? load it with resetOptimizer to start the optimizer afresh)");
     if (f.metadata.count("step") && !resetOptimizer) {
         const std::string& text = f.metadata.at("step");
         size_t usedChars = 0;

@@ -14,8 +14,8 @@ namespace gltrain {
 inline void requireFinite(const char* what, const HostMatrix& m) {
     for (size_t i = 0; i < m.data.size(); ++i)
         if (!std::isfinite(m.data[i]))
-            throw ArgumentError(std::string(what) + ": value at row " + std::to_string(i / size_t(m.cols)) + ", column " +
-                                std::to_string(i % size_t(m.cols)) + " is NaN or Inf");
+            throw ArgumentError(std::string(what) + ": value at row " + std::to_string(i / size_t(m.cols)) +
+                                ", column " + std::to_string(i % size_t(m.cols)) + " is NaN or Inf");
 }
 
 // HostMatrix's fields are public: a hand-built one may hold fewer values
@@ -55,8 +55,8 @@ inline void checkData(const char* what, const HostMatrix& x, const Targets& y, i
     }
     if (y.isLabels()) throw ArgumentError(std::string(what) + ": this loss needs target values (a matrix), not labels");
     if (y.values.cols != outputSize)
-        throw ArgumentError(std::string(what) + ": y has " + std::to_string(y.values.cols) + " columns, the model outputs " +
-                            std::to_string(outputSize));
+        throw ArgumentError(std::string(what) + ": y has " + std::to_string(y.values.cols) +
+                            " columns, the model outputs " + std::to_string(outputSize));
     requireFinite(what, y.values);
     // A probability: labels 0/1/2 trained silently toward nonsense before.
     if (loss == LossKind::BinaryCrossEntropy)
@@ -64,8 +64,10 @@ inline void checkData(const char* what, const HostMatrix& x, const Targets& y, i
             if (!(y.values.data[i] >= 0.0f && y.values.data[i] <= 1.0f)) {
                 char value[32];
                 std::snprintf(value, sizeof value, "%g", double(y.values.data[i]));
-                throw ArgumentError(std::string(what) + ": binary cross-entropy targets are probabilities in "
-                                    "[0, 1], but y at row " + std::to_string(i / size_t(y.values.cols)) + ", column " +
+                throw ArgumentError(std::string(what) +
+                                    ": binary cross-entropy targets are probabilities in "
+                                    "[0, 1], but y at row " +
+                                    std::to_string(i / size_t(y.values.cols)) + ", column " +
                                     std::to_string(i % size_t(y.values.cols)) + " is " + value);
             }
 }

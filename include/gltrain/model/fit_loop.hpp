@@ -28,8 +28,15 @@ public:
     // `checkpoint` makes the model's checkpoint now (for the callbacks that keep the best epoch's).
     FitLoop(Engine& engine, const CompileOptions& compiled, const FitData& data, Callbacks cb, long& step,
             std::vector<EpochInfo>& history, std::function<std::vector<uint8_t>()> checkpoint)
-        : engine_(engine), compiled_(compiled), data_(data), o_(data.options), callbacks_(std::move(cb)), step_(step),
-          history_(history), checkpoint_(std::move(checkpoint)), lr_(compiled.optimizer.lr) {
+        : engine_(engine),
+          compiled_(compiled),
+          data_(data),
+          o_(data.options),
+          callbacks_(std::move(cb)),
+          step_(step),
+          history_(history),
+          checkpoint_(std::move(checkpoint)),
+          lr_(compiled.optimizer.lr) {
         stepsPerEpoch_ = int(stepsPerEpoch(data.trainRows, o_));
         endStep_ = long(o_.epochs) * stepsPerEpoch_;
         start_ = Clock::now();
@@ -71,9 +78,9 @@ public:
         // went bad (its update skipped, and the step before, whose weights gave it,
         // undone), or whose update was not finite.
         if (everyLoss && compiled_.onNaN == NanPolicy::Stop && (!std::isfinite(result.loss) || result.updateRejected))
-            stop(std::isfinite(result.loss) ? "the update of step " + std::to_string(step_) +
-                                                  " made a parameter or optimizer slot NaN or Inf"
-                                            : lossProblem(result.loss, step_, step_));
+            stop(std::isfinite(result.loss)
+                     ? "the update of step " + std::to_string(step_) + " made a parameter or optimizer slot NaN or Inf"
+                     : lossProblem(result.loss, step_, step_));
         engine_.stepDone(step_, o_.snapshotEvery);
 
         StepInfo info;

@@ -69,7 +69,8 @@ public:
     void beginFit(const HostMatrix& x, const Targets& y, const FitOptions& o, Callbacks cb = {}) {
         requireCompiled("fit");
         if (o.epochs <= 0) throw ArgumentError("fit: epochs must be positive, got " + std::to_string(o.epochs));
-        if (o.batchSize <= 0) throw ArgumentError("fit: batchSize must be positive, got " + std::to_string(o.batchSize));
+        if (o.batchSize <= 0)
+            throw ArgumentError("fit: batchSize must be positive, got " + std::to_string(o.batchSize));
         if (o.lossEvery < 0) throw ArgumentError("fit: lossEvery must be >= 0");
         if (o.snapshotEvery < 0)
             throw ArgumentError("fit: snapshotEvery must be >= 0 (0: snapshots only at the fit's start and end), got " +
@@ -86,7 +87,8 @@ public:
         int n = x.rows, nVal = 0;
         if (o.validationSplit > 0.0f) {
             nVal = n - trainingRows(n, o);
-            if (nVal <= 0 || nVal >= n) throw ArgumentError("fit: validationSplit leaves no training or validation rows");
+            if (nVal <= 0 || nVal >= n)
+                throw ArgumentError("fit: validationSplit leaves no training or validation rows");
             n -= nVal;
         }
         checkEpochCallbacks(o, nVal > 0 || o.validationX);
@@ -132,7 +134,9 @@ public:
         if (maxSteps < 1) throw ArgumentError("trainFor: maxSteps must be >= 1, got " + std::to_string(maxSteps));
         const auto t0 = std::chrono::steady_clock::now();
         int n = 0;
-        auto elapsedMs = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
+        auto elapsedMs = [&] {
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        };
         while (fitting() && n < maxSteps && (n == 0 || elapsedMs() < ms)) {
             stepOnce();
             ++n;
@@ -219,9 +223,13 @@ public:
     // [in, out], Conv2D kernel [kh, kw, C, filters] (HWIO), bias, gamma, beta,
     // moving_mean, moving_variance [C] — optimizer slots "<layer>/<param>/slot<i>",
     // and metadata (format, step, seed, optimizer).
-    std::vector<uint8_t> saveCheckpoint() const { return serializeSafetensors(checkpoint(), checkpointMetadata(options_, step_)); }
+    std::vector<uint8_t> saveCheckpoint() const {
+        return serializeSafetensors(checkpoint(), checkpointMetadata(options_, step_));
+    }
     // Writes a temporary file and renames it: a crash never leaves half a checkpoint.
-    void save(const std::string& path) const { saveSafetensorsFile(path, checkpoint(), checkpointMetadata(options_, step_)); }
+    void save(const std::string& path) const {
+        saveSafetensorsFile(path, checkpoint(), checkpointMetadata(options_, step_));
+    }
 
     // Loads weights (and optimizer state and step, when present). Everything
     // is validated before anything changes: on any error the model is unchanged.
@@ -326,8 +334,7 @@ protected:
         step_ = 0;
         if (ctx_->backend() == Backend::Cpu)
             engine_ = std::make_unique<CpuEngine>(*ctx_, layers_, vars_, options_, inputSize_);
-        else
-            engine_ = std::make_unique<GpuEngine>(*ctx_, layers_, vars_, options_, inputShape_, outputSize_);
+        else engine_ = std::make_unique<GpuEngine>(*ctx_, layers_, vars_, options_, inputShape_, outputSize_);
     }
 
     // The state — every tensor a checkpoint holds, by name — and the step, to
@@ -409,9 +416,8 @@ private:
 
     CheckpointTensors checkpoint() const {
         requireCompiled("saveCheckpoint");
-        return checkpointTensors(vars_, step_, [&](size_t i) {
-            return engine_->read(vars_.saved[i].var, vars_.saved[i].slot).data;
-        });
+        return checkpointTensors(vars_, step_,
+                                 [&](size_t i) { return engine_->read(vars_.saved[i].var, vars_.saved[i].slot).data; });
     }
 
     // A variable by layer and name; errors name what the layer has.

@@ -25,10 +25,10 @@ struct CompiledLayer {
 };
 
 struct ModelVariable {
-    std::string layer;            // the layer's name
-    graph::VariableDecl decl;     // name, saved shape, trainable (a parameter of a layer that trains)
-    bool frozen = false;          // a parameter of a frozen layer: no gradient, slots or update
-    int rows = 0, cols = 0;       // the matrix it is stored as
+    std::string layer;                    // the layer's name
+    graph::VariableDecl decl;             // name, saved shape, trainable (a parameter of a layer that trains)
+    bool frozen = false;                  // a parameter of a frozen layer: no gradient, slots or update
+    int rows = 0, cols = 0;               // the matrix it is stored as
     std::function<HostMatrix()> initial;  // its value at compile, from the seed
     std::string key() const { return layer + "/" + decl.name; }
 };
@@ -104,8 +104,8 @@ using CheckpointTensors = std::vector<std::pair<std::string, TensorData>>;
 inline void requireFiniteTensor(const std::string& name, const std::vector<float>& data, long step) {
     for (float x : data)
         if (!std::isfinite(x))
-            throw TrainingError("saveCheckpoint: tensor '" + name + "' holds NaN or Inf at step " + std::to_string(step) +
-                                "; no checkpoint is made of a state that is not finite");
+            throw TrainingError("saveCheckpoint: tensor '" + name + "' holds NaN or Inf at step " +
+                                std::to_string(step) + "; no checkpoint is made of a state that is not finite");
 }
 
 // A checkpoint's tensors, `read(i)` giving the values of vars.saved[i].

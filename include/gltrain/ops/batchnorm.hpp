@@ -42,7 +42,8 @@ inline void recordBatchStats(PassList& list, const Tensor& x, int channels, Tens
     const detail::Slicing sl = detail::sliceRows("batchStats", x, channels, tapsPerSlice, mean);
     for (Tensor* out : {&mean, &var}) {
         Tensor& partial = detail::slicesOf(list, sl, *out, out->layout());
-        Pass& p = list.add(Pass(x.context(), "forward/bn_stats", detail::channelDefines(channels, {&x, &mean, &partial})));
+        Pass& p =
+            list.add(Pass(x.context(), "forward/bn_stats", detail::channelDefines(channels, {&x, &mean, &partial})));
         p.input("X", x).output(partial).uniformInt("channels", channels).uniformInt("perSlice", sl.samples);
         if (out == &var) p.input("MEAN", mean);
         detail::sumSlices(list, partial, *out);
@@ -57,8 +58,9 @@ inline Pass& recordBatchNormApply(PassList& list, const Tensor& x, const Tensor&
     for (auto* t : {&mean, &var, &beta}) detail::requireShape("batchNorm", "mean, var, beta", *t, 1, c);
     detail::requireShape("batchNorm", "y", y, x.rows(), x.cols());
     if (!(eps > 0.0f)) throw ArgumentError("batchNorm: eps must be positive");
-    Pass& p = list.add(Pass(x.context(), "forward/bn_apply",
-                            detail::channelDefines(c, {&x, &mean, &var, &gamma, &beta, &y}, {{"ACT", std::to_string(int(act))}})));
+    Pass& p = list.add(
+        Pass(x.context(), "forward/bn_apply",
+             detail::channelDefines(c, {&x, &mean, &var, &gamma, &beta, &y}, {{"ACT", std::to_string(int(act))}})));
     p.input("X", x).input("MEAN", mean).input("VAR", var).input("GAMMA", gamma).input("BETA", beta).output(y);
     if (act == Activation::LeakyReLU) p.uniform("act_alpha", alpha);
     return p.uniformInt("channels", c).uniform("eps", eps);
@@ -77,9 +79,14 @@ inline void recordBatchNormParamGrads(PassList& list, const Tensor& dy, const Te
     const detail::Slicing sl = detail::sliceRows("batchNormParamGrads", x, c, tapsPerSlice, dgamma);
     Tensor& pg = detail::slicesOf(list, sl, dgamma, dgamma.layout());
     Tensor& pb = detail::slicesOf(list, sl, dbeta, dbeta.layout());
-    Pass& p = list.add(Pass(x.context(), "backward/bn_params", detail::channelDefines(c, {&dy, &x, &mean, &var, &pg, &pb})));
+    Pass& p =
+        list.add(Pass(x.context(), "backward/bn_params", detail::channelDefines(c, {&dy, &x, &mean, &var, &pg, &pb})));
     p.input("DY", dy).input("X", x).input("MEAN", mean).input("VAR", var);
-    p.output("DGAMMA", pg).output("DBETA", pb).uniformInt("channels", c).uniform("eps", eps).uniformInt("perSlice", sl.samples);
+    p.output("DGAMMA", pg)
+        .output("DBETA", pb)
+        .uniformInt("channels", c)
+        .uniform("eps", eps)
+        .uniformInt("perSlice", sl.samples);
     detail::sumSlices(list, pg, dgamma);
     detail::sumSlices(list, pb, dbeta);
 }

@@ -122,7 +122,8 @@ inline void recordConv2DIm2col(PassList& list, const Tensor& x, const Tensor& w,
     const int rows = n * win.out.pixels();
     Tensor& patches = list.temp(ctx, rows, w.rows(), Layout::PackedRows4);
     Tensor& product = list.temp(ctx, rows, win.out.channels, Layout::PackedRows4);
-    Pass& p = list.add(Pass(ctx, "util/im2col", {{"VEC_C", detail::flag(win.in.channels % 4 == 0 && isPacked(x.layout()))}}));
+    Pass& p =
+        list.add(Pass(ctx, "util/im2col", {{"VEC_C", detail::flag(win.in.channels % 4 == 0 && isPacked(x.layout()))}}));
     p.input("X", x).output(patches);
     detail::windowUniforms(p, win);
     MatmulOptions o;
@@ -194,7 +195,10 @@ inline void sumSlices(PassList& list, const Tensor& partial, Tensor& out) {
     Context& ctx = out.context();
     const int rows = out.rows(), slices = partial.rows() / rows;
     auto add = [&](const Tensor& from, Tensor& to, int group) {
-        list.add(Pass(ctx, "reduce/sum_slices")).input("X", from).output(to).uniformInt("sliceRows", rows)
+        list.add(Pass(ctx, "reduce/sum_slices"))
+            .input("X", from)
+            .output(to)
+            .uniformInt("sliceRows", rows)
             .uniformInt("group", group);
     };
     if (slices <= kMaxSlicesPerSum) return add(partial, out, slices);
@@ -234,8 +238,7 @@ inline void recordConv2DBackwardFilter(PassList& list, const Tensor& x, const Te
 // as partial sums over slices of whole rows (about `tapsPerSlice` pixels
 // each), added by reduce/sum_slices: as the filter gradient, many short
 // fragments instead of one per channel texel looping over every row.
-inline void recordChannelSum(PassList& list, const Tensor& x, int channels, Tensor& out,
-                             int tapsPerSlice = 0) {
+inline void recordChannelSum(PassList& list, const Tensor& x, int channels, Tensor& out, int tapsPerSlice = 0) {
     if (!x) throw ArgumentError("channelSum: x is an empty tensor");
     if (channels <= 0 || x.cols() % channels != 0)
         throw ArgumentError("channelSum: x is " + x.shapeString() + ", not a whole number of pixels of " +
@@ -275,7 +278,8 @@ inline Pass& recordPool2DBackward(PassList& list, const Tensor& x, const Tensor&
     const bool vec = win.in.channels % 4 == 0 && detail::allPacked({&x, &dy, &dx});
     const bool disjoint = win.sh >= win.kh && win.sw >= win.kw;  // each pixel in at most one window
     Pass& p = list.add(Pass(x.context(), "backward/pool2d",
-                            {{"MAX", detail::flag(kind == PoolKind::Max)}, {"VEC_C", detail::flag(vec)},
+                            {{"MAX", detail::flag(kind == PoolKind::Max)},
+                             {"VEC_C", detail::flag(vec)},
                              {"DISJOINT", detail::flag(disjoint)}}));
     p.input("X", x).input("DY", dy).output(dx);
     return detail::windowUniforms(p, win);

@@ -88,8 +88,8 @@ inline Pass& recordActivationGrad(PassList& l, const Tensor& dy, const Tensor& z
 inline Pass& recordBiasAdd(PassList& l, const Tensor& x, const Tensor& bias, Tensor& out) {
     detail::requireSameShape("biasAdd", "x", x, "out", out);
     if (!bias || bias.rows() != 1 || bias.cols() != x.cols())
-        throw ArgumentError("biasAdd: bias is " + (bias ? bias.shapeString() : std::string("empty")) +
-                            ", expected 1x" + std::to_string(x.cols()) + " for x " + x.shapeString());
+        throw ArgumentError("biasAdd: bias is " + (bias ? bias.shapeString() : std::string("empty")) + ", expected 1x" +
+                            std::to_string(x.cols()) + " for x " + x.shapeString());
     detail::requireSameContext("biasAdd", "x", x, "bias", bias);
     return l.add(Pass(x.context(), "forward/bias_add")).input("X", x).input("BIAS", bias).output(out);
 }
@@ -99,7 +99,7 @@ GLTRAIN_IMMEDIATE(sub, recordSub, (const Tensor& a, const Tensor& b, Tensor& out
 GLTRAIN_IMMEDIATE(mul, recordMul, (const Tensor& a, const Tensor& b, Tensor& out), (l, a, b, out))
 GLTRAIN_IMMEDIATE(axpy, recordAxpy, (float alpha, const Tensor& x, const Tensor& y, Tensor& out), (l, alpha, x, y, out))
 GLTRAIN_IMMEDIATE(scale, recordScale, (const Tensor& x, float s, Tensor& out), (l, x, s, out))
-GLTRAIN_IMMEDIATE(fill, recordFill, (Tensor& out, float value), (l, out, value))
+GLTRAIN_IMMEDIATE(fill, recordFill, (Tensor & out, float value), (l, out, value))
 GLTRAIN_IMMEDIATE(activation, recordActivation, (const Tensor& z, Activation act, Tensor& out, float alpha = 0.01f),
                   (l, z, act, out, alpha))
 GLTRAIN_IMMEDIATE(activationGrad, recordActivationGrad,

@@ -51,9 +51,8 @@ inline std::string shapeOf(const Tensor& t) { return t ? t.shapeString() : std::
 inline void requireShape(const char* op, const char* what, const Tensor& t, int rows, int cols, const Tensor& ref,
                          const char* refName) {
     if (!t || t.rows() != rows || t.cols() != cols)
-        throw ArgumentError(std::string(op) + ": " + what + " is " + shapeOf(t) + ", expected " +
-                            std::to_string(rows) + "x" + std::to_string(cols) + " for " + refName + " " +
-                            ref.shapeString());
+        throw ArgumentError(std::string(op) + ": " + what + " is " + shapeOf(t) + ", expected " + std::to_string(rows) +
+                            "x" + std::to_string(cols) + " for " + refName + " " + ref.shapeString());
     detail::requireSameContext(op, what, t, refName, ref);
 }
 inline void requireLogits(const char* op, const Tensor& x) {
@@ -99,7 +98,11 @@ inline void recordSoftmaxXent(PassList& list, const char* op, bool onehot, const
         if (gradScale) g.input("SCALE", *gradScale);
     }
     if (lossPerRow)
-        list.add(Pass(ctx, "loss/softmax_xent_loss", d)).input("X", logits).input("STATS", stats).input("Y", y).output(*lossPerRow);
+        list.add(Pass(ctx, "loss/softmax_xent_loss", d))
+            .input("X", logits)
+            .input("STATS", stats)
+            .input("Y", y)
+            .output(*lossPerRow);
     if (meanLoss) recordMeanAll(list, *lossPerRow, *meanLoss);
 }
 // PW_LOSS: 0 MSE, 1 BCE with logits.
@@ -113,8 +116,8 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
     Context& ctx = pred.context();
     // Only the mean wanted, and few enough values for one fragment (the reduce
     // tree's budget for its last level): one pass writes it.
-    const bool meanOnly = meanLoss && !lossOut &&
-                          int64_t(n) * detail::texelsPerRow(c, pred.layout()) <= 2 * kReduceBlockFactor;
+    const bool meanOnly =
+        meanLoss && !lossOut && int64_t(n) * detail::texelsPerRow(c, pred.layout()) <= 2 * kReduceBlockFactor;
     if (meanLoss && !lossOut && !meanOnly) lossOut = &list.temp(ctx, n, 1, Layout::Unpacked);
     if (grad) {
         requireShape(op, "grad", *grad, n, c, pred, "prediction");
@@ -128,10 +131,11 @@ inline void recordPointwiseLoss(PassList& list, const char* op, int loss, const 
     if (lossOut) {
         const bool rows = lossOut->cols() == 1 && c != 1;
         if (!*lossOut || lossOut->rows() != n || (lossOut->cols() != c && lossOut->cols() != 1))
-            throw ArgumentError(std::string(op) + ": loss is " + shapeOf(*lossOut) + ", expected " +
-                                std::to_string(n) + "x" + std::to_string(c) + " (per element) or " +
-                                std::to_string(n) + "x1 (per row) for prediction " + pred.shapeString());
-        Pass& p = list.add(Pass(ctx, "loss/pointwise_loss", {{"PW_LOSS", std::to_string(loss)}, {"ROWS", rows ? "1" : "0"}}));
+            throw ArgumentError(std::string(op) + ": loss is " + shapeOf(*lossOut) + ", expected " + std::to_string(n) +
+                                "x" + std::to_string(c) + " (per element) or " + std::to_string(n) +
+                                "x1 (per row) for prediction " + pred.shapeString());
+        Pass& p =
+            list.add(Pass(ctx, "loss/pointwise_loss", {{"PW_LOSS", std::to_string(loss)}, {"ROWS", rows ? "1" : "0"}}));
         p.input("P", pred).input("T", target).output(*lossOut);
         if (rows) p.uniform("invCols", 1.0f / float(c));
     }
@@ -232,14 +236,14 @@ inline void recordDenseLossGrad(PassList& l, const Tensor& x, const Tensor& w, c
         throw ArgumentError(std::string(op) + ": grad is " + layoutName(grad.layout()) + " but z is " +
                             layoutName(z.layout()) + " (one pass writes both: they share a layout)");
     loss_detail::requireScale(op, gradScale, z);
-    detail::recordMatmulSlices(
-        l, x, w, z, o, "forward/dense_train",
-        [&](Pass& p) {
-            p.input("BIAS", b).input("T", target).output("Z", z).output("Y", grad);
-            p.uniform("invCount", 1.0f / float(size_t(n) * size_t(c)));  // as loss/pointwise_grad's
-            if (gradScale) p.input("SCALE", *gradScale);
-        },
-        "forward/matmul", {{"PW_LOSS", std::to_string(int(loss))}});
+    detail::recordMatmulSlices(l, x, w, z, o, "forward/dense_train",
+                               [&](Pass& p) {
+                                   p.input("BIAS", b).input("T", target).output("Z", z).output("Y", grad);
+                                   p.uniform("invCount",
+                                             1.0f / float(size_t(n) * size_t(c)));  // as loss/pointwise_grad's
+                                   if (gradScale) p.input("SCALE", *gradScale);
+                               },
+                               "forward/matmul", {{"PW_LOSS", std::to_string(int(loss))}});
 }
 
 GLTRAIN_IMMEDIATE(softmax, recordSoftmax, (const Tensor& x, Tensor& out), (l, x, out))

@@ -34,7 +34,8 @@ struct LossScaling {
     bool enabled(bool halfFloat) const { return mode == On || (mode == Auto && halfFloat); }
     void validate() const {
         auto bad = [](const std::string& what) { throw ArgumentError("lossScaling: " + what); };
-        if (mode != Auto && mode != Off && mode != On) bad("mode " + std::to_string(int(mode)) + " is not a LossScaling::Mode");
+        if (mode != Auto && mode != Off && mode != On)
+            bad("mode " + std::to_string(int(mode)) + " is not a LossScaling::Mode");
         int e = 0;
         if (!(initialScale >= 1.0f && initialScale <= 32768.0f) || std::frexp(initialScale, &e) != 0.5f)
             bad("initialScale must be a power of two in [1, 32768], got " + std::to_string(initialScale));
@@ -78,10 +79,16 @@ inline Pass& recordLossScaleStep(PassList& list, const LossScaling& c, PingPong&
     }
     Context& ctx = gmax.context();
     Pass& p = list.add(Pass(ctx, "update/loss_scale"));
-    p.input("LS", state.front()).input("GMAX", gmax).output("NEXT", state.back()).output("FACTOR", factor).output("GUARD", guard);
+    p.input("LS", state.front())
+        .input("GMAX", gmax)
+        .output("NEXT", state.back())
+        .output("FACTOR", factor)
+        .output("GUARD", guard);
     if (loss) p.input("LOSS", *loss);
     if (norm) p.input("NORM", *norm).uniform("maxNorm", maxNorm);
-    p.uniform("growthInterval", float(c.growthInterval)).uniform("minScale", kMinLossScale).uniform("maxScale", kMaxLossScale);
+    p.uniform("growthInterval", float(c.growthInterval))
+        .uniform("minScale", kMinLossScale)
+        .uniform("maxScale", kMaxLossScale);
     p.uniform("overflowAt", ctx.renderFormat() == GL_RGBA16F ? kHalfMax : std::numeric_limits<float>::max());
     return p;
 }

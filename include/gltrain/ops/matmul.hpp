@@ -20,9 +20,9 @@
 namespace gltrain {
 
 struct MatmulOptions {
-    bool transA = false;            // C = Aᵀ·B (A stored K x M)
-    bool transB = false;            // C = A·Bᵀ (B stored N x K)
-    const Tensor* bias = nullptr;   // 1 x N, added after the product
+    bool transA = false;           // C = Aᵀ·B (A stored K x M)
+    bool transB = false;           // C = A·Bᵀ (B stored N x K)
+    const Tensor* bias = nullptr;  // 1 x N, added after the product
     Activation act = Activation::Linear;
     float actAlpha = 0.01f;         // LeakyReLU slope
     const Tensor* dactZ = nullptr;  // backward epilogue: C *= f'(Z), Z is M x N, f = act
@@ -91,9 +91,10 @@ inline void validateMatmul(const Tensor& a, const Tensor& b, const Tensor& c, co
     if (o.bias && (o.bias->rows() != 1 || o.bias->cols() != n))
         throw ArgumentError("matmul: bias is " + o.bias->shapeString() + ", expected 1x" + std::to_string(n));
     if (o.dactZ && (o.dactZ->rows() != m || o.dactZ->cols() != n))
-        throw ArgumentError("matmul: Z (for f'(Z)) is " + o.dactZ->shapeString() + ", expected " +
-                            std::to_string(m) + "x" + std::to_string(n));
-    if (o.maxKPerPass < 4 || o.maxKPerPass % 4) throw ArgumentError("matmul: maxKPerPass must be a positive multiple of 4");
+        throw ArgumentError("matmul: Z (for f'(Z)) is " + o.dactZ->shapeString() + ", expected " + std::to_string(m) +
+                            "x" + std::to_string(n));
+    if (o.maxKPerPass < 4 || o.maxKPerPass % 4)
+        throw ArgumentError("matmul: maxKPerPass must be a positive multiple of 4");
     requireActivation("matmul", o.act, o.actAlpha);
     requireSameContext("matmul", "A", a, "B", b);
     requireSameContext("matmul", "A", a, "C", c);
@@ -212,11 +213,14 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
     }
     const bool blocked = rowPhases(c.layout()) > 1 && allPacked && !(o.transA && o.transB);
     if (blocked) {
-        detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul_block", [&](Pass& p) {
-            if (o.bias) p.input("BIAS", *o.bias);
-            if (o.dactZ) p.input("Z", *o.dactZ);
-            p.output(c);
-        }, "forward/matmul_block");
+        detail::recordMatmulSlices(
+            list, a, b, c, o, "forward/matmul_block",
+            [&](Pass& p) {
+                if (o.bias) p.input("BIAS", *o.bias);
+                if (o.dactZ) p.input("Z", *o.dactZ);
+                p.output(c);
+            },
+            "forward/matmul_block");
         return;
     }
     detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul", [&](Pass& p) {
@@ -263,8 +267,8 @@ GLTRAIN_IMMEDIATE(dense, recordDense,
 namespace gltrain {
 // A dense layer's forward while training: Z = X·W + b and Y = f(Z) in one
 // pass (two render targets), so the backward pass has f'(Z) at hand.
-inline void recordDenseTrain(PassList& l, const Tensor& x, const Tensor& w, const Tensor& b, Activation act,
-                             Tensor& z, Tensor& y, float alpha = 0.01f) {
+inline void recordDenseTrain(PassList& l, const Tensor& x, const Tensor& w, const Tensor& b, Activation act, Tensor& z,
+                             Tensor& y, float alpha = 0.01f) {
     if (!y || y.rows() != z.rows() || y.cols() != z.cols() || y.layout() != z.layout())
         throw ArgumentError("denseTrain: Y must match Z (" + z.shapeString() + ")");
     detail::requireSameContext("denseTrain", "Z", z, "Y", y);

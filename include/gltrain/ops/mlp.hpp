@@ -40,15 +40,13 @@ struct SmallMlp {
     bool softmaxLabels = false;
 };
 
-constexpr int kSmallMlpMaxLayers = 4;     // lib/mlp's W0 .. W3
-constexpr int kSmallMlpMaxValues = 128;   // N0 + ... + NL: three arrays of them per fragment
-constexpr int kSmallMlpMaxParams = 512;  // the weights and biases a fragment keeps
+constexpr int kSmallMlpMaxLayers = 4;             // lib/mlp's W0 .. W3
+constexpr int kSmallMlpMaxValues = 128;           // N0 + ... + NL: three arrays of them per fragment
+constexpr int kSmallMlpMaxParams = 512;           // the weights and biases a fragment keeps
 constexpr int64_t kSmallMlpFragmentMacs = 16384;  // one fragment's work (browser GPU watchdogs)
 
 namespace detail {
-inline int smallMlpWidth(const SmallMlp& m, size_t l) {
-    return l == 0 ? m.x->cols() : m.layers[l - 1].kernel->cols();
-}
+inline int smallMlpWidth(const SmallMlp& m, size_t l) { return l == 0 ? m.x->cols() : m.layers[l - 1].kernel->cols(); }
 // Multiply-adds one fragment of an update does: the batch forward and back.
 inline int64_t smallMlpFragmentMacs(const SmallMlp& m) {
     int64_t macs = 0;
@@ -65,7 +63,8 @@ inline std::string smallMlpProblem(const SmallMlp& m) {
     if (!m.x || !*m.x) return "the batch x is missing or empty";
     if (!m.t || !*m.t) return "the targets t are missing or empty";
     if (m.layers.empty() || m.layers.size() > size_t(kSmallMlpMaxLayers))
-        return std::to_string(m.layers.size()) + " layers (1 to " + std::to_string(kSmallMlpMaxLayers) + " run in one fragment)";
+        return std::to_string(m.layers.size()) + " layers (1 to " + std::to_string(kSmallMlpMaxLayers) +
+               " run in one fragment)";
     int values = m.x->cols(), params = 0;
     for (size_t l = 0; l < m.layers.size(); ++l) {
         auto& L = m.layers[l];
@@ -133,7 +132,8 @@ inline Defines smallMlpDefines(const SmallMlp& m, int paramLayer = -1, bool bias
         for (int i = 0; i <= width[l]; ++i)
             for (int j = 0; j < width[l + 1]; ++j)
                 load += w(l, i, j) + " = " +
-                        (i < width[l] ? "W" + n(int(l)) + "_at(" + n(i) + ", " + n(j) + ")" : "B" + n(int(l)) + "_at(0, " + n(j) + ")") +
+                        (i < width[l] ? "W" + n(int(l)) + "_at(" + n(i) + ", " + n(j) + ")"
+                                      : "B" + n(int(l)) + "_at(0, " + n(j) + ")") +
                         "; ";
     for (int i = 0; i < width[0]; ++i) forward += "mlpA[" + n(i) + "] = X_at(r, " + n(i) + "); ";
     for (size_t l = 0; l < L; ++l)
@@ -166,21 +166,18 @@ inline Defines smallMlpDefines(const SmallMlp& m, int paramLayer = -1, bool bias
         for (int j = 0; j < width[L]; ++j)
             loss += "sum += pw_loss(vec4(" + out(j) + "), vec4(T_at(r, " + n(j) + "))).x; ";
     }
-    Defines d = {{"MLP_LAYERS", n(int(L))},
-                 {"MLP_SIZE", n(value[L] + width[L])},
-                 {"MLP_PARAMS", n(param[L])},
-                 {"MLP_BATCH", n(m.x->rows())},
-                 {"MLP_LOAD", load},
-                 {"MLP_FORWARD", forward},
-                 {"MLP_ROW_LOSS", loss},
-                 {"PW_LOSS", n(int(m.loss))}};
+    Defines d = {{"MLP_LAYERS", n(int(L))},   {"MLP_SIZE", n(value[L] + width[L])},
+                 {"MLP_PARAMS", n(param[L])}, {"MLP_BATCH", n(m.x->rows())},
+                 {"MLP_LOAD", load},          {"MLP_FORWARD", forward},
+                 {"MLP_ROW_LOSS", loss},      {"PW_LOSS", n(int(m.loss))}};
     if (m.softmaxLabels) d.push_back({"MLP_ROW_CORRECT", correct});
     if (paramLayer < 0) return d;
     if (m.softmaxLabels) backward += "{ " + softmax;  // d = (softmax(a) - onehot(label)) / B
     for (int j = 0; j < width[L]; ++j) {
         const std::string k = n(value[L] + j);
-        const std::string grad = m.softmaxLabels ? "(exp(" + out(j) + " - mx) / se - (lbl == " + n(j) + ".0 ? 1.0 : 0.0)) * invCount"
-                                                 : "pw_grad(vec4(" + out(j) + "), vec4(T_at(r, " + n(j) + ")), invCount).x";
+        const std::string grad =
+            m.softmaxLabels ? "(exp(" + out(j) + " - mx) / se - (lbl == " + n(j) + ".0 ? 1.0 : 0.0)) * invCount"
+                            : "pw_grad(vec4(" + out(j) + "), vec4(T_at(r, " + n(j) + ")), invCount).x";
         backward += "mlpD[" + k + "] = " + grad + " * " + act("act_df_kind", L - 1, "mlpZ[" + k + "]") + "; ";
     }
     if (m.softmaxLabels) backward += "} ";
@@ -228,13 +225,15 @@ inline Pass& recordSmallMlpLoss(PassList& list, const SmallMlp& m, Tensor& mean)
 
 // out (1 x 1) = the batch's correct predictions (argmax == label) of a softmax
 // network, plus `running` (1 x 1) if given; one pass.
-inline Pass& recordSmallMlpCorrectCount(PassList& list, const SmallMlp& m, Tensor& out, const Tensor* running = nullptr) {
+inline Pass& recordSmallMlpCorrectCount(PassList& list, const SmallMlp& m, Tensor& out,
+                                        const Tensor* running = nullptr) {
     detail::requireSmallMlp("small MLP correct count", m);
-    if (!m.softmaxLabels) throw ArgumentError("small MLP correct count: the network has no class labels (softmaxLabels)");
+    if (!m.softmaxLabels)
+        throw ArgumentError("small MLP correct count: the network has no class labels (softmaxLabels)");
     for (const Tensor* t : {static_cast<const Tensor*>(&out), running})
         if (t && (!*t || t->rows() != 1 || t->cols() != 1))
-            throw ArgumentError("small MLP correct count: the count is " + (*t ? t->shapeString() : std::string("empty")) +
-                                ", expected 1x1");
+            throw ArgumentError("small MLP correct count: the count is " +
+                                (*t ? t->shapeString() : std::string("empty")) + ", expected 1x1");
     detail::requireSameContext("small MLP correct count", "the count", out, "the batch", *m.x);
     Pass& p = list.add(Pass(out.context(), "loss/mlp_correct", detail::smallMlpDefines(m)));
     detail::bindSmallMlp(p, m);

@@ -72,8 +72,8 @@ inline void requireUpdatable(const OptimizerConfig& c, PingPong& param, const st
 // The update pass of optimizer c for `param` and its state slots (checked by
 // the caller), with its hyper-parameters set; the caller binds the gradient
 // (G, or lib/mlp's inputs), GSCALE and LOSS.
-inline Pass& addUpdatePass(PassList& list, const OptimizerConfig& c, PingPong& param, const std::vector<PingPong*>& state,
-                           Defines defines) {
+inline Pass& addUpdatePass(PassList& list, const OptimizerConfig& c, PingPong& param,
+                           const std::vector<PingPong*>& state, Defines defines) {
     Context& ctx = param.front().context();
     Tensor& p = param.front();
     auto with = [&](Defines extra) {
@@ -95,8 +95,8 @@ inline Pass& addUpdatePass(PassList& list, const OptimizerConfig& c, PingPong& p
             break;
         case OptimizerKind::Adam:
         case OptimizerKind::AdamW:
-            pass = &list.add(
-                Pass(ctx, "update/adam", with({{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}})));
+            pass =
+                &list.add(Pass(ctx, "update/adam", with({{"DECOUPLED", c.kind == OptimizerKind::AdamW ? "1" : "0"}})));
             pass->input("P", p).input("M", state[0]->front()).input("V", state[1]->front());
             pass->output("PN", param.back()).output("MN", state[0]->back()).output("VN", state[1]->back());
             pass->uniform("b1", c.beta1).uniform("b2", c.beta2).uniform("eps", c.eps);

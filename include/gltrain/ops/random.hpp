@@ -30,8 +30,8 @@ inline void checkRandomStep(const char* op, uint32_t step) {
         throw ArgumentError(std::string(op) + ": step " + std::to_string(step) +
                             " is above 2^24 (Pass stores uniforms as floats: it would be rounded)");
 }
-inline Pass& recordRandom(PassList& list, const char* op, int dist, Tensor& out, uint32_t seed, uint32_t step,
-                          float a, float b) {
+inline Pass& recordRandom(PassList& list, const char* op, int dist, Tensor& out, uint32_t seed, uint32_t step, float a,
+                          float b) {
     if (!out) throw ArgumentError(std::string(op) + ": out is an empty tensor");
     checkRandomStep(op, step);
     Pass& p = list.add(Pass(out.context(), "util/random_fill", {{"DIST", std::to_string(dist)}}));
@@ -67,12 +67,11 @@ inline Pass& recordDropoutMask(PassList& list, Tensor& out, uint32_t seed, uint3
     return random_detail::recordRandom(list, "dropoutMask", 2, out, seed, step, rate, keep);
 }
 
-GLTRAIN_IMMEDIATE(uniformFill, recordUniformFill, (Tensor& out, uint32_t seed, uint32_t step, float lo, float hi),
+GLTRAIN_IMMEDIATE(uniformFill, recordUniformFill, (Tensor & out, uint32_t seed, uint32_t step, float lo, float hi),
                   (l, out, seed, step, lo, hi))
-GLTRAIN_IMMEDIATE(normalFill, recordNormalFill,
-                  (Tensor& out, uint32_t seed, uint32_t step, float mean, float stddev),
+GLTRAIN_IMMEDIATE(normalFill, recordNormalFill, (Tensor & out, uint32_t seed, uint32_t step, float mean, float stddev),
                   (l, out, seed, step, mean, stddev))
-GLTRAIN_IMMEDIATE(dropoutMask, recordDropoutMask, (Tensor& out, uint32_t seed, uint32_t step, float rate),
+GLTRAIN_IMMEDIATE(dropoutMask, recordDropoutMask, (Tensor & out, uint32_t seed, uint32_t step, float rate),
                   (l, out, seed, step, rate))
 
 }  // namespace gltrain

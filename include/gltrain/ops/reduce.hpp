@@ -92,8 +92,8 @@ struct ReduceSpec {
     const Tensor* acc = nullptr;  // combined (sum: added, max: max) in the last pass (same shape as out)
 };
 
-inline Pass& addReducePass(PassList& list, Context& ctx, const Tensor& in, Tensor& out, bool keepLanes, int br,
-                           int bc, const ReduceSpec& s, bool first, bool last) {
+inline Pass& addReducePass(PassList& list, Context& ctx, const Tensor& in, Tensor& out, bool keepLanes, int br, int bc,
+                           const ReduceSpec& s, bool first, bool last) {
     Defines d = {{"OP", std::to_string(s.op)},
                  {"PRE", first ? std::to_string(s.pre) : "0"},
                  {"KEEP_LANES", keepLanes ? "1" : "0"}};
@@ -148,10 +148,12 @@ inline void requireAccumulate(const std::string& op, const ReduceOptions& o, con
     if (!o.accumulate) return;
     const Tensor& a = *o.accumulate;
     if (!a || a.rows() != out.rows() || a.cols() != out.cols())
-        throw ArgumentError(op + ": accumulate is " + shapeOf(a) + ", expected " + out.shapeString() + " (out's shape)");
+        throw ArgumentError(op + ": accumulate is " + shapeOf(a) + ", expected " + out.shapeString() +
+                            " (out's shape)");
     requireSameContext(op, "accumulate", a, "out", out);
     if (a.texture() == out.texture())
-        throw ArgumentError(op + ": accumulate is out (a pass never reads and writes one texture; use a PingPong pair)");
+        throw ArgumentError(op +
+                            ": accumulate is out (a pass never reads and writes one texture; use a PingPong pair)");
 }
 
 inline void requireReducedShape(const std::string& op, const Tensor& x, ReduceAxis axis, const Tensor& out) {
@@ -163,7 +165,8 @@ inline void requireReducedShape(const std::string& op, const Tensor& x, ReduceAx
                             std::to_string(ec) + " for x " + x.shapeString());
     // Texture names are per context: compare them only within one.
     requireSameContext(op, "x", x, "out", out);
-    if (out.texture() == x.texture()) throw ArgumentError(op + ": out is x (a pass never reads and writes one texture)");
+    if (out.texture() == x.texture())
+        throw ArgumentError(op + ": out is x (a pass never reads and writes one texture)");
 }
 }  // namespace detail
 
@@ -182,7 +185,7 @@ inline void recordReduce(PassList& list, const Tensor& x, ReduceOp op, ReduceAxi
     s.op = op == ReduceOp::Max ? 1 : 0;
     if (op == ReduceOp::Mean) {
         s.post = 1;
-        s.count = axis == ReduceAxis::Rows ? float(x.cols())
+        s.count = axis == ReduceAxis::Rows   ? float(x.cols())
                   : axis == ReduceAxis::Cols ? float(x.rows())
                                              : float(double(x.rows()) * double(x.cols()));
     }
@@ -192,10 +195,10 @@ GLTRAIN_IMMEDIATE(reduce, recordReduce,
                   (const Tensor& x, ReduceOp op, ReduceAxis axis, Tensor& out, const ReduceOptions& o = {}),
                   (l, x, op, axis, out, o))
 
-#define GLTRAIN_REDUCE_OP(name, recname, OP, AXIS)                                                     \
-    inline void recname(PassList& l, const Tensor& x, Tensor& out, const ReduceOptions& o = {}) {     \
-        recordReduce(l, x, ReduceOp::OP, ReduceAxis::AXIS, out, o);                                  \
-    }                                                                                                 \
+#define GLTRAIN_REDUCE_OP(name, recname, OP, AXIS)                                                \
+    inline void recname(PassList& l, const Tensor& x, Tensor& out, const ReduceOptions& o = {}) { \
+        recordReduce(l, x, ReduceOp::OP, ReduceAxis::AXIS, out, o);                               \
+    }                                                                                             \
     GLTRAIN_IMMEDIATE(name, recname, (const Tensor& x, Tensor& out, const ReduceOptions& o = {}), (l, x, out, o))
 GLTRAIN_REDUCE_OP(sumRows, recordSumRows, Sum, Rows)
 GLTRAIN_REDUCE_OP(sumCols, recordSumCols, Sum, Cols)
@@ -216,8 +219,7 @@ inline void recordBiasGrad(PassList& list, const Tensor& dy, Tensor& db, const R
                             " for dy " + dy.shapeString());
     recordReduce(list, dy, ReduceOp::Sum, ReduceAxis::Cols, db, o);
 }
-GLTRAIN_IMMEDIATE(biasGrad, recordBiasGrad, (const Tensor& dy, Tensor& db, const ReduceOptions& o = {}),
-                  (l, dy, db, o))
+GLTRAIN_IMMEDIATE(biasGrad, recordBiasGrad, (const Tensor& dy, Tensor& db, const ReduceOptions& o = {}), (l, dy, db, o))
 
 // out (1 x 1) = sqrt(sum over the tensors and their elements of x^2): each
 // tensor's sum of squares by the All tree, accumulated tensor by tensor (in
@@ -375,8 +377,7 @@ inline void recordCorrectCount(PassList& list, const Tensor& x, const Tensor& la
         throw ArgumentError("correctCount: labels is " + detail::shapeOf(labels) + ", expected " +
                             std::to_string(x.rows()) + "x1 for x " + x.shapeString());
     if (!out || out.rows() != 1 || out.cols() != 1)
-        throw ArgumentError("correctCount: out is " + detail::shapeOf(out) + ", expected 1x1 for x " +
-                            x.shapeString());
+        throw ArgumentError("correctCount: out is " + detail::shapeOf(out) + ", expected 1x1 for x " + x.shapeString());
     detail::requireBlockFactor("correctCount", o);
     detail::requireSameContext("correctCount", "x", x, "labels", labels);
     detail::requireSameContext("correctCount", "x", x, "out", out);

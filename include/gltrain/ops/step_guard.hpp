@@ -52,7 +52,8 @@ inline bool stepCheckFailed(const HostMatrix& check) {
 // loss undoes the previous step too (NanPolicy::Stop), not only this one.
 inline Pass& recordStepGuard(PassList& list, const Tensor& loss, const Tensor* skip, PingPong& check,
                              bool revertOnBadLoss, Tensor& guard) {
-    Pass& p = list.add(Pass(loss.context(), "update/step_guard", {{"REVERT_ON_BAD_LOSS", revertOnBadLoss ? "1" : "0"}}));
+    Pass& p =
+        list.add(Pass(loss.context(), "update/step_guard", {{"REVERT_ON_BAD_LOSS", revertOnBadLoss ? "1" : "0"}}));
     p.input("LOSS", loss).input("CHECK", check.front()).output(guard);
     if (skip) p.input("SKIP", *skip);
     return p;
@@ -80,8 +81,8 @@ inline void recordStepCheck(PassList& list, const std::vector<const Tensor*>& wr
     const Tensor* acc = nullptr;
     for (size_t first = 0; first < written.size(); first += kStepCheckInputs) {
         const size_t end = std::min(written.size(), first + kStepCheckInputs);
-        Tensor& out = end == written.size() ? check.back()
-                                            : list.temp(ctx, kStepCheckRows, kStepCheckCols, Layout::Unpacked);
+        Tensor& out =
+            end == written.size() ? check.back() : list.temp(ctx, kStepCheckRows, kStepCheckCols, Layout::Unpacked);
         Pass& p = list.add(Pass(ctx, "update/step_check"));
         for (size_t i = first; i < end; ++i) p.input("T" + std::to_string(i - first), *written[i]);
         if (acc) p.input("ACC", *acc);

@@ -43,8 +43,8 @@ HostMatrixT<T> batchNormApply(const HostMatrixT<T>& X, const HostMatrixT<T>& mea
     const int C = gamma.cols;
     for (const HostMatrixT<T>* p : {&mean, &var, &beta})
         if (p->rows != 1 || p->cols != C)
-            detail::fail("batchNorm", "mean, var, gamma and beta must all be 1x" + std::to_string(C) + ", got " +
-                                          detail::shape(*p));
+            detail::fail("batchNorm",
+                         "mean, var, gamma and beta must all be 1x" + std::to_string(C) + ", got " + detail::shape(*p));
     if (C <= 0 || X.cols % C != 0)
         detail::fail("batchNorm", "X is " + detail::shape(X) + ", not a whole number of pixels of " +
                                       std::to_string(C) + " channels");
@@ -98,9 +98,11 @@ template <class T>
 HostMatrixT<T> movingAverage(const HostMatrixT<T>& avg, const HostMatrixT<T>& stat, detail::NonDeduced<T> momentum,
                              detail::NonDeduced<T> scale) {
     if (avg.rows != stat.rows || avg.cols != stat.cols)
-        detail::fail("movingAverage", "the average is " + detail::shape(avg) + " but the statistic " + detail::shape(stat));
+        detail::fail("movingAverage",
+                     "the average is " + detail::shape(avg) + " but the statistic " + detail::shape(stat));
     HostMatrixT<T> out(avg.rows, avg.cols);
-    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = momentum * avg.data[i] + (1 - momentum) * scale * stat.data[i];
+    for (size_t i = 0; i < out.data.size(); ++i)
+        out.data[i] = momentum * avg.data[i] + (1 - momentum) * scale * stat.data[i];
     return out;
 }
 

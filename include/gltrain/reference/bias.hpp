@@ -10,8 +10,7 @@ namespace gltrain::ref {
 
 namespace detail {
 template <class T, class U>
-void requireBiasRow(const char* fn, const HostMatrixT<T>& X, const char* xName, const HostMatrixT<U>& b,
-                    int cols) {
+void requireBiasRow(const char* fn, const HostMatrixT<T>& X, const char* xName, const HostMatrixT<U>& b, int cols) {
     if (b.rows != 1 || b.cols != cols)
         fail(fn, std::string(xName) + " is " + shape(X) + " but b is " + shape(b) + " (b must be 1x" +
                      std::to_string(cols) + ")");

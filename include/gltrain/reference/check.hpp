@@ -31,8 +31,7 @@ template <class T, class U>
 void requireSameShape(const char* fn, const char* nameA, const HostMatrixT<T>& a, const char* nameB,
                       const HostMatrixT<U>& b) {
     if (a.rows != b.rows || a.cols != b.cols)
-        fail(fn, std::string(nameA) + " is " + shape(a) + " but " + nameB + " is " + shape(b) +
-                     " (shapes must match)");
+        fail(fn, std::string(nameA) + " is " + shape(a) + " but " + nameB + " is " + shape(b) + " (shapes must match)");
 }
 
 template <class T>

@@ -82,8 +82,8 @@ HostMatrixT<T> conv2dBackwardFilter(const HostMatrixT<T>& X, const HostMatrixT<T
     detail::requireImages("conv2dBackwardFilter", "X", X, w.in);
     detail::requireImages("conv2dBackwardFilter", "dY", dY, w.out);
     if (X.rows != dY.rows)
-        detail::fail("conv2dBackwardFilter", "X has " + std::to_string(X.rows) + " rows but dY has " +
-                                                 std::to_string(dY.rows));
+        detail::fail("conv2dBackwardFilter",
+                     "X has " + std::to_string(X.rows) + " rows but dY has " + std::to_string(dY.rows));
     const int C = w.in.channels, F = w.out.channels;
     HostMatrixT<T> dW(w.kh * w.kw * C, F);
     forEachTap(X.rows, w, [&](int n, int xb, int yb, int wr) {

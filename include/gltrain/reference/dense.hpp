@@ -13,8 +13,7 @@ namespace gltrain::ref {
 namespace detail {
 template <class T>
 void requireDenseShapes(const char* fn, const HostMatrixT<T>& X, const HostMatrixT<T>& W) {
-    if (X.cols != W.rows)
-        fail(fn, "X is " + shape(X) + " but W is " + shape(W) + " (X.cols must equal W.rows)");
+    if (X.cols != W.rows) fail(fn, "X is " + shape(X) + " but W is " + shape(W) + " (X.cols must equal W.rows)");
 }
 }  // namespace detail
 

@@ -151,7 +151,7 @@ std::vector<HostMatrixT<T>> run(const graph::BatchNormGradParams& o, const graph
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::BatchNormGradInput& o, const graph_detail::Ins<T>& in) {
     const HostMatrixT<T>&dy = *in[0], &x = *in[1], &mean = *in[2], &var = *in[3], &gamma = *in[4], &dgamma = *in[5],
-                     &dbeta = *in[6];
+          &dbeta = *in[6];
     const int C = mean.cols;
     const T m = T(x.rows) * T(x.cols / C);
     HostMatrixT<T> dx(x.rows, x.cols);
@@ -223,8 +223,7 @@ public:
                 [&](const auto& o) {
                     if constexpr (std::is_same_v<std::decay_t<decltype(o)>, graph::DropoutMask>)
                         return ref::run<T>(o, in, step);
-                    else
-                        return ref::run<T>(o, in);
+                    else return ref::run<T>(o, in);
                 },
                 node.op);
             for (size_t k = 0; k < out.size(); ++k) values_[size_t(node.outputs[k])] = std::move(out[k]);

@@ -26,8 +26,8 @@ HostMatrixT<T> transpose(const HostMatrixT<T>& X) {
 template <class T>
 HostMatrixT<T> matmul(const HostMatrixT<T>& A, const HostMatrixT<T>& B) {
     if (A.cols != B.rows)
-        detail::fail("matmul", "A is " + detail::shape(A) + " but B is " + detail::shape(B) +
-                                   " (A.cols must equal B.rows)");
+        detail::fail("matmul",
+                     "A is " + detail::shape(A) + " but B is " + detail::shape(B) + " (A.cols must equal B.rows)");
     const int M = A.rows, K = A.cols, N = B.cols;
     HostMatrixT<T> C(M, N);
     // i-k-j order streams rows of B and C; each C(i,j) still sums over k in order.
@@ -46,8 +46,8 @@ HostMatrixT<T> matmul(const HostMatrixT<T>& A, const HostMatrixT<T>& B) {
 template <class T>
 HostMatrixT<T> matmulTN(const HostMatrixT<T>& A, const HostMatrixT<T>& B) {
     if (A.rows != B.rows)
-        detail::fail("matmulTN", "A is " + detail::shape(A) + " but B is " + detail::shape(B) +
-                                     " (A.rows must equal B.rows)");
+        detail::fail("matmulTN",
+                     "A is " + detail::shape(A) + " but B is " + detail::shape(B) + " (A.rows must equal B.rows)");
     const int K = A.rows, M = A.cols, N = B.cols;
     HostMatrixT<T> C(M, N);
     // k outermost: row k of A and row k of B are both contiguous.
@@ -67,8 +67,8 @@ HostMatrixT<T> matmulTN(const HostMatrixT<T>& A, const HostMatrixT<T>& B) {
 template <class T>
 HostMatrixT<T> matmulNT(const HostMatrixT<T>& A, const HostMatrixT<T>& B) {
     if (A.cols != B.cols)
-        detail::fail("matmulNT", "A is " + detail::shape(A) + " but B is " + detail::shape(B) +
-                                     " (A.cols must equal B.cols)");
+        detail::fail("matmulNT",
+                     "A is " + detail::shape(A) + " but B is " + detail::shape(B) + " (A.cols must equal B.cols)");
     const int M = A.rows, K = A.cols, N = B.rows;
     HostMatrixT<T> C(M, N);
     for (int i = 0; i < M; ++i) {

@@ -30,8 +30,7 @@ T l2NormOf(It first, It last) {
 // norm either way. A NaN norm compares false and leaves the list untouched.
 template <class T, class It>
 T clipList(It first, It last, T maxNorm) {
-    if (!(maxNorm > T(0)))
-        fail("clipByGlobalNorm", "maxNorm is " + std::to_string(maxNorm) + " (must be > 0)");
+    if (!(maxNorm > T(0))) fail("clipByGlobalNorm", "maxNorm is " + std::to_string(maxNorm) + " (must be > 0)");
     const T norm = l2NormOf<T>(first, last);
     if (norm > maxNorm) {
         const T factor = maxNorm / norm;

@@ -97,8 +97,7 @@ void sgdStep(HostMatrixT<T>& param, const HostMatrixT<T>& grad, const SgdConfig&
 //   p  = p - lr * v                    (classical)
 //   p  = p - lr * (g' + mu * v)        (Nesterov, with the updated v)
 template <class T>
-void momentumStep(HostMatrixT<T>& param, const HostMatrixT<T>& grad, MomentumState<T>& state,
-                  const MomentumConfig& c) {
+void momentumStep(HostMatrixT<T>& param, const HostMatrixT<T>& grad, MomentumState<T>& state, const MomentumConfig& c) {
     detail::requireSameShape("momentumStep", "param", param, "grad", grad);
     detail::requireSameShape("momentumStep", "param", param, "velocity", state.velocity);
     const T lr = T(c.lr), mu = T(c.momentum), wd = T(c.weightDecay);
@@ -174,8 +173,7 @@ void adamWStep(HostMatrixT<T>& param, const HostMatrixT<T>& grad, AdamState<T>& 
 //   momentum == 0:  p = p - lr * g' / (sqrt(s) + eps)
 //   momentum  > 0:  b = mu * b + g' / (sqrt(s) + eps);  p = p - lr * b
 template <class T>
-void rmspropStep(HostMatrixT<T>& param, const HostMatrixT<T>& grad, RmspropState<T>& state,
-                 const RmspropConfig& c) {
+void rmspropStep(HostMatrixT<T>& param, const HostMatrixT<T>& grad, RmspropState<T>& state, const RmspropConfig& c) {
     detail::requireSameShape("rmspropStep", "param", param, "grad", grad);
     detail::requireSameShape("rmspropStep", "param", param, "square", state.square);
     const bool useMomentum = c.momentum != 0.0;

@@ -59,7 +59,8 @@ HostMatrixT<T> pool2dBackward(const HostMatrixT<T>& X, const HostMatrixT<T>& dY,
     detail::requireImages("pool2dBackward", "dY", dY, w.out);
     detail::requirePoolWindow("pool2dBackward", w);
     if (X.rows != dY.rows)
-        detail::fail("pool2dBackward", "X has " + std::to_string(X.rows) + " rows but dY has " + std::to_string(dY.rows));
+        detail::fail("pool2dBackward",
+                     "X has " + std::to_string(X.rows) + " rows but dY has " + std::to_string(dY.rows));
     const int C = w.in.channels;
     HostMatrixT<T> dX(X.rows, w.in.size());
     for (int n = 0; n < X.rows; ++n)
@@ -80,9 +81,8 @@ HostMatrixT<T> pool2dBackward(const HostMatrixT<T>& X, const HostMatrixT<T>& dY,
                     if (kind == PoolKind::Max) {
                         dX(n, arg) += g;
                     } else {
-                        detail::forEachWindowTap(w, oy, ox, [&](int iy, int ix) {
-                            dX(n, (iy * w.in.width + ix) * C + c) += g / T(count);
-                        });
+                        detail::forEachWindowTap(
+                            w, oy, ox, [&](int iy, int ix) { dX(n, (iy * w.in.width + ix) * C + c) += g / T(count); });
                     }
                 }
     return dX;

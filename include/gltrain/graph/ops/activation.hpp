@@ -89,7 +89,8 @@ struct SoftmaxRowsGrad {
         }
     }
     static std::vector<Example<SoftmaxRowsGrad>> examples() {
-        return {{{}, {{Shape::batched({7})}, {Shape::batched({7})}}}, {{}, {{Shape::batched({2})}, {Shape::batched({2})}}}};
+        return {{{}, {{Shape::batched({7})}, {Shape::batched({7})}}},
+                {{}, {{Shape::batched({2})}, {Shape::batched({2})}}}};
     }
 };
 

@@ -85,14 +85,15 @@ struct BatchNormGradInput {
             for (size_t k = 0; k < C; ++k) {
                 const double rstd = 1.0 / std::sqrt(double(var.data[k]) + double(epsilon));
                 const double xhat = (x.data[i + k] - mean.data[k]) * rstd;
-                c.out(0).data[i + k] = float(gamma.data[k] * rstd / m *
-                                             (m * dy.data[i + k] - dbeta.data[k] - xhat * dgamma.data[k]));
+                c.out(0).data[i + k] =
+                    float(gamma.data[k] * rstd / m * (m * dy.data[i + k] - dbeta.data[k] - xhat * dgamma.data[k]));
             }
     }
     static std::vector<Example<BatchNormGradInput>> examples() {
         std::vector<Example<BatchNormGradInput>> e;
         for (const Shape& s : op_detail::kBatchNormExampleShapes) {
-            auto in = op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal, Fill::Normal});
+            auto in =
+                op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal, Fill::Normal});
             in.insert(in.begin(), InputSpec{s});
             e.push_back({{0.01f}, in});
         }
@@ -181,7 +182,8 @@ struct BatchNormInfer {
     static std::vector<Example<BatchNormInfer>> examples() {
         std::vector<Example<BatchNormInfer>> e;
         for (const Shape& s : op_detail::kBatchNormExampleShapes)
-            e.push_back({{0.01f}, op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal})});
+            e.push_back(
+                {{0.01f}, op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal})});
         return e;
     }
 };

@@ -15,7 +15,8 @@ namespace op_detail {
 inline void requireImage(const char* what, const Shape& s, const Shape3& expected) {
     if (s.rank() != 4 || !s.isBatched() || s.image() != expected)
         throw ShapeError(std::string(what) + " must be [B, " + std::to_string(expected.height) + ", " +
-                         std::to_string(expected.width) + ", " + std::to_string(expected.channels) + "], got " + s.str());
+                         std::to_string(expected.width) + ", " + std::to_string(expected.channels) + "], got " +
+                         s.str());
 }
 // The convolution kernels write 4 rows per fragment into a row-interleaved
 // tensor (bench/kernels: 2-4x the one-texel kernels; 8-row blocks measured no faster).
@@ -81,8 +82,8 @@ struct ConvGradFilter {
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
-        cpu::conv2dBackwardFilter(c.in(0).data.data(), c.in(1).data.data(), c.in(0).rows, window,
-                                  c.out(0).data.data(), c.ws());
+        cpu::conv2dBackwardFilter(c.in(0).data.data(), c.in(1).data.data(), c.in(0).rows, window, c.out(0).data.data(),
+                                  c.ws());
     }
     static std::vector<Example<ConvGradFilter>> examples() {
         std::vector<Example<ConvGradFilter>> e;

@@ -90,7 +90,8 @@ struct ChannelSum {
         cpu::channelSum(x.data.data(), x.rows, x.cols, c.out(0).cols, c.out(0).data.data(), c.acc(), c.scratch());
     }
     static std::vector<Example<ChannelSum>> examples() {
-        return {{{7}, {{Shape::batched({7})}}}, {{5}, {{Shape::batched({2, 3, 5})}}}, {{8}, {{Shape::batched({3, 2, 8})}}}};
+        return {
+            {{7}, {{Shape::batched({7})}}}, {{5}, {{Shape::batched({2, 3, 5})}}}, {{8}, {{Shape::batched({3, 2, 8})}}}};
     }
 };
 

@@ -22,7 +22,8 @@ inline void requireSeed(const Shape& s) {
     if (s != Shape{1}) throw ShapeError("the seed (the mean loss's gradient) must be [1], got " + s.str());
 }
 inline cpu::PointwiseLoss cpuKind(PointwiseLoss k) {
-    return k == PointwiseLoss::MeanSquaredError ? cpu::PointwiseLoss::SquaredError : cpu::PointwiseLoss::BinaryCrossEntropy;
+    return k == PointwiseLoss::MeanSquaredError ? cpu::PointwiseLoss::SquaredError
+                                                : cpu::PointwiseLoss::BinaryCrossEntropy;
 }
 inline int labelAt(const HostMatrix& labels, int r) { return int(std::lround(labels.data[size_t(r)])); }
 }  // namespace op_detail
@@ -74,8 +75,8 @@ struct SoftmaxCrossEntropy {
     }
     template <class R>
     void gpu(R& r) const {
-        recordSoftmaxCrossEntropy(r.list(), r.in(0), r.in(1), nullptr, r.wants(0) ? &r.out(0, Layout::Unpacked) : nullptr,
-                                  r.wants(1) ? &r.out(1) : nullptr);
+        recordSoftmaxCrossEntropy(r.list(), r.in(0), r.in(1), nullptr,
+                                  r.wants(0) ? &r.out(0, Layout::Unpacked) : nullptr, r.wants(1) ? &r.out(1) : nullptr);
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -83,8 +84,8 @@ struct SoftmaxCrossEntropy {
         double sum = 0;
         for (int r = 0; r < x.rows; ++r) {
             const int y = op_detail::labelAt(labels, r);
-            const double l = cpu::softmaxCrossEntropy(x.data.data() + size_t(r) * size_t(x.cols), &y, 1, x.cols,
-                                                      nullptr, 1).loss;
+            const double l =
+                cpu::softmaxCrossEntropy(x.data.data() + size_t(r) * size_t(x.cols), &y, 1, x.cols, nullptr, 1).loss;
             c.out(0).data[size_t(r)] = float(l);
             sum += l;
         }
@@ -111,15 +112,14 @@ struct PointwiseLossGrad {
     void gpu(R& r) const {
         if (kind == PointwiseLoss::MeanSquaredError)
             recordMse(r.list(), r.in(0), r.in(1), &r.out(0), nullptr, nullptr, r.seed(2));
-        else
-            recordBinaryCrossEntropyWithLogits(r.list(), r.in(0), r.in(1), &r.out(0), nullptr, nullptr, r.seed(2));
+        else recordBinaryCrossEntropyWithLogits(r.list(), r.in(0), r.in(1), &r.out(0), nullptr, nullptr, r.seed(2));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
         const HostMatrix& x = c.in(0);
         HostMatrix& g = c.out(0);
-        cpu::pointwiseLoss(op_detail::cpuKind(kind), x.data.data(), c.in(1).data.data(), x.rows, x.cols,
-                           g.data.data(), x.rows);
+        cpu::pointwiseLoss(op_detail::cpuKind(kind), x.data.data(), c.in(1).data.data(), x.rows, x.cols, g.data.data(),
+                           x.rows);
         const float seed = c.in(2).data[0];
         if (seed != 1.0f)
             for (float& v : g.data) v *= seed;
@@ -161,7 +161,8 @@ struct PointwiseLossOp {
         for (int r = 0; r < x.rows; ++r) {
             const size_t at = size_t(r) * size_t(x.cols);
             const double l = cpu::pointwiseLoss(op_detail::cpuKind(kind), x.data.data() + at, t.data.data() + at, 1,
-                                                x.cols, nullptr, 1).loss;
+                                                x.cols, nullptr, 1)
+                                 .loss;
             c.out(0).data[size_t(r)] = float(l);
             sum += l;
         }
@@ -170,7 +171,8 @@ struct PointwiseLossOp {
     static std::vector<Example<PointwiseLossOp>> examples() {
         return {{{PointwiseLoss::MeanSquaredError}, {{Shape::batched({5})}, {Shape::batched({5})}}},
                 {{PointwiseLoss::MeanSquaredError}, {{Shape::batched({2, 3})}, {Shape::batched({2, 3})}}},
-                {{PointwiseLoss::BinaryCrossEntropyWithLogits}, {{Shape::batched({3})}, {Shape::batched({3}), Fill::Unit}}}};
+                {{PointwiseLoss::BinaryCrossEntropyWithLogits},
+                 {{Shape::batched({3})}, {Shape::batched({3}), Fill::Unit}}}};
     }
 };
 

@@ -38,8 +38,10 @@ struct MatMul {
     template <class G>
     void grad(G& g) const {
         const auto A = g.in(0), B = g.in(1), dC = g.dOut(0);
-        if (g.needs(0)) g.grad(0, transA ? g.add(MatMul{transB, true}, {B, dC}) : g.add(MatMul{false, !transB}, {dC, B}));
-        if (g.needs(1)) g.grad(1, transB ? g.add(MatMul{true, transA}, {dC, A}) : g.add(MatMul{!transA, false}, {A, dC}));
+        if (g.needs(0))
+            g.grad(0, transA ? g.add(MatMul{transB, true}, {B, dC}) : g.add(MatMul{false, !transB}, {dC, B}));
+        if (g.needs(1))
+            g.grad(1, transB ? g.add(MatMul{true, transA}, {dC, A}) : g.add(MatMul{!transA, false}, {A, dC}));
     }
     template <class R>
     void gpu(R& r) const {
