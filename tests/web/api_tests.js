@@ -471,7 +471,7 @@ const tests = {
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64, dropRemainder: true }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows, and dropRemainder leaves out a short batch');
     await expectReject(m.fit(x, y, { epochs: 9, dropRemainder: 1 }), 'ArgumentError', 'fit: dropRemainder: expected true or false, got 1');
     await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs: expected a positive integer, got 0');
-    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', 'fit: epoch: unknown key (valid: epochs, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery)');
+    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', 'fit: epoch: unknown key (valid: epochs, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery, earlyStopping, reduceLrOnPlateau, keepBest)');
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', 'fit: batchSize: expected a positive integer, got the string "8"');
     await expectReject(m.fit(x, Array.from(y), {}), 'ArgumentError', 'fit: y must be an Int32Array (or another integer typed array) of labels or a Float32Array of target values, got an array');
     await expectReject(m.fit(Array.from(x), y, {}), 'ArgumentError', 'fit: x must be a Float32Array or a Dataset, got an array');
@@ -916,6 +916,26 @@ const tests = {
       expectError(() => m.setTrainable('dense_0', 'no'), 'ArgumentError', 'setTrainable: layer must be a string and trainable true or false');
       ctx.delete();
     }
+  },
+
+  async 'epoch callbacks: earlyStopping stops on a plateau and restores the best epoch; keepBest keeps its checkpoint; bad options are clear errors'() {
+    const ctx = new gl.Context(WEBGL);
+    const { x, y } = randomData(64, 8, 4);
+    // A rate too small to move the weights, unshuffled: every epoch's loss is epoch 0's.
+    const m = mlp(ctx, 8, 16, 4, { optimizer: { type: 'sgd', lr: 1e-12 } });
+    const r = await m.fit(x, y, { epochs: 20, batchSize: 16, shuffle: false,
+      earlyStopping: { monitor: 'loss', patience: 2, restoreBest: true }, keepBest: { monitor: 'loss' } });
+    assertEq(r.history.length, 3, 'stopped after two epochs without improvement');
+    assertEq(m.step, 4, "restored to epoch 0's state");
+    assertEq(m.bestEpoch, 0, 'the best epoch');
+    const best = m.bestCheckpoint();
+    assert(best instanceof ArrayBuffer && best.byteLength > 0, 'the best checkpoint');
+    expectError(() => m.beginFit(x, y, { earlyStopping: { patience: 1 } }), 'ArgumentError',
+                'fit: earlyStopping.monitor is val_loss but the fit has no validation data');
+    expectError(() => m.beginFit(x, y, { keepBest: { monitor: 'acc' } }), 'ArgumentError',
+                "keepBest.monitor: unknown value 'acc' (valid: loss, accuracy, val_loss, val_accuracy)");
+    assertEq(mlp(ctx, 8, 16, 4).bestCheckpoint(), null, 'none before a fit keeps one');
+    ctx.delete();
   },
 
   async 'checkpoint: save -> load into a fresh model gives identical predictions and step'() {
