@@ -1,5 +1,7 @@
 // Web context creation: a WebGL2 context on a canvas (CSS selector) or on a
 // fresh OffscreenCanvas, which also works inside a Web Worker.
+// The EM_JS bodies below are JavaScript, which clang-format breaks ("===" became "== ="):
+// clang-format off
 #include <emscripten/emscripten.h>
 #include <emscripten/html5.h>
 
@@ -14,18 +16,10 @@ namespace {
 // Creates an OffscreenCanvas with a WebGL2 context and registers it with
 // Emscripten's GL layer; returns the handle, or 0 (with a reason in the console).
 EM_JS(int, gltrain_offscreen_webgl2, (), {
-    if (typeof OffscreenCanvas == = "undefined") return 0;
+    if (typeof OffscreenCanvas === "undefined") return 0;
     var canvas = new OffscreenCanvas(1, 1);
-    var attrs = {
-        alpha : false,
-        depth : false,
-        stencil : false,
-        antialias : false,
-        premultipliedAlpha : false,
-        preserveDrawingBuffer : false,
-        powerPreference : "high-performance",
-        failIfMajorPerformanceCaveat : false
-    };
+    var attrs = {alpha: false, depth: false, stencil: false, antialias: false, premultipliedAlpha: false,
+                 preserveDrawingBuffer: false, powerPreference: "high-performance", failIfMajorPerformanceCaveat: false};
     var gl = canvas.getContext("webgl2", attrs);
     if (!gl) return 0;
     attrs.majorVersion = 2;
@@ -57,19 +51,15 @@ EM_JS(char*, gltrain_unmasked_string, (int vendor), {
 EM_JS(void, gltrain_watch_context, (int handle), {
     var context = GL.contexts[handle];
     var gl = context.GLctx;
-    var watch = {restorations : 0, loseExt : gl.getExtension("WEBGL_lose_context")};
+    var watch = {restorations: 0, loseExt: gl.getExtension("WEBGL_lose_context")};
     context.gltrainWatch = watch;
-    gl.canvas.addEventListener(
-        "webglcontextlost", function(e) { e.preventDefault(); }, false);
-    gl.canvas.addEventListener(
-        "webglcontextrestored",
-        function() {
-            (gl.getSupportedExtensions() || []).forEach(function(ext) {
-                if (!ext.includes("lose_context") && !ext.includes("debug")) gl.getExtension(ext);
-            });
-            watch.restorations++;
-        },
-        false);
+    gl.canvas.addEventListener("webglcontextlost", function(e) { e.preventDefault(); }, false);
+    gl.canvas.addEventListener("webglcontextrestored", function() {
+        (gl.getSupportedExtensions() || []).forEach(function(ext) {
+            if (!ext.includes("lose_context") && !ext.includes("debug")) gl.getExtension(ext);
+        });
+        watch.restorations++;
+    }, false);
 });
 EM_JS(int, gltrain_context_lost, (int handle), { return GL.contexts[handle].GLctx.isContextLost() ? 1 : 0; });
 EM_JS(int, gltrain_context_restorations, (int handle), { return GL.contexts[handle].gltrainWatch.restorations; });
@@ -77,8 +67,7 @@ EM_JS(int, gltrain_context_restorations, (int handle), { return GL.contexts[hand
 EM_JS(int, gltrain_lose_context, (int handle, int restore), {
     var ext = GL.contexts[handle].gltrainWatch.loseExt;
     if (!ext) return 0;
-    if (restore) ext.restoreContext();
-    else ext.loseContext();
+    if (restore) ext.restoreContext(); else ext.loseContext();
     return 1;
 });
 
@@ -136,9 +125,8 @@ std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options)
         p->handle = gltrain_offscreen_webgl2();
         p->offscreen = true;
         if (p->handle <= 0)
-            throw UnsupportedError(
-                "Context: could not create a WebGL2 context on an OffscreenCanvas "
-                "(OffscreenCanvas or WebGL2 unavailable)");
+            throw UnsupportedError("Context: could not create a WebGL2 context on an OffscreenCanvas "
+                                   "(OffscreenCanvas or WebGL2 unavailable)");
     } else {
         EmscriptenWebGLContextAttributes attrs;
         emscripten_webgl_init_context_attributes(&attrs);
@@ -150,10 +138,10 @@ std::unique_ptr<Context::Platform> createPlatform(const ContextOptions& options)
         attrs.powerPreference = EM_WEBGL_POWER_PREFERENCE_HIGH_PERFORMANCE;
         p->handle = emscripten_webgl_create_context(options.canvas.c_str(), &attrs);
         if (p->handle <= 0)
-            throw UnsupportedError("Context: could not create a WebGL2 context on canvas '" + options.canvas + "' (" +
-                                   (p->handle == EMSCRIPTEN_RESULT_UNKNOWN_TARGET
-                                        ? std::string("no element matches the selector")
-                                        : "error " + std::to_string(p->handle)) +
+            throw UnsupportedError("Context: could not create a WebGL2 context on canvas '" + options.canvas +
+                                   "' (" + (p->handle == EMSCRIPTEN_RESULT_UNKNOWN_TARGET
+                                                ? std::string("no element matches the selector")
+                                                : "error " + std::to_string(p->handle)) +
                                    ")");
     }
     if (emscripten_webgl_make_context_current(p->handle) != EMSCRIPTEN_RESULT_SUCCESS)

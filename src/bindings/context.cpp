@@ -1,4 +1,6 @@
 // ContextImpl: contexts, their capabilities and the lost-context hooks.
+// The EM_JS bodies below are JavaScript, which clang-format breaks ("===" became "== ="):
+// clang-format off
 #include "context.hpp"
 
 #include <emscripten/bind.h>
@@ -27,23 +29,15 @@ EM_JS(void, gltrain_js_watch_loss, (int handle), {
     var context = GL.contexts[handle];
     if (!context || context.gltrainJsLoss) return;
     var gl = context.GLctx;
-    var s = {lostEventSeen : gl.isContextLost(), restoreQueued : false, ext : gl.getExtension("WEBGL_lose_context")};
+    var s = {lostEventSeen: gl.isContextLost(), restoreQueued: false, ext: gl.getExtension("WEBGL_lose_context")};
     context.gltrainJsLoss = s;
-    gl.canvas.addEventListener(
-        "webglcontextlost",
-        function() {
-            s.lostEventSeen = true;
-            if (!s.restoreQueued) return;
-            s.restoreQueued = false;
-            setTimeout(
-                function() {
-                    if (gl.isContextLost() && s.ext) s.ext.restoreContext();
-                },
-                0);
-        },
-        false);
-    gl.canvas.addEventListener(
-        "webglcontextrestored", function() { s.lostEventSeen = false; }, false);
+    gl.canvas.addEventListener("webglcontextlost", function() {
+        s.lostEventSeen = true;
+        if (!s.restoreQueued) return;
+        s.restoreQueued = false;
+        setTimeout(function() { if (gl.isContextLost() && s.ext) s.ext.restoreContext(); }, 0);
+    }, false);
+    gl.canvas.addEventListener("webglcontextrestored", function() { s.lostEventSeen = false; }, false);
 });
 // 1 when the context is lost and its webglcontextlost event is still to come: the
 // restore is queued for just after it. 0: restore now.
@@ -88,8 +82,7 @@ ContextImpl* ContextImpl::create(val options) {
         co.disableFloat32Render = o.boolean("disableFloat32Render", false);
         co.disableHalfFloatRender = o.boolean("disableHalfFloatRender", false);
         if (o.has("canvas") && co.canvas.empty())
-            throw ArgumentError(
-                "Context: canvas must be a CSS selector such as '#canvas' (omit it for an OffscreenCanvas)");
+            throw ArgumentError("Context: canvas must be a CSS selector such as '#canvas' (omit it for an OffscreenCanvas)");
         if (!co.canvas.empty()) {
             val doc = val::global("document");
             if (doc.isUndefined())
@@ -97,16 +90,14 @@ ContextImpl* ContextImpl::create(val options) {
             val el = doc.call<val>("querySelector", co.canvas);
             if (el.isNull())
                 throw UnsupportedError("Context: no element matches the canvas selector '" + co.canvas + "'");
-            if (!el.instanceof (val::global("HTMLCanvasElement")))
+            if (!el.instanceof(val::global("HTMLCanvasElement")))
                 throw ArgumentError("Context: '" + co.canvas + "' is " + typeName(el) + ", not a <canvas>");
         }
         return new ContextImpl(std::move(co));
     });
 }
 
-void ContextImpl::loseContext() {
-    guard([&] { ctx->loseContext(); });
-}
+void ContextImpl::loseContext() { guard([&] { ctx->loseContext(); }); }
 void ContextImpl::restoreContext() {
     guard([&] {
         if (glHandle > 0 && ctx->lost() && gltrain_js_queue_restore(int(glHandle))) return;
