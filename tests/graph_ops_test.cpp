@@ -252,11 +252,11 @@ TEST(Graph, AValueUsedTwiceGetsTheSumOfItsGradients) {
     const ValueId w = g.parameter("w", Shape{4, 3}), v = g.parameter("v", Shape{3, 3});
     const ValueId h = g.add1(MatMul{}, {x, w}, "h");
     const ValueId r = g.add1(Activate{Activation::Tanh}, {h}, "r");
-    const ValueId y = g.add1(Add{}, {h, g.add1(MatMul{}, {r, v}, "rv")}, "y");
+    const ValueId y = g.add1(graph::Add{}, {h, g.add1(MatMul{}, {r, v}, "rv")}, "y");
     const ValueId seed = g.input("seed", g.shape(y));
     const auto grads = backward(g, {{y, seed}});
     int adds = 0;
-    for (int n = 0; n < g.nodes(); ++n) adds += g.node(n).backward && std::holds_alternative<Add>(g.node(n).op);
+    for (int n = 0; n < g.nodes(); ++n) adds += g.node(n).backward && std::holds_alternative<graph::Add>(g.node(n).op);
     EXPECT_EQ(adds, 1) << "h's two gradients are summed once";
     Case c;
     const auto vals = randomValues(g, c, 3, 5);

@@ -416,22 +416,117 @@ function makeApi(M) {
     }
   }
 
-  class Sequential extends Handle {
+  // ---- the functional API: values of a model being built (tfjs-layers' SymbolicTensor)
+  class SymbolicTensor {
+    constructor(layer, inbound, shape) {
+      this.layer = layer;      // the layer's spec ({type, ...}); null for a model input
+      this.inbound = inbound;  // the values it reads
+      this.shape = shape;      // a model input's shape (a flat size or [h, w, c])
+    }
+  }
+  // A model input: {shape: n} (rows of n features) or {shape: [h, w, c]} (NHWC images).
+  function input(options) {
+    if (!options || typeof options !== 'object' || !('shape' in options)) {
+      throw argError(`input: expected {shape: n or [height, width, channels]}, got ${describe(options)}`);
+    }
+    const { shape } = options;
+    const ok = (Number.isInteger(shape) && shape > 0) ||
+               (Array.isArray(shape) && shape.length === 3 && shape.every((v) => Number.isInteger(v) && v > 0));
+    if (!ok) throw argError(`input: shape must be a positive integer or [height, width, channels], got ${describe(shape)}`);
+    return new SymbolicTensor(null, [], shape);
+  }
+  // A layer to apply: gl.layers.dense({units: 10}).apply(x); a merge layer's
+  // apply takes an array (gl.layers.add().apply([a, b])). Each apply makes a new layer.
+  class LayerCall {
+    constructor(spec) { this.spec = spec; }
+    apply(x) {
+      const xs = Array.isArray(x) ? x : [x];
+      xs.forEach((v, i) => {
+        if (!(v instanceof SymbolicTensor)) {
+          throw argError(`${this.spec.type}.apply: input ${i} is ${describe(v)}, not a value from gl.input() or a layer's apply()`);
+        }
+      });
+      if (xs.length === 0) throw argError(`${this.spec.type}.apply: no inputs`);
+      return new SymbolicTensor(this.spec, xs, null);
+    }
+  }
+  // gl.layers.<type>(config): one factory per layer type (gl.layerTypes).
+  const layers = Object.freeze(Object.fromEntries(M.layerTypes().map((type) => [type, (config = {}) => {
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+      throw argError(`layers.${type}: expected a config object, got ${describe(config)}`);
+    }
+    if ('type' in config) throw argError(`layers.${type}: the config has no 'type' (the factory is the type)`);
+    return new LayerCall({ type, ...config });
+  }])));
+  const one = (what, v) => {
+    const list = Array.isArray(v) ? v : [v];
+    if (list.length !== 1 || !(list[0] instanceof SymbolicTensor)) {
+      throw argError(`Model: ${what} must be one value from gl.input() or a layer's apply() (several inputs or outputs ` +
+                     `are not supported yet), got ${describe(v)}`);
+    }
+    return list[0];
+  };
+  // {inputs, outputs} as a model file's {input, layers}: every layer between
+  // the two, each after what it reads, naming its "inputs" ("input": the model's).
+  function functionalConfig({ inputs, outputs }) {
+    const x = one('inputs', inputs), y = one('outputs', outputs);
+    if (x.layer) throw argError('Model: inputs must be made by gl.input(), not be a layer\'s output');
+    if (!y.layer) throw argError('Model: outputs is an input: the model has no layers');
+    const names = new Map([[x, 'input']]);
+    const list = [];
+    const visit = (v) => {
+      if (names.has(v)) return names.get(v);
+      if (!v.layer) throw argError('Model: a layer reads a gl.input() that is not the model\'s inputs');
+      const reads = v.inbound.map(visit);
+      const name = call(() => M.defaultLayerName(v.layer, list.length));
+      list.push({ ...v.layer, inputs: reads });
+      names.set(v, name);
+      return name;
+    };
+    visit(y);
+    return { input: x.shape, layers: list };
+  }
+
+  class Model extends Handle {
     #ctx;
     #fitActive = false;
     #input;             // as given: what save() writes as the model file's "input"
     #compileOptions;    // the last compile()'s options, for save()
-    // input: as a model file's "input": the number of input features, or images as [h, w, c].
-    constructor(ctx, input) {
-      contextOf(ctx, 'Sequential');
-      super(input instanceof Imported ? input.raw : call(() => M.SequentialImpl.create(ctx._raw, input)));
+    // new gl.Model(ctx, {inputs, outputs}): a functional model (gl.input, gl.layers).
+    constructor(ctx, arg) {
+      contextOf(ctx, new.target === Model ? 'Model' : 'Sequential');
+      let raw, input;
+      if (arg instanceof Imported) {
+        raw = arg.raw;
+        input = arg.input;
+      } else if (new.target === Model) {
+        if (!arg || typeof arg !== 'object' || !('inputs' in arg) || !('outputs' in arg)) {
+          throw argError(`Model: expected {inputs, outputs} (values from gl.input() and layers' apply()), got ${describe(arg)}`);
+        }
+        const config = functionalConfig(arg);
+        raw = call(() => M.SequentialImpl.fromConfig(ctx._raw, config));
+        input = config.input;
+      } else {
+        raw = call(() => M.SequentialImpl.create(ctx._raw, arg));
+        input = arg;
+      }
+      super(raw);
       this.#ctx = ctx;
-      this.#input = input instanceof Imported ? input.input : input;
+      this.#input = input;
       ctx._adopt(this);
     }
     // A compiled model from TF.js's Layers format: model.json's text (or its
     // parsed object) and the bytes of its one weights shard, as exportTfjs()
     // gives them; options as compile() takes them.
+    // A model from a model file's {input, layers}, not compiled yet: layers that
+    // name their "inputs" make a functional model (as layerSpecs() and save() write it).
+    static fromConfig(ctx, config) {
+      contextOf(ctx, 'fromConfig');
+      if (!config || typeof config !== 'object' || !Array.isArray(config.layers) || !('input' in config)) {
+        throw argError(`fromConfig: expected {input, layers: [...]}, got ${describe(config)}`);
+      }
+      return new Model(ctx, new Imported(call(() => M.SequentialImpl.fromConfig(ctx._raw, config)), config.input));
+    }
     static fromTfjs(ctx, modelJson, weightData, options = {}) {
       contextOf(ctx, 'fromTfjs');
       const text = modelJson !== null && typeof modelJson === 'object' ? JSON.stringify(modelJson) : modelJson;
@@ -489,9 +584,11 @@ function makeApi(M) {
       if (!file || typeof file !== 'object' || !Array.isArray(file.layers) || file.input === undefined) {
         throw new GltrainError('FormatError', `load: ${url}: not a gltrain model file ({input, layers, compile})`);
       }
-      const m = new Sequential(ctx, file.input);
+      // A functional model's file names each layer's "inputs".
+      const functional = file.layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
+      const m = functional ? Model.fromConfig(ctx, { input: file.input, layers: file.layers }) : new Sequential(ctx, file.input);
       try {
-        for (const l of file.layers) m.add(l);
+        if (!functional) for (const l of file.layers) m.add(l);
         m.compile(file.compile ?? {});
         m.loadCheckpoint(checkpoint);
       } catch (e) {
@@ -733,12 +830,21 @@ function makeApi(M) {
     }
   }
 
+  // A stack of layers, each reading the one before: new gl.Sequential(ctx, input), then add().
+  class Sequential extends Model {
+    // input: as a model file's "input": the number of input features, or images as [h, w, c].
+    constructor(ctx, input) { super(ctx, input); }
+  }
+
   return Object.freeze({
     version: M.version(),
     Context,
     Tensor,
     Dataset,
     Sequential,
+    Model,
+    input,
+    layers,
     matmul,
     scope,
     keep,

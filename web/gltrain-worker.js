@@ -67,9 +67,11 @@ const ops = {
     const { input, layers, ...rest } = spec;
     const extra = Object.keys(rest);
     if (extra.length) throw argError(`build: unknown key '${extra[0]}' in the model (valid: input, layers)`);
-    const m = new gl.Sequential(ctx, input);
+    // A functional model's layers name their "inputs" (as model.layerSpecs() and save() write them).
+    const functional = layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
+    const m = functional ? gl.Model.fromConfig(ctx, { input, layers }) : new gl.Sequential(ctx, input);
     try {
-      for (const l of layers) m.add(l);
+      if (!functional) for (const l of layers) m.add(l);
       m.compile(compile);
     } catch (e) {
       m.delete();

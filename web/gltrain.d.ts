@@ -88,10 +88,21 @@ export interface BatchNormalizationLayer {
   /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
   trainable?: boolean;
 }
+/** The element-wise sum, difference (of two), product, mean or maximum of inputs of one shape (functional models). */
+export interface MergeLayer { type: 'add' | 'subtract' | 'multiply' | 'average' | 'maximum'; name?: string; trainable?: boolean }
+/** Inputs side by side along one axis (functional models); they agree on every other axis. */
+export interface ConcatenateLayer {
+  type: 'concatenate';
+  /** The axis, the batch being 0; negative from the end (default -1). */
+  axis?: number;
+  name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
+}
 /** A layer as `add()` takes it (a model file's `layers[]` entry). */
 export type LayerSpec =
   | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
-  | ActivationLayer | DropoutLayer | SoftmaxLayer;
+  | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName = 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance';
 
@@ -260,8 +271,12 @@ export interface LayerSummary {
   /** [height, width, channels]; flat layers are [1, 1, n]. */
   outputShape: [number, number, number] | null;
   outputSize: number;
-  /** Trainable values. */
+  /** Trainable values (a frozen layer's too). */
   params: number;
+  /** The layers it reads ('input': the model's input); empty before compile. */
+  inbound: string[];
+  /** false: frozen. */
+  trainable: boolean;
 }
 
 /** The capability report of a Context: the device, its limits, measured precision, and the engine chosen and why. */
@@ -414,7 +429,38 @@ export interface DatasetConstructor {
 /** As a model file's "input": the number of input features, or images as [height, width, channels] (rows of h*w*c values, NHWC). */
 export type ModelInput = number | [number, number, number];
 
-export interface Sequential extends Deletable {
+/** A value of a functional model being built: `gl.input()` or a layer's `apply()`. */
+export interface SymbolicTensor {
+  /** The layer that makes it (null: a model input). */
+  readonly layer: LayerSpec | null;
+  /** The values that layer reads. */
+  readonly inbound: readonly SymbolicTensor[];
+  /** A model input's shape (null for a layer's output). */
+  readonly shape: ModelInput | null;
+}
+/** A layer to apply (`gl.layers.dense({units: 10})`); each apply makes a new layer, with its own weights. */
+export interface LayerCall {
+  readonly spec: LayerSpec;
+  /** The layer's output on one value, or a merge layer's on several. */
+  apply(x: SymbolicTensor | SymbolicTensor[]): SymbolicTensor;
+}
+/** `gl.layers.<type>(config)` for every layer type: the config is the layer spec without its `type`. */
+export type LayerFactories = {
+  readonly [T in LayerSpec['type']]: (config?: Omit<Extract<LayerSpec, { type: T }>, 'type'>) => LayerCall;
+};
+/** A functional model's inputs and outputs (one of each so far). */
+export interface FunctionalModelArgs {
+  inputs: SymbolicTensor | [SymbolicTensor];
+  outputs: SymbolicTensor | [SymbolicTensor];
+}
+/** A model file's input and layers (layers may name their `inputs`), as `layerSpecs()` and `save` write them. */
+export interface ModelConfig {
+  input: ModelInput;
+  layers: Array<LayerSpec & { inputs?: string[] }>;
+}
+
+/** A model: a functional one (`new gl.Model(ctx, {inputs, outputs})`) or a Sequential. */
+export interface Model extends Deletable {
   readonly context: Context;
   readonly inputSize: number;
   /** 0 until compiled. */
@@ -425,10 +471,9 @@ export interface Sequential extends Deletable {
   readonly history: EpochEvent[];
   /** Each layer's name, type, output shape and parameter count. */
   summary(): LayerSummary[];
-  /** The layers as add() takes them: each one's type and the fields that differ from their defaults. */
-  layerSpecs(): LayerSpec[];
-  /** Appends a layer; before compile(). */
-  add(layer: LayerSpec): this;
+  /** The layers as add() takes them: each one's type and the fields that differ from their defaults (a functional
+   *  model's also name their `inputs`: earlier layers, or 'input'). */
+  layerSpecs(): Array<LayerSpec & { inputs?: string[] }>;
   /** Checks every shape; a model whose checkpoint (and so every snapshot fit() takes) would pass the
    *  2 GiB one WebAssembly buffer holds is an ArgumentError naming its size, before anything is allocated. */
   compile(options?: CompileOptions): this;
@@ -534,6 +579,18 @@ export interface TfjsExport {
   /** The shard's file name, as the manifest names it. */
   weightsFile: string;
 }
+/** A stack of layers, each reading the one before. */
+export interface Sequential extends Model {
+  /** Appends a layer; before compile(). */
+  add(layer: LayerSpec): this;
+}
+/** `new gl.Model(ctx, {inputs, outputs})`, `fromConfig`. */
+export interface ModelConstructor {
+  /** A functional model of the layers from `inputs` (gl.input) to `outputs`; compile it next. */
+  new (ctx: Context, args: FunctionalModelArgs): Model;
+  /** A model from a model file's `{input, layers}`, not compiled yet; layers naming their `inputs` make a functional model. */
+  fromConfig(ctx: Context, config: ModelConfig): Model;
+}
 /** `new gl.Sequential(ctx, input)`, `fromTfjs`, `load`. */
 export interface SequentialConstructor {
   /** An empty model of `input` inputs on ctx: add layers, then compile. */
@@ -544,8 +601,9 @@ export interface SequentialConstructor {
    * and activations as the C++ `importTfjs` takes; anything else is a FormatError naming the layer or weight.
    */
   fromTfjs(ctx: Context, modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, options?: CompileOptions): Sequential;
-  /** A compiled model as `save` left it: `'indexeddb://name'`, or the URL of a `name.json` with `name.safetensors` beside it. */
-  load(ctx: Context, url: string | URL): Promise<Sequential>;
+  /** A compiled model as `save` left it: `'indexeddb://name'`, or the URL of a `name.json` with `name.safetensors` beside it
+   *  (a functional model's file gives a Model). */
+  load(ctx: Context, url: string | URL): Promise<Sequential | Model>;
 }
 
 /** What `gl.scope(fn)` gives fn. */
@@ -563,6 +621,11 @@ export interface Gltrain {
   readonly Tensor: TensorConstructor;
   readonly Dataset: DatasetConstructor;
   readonly Sequential: SequentialConstructor;
+  readonly Model: ModelConstructor;
+  /** A functional model's input: `{shape: n}` (rows of n features) or `{shape: [h, w, c]}` (NHWC images). */
+  input(options: { shape: ModelInput }): SymbolicTensor;
+  /** One factory per layer type: `gl.layers.dense({units: 10}).apply(x)`, `gl.layers.add().apply([a, b])`. */
+  readonly layers: LayerFactories;
   /**
    * out = op(a)·op(b) on the GPU (transA / transB read an operand transposed, in
    * place); out must have the product's shape and be neither a nor b. Returns out.

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <cctype>
@@ -37,6 +38,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -59,6 +61,9 @@ struct ModelConfig {
     Shape3 input;  // a flat input of n values is {1, 1, n}
     // The layers, in order.
     std::vector<Layer> layers;
+    // What each layer reads ("inputs": earlier layers' names, "input" for the
+    // model's input), as indices (-1: the model's input); empty: the layer before.
+    std::vector<std::vector<int>> inbound;
     // The "compile" object's options.
     CompileOptions compile;
     FitOptions fit;  // validationX / validationY stay null
@@ -472,16 +477,27 @@ public:
 
     SizeCheck(const std::string& source, Shape3 input)
         : source_(source),
+          input_{input.height, input.width, input.channels},
           h_(input.height),
           w_(input.width),
           c_(input.channels),
           flatInput_(input.height == 1 && input.width == 1) {}
 
-    // Layer i; false when its shape is for compile to refuse (the walk stops).
-    bool layer(size_t i, const Layer& l) {
+    // Layer i, reading the outputs of `inbound` (-1: the model input; empty:
+    // the layer before); false when its shape is for compile to refuse (the walk stops).
+    bool layer(size_t i, const Layer& l, std::vector<int> inbound = {}) {
         path_ = "layers[" + std::to_string(i) + "]";
-        first_ = i == 0;
-        return std::visit([this](const auto& x) { return step(x); }, l);
+        if (inbound.empty()) inbound.push_back(int(i) - 1);
+        first_ = inbound[0] < 0;
+        others_.clear();
+        for (size_t k = 0; k < inbound.size(); ++k) {
+            const std::array<int64_t, 3> s = inbound[k] < 0 ? input_ : outs_.at(size_t(inbound[k]));
+            if (k == 0) h_ = s[0], w_ = s[1], c_ = s[2];
+            else others_.push_back(s);
+        }
+        const bool ok = std::visit([this](const auto& x) { return step(x); }, l);
+        outs_.push_back({h_, w_, c_});
+        return ok;
     }
 
 private:
@@ -531,6 +547,24 @@ private:
     bool step(const ActivationLayer&) { return true; }
     bool step(const Dropout&) { return true; }
     bool step(const Softmax&) { return true; }
+    // The element-wise merges keep the shape; compile checks that their inputs agree.
+    template <MergeKind K>
+    bool step(const Merge<K>&) {
+        return true;
+    }
+    // Concatenate adds its inputs' sizes along the axis (compile checks the rest).
+    bool step(const Concatenate& cat) {
+        const bool flat = h_ == 1 && w_ == 1;
+        const int k = cat.axis < 0 ? (flat ? 1 : 3) + 1 + cat.axis : cat.axis;
+        if (k < 1 || k > (flat ? 1 : 3)) return false;
+        const size_t d = flat ? 2 : size_t(k - 1);
+        std::array<int64_t, 3> out = {h_, w_, c_};
+        for (const auto& s : others_) out[d] += s[d];
+        fits("axis", out[0] * out[1] * out[2],
+             "an output of " + std::to_string(out[0] * out[1] * out[2]) + " values per example");
+        h_ = out[0], w_ = out[1], c_ = out[2];
+        return true;
+    }
 
     // `what` (its count of values `n`) fits an int, or the error blames `field`.
     void fits(const char* field, int64_t n, const std::string& what) const {
@@ -567,6 +601,9 @@ private:
 
     const std::string& source_;
     std::string path_;
+    std::array<int64_t, 3> input_;
+    std::vector<std::array<int64_t, 3>> outs_;    // each layer's output
+    std::vector<std::array<int64_t, 3>> others_;  // a merge layer's inputs after the first
     int64_t h_, w_, c_;
     bool flatInput_;
     bool first_ = false;  // the layer is the first
@@ -659,6 +696,37 @@ inline Shape3 inputShapeFromJson(const nlohmann::json& j, const std::string& sou
     return model_config_detail::inputShape(j, source, path);
 }
 
+namespace model_config_detail {
+// A layer's "inputs": the names of layers before it ("input": the model's input), as indices.
+inline std::vector<int> layerInputs(const nlohmann::json& j, const std::map<std::string, int>& before,
+                                    const std::string& source, const std::string& path) {
+    if (!j.is_array() || j.empty())
+        failAt(source, path,
+               "expected a non-empty array of layer names (\"input\": the model's input), got " +
+                   (j.is_array() ? std::string("[]") : show(j)));
+    std::vector<int> out;
+    for (size_t k = 0; k < j.size(); ++k) {
+        const std::string at = path + "[" + std::to_string(k) + "]";
+        if (!j[k].is_string()) failAt(source, at, "expected a layer name, got " + show(j[k]));
+        const std::string name = j[k].get<std::string>();
+        if (name == "input") {
+            out.push_back(graph::LayerGeometry::kModelInput);
+            continue;
+        }
+        const auto it = before.find(name);
+        if (it == before.end()) {
+            std::string names;
+            for (const auto& [n, i] : before) names += (names.empty() ? "" : ", ") + n;
+            failAt(source, at,
+                   "no layer named '" + name + "' before this one (a layer reads \"input\" or earlier layers" +
+                       (names.empty() ? "" : ": " + names) + ")");
+        }
+        out.push_back(it->second);
+    }
+    return out;
+}
+}  // namespace model_config_detail
+
 // A parsed JSON document (already free of duplicate keys) as a ModelConfig.
 inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::string& source = "<model config>") {
     using namespace model_config_detail;
@@ -675,10 +743,26 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
     if (!layers.is_array() || layers.empty())
         top.fail("layers", "expected a non-empty array of layer objects, got " +
                                (layers.is_array() ? std::string("[]") : show(layers)));
-    for (size_t i = 0; i < layers.size(); ++i)
-        c.layers.push_back(layer(layers[i], source, "layers[" + std::to_string(i) + "]"));
+    std::map<std::string, int> names;  // the layers so far by name
+    bool anyInputs = false;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const std::string path = "layers[" + std::to_string(i) + "]";
+        nlohmann::json spec = layers[i];
+        std::vector<int> inbound;
+        if (spec.is_object() && spec.contains("inputs")) {
+            inbound = layerInputs(spec["inputs"], names, source, path + ".inputs");
+            spec.erase("inputs");
+            anyInputs = true;
+        }
+        c.layers.push_back(layer(spec, source, path));
+        c.inbound.push_back(std::move(inbound));
+        const std::string& given = givenLayerName(c.layers.back());
+        names[given.empty() ? defaultLayerName(c.layers.back(), i) : given] = int(i);
+    }
+    if (!anyInputs) c.inbound.clear();
     SizeCheck sizes(source, c.input);
-    for (size_t i = 0; i < c.layers.size() && sizes.layer(i, c.layers[i]); ++i) {
+    for (size_t i = 0;
+         i < c.layers.size() && sizes.layer(i, c.layers[i], anyInputs ? c.inbound[i] : std::vector<int>{}); ++i) {
     }
     if (top.has("compile")) c.compile = compileOptions(top.raw("compile"), source, "compile");
     if (top.has("fit")) c.fit = fitOptions(top.raw("fit"), source, "fit");
@@ -706,11 +790,24 @@ inline ModelConfig loadModelConfig(const std::string& path) {
     return parseModelConfig(std::string(bytes.begin(), bytes.end()), path);
 }
 
-// A compiled Sequential with the configured layers and compile options.
-// Compile errors (shapes, names) come from Sequential, prefixed with the source.
-inline std::unique_ptr<Sequential> buildModel(Context& ctx, const ModelConfig& config) {
-    auto model = std::make_unique<Sequential>(ctx, config.input);
-    for (const Layer& l : config.layers) model->add(l);
+// The configured layers as a model, not compiled yet: a Sequential, or a
+// functional model where layers name their "inputs".
+inline std::unique_ptr<Model> makeModel(Context& ctx, const ModelConfig& config) {
+    if (config.inbound.empty()) {
+        auto s = std::make_unique<Sequential>(ctx, config.input);
+        for (const Layer& l : config.layers) s->add(l);
+        return s;
+    }
+    std::vector<LayerNode> nodes;
+    for (size_t i = 0; i < config.layers.size(); ++i) nodes.push_back({config.layers[i], config.inbound[i]});
+    return std::make_unique<Model>(ctx, config.input, std::move(nodes));
+}
+
+// A compiled model with the configured layers and compile options: a
+// Sequential, or a functional model where layers name their "inputs".
+// Compile errors (shapes, names) come from the model, prefixed with the source.
+inline std::unique_ptr<Model> buildModel(Context& ctx, const ModelConfig& config) {
+    std::unique_ptr<Model> model = makeModel(ctx, config);
     try {
         model->compile(config.compile);
     } catch (const ArgumentError& e) {

@@ -195,6 +195,9 @@ inline void exportExtras(const BatchNormalization&, Json& c) {
 inline void exportExtras(const ActivationLayer&, Json&) {}  // the exporter writes it (Activation or LeakyReLU)
 inline void exportExtras(const Dropout&, Json& c) { c.update({{"noise_shape", nullptr}, {"seed", nullptr}}); }
 inline void exportExtras(const Softmax&, Json& c) { c["axis"] = -1; }
+template <MergeKind K>
+void exportExtras(const Merge<K>&, Json&) {}
+inline void exportExtras(const Concatenate&, Json&) {}
 
 inline Json shapeJson(const std::vector<int64_t>& shape) {
     Json a = Json::array();
@@ -222,10 +225,15 @@ inline void writeSynced(const std::string& path, const void* data, size_t size) 
 
 // model.json + one weights shard for a compiled model, in memory. The first
 // layer carries batch_input_shape ([null, n] or [null, h, w, c]).
-inline TfjsArtifacts exportTfjs(const Sequential& model) {
+inline TfjsArtifacts exportTfjs(const Model& model) {
     using tfjs_detail::Json;
     using tfjs_detail::shortest;
     if (!model.compiled()) throw ArgumentError("exportTfjs: the model is not compiled (call compile first)");
+    for (size_t i = 0; i < model.layerCount(); ++i)
+        if (model.inbound(i) != std::vector<int>{int(i) - 1})
+            throw UnsupportedError("exportTfjs: layer " + model.layerName(i) +
+                                   " reads other layers than the one before it; only a stack of layers exports to "
+                                   "TF.js so far");
     std::set<std::string> names;
     for (size_t i = 0; i < model.layerCount(); ++i) names.insert(model.layerName(i));
     // A name for a layer the export adds (a LeakyReLU split off a Dense), unlike any other.
@@ -310,7 +318,7 @@ inline TfjsArtifacts exportTfjs(const Sequential& model) {
 // replaces dir (an existing dir is moved to dir + ".old" and removed after).
 // An existing dir must hold nothing but an earlier export (model.json and
 // .bin shards): anything else is refused rather than deleted.
-inline void saveTfjs(const Sequential& model, const std::string& dir) {
+inline void saveTfjs(const Model& model, const std::string& dir) {
     namespace fs = std::filesystem;
     const TfjsArtifacts a = exportTfjs(model);
     const fs::path target(dir), tmp(dir + ".tmp"), old(dir + ".old");
@@ -564,6 +572,14 @@ inline Layer importLayer(ActivationLayer a, LayerImport& im) {
 inline Layer importLayer(Dropout d, LayerImport& im) {
     if (im.l.get("noise_shape")) im.l.fail("noise_shape is not supported");
     return d;
+}
+// A Sequential holds no merge layer: they read several layers (a functional model).
+template <MergeKind K>
+Layer importLayer(Merge<K>, LayerImport& im) {
+    im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
+}
+inline Layer importLayer(Concatenate, LayerImport& im) {
+    im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
 }
 inline Layer importLayer(Softmax s, LayerImport& im) {
     if (!im.last || im.image) im.l.fail("Softmax is supported only as the last layer, over a flat output");

@@ -20,7 +20,9 @@ SequentialImpl* SequentialImpl::fromTfjs(ContextImpl& c, val modelJson, val weig
         c.makeCurrent();
         auto s = std::make_unique<SequentialImpl>();
         s->owner = &c;
-        s->model = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
+        std::unique_ptr<Sequential> m = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
+        s->sequential = m.get();
+        s->model = std::move(m);
         return s.release();
     });
 }

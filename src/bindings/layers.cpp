@@ -54,8 +54,29 @@ val layerFields() {
 // The model's layers as add() takes them: the fields that differ from their defaults.
 val layerSpecs(const SequentialImpl& m) {
     val a = val::array();
-    for (size_t i = 0; i < m.model->layerCount(); ++i) a.call<void>("push", toJs(layerToJson(m.model->layer(i))));
+    // A functional model's layers say what they read ("inputs"), as a model file's do.
+    bool stack = true;
+    if (m.compiled())
+        for (size_t i = 0; i < m.model->layerCount(); ++i)
+            stack = stack && m.model->inbound(i) == std::vector<int>{int(i) - 1};
+    for (size_t i = 0; i < m.model->layerCount(); ++i) {
+        nlohmann::ordered_json j = layerToJson(m.model->layer(i));
+        if (!stack)
+            for (int k : m.model->inbound(i))
+                j["inputs"].push_back(k == graph::LayerGeometry::kModelInput ? "input" : m.model->layerName(size_t(k)));
+        a.call<void>("push", toJs(j));
+    }
     return a;
+}
+
+// The name compile gives layer i of this spec when it was given none
+// (functional models in JavaScript name the layers their layers read).
+std::string defaultLayerName(val spec, int i) {
+    return guard([&] {
+        const Layer layer = parseArgument([&] { return layerFromJson(jsonFrom(spec, "layer", ""), "layer"); });
+        const std::string& given = givenLayerName(layer);
+        return given.empty() ? gltrain::defaultLayerName(layer, size_t(i)) : given;
+    });
 }
 
 }  // namespace
@@ -63,7 +84,10 @@ val layerSpecs(const SequentialImpl& m) {
 void SequentialImpl::add(val spec) {
     guard([&] {
         Layer layer = parseArgument([&] { return layerFromJson(jsonFrom(spec, "add", ""), "add"); });
-        model->add(std::move(layer));
+        if (!sequential)
+            throw ArgumentError(
+                "add: a functional model's layers are given when it is made (gl.Model(ctx, {inputs, outputs}))");
+        sequential->add(std::move(layer));
     });
 }
 
@@ -71,7 +95,7 @@ std::string SequentialImpl::layerType(const Layer& l) { return gltrain::layerTyp
 
 val SequentialImpl::layers() const {
     val a = val::array();
-    Shape3 in = model->inputShape();
+    const std::vector<Model::LayerSummary> summary = compiled() ? model->summary() : std::vector<Model::LayerSummary>{};
     for (size_t i = 0; i < model->layerCount(); ++i) {
         const std::string type = layerType(model->layer(i));
         val o = val::object();
@@ -81,11 +105,18 @@ val SequentialImpl::layers() const {
             o.set("outputShape", val::null());
             o.set("outputSize", 0);
             o.set("params", 0);
+            o.set("inbound", val::array());
+            o.set("trainable", layerTrainable(model->layer(i)));
             a.call<void>("push", o);
             continue;
         }
         const Shape3 out = model->outputShape(i);
-        const double params = double(parameterCount(model->layer(i), in));  // trainable values
+        const Model::LayerSummary& L = summary[i];
+        const double params = double(L.parameters);
+        val inbound = val::array();
+        for (const std::string& n : L.inbound) inbound.call<void>("push", n);
+        o.set("inbound", inbound);
+        o.set("trainable", layerTrainable(model->layer(i)));
         o.set("name", model->layerName(i));
         o.set("type", type);
         val shape = val::array();
@@ -96,7 +127,6 @@ val SequentialImpl::layers() const {
         o.set("outputSize", out.size());
         o.set("params", params);
         a.call<void>("push", o);
-        in = out;
     }
     return a;
 }
@@ -107,4 +137,5 @@ EMSCRIPTEN_BINDINGS(gltrain_layers) {
     emscripten::function("layerTypes", &gltrain::js::layerTypes);
     emscripten::function("layerFields", &gltrain::js::layerFields);
     emscripten::function("layerSpecs", &gltrain::js::layerSpecs);
+    emscripten::function("defaultLayerName", &gltrain::js::defaultLayerName);
 }

@@ -17,7 +17,21 @@ SequentialImpl* SequentialImpl::create(ContextImpl& c, val input) {
             parseArgument([&] { return inputShapeFromJson(jsonFrom(input, "Sequential", "input"), "Sequential"); });
         auto s = std::make_unique<SequentialImpl>();
         s->owner = &c;
-        s->model = std::make_unique<Sequential>(*c.ctx, shape);
+        auto m = std::make_unique<Sequential>(*c.ctx, shape);
+        s->sequential = m.get();
+        s->model = std::move(m);
+        return s.release();
+    });
+}
+
+SequentialImpl* SequentialImpl::fromConfig(ContextImpl& c, val config) {
+    return guard([&]() -> SequentialImpl* {
+        const ModelConfig parsed =
+            parseArgument([&] { return modelConfigFromJson(jsonFrom(config, "Model", ""), "Model"); });
+        auto s = std::make_unique<SequentialImpl>();
+        s->owner = &c;
+        s->model = makeModel(*c.ctx, parsed);
+        s->sequential = dynamic_cast<Sequential*>(s->model.get());
         return s.release();
     });
 }
@@ -42,6 +56,7 @@ EMSCRIPTEN_BINDINGS(gltrain_sequential) {
     class_<SequentialImpl>("SequentialImpl")
         .class_function("create", &SequentialImpl::create, allow_raw_pointers())
         .class_function("fromTfjs", &SequentialImpl::fromTfjs, allow_raw_pointers())
+        .class_function("fromConfig", &SequentialImpl::fromConfig, allow_raw_pointers())
         .function("add", &SequentialImpl::add)
         .function("compile", &SequentialImpl::compile)
         .function("beginFit", &SequentialImpl::beginFit, allow_raw_pointers())

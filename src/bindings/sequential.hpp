@@ -21,7 +21,8 @@ public:
     using val = emscripten::val;
 
     ContextImpl* owner = nullptr;
-    std::unique_ptr<Sequential> model;
+    std::unique_ptr<Model> model;
+    Sequential* sequential = nullptr;  // the model, when it is a Sequential (add() works)
     struct Event {
         bool epoch = false;
         StepInfo s;
@@ -38,6 +39,9 @@ public:
     // ---- building (sequential.cpp)
     // input: what a model file's "input" holds, a flat size or [height, width, channels].
     static SequentialImpl* create(ContextImpl& c, val input);
+    // A model from a model file's {input, layers} (layers may name their "inputs":
+    // a functional model), not compiled yet.
+    static SequentialImpl* fromConfig(ContextImpl& c, val config);
     void compile(val options);
     // compile()'s options ({loss, optimizer, ...}); `where` names the call in errors.
     static CompileOptions parseCompile(val options, const std::string& where);
@@ -50,7 +54,7 @@ public:
     void add(val spec);
     // The type name add() takes for a layer, for one made elsewhere (an import).
     static std::string layerType(const Layer& l);
-    // [{name, type, outputShape, outputSize, params}] (after compile: names and shapes as compile set them).
+    // [{name, type, outputShape, outputSize, params, inbound, trainable}] (after compile: names and shapes as compile set them).
     val layers() const;
 
     // ---- training (training.cpp)

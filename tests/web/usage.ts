@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type PassTiming, type Sequential, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type Model, type PassTiming, type Sequential, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 import { lossChart, metricChart, fitCallbacks, confusionMatrix, modelSummary } from '../../web/gltrain-vis.js';
 
@@ -19,6 +19,21 @@ export async function main(): Promise<number> {
   const model = new gl.Sequential(ctx, 4);
   for (const l of layers) model.add(l);
   model.compile({ optimizer: { type: 'adam', lr: 1e-3 }, schedule: { type: 'cosine', totalSteps: 100 }, clipNorm: 1 });
+
+  // A functional model: a residual block and a concatenation.
+  const input = gl.input({ shape: [8, 8, 1] });
+  const conv = gl.layers.conv2d({ filters: 4, padding: 'same', activation: 'relu' }).apply(input);
+  const block = gl.layers.add().apply([conv, gl.layers.conv2d({ filters: 4, padding: 'same' }).apply(conv)]);
+  const joined = gl.layers.concatenate({ axis: -1 }).apply([block, input]);
+  const functional: Model = new gl.Model(ctx, { inputs: input, outputs: gl.layers.dense({ units: 3 }).apply(gl.layers.flatten().apply(joined)) });
+  functional.compile({});
+  const inbound: string[] = functional.summary()[2].inbound;
+  const again: Model = gl.Model.fromConfig(ctx, { input: [8, 8, 1], layers: functional.layerSpecs() });
+  void inbound, again;
+  // @ts-expect-error a dense layer has no 'filters'
+  gl.layers.dense({ filters: 3 });
+  // @ts-expect-error a functional model has no add()
+  functional.add({ type: 'dense', units: 2 });
 
   const x = new Float32Array(8 * 4);
   const y = new Int32Array(8);

@@ -94,7 +94,7 @@ inline HostMatrix firstRows(HostMatrix m, long n) {
 
 // Class labels as the model's loss wants them: labels for softmax
 // cross-entropy, one-hot rows of its outputs for a loss on values.
-inline Targets classTargets(std::vector<int> labels, const Sequential& model) {
+inline Targets classTargets(std::vector<int> labels, const Model& model) {
     if (model.options().loss == LossKind::SoftmaxCrossEntropy) return Targets(std::move(labels));
     HostMatrix oneHot(int(labels.size()), model.outputSize());
     for (size_t r = 0; r < labels.size(); ++r) oneHot(int(r), labels[r]) = 1.0f;
@@ -107,7 +107,7 @@ inline Targets classTargets(std::vector<int> labels, const Sequential& model) {
 // cross-entropy) and a CSV's label column must give one value per output
 // otherwise. `needTargets` false (predict): a CSV has no label column unless
 // one is named, and --images needs no --labels.
-inline Data loadData(const DataOptions& o, const Sequential& model, bool needTargets) {
+inline Data loadData(const DataOptions& o, const Model& model, bool needTargets) {
     using namespace data_detail;
     const bool classes = model.options().loss == LossKind::SoftmaxCrossEntropy;
     const int outputs = model.outputSize();

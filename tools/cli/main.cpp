@@ -178,28 +178,26 @@ std::string shapeText(Shape3 s) {
     return s.height == 1 && s.width == 1 ? "[" + std::to_string(s.channels) + "]" : s.str();
 }
 
-void printSummary(const ModelConfig& config, const Sequential& model) {
-    std::vector<std::string> lines;
+void printSummary(const ModelConfig& config, const Model& model) {
+    const std::vector<Model::LayerSummary> layers = model.summary();
+    // A stack of layers lists them; a functional model also says what each reads.
+    bool stack = true;
+    for (size_t i = 0; i < model.layerCount(); ++i) stack = stack && model.inbound(i) == std::vector<int>{int(i) - 1};
     long total = 0;
-    Shape3 in = model.inputShape();
-    for (size_t i = 0; i < model.layerCount(); ++i) {
-        const Shape3 out = model.outputShape(i);
-        const long n = long(parameterCount(config.layers[i], in));
-        total += n;
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "  %-26s %-16s %ld", model.layerName(i).c_str(), shapeText(out).c_str(), n);
-        lines.push_back(buf);
-        in = out;
-    }
+    for (const auto& l : layers) total += long(l.parameters);
     std::printf("model: %s%s%s, input %s, %zu layers, %ld parameters\n", config.source.c_str(),
                 config.description.empty() ? "" : " - ", config.description.c_str(),
                 shapeText(model.inputShape()).c_str(), model.layerCount(), total);
-    for (auto& l : lines) std::printf("%s\n", l.c_str());
+    for (const auto& l : layers) {
+        std::string from;
+        for (const std::string& n : l.inbound) from += (from.empty() ? "<- " : ", ") + n;
+        std::printf("  %-26s %-16s %-*ld%s%s\n", l.name.c_str(), shapeText(l.output).c_str(), stack ? 0 : 9,
+                    long(l.parameters), stack ? "" : from.c_str(), l.trainable ? "" : " (frozen)");
+    }
 }
 
 // Messages go to `log`: stdout, or stderr when stdout carries the results (predict).
-Data readData(const DataOptions& o, const Sequential& model, const ModelConfig& config, bool needTargets,
-              std::FILE* log) {
+Data readData(const DataOptions& o, const Model& model, const ModelConfig& config, bool needTargets, std::FILE* log) {
     Data d = loadData(o, model, needTargets);
     if (d.x.cols != model.inputSize())
         throw ArgumentError("data " + d.description + " has " + std::to_string(d.x.cols) +
@@ -290,7 +288,7 @@ struct CheckpointNotFinite : Error {
 // library does not produce other checkpoints; this is the program's last line
 // of defence for the user's file, which a NaN checkpoint would replace with
 // one that cannot be resumed.
-void writeCheckpoint(const Sequential& model, const std::string& path) {
+void writeCheckpoint(const Model& model, const std::string& path) {
     std::vector<uint8_t> bytes = model.saveCheckpoint();
     // Test hook (cli_test.sh): a NaN as the data section's first value, to show
     // that such a checkpoint is refused. It only ever makes a save fail.
@@ -436,7 +434,7 @@ int train(const std::vector<std::string>& argv) {
     std::printf("device: %s (%s)%s\n", ctx.caps().renderer.c_str(), ctx.caps().platform.c_str(),
                 ctx.caps().softwareRenderer ? ", a software renderer" : "");
     std::printf("backend: %s (%s)\n", backendName(ctx.backend()), ctx.caps().backendReason.c_str());
-    std::unique_ptr<Sequential> model = buildModel(ctx, config);
+    std::unique_ptr<Model> model = buildModel(ctx, config);
     printSummary(config, *model);
     const Data data = readData(dataOpts, *model, config, true, stdout);
 
@@ -548,7 +546,7 @@ int train(const std::vector<std::string>& argv) {
 struct Loaded {
     ModelConfig config;
     std::unique_ptr<Context> ctx;
-    std::unique_ptr<Sequential> model;
+    std::unique_ptr<Model> model;
     Data data;
 };
 Loaded loadForInference(const Args& a, const char* command, bool needTargets, std::FILE* log) {

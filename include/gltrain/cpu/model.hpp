@@ -79,6 +79,8 @@ public:
         gltrain::Layer spec;
         Shape3 in, out;
         Window window;
+        std::vector<int> inbound;  // graph::LayerGeometry::inbound and ins
+        std::vector<Shape3> ins;
         std::vector<Variable> params, buffers;
     };
 
@@ -197,7 +199,7 @@ private:
         if (slot) return *slot;
         std::vector<graph::ModelLayer> layers;
         for (const Layer& L : layers_) {
-            graph::ModelLayer ml{&L.spec, {L.name, L.in, L.out, L.window}, {}};
+            graph::ModelLayer ml{&L.spec, {L.name, L.in, L.out, L.window, L.inbound, L.ins}, {}};
             for (const auto* list : {&L.params, &L.buffers})
                 for (const Variable& v : *list) ml.variables.push_back({v.name, v.shape, list == &L.params});
             layers.push_back(std::move(ml));

@@ -113,6 +113,8 @@ private:
             c.in = L.geometry.in;
             c.out = L.geometry.out;
             c.window = L.geometry.window;
+            c.inbound = L.geometry.inbound;
+            c.ins = L.geometry.ins;
             for (const ModelVariable& v : vars.list) {
                 if (v.layer != c.name) continue;
                 cpu::Model::Variable h;

@@ -104,6 +104,7 @@ public:
         const Node& node;
         const HostMatrix& in(int i) const { return *plan.values_[size_t(node.inputs[size_t(i)])]; }
         HostMatrix& out(int k) const { return *plan.values_[size_t(node.outputs[size_t(k)])]; }
+        const Shape& shape(int i) const { return plan.g_.shape(node.inputs[size_t(i)]); }
         cpu::Workspace& ws() const { return plan.ws_; }
         std::vector<double>& acc() const { return plan.acc_; }
         std::vector<float>& scratch() const { return plan.scratch_; }

@@ -19,6 +19,11 @@ struct LayerGeometry {
     std::string name;
     Shape3 in, out;
     Window window;  // Conv2D and pooling
+    // The layers whose outputs it reads, in order (kModelInput: the model's
+    // input); empty: the layer before it (the model input for the first).
+    std::vector<int> inbound;
+    std::vector<Shape3> ins;  // each inbound value's shape (`in` is the first); empty: just `in`
+    static constexpr int kModelInput = -1;
 };
 
 // Where a training step moves a moving average: toward `batchValue`, the

@@ -62,17 +62,30 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
             const std::string key = L.geometry.name + "/" + v.name;
             m.variables[key] = g.parameter(key, storedShape(v.savedShape), v.trainable);
         }
-    ValueId cur = m.x, logits = kNoValue;
+    // Each layer's output; a layer reads those of its inbound layers (a
+    // stack: the one before it), so a value may feed several layers.
+    std::vector<ValueId> outputs;
+    ValueId logits = kNoValue;
     for (const ModelLayer& L : layers) {
+        std::vector<ValueId> in;
+        if (L.geometry.inbound.empty()) in.push_back(outputs.empty() ? m.x : outputs.back());
+        for (int k : L.geometry.inbound) in.push_back(k == LayerGeometry::kModelInput ? m.x : outputs.at(size_t(k)));
         LayerBuild b{g,
                      L.geometry,
                      o.training,
                      o.seed,
                      [&](const char* n) { return m.variables.at(L.geometry.name + "/" + n); },
                      &m.statistics};
-        cur = std::visit([&](const auto& layer) { return layer.addNodes(b, cur); }, *L.spec);
+        outputs.push_back(std::visit(
+            [&](const auto& layer) {
+                if constexpr (isMergeLayer<std::decay_t<decltype(layer)>>) return layer.addNodes(b, in);
+                else return layer.addNodes(b, in.at(0));
+            },
+            *L.spec));
         if (b.logits != kNoValue) logits = b.logits;
     }
+    // The last layer is the model's output.
+    const ValueId cur = outputs.empty() ? m.x : outputs.back();
     m.output = cur;
     // The loss reads the logits (before a final Softmax) as rows.
     m.logits = logits == kNoValue ? cur : logits;

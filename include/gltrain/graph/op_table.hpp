@@ -9,6 +9,7 @@
 
 #include "gltrain/graph/ops/activation.hpp"
 #include "gltrain/graph/ops/batchnorm.hpp"
+#include "gltrain/graph/ops/concat.hpp"
 #include "gltrain/graph/ops/conv.hpp"
 #include "gltrain/graph/ops/elementwise.hpp"
 #include "gltrain/graph/ops/loss.hpp"
@@ -18,10 +19,11 @@
 namespace gltrain::graph {
 
 using OpTypes =
-    TypeList<MatMul, Add, Mul, BiasAdd, ChannelSum, Reshape, DropoutMask,              //
-             Activate, ActivateGrad, SoftmaxRows, SoftmaxRowsGrad,                     //
-             Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                      //
-             BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,  //
+    TypeList<MatMul, Add, Mul, Sub, Scale, Maximum, GreaterEqual, BiasAdd, ChannelSum, Reshape, Concat, Slice,  //
+             DropoutMask,                                                                                       //
+             Activate, ActivateGrad, SoftmaxRows, SoftmaxRowsGrad,                                              //
+             Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                                               //
+             BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,                           //
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount>;
 using Op = OpTypes::Variant;
 

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
@@ -45,6 +46,8 @@ struct ActivationLayer {
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Activate{activation, alpha}, {x});
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

@@ -17,13 +17,15 @@
 #include "gltrain/layers/dropout.hpp"
 #include "gltrain/layers/flatten.hpp"
 #include "gltrain/layers/global_average_pooling2d.hpp"
+#include "gltrain/layers/merge.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/type_list.hpp"
 
 namespace gltrain {
 
 using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten,
-                            BatchNormalization, ActivationLayer, Dropout, Softmax>;
+                            BatchNormalization, ActivationLayer, Dropout, Softmax,  //
+                            Add, Subtract, Multiply, Average, Maximum, Concatenate>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").
@@ -37,10 +39,28 @@ inline const std::string& givenLayerName(const Layer& l) {
 
 namespace layer_detail {
 template <class L, class = void>
+struct IsMerge : std::false_type {};
+template <class L>
+struct IsMerge<L, std::void_t<decltype(L::kMerge)>> : std::bool_constant<L::kMerge> {};
+template <class L, class = void>
 struct HasVariables : std::false_type {};
 template <class L>
 struct HasVariables<L, std::void_t<decltype(std::declval<const L&>().variables(Shape3{}))>> : std::true_type {};
 }  // namespace layer_detail
+
+// The name compile gives layer i when it was given none: "<kDefaultName>_<i>".
+inline std::string defaultLayerName(const Layer& l, size_t i) {
+    return std::visit([](const auto& x) { return std::string(x.kDefaultName); }, l) + "_" + std::to_string(i);
+}
+
+// Whether layer type L reads several inputs (a merge layer, `kMerge`: its
+// shape function reads ShapeContext::ins, its addNodes a vector of values).
+template <class L>
+inline constexpr bool isMergeLayer = layer_detail::IsMerge<L>::value;
+// Whether layer l reads several inputs.
+inline bool mergeLayer(const Layer& l) {
+    return std::visit([](const auto& x) { return isMergeLayer<std::decay_t<decltype(x)>>; }, l);
+}
 
 // A layer's variables from its input shape, in the order they are saved;
 // none for a layer without any.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
@@ -71,6 +72,8 @@ struct BatchNormalization {
         b.statistics->push_back({b.layer.name + "/moving_variance", out[2], momentum, true, pixels});
         return out[0];
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
@@ -91,6 +92,8 @@ struct Conv2D {
             b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

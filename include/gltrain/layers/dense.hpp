@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/variable.hpp"
@@ -72,6 +73,8 @@ struct Dense {
         const graph::ValueId y = b.add(graph::MatMul{}, {graph::asFlat(b, x), b.variable("kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

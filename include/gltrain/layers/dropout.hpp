@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
@@ -45,6 +46,8 @@ struct Dropout {
         if (!b.training || rate <= 0.0f) return x;
         return b.add(graph::Mul{}, {x, b.add(graph::DropoutMask{rate, b.seed}, {x})});
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

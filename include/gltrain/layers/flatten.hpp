@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
@@ -37,6 +38,8 @@ struct Flatten {
 
     // Adds its nodes to the model's graph (a reshape).
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const { return graph::asFlat(b, x); }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

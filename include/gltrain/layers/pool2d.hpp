@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/shape.hpp"
 
@@ -55,6 +56,8 @@ struct Pool2D {
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Pool{b.layer.window, Kind}, {graph::asImage(b, x, b.layer.in)});
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 using MaxPool2D = Pool2D<PoolKind::Max>;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
@@ -45,6 +46,8 @@ struct Softmax {
         b.logits = x;
         return b.training ? x : b.add(graph::SoftmaxRows{}, {graph::asFlat(b, x)});
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

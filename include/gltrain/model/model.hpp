@@ -24,6 +24,7 @@
 #include "gltrain/model/checkpoint.hpp"
 #include "gltrain/model/data_checks.hpp"
 #include "gltrain/model/fit_loop.hpp"
+#include "gltrain/model/symbolic.hpp"
 
 namespace gltrain {
 
@@ -50,6 +51,89 @@ public:
     const std::string& layerName(size_t i) const { return layers_.at(i).geometry.name; }
     // Whether compile() has run.
     bool compiled() const { return bool(engine_); }
+    // How many layers the model has.
+    size_t layerCount() const { return nodes_.size(); }
+    // Layer i as it was given (kind and options; its name is layerName(i) after compile).
+    const Layer& layer(size_t i) const { return nodes_.at(i).spec; }
+    // The layers layer i reads (LayerGeometry::kModelInput: the model's input); after compile.
+    const std::vector<int>& inbound(size_t i) const { return layers_.at(i).geometry.inbound; }
+
+    // Infers and checks every shape, then creates and initialises the
+    // parameters and optimizer state. Errors name the layer, what it
+    // received and from where — all before the engine allocates anything.
+    void compile(const CompileOptions& options = {}) {
+        if (nodes_.empty()) throw ArgumentError("compile: the model has no layers");
+        checkCompileOptions(options);
+        std::vector<CompiledLayer> layers;
+        std::vector<bool> read(nodes_.size(), false);
+        for (size_t i = 0; i < nodes_.size(); ++i) {
+            CompiledLayer L = inferLayer(i, layers, options);
+            for (auto& other : layers)
+                if (other.geometry.name == L.geometry.name)
+                    throw ArgumentError("compile: two layers are named '" + L.geometry.name + "'");
+            for (int k : L.geometry.inbound)
+                if (k >= 0) read[size_t(k)] = true;
+            layers.push_back(std::move(L));
+        }
+        // The last layer is the output: every other one must lead to it.
+        for (size_t i = 0; i + 1 < nodes_.size(); ++i)
+            if (!read[i])
+                throw ArgumentError("compile: layer " + layers[i].geometry.name +
+                                    "'s output is used by no layer and is not the model's output (" +
+                                    layers.back().geometry.name + ")");
+        compileLayers(std::move(layers), options);
+    }
+
+    // Freezes (false) or unfreezes a layer, by name ("dense_0" before compile
+    // too). A compiled model recompiles at once, keeping its weights,
+    // statistics, step and the optimizer state of what trains on; a layer it
+    // unfreezes starts its optimizer state at zero.
+    Model& setTrainable(const std::string& layer, bool trainable) {
+        if (fitting())
+            throw ArgumentError("setTrainable: a fit is in progress (let it finish, or call endFit() first)");
+        Layer& spec = nodes_.at(indexOf(layer, "setTrainable")).spec;
+        if (layerTrainable(spec) == trainable) return *this;
+        if (!compiled()) {
+            std::visit([&](auto& l) { l.trainable = trainable; }, spec);
+            return *this;
+        }
+        const State kept = state();
+        std::visit([&](auto& l) { l.trainable = trainable; }, spec);
+        compile(options());
+        restoreState(kept);
+        return *this;
+    }
+
+    // One layer as a summary lists it.
+    struct LayerSummary {
+        // Its name and type ("dense_0", "dense").
+        std::string name, type;
+        // Its output shape ([1, 1, n] for flat ones).
+        Shape3 output;
+        // Its parameters' values (a frozen layer's too; not batch normalization's statistics).
+        int64_t parameters = 0;
+        // The layers it reads ("input": the model's input).
+        std::vector<std::string> inbound;
+        // false: frozen.
+        bool trainable = true;
+    };
+    // Every layer, in order: name, type, output shape, parameters, inbound layers; after compile.
+    std::vector<LayerSummary> summary() const {
+        if (!compiled()) throw ArgumentError("summary: the model is not compiled (call compile first)");
+        std::vector<LayerSummary> out;
+        for (const CompiledLayer& L : layers_) {
+            LayerSummary s;
+            s.name = L.geometry.name;
+            s.type = layerType(*L.spec);
+            s.output = L.geometry.out;
+            s.trainable = layerTrainable(*L.spec);
+            s.parameters = parameterCount(*L.spec, L.geometry.in);
+            for (int k : L.geometry.inbound)
+                s.inbound.push_back(k == graph::LayerGeometry::kModelInput ? "input" : layerName(size_t(k)));
+            out.push_back(std::move(s));
+        }
+        return out;
+    }
 
     // ---- training -------------------------------------------------------
 
@@ -293,9 +377,33 @@ public:
         return engine_->lossScale();
     }
 
+    // A model of `inputShape` inputs whose layers read what `nodes` says, each
+    // only layers before it; the last is the output. Functional models
+    // (model/functional.hpp) and model files with "inputs" are built so.
+    Model(Context& ctx, Shape3 inputShape, std::vector<LayerNode> nodes) : Model(ctx, inputShape, "Model") {
+        for (size_t i = 0; i < nodes.size(); ++i)
+            for (int k : nodes[i].inbound)
+                if (k != graph::LayerGeometry::kModelInput && (k < 0 || size_t(k) >= i))
+                    throw ArgumentError("Model: layer " + std::to_string(i) + " reads layer " + std::to_string(k) +
+                                        ", which is not before it");
+        nodes_ = std::move(nodes);
+    }
+    // A functional model: the layers from `input` (gltrain::Input) to `output`
+    // (model/symbolic.hpp), compiled by compile().
+    Model(Context& ctx, const SymbolicTensor& input, const SymbolicTensor& output)
+        : Model(ctx, input.isInput() ? input.inputShape() : Shape3{1, 1, 1},
+                SymbolicTensor::layersBetween(input, output)) {}
+
 protected:
-    // A model of `inputShape` inputs on `ctx` (Sequential adds the layers).
-    Model(Context& ctx, Shape3 inputShape) : ctx_(&ctx), inputShape_(inputShape), inputSize_(inputShape.size()) {}
+    // A model of `inputShape` inputs on `ctx` (Sequential adds the layers); `who` names it in errors.
+    Model(Context& ctx, Shape3 inputShape, const char* who = "Sequential")
+        : ctx_(&ctx), inputShape_(checkedInput(inputShape, who)), inputSize_(inputShape.size()) {}
+
+    // Appends a layer reading `inbound` (empty: the layer before); before compile().
+    void addNode(LayerNode node) {
+        if (compiled()) throw ArgumentError("Sequential::add: the model is already compiled");
+        nodes_.push_back(std::move(node));
+    }
 
     // The context the model trains on.
     Context& context() const { return *ctx_; }
@@ -362,6 +470,66 @@ protected:
     }
 
 private:
+    static Shape3 checkedInput(Shape3 s, const std::string& who) {
+        if (s.height <= 0 || s.width <= 0 || s.channels <= 0)
+            throw ArgumentError(who + ": input shape " + s.str() + " has a zero or negative size");
+        if (Window::cappedProduct({s.height, s.width, s.channels}) > Window::kMaxExtent)
+            throw ArgumentError(who + ": input shape " + s.str() + " is more than " +
+                                std::to_string(Window::kMaxExtent) + " values per example");
+        return s;
+    }
+    // Layer i's name: given, or "<kDefaultName>_<i>".
+    std::string nameOf(size_t i) const {
+        const std::string& given = givenLayerName(nodes_[i].spec);
+        return given.empty() ? defaultLayerName(nodes_[i].spec, i) : given;
+    }
+    size_t indexOf(const std::string& name, const char* what) const {
+        std::string names;
+        for (size_t i = 0; i < nodes_.size(); ++i) {
+            if (nameOf(i) == name) return i;
+            names += (names.empty() ? "" : ", ") + nameOf(i);
+        }
+        throw ArgumentError(std::string(what) + ": no layer named '" + name + "' (the layers: " + names + ")");
+    }
+
+    // Layer i's name, inputs and output shape from the layers before it;
+    // errors name the layer, what it received and from where.
+    CompiledLayer inferLayer(size_t i, const std::vector<CompiledLayer>& before, const CompileOptions& options) const {
+        const Layer& spec = nodes_[i].spec;
+        CompiledLayer L;
+        L.spec = &spec;
+        L.geometry.name = nameOf(i);
+        L.geometry.inbound = nodes_[i].inbound;
+        if (L.geometry.inbound.empty())
+            L.geometry.inbound.push_back(i == 0 ? graph::LayerGeometry::kModelInput : int(i) - 1);
+        ShapeContext c;
+        for (int k : L.geometry.inbound) {
+            const bool input = k == graph::LayerGeometry::kModelInput;
+            c.ins.push_back(input ? inputShape() : before.at(size_t(k)).geometry.out);
+            c.froms.push_back(input ? "the model input" : before.at(size_t(k)).geometry.name);
+        }
+        c.in = L.geometry.in = c.ins[0];
+        L.geometry.ins = c.ins;
+        c.from = c.froms[0];
+        c.name = L.geometry.name;
+        const size_t n = c.ins.size();
+        if (mergeLayer(spec) && n < 2)
+            c.fail("merges several inputs but " + c.received() + " alone (give it two or more)");
+        if (!mergeLayer(spec) && n != 1) c.fail("takes one input but " + c.receivedAll());
+        // The checks of each field's own value, from the layer's field table (layers/field.hpp).
+        if (const std::string problem = layerFieldProblem(spec); !problem.empty())
+            throw ArgumentError("compile: layer " + L.geometry.name + ": " + problem);
+        // Its output, from the layer's own shape function (layers/shape.hpp).
+        c.flatModelInput = n == 1 && L.geometry.inbound[0] == graph::LayerGeometry::kModelInput &&
+                           inputShape().height == 1 && inputShape().width == 1;
+        c.last = i + 1 == nodes_.size();
+        c.softmaxLoss = options.loss == LossKind::SoftmaxCrossEntropy;
+        const LayerShape s = std::visit([&](const auto& l) { return l.shape(c); }, spec);
+        L.geometry.out = s.out;
+        L.geometry.window = s.window;
+        return L;
+    }
+
     // Every entry that computes comes through here: after a lost context the
     // engine rebuilds itself from its snapshot, and the model's step is the snapshot's.
     void requireUsable(const char* what) {
@@ -437,6 +605,7 @@ private:
     }
 
     Context* ctx_;
+    std::vector<LayerNode> nodes_;  // the layers as built (compile's CompiledLayer::spec points here)
     Shape3 inputShape_;
     int inputSize_;
     int outputSize_ = 0;

@@ -3,6 +3,7 @@
 // formulas of this directory, and RefPlan runs a whole graph with them.
 // An op without an overload here does not compile in the tests (std::visit).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -76,6 +77,91 @@ std::vector<HostMatrixT<T>> run(const graph::ChannelSum& o, const graph_detail::
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::Reshape&, const graph_detail::Ins<T>& in) {
     return {*in[0]};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Scale& o, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> y = *in[0];
+    for (T& v : y.data) v *= T(o.s);
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Sub&, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> y = *in[0];
+    for (size_t i = 0; i < y.data.size(); ++i) y.data[i] -= in[1]->data[i];
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::GreaterEqual&, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> y = *in[0];
+    for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = in[0]->data[i] >= in[1]->data[i] ? T(1) : T(0);
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Maximum&, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> y = *in[0];
+    for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = std::max(in[0]->data[i], in[1]->data[i]);
+    return {y};
+}
+// Concat and Slice read their inputs' shapes (the axis's place in a row): by
+// index, the way the formula is written, one element at a time.
+namespace graph_detail {
+// A batched shape's dimensions after the batch.
+inline std::vector<int64_t> perExample(const graph::Shape& s) { return {s.dims.begin() + 1, s.dims.end()}; }
+// The row offset of per-example index `idx` in dimensions `d`.
+inline int64_t offsetOf(const std::vector<int64_t>& d, const std::vector<int64_t>& idx) {
+    int64_t o = 0;
+    for (size_t k = 0; k < d.size(); ++k) o = o * d[k] + idx[k];
+    return o;
+}
+// Every per-example index of dimensions d, in row order: f(idx).
+template <class F>
+void forEachIndex(const std::vector<int64_t>& d, F&& f) {
+    std::vector<int64_t> idx(d.size(), 0);
+    int64_t n = 1;
+    for (int64_t v : d) n *= v;
+    for (int64_t i = 0; i < n; ++i) {
+        f(idx);
+        for (size_t k = d.size(); k-- > 0;)
+            if (++idx[k] < d[k]) break;
+            else idx[k] = 0;
+    }
+}
+}  // namespace graph_detail
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Concat& o, const graph_detail::Ins<T>& in,
+                                const std::vector<graph::Shape>& shapes) {
+    const std::vector<int64_t> a = graph_detail::perExample(shapes[0]), b = graph_detail::perExample(shapes[1]);
+    const size_t k = size_t((o.axis < 0 ? shapes[0].rank() + o.axis : o.axis) - 1);
+    std::vector<int64_t> d = a;
+    d[k] += b[k];
+    HostMatrixT<T> y(in[0]->rows, in[0]->cols + in[1]->cols);
+    for (int r = 0; r < y.rows; ++r)
+        graph_detail::forEachIndex(d, [&](const std::vector<int64_t>& idx) {
+            std::vector<int64_t> from = idx;
+            const bool first = idx[k] < a[k];
+            if (!first) from[k] -= a[k];
+            y(r, int(graph_detail::offsetOf(d, idx))) = first ? (*in[0])(r, int(graph_detail::offsetOf(a, from)))
+                                                              : (*in[1])(r, int(graph_detail::offsetOf(b, from)));
+        });
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Slice& o, const graph_detail::Ins<T>& in,
+                                const std::vector<graph::Shape>& shapes) {
+    const std::vector<int64_t> x = graph_detail::perExample(shapes[0]);
+    const size_t k = size_t((o.axis < 0 ? shapes[0].rank() + o.axis : o.axis) - 1);
+    std::vector<int64_t> d = x;
+    d[k] = o.length;
+    int64_t cols = 1;
+    for (int64_t v : d) cols *= v;
+    HostMatrixT<T> y(in[0]->rows, int(cols));
+    for (int r = 0; r < y.rows; ++r)
+        graph_detail::forEachIndex(d, [&](const std::vector<int64_t>& idx) {
+            std::vector<int64_t> from = idx;
+            from[k] += o.start;
+            y(r, int(graph_detail::offsetOf(d, idx))) = (*in[0])(r, int(graph_detail::offsetOf(x, from)));
+        });
+    return {y};
 }
 // The step is the plan's (RefPlan::run's): 0 unless given.
 template <class T>
@@ -221,9 +307,13 @@ public:
             for (graph::ValueId v : node.inputs) in.push_back(&values_[size_t(v)]);
             std::vector<HostMatrixT<T>> out = std::visit(
                 [&](const auto& o) {
-                    if constexpr (std::is_same_v<std::decay_t<decltype(o)>, graph::DropoutMask>)
-                        return ref::run<T>(o, in, step);
-                    else return ref::run<T>(o, in);
+                    using O = std::decay_t<decltype(o)>;
+                    if constexpr (std::is_same_v<O, graph::DropoutMask>) return ref::run<T>(o, in, step);
+                    else if constexpr (std::is_same_v<O, graph::Concat> || std::is_same_v<O, graph::Slice>) {
+                        std::vector<graph::Shape> shapes;
+                        for (graph::ValueId v : node.inputs) shapes.push_back(g_.shape(v));
+                        return ref::run<T>(o, in, shapes);
+                    } else return ref::run<T>(o, in);
                 },
                 node.op);
             for (size_t k = 0; k < out.size(); ++k) values_[size_t(node.outputs[k])] = std::move(out[k]);

@@ -1,7 +1,9 @@
 // Element-wise ops and the shape-only one: Add (residual merges, and the sum
-// of a value's gradients when it feeds several nodes), Mul (dropout's mask),
-// BiasAdd over the last dimension (a dense layer's bias, a convolution's per
-// channel), ChannelSum (its gradient), Reshape (moves no data: rows are NHWC).
+// of a value's gradients when it feeds several nodes), Mul (dropout's mask,
+// Multiply), Sub, Scale (Average, Subtract's gradient), Maximum and its
+// mask GreaterEqual, BiasAdd over the last dimension (a dense layer's bias, a
+// convolution's per channel), ChannelSum (its gradient), Reshape (moves no
+// data: rows are NHWC).
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -64,6 +66,111 @@ struct Mul {
         for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] * b[i];
     }
     static std::vector<Example<Mul>> examples() { return {{{}, {{Shape::batched({11})}, {Shape::batched({11})}}}}; }
+};
+
+// y = s * x.
+struct Scale {
+    static constexpr const char* kName = "scale";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
+    float s = 1.0f;
+    Shapes shapes(const Shapes& in) const { return {in[0]}; }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(Scale{s}, {g.dOut(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordScale(r.list(), r.in(0), s, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float* x = c.in(0).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = s * x[i];
+    }
+    static std::vector<Example<Scale>> examples() { return {{{-0.5f}, {{Shape::batched({2, 7})}}}}; }
+};
+
+// y = a - b.
+struct Sub {
+    static constexpr const char* kName = "sub";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("the operands", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.dOut(0));
+        if (g.needs(1)) g.grad(1, g.add(Scale{-1.0f}, {g.dOut(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordSub(r.list(), r.in(0), r.in(1), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] - b[i];
+    }
+    static std::vector<Example<Sub>> examples() { return {{{}, {{Shape::batched({9})}, {Shape::batched({9})}}}}; }
+};
+
+// 1 where a >= b, else 0: which operand Maximum passed on (its gradient's mask).
+struct GreaterEqual {
+    static constexpr const char* kName = "greater_equal";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("the operands", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordBinary(r.list(), "greater_equal", "vec4(greaterThanEqual((a), (b)))", r.in(0), r.in(1), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] >= b[i] ? 1.0f : 0.0f;
+    }
+    static std::vector<Example<GreaterEqual>> examples() {
+        return {{{}, {{Shape::batched({2, 5})}, {Shape::batched({2, 5})}}}};
+    }
+};
+
+// y = max(a, b); the gradient goes to a where a >= b, else to b (as TensorFlow's).
+struct Maximum {
+    static constexpr const char* kName = "maximum";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("the operands", in[0], in[1]);
+        return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        const auto toA = g.add(Mul{}, {g.dOut(0), g.add(GreaterEqual{}, {g.in(0), g.in(1)})});
+        if (g.needs(0)) g.grad(0, toA);
+        if (g.needs(1)) g.grad(1, g.add(Sub{}, {g.dOut(0), toA}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordBinary(r.list(), "maximum", "max((a), (b))", r.in(0), r.in(1), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = std::max(a[i], b[i]);
+    }
+    static std::vector<Example<Maximum>> examples() {
+        return {{{}, {{Shape::batched({3, 4})}, {Shape::batched({3, 4})}}}};
+    }
 };
 
 // [C], summed over everything else: the gradient of a bias over the last dimension.
