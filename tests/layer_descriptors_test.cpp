@@ -34,6 +34,8 @@ float otherValue(float def, Range r) {
         if (v != def && r.contains(v)) return v;
     return def;
 }
+// Not square, so the printer writes [h, w].
+Size2 otherValue(Size2 def, Range r) { return {otherValue(def.h, r), otherValue(otherValue(def.w, r), r)}; }
 Activation otherValue(Activation def, Range) { return def == Activation::GELU ? Activation::Tanh : Activation::GELU; }
 Padding otherValue(Padding def, Range) { return def == Padding::Same ? Padding::Valid : Padding::Same; }
 Initializer otherValue(const Initializer&, Range) { return Initializer::constant(0.25f); }
@@ -93,6 +95,26 @@ TEST(LayerDescriptors, EveryRangeIsCheckedByTheParserAndByCompileNamingTheField)
                 }
                 L l = valid;
                 l.*(f.member) = bad;
+                EXPECT_EQ(layerFieldProblem(Layer(l)).rfind(std::string(f.key) + " must be ", 0), 0u)
+                    << layerFieldProblem(Layer(l));
+            } else if constexpr (std::is_same_v<T, Size2>) {
+                // [h, w] with the width out of range: the message names the axis.
+                SCOPED_TRACE(std::string(L::kType) + "." + f.key);
+                const int bad = int(f.range.lo) - 1;
+                const L valid = everyFieldSet<L>();
+                nlohmann::json j(layerToJson(valid));
+                j[f.key] = {int(f.range.lo), bad};
+                try {
+                    layerFromJson(j, "model.json", "layers[0]");
+                    ADD_FAILURE() << "the parser accepted " << j.dump();
+                } catch (const FormatError& e) {
+                    EXPECT_NE(std::string(e.what()).find("model.json: layers[0]." + std::string(f.key) +
+                                                         "[1]: expected " + f.range.expected(true)),
+                              std::string::npos)
+                        << e.what();
+                }
+                L l = valid;
+                l.*(f.member) = Size2{int(f.range.lo), bad};
                 EXPECT_EQ(layerFieldProblem(Layer(l)).rfind(std::string(f.key) + " must be ", 0), 0u)
                     << layerFieldProblem(Layer(l));
             }

@@ -51,14 +51,106 @@ export type Padding = 'valid' | 'same';
 export interface Conv2DLayer {
   type: 'conv2d';
   filters: number;
-  /** Square kernel side (default 3). */
-  kernelSize?: number;
-  stride?: number;
+  /** n (n x n) or [height, width] (default 3). */
+  kernelSize?: number | [number, number];
+  /** n or [height, width] (default 1). */
+  stride?: number | [number, number];
+  /** n or [height, width]: pixels between taps (default 1); stride and dilationRate may not both exceed 1 along an axis. */
+  dilationRate?: number | [number, number];
   padding?: Padding;
   activation?: ActivationName;
   alpha?: number;
   kernelInitializer?: Initializer;
   biasInitializer?: Initializer;
+  name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
+}
+/** Each channel of an NHWC image convolved with its own filters; kernel saved as [kh, kw, C, depthMultiplier] ('depthwise_kernel'). */
+export interface DepthwiseConv2DLayer {
+  type: 'depthwiseconv2d' | 'depthwise_conv2d';
+  /** n (n x n) or [height, width] (default 3). */
+  kernelSize?: number | [number, number];
+  /** Filters per input channel (default 1). */
+  depthMultiplier?: number;
+  /** n or [height, width] (default 1). */
+  stride?: number | [number, number];
+  /** n or [height, width]: pixels between taps (default 1). */
+  dilationRate?: number | [number, number];
+  padding?: Padding;
+  activation?: ActivationName;
+  alpha?: number;
+  depthwiseInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
+}
+/** A depthwise then a pointwise (1x1) convolution over NHWC images; saved as 'depthwise_kernel' [kh, kw, C, M], 'pointwise_kernel' [1, 1, C*M, filters], 'bias'. */
+export interface SeparableConv2DLayer {
+  type: 'separableconv2d' | 'separable_conv2d';
+  filters: number;
+  /** n (n x n) or [height, width] (default 3). */
+  kernelSize?: number | [number, number];
+  /** n or [height, width] (default 1). */
+  stride?: number | [number, number];
+  /** n or [height, width]: pixels between taps (default 1). */
+  dilationRate?: number | [number, number];
+  /** Depthwise filters per channel (default 1). */
+  depthMultiplier?: number;
+  padding?: Padding;
+  activation?: ActivationName;
+  alpha?: number;
+  depthwiseInitializer?: Initializer;
+  pointwiseInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
+}
+/** The transpose of a convolution (upsampling by the strides); kernel saved as [kh, kw, filters, C]. */
+export interface Conv2DTransposeLayer {
+  type: 'conv2dtranspose' | 'conv2d_transpose';
+  filters: number;
+  /** n (n x n) or [height, width] (default 3). */
+  kernelSize?: number | [number, number];
+  /** n or [height, width]: the upsampling (default 1). */
+  stride?: number | [number, number];
+  padding?: Padding;
+  activation?: ActivationName;
+  alpha?: number;
+  kernelInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
+}
+/** A 1-D convolution over sequences [steps, channels] (images of height 1); kernel saved as [k, C, filters]. */
+export interface Conv1DLayer {
+  type: 'conv1d';
+  filters: number;
+  /** Window length (default 3). */
+  kernelSize?: number;
+  stride?: number;
+  /** Steps between taps (default 1). */
+  dilationRate?: number;
+  padding?: Padding;
+  activation?: ActivationName;
+  alpha?: number;
+  kernelInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+  /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
+  trainable?: boolean;
+}
+/** Max or average pooling over windows of sequences [steps, channels]. */
+export interface Pool1DLayer {
+  type: 'maxpool1d' | 'max_pool1d' | 'averagepool1d' | 'average_pool1d';
+  /** Default 2. */
+  poolSize?: number;
+  /** 0 or omitted: poolSize. */
+  stride?: number;
+  padding?: Padding;
   name?: string;
   /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
   trainable?: boolean;
@@ -102,9 +194,11 @@ export interface ConcatenateLayer {
 /** A layer as `add()` takes it (a model file's `layers[]` entry). */
 export type LayerSpec =
   | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
-  | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer;
+  | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer
+  | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
-export type WeightName = 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance';
+export type WeightName =
+  | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel';
 
 /** An optimizer and its hyper-parameters (defaults as in Keras). */
 export interface OptimizerOptions {

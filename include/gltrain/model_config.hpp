@@ -242,6 +242,26 @@ inline Padding padding(const Object& o, const char* k, Padding def) {
 inline int fieldValue(const Object& o, const char* k, int def, Range r) {
     return o.integer(k, def, (long long)r.lo, (long long)r.hi);
 }
+// n (for n x n) or [h, w], each in r: a kernel size, strides or a dilation.
+inline Size2 fieldValue(const Object& o, const char* k, Size2 def, Range r) {
+    if (!o.has(k)) return def;
+    const nlohmann::json& v = o.raw(k);
+    if (!v.is_array()) {
+        const int n = fieldValue(o, k, def.h, r);
+        return {n, n};
+    }
+    if (v.size() != 2)
+        o.fail(o.at(k), "expected " + r.expected(true) + " or [height, width], got " + show(v) + " of " +
+                            std::to_string(v.size()) + " values");
+    auto axis = [&](size_t i) {  // as Object::integer reads a number
+        const nlohmann::json& d = v[i];
+        const double x = d.is_number() ? d.get<double>() : 0.5;
+        if (!(x == std::floor(x) && r.contains(x)))
+            o.fail(o.at(k) + "[" + std::to_string(i) + "]", "expected " + r.expected(true) + ", got " + show(d));
+        return int(x);
+    };
+    return {axis(0), axis(1)};
+}
 inline float fieldValue(const Object& o, const char* k, float def, Range r) { return o.real(k, def, r); }
 inline Activation fieldValue(const Object& o, const char* k, Activation def, Range) { return activation(o, k, def); }
 inline Padding fieldValue(const Object& o, const char* k, Padding def, Range) { return padding(o, k, def); }
@@ -255,6 +275,7 @@ inline bool fieldValue(const Object& o, const char* k, bool def, Range) { return
 
 // A layer field's value as JSON, as fieldValue reads it back.
 inline nlohmann::json fieldJson(int v) { return v; }
+inline nlohmann::json fieldJson(Size2 v) { return v.square() ? nlohmann::json(v.h) : nlohmann::json{v.h, v.w}; }
 inline nlohmann::json fieldJson(float v) { return shortestDouble(v); }
 inline nlohmann::json fieldJson(Activation a) { return activationName(a); }
 inline nlohmann::json fieldJson(Padding p) { return paddingName(p); }
@@ -510,26 +531,94 @@ private:
     }
     bool step(const Conv2D& cv) {
         if (first_ && flatInput_) return false;
-        if (!fitsValid(cv.kernelSize, cv.padding)) return false;
         // Each product below has factors that fit an int, so it fits 64 bits.
-        const int64_t k = cv.kernelSize, f = cv.filters;
-        const std::string window = std::to_string(k) + "x" + std::to_string(k);
-        fits("kernelSize", k * k, "a " + window + " window");
-        fits("kernelSize", k * k * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
-        fits("kernelSize", k * k * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
-        fits("filters", k * k * c_ * f,
+        const int64_t kh = cv.kernelSize.h, kw = cv.kernelSize.w, f = cv.filters;
+        const int64_t eh = (kh - 1) * cv.dilationRate.h + 1, ew = (kw - 1) * cv.dilationRate.w + 1;
+        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
+        fits("dilationRate", std::max(eh, ew),
+             "the span of a " + window + " window dilated " + cv.dilationRate.str() + ",");
+        if (!fitsValid(eh, ew, cv.padding)) return false;
+        fits("kernelSize", kh * kw, "a " + window + " window");
+        fits("kernelSize", kh * kw * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
+        fits("kernelSize", kh * kw * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
+        fits("filters", kh * kw * c_ * f,
              "a kernel of " + window + " x " + std::to_string(c_) + " channels x " + std::to_string(f) + " filters");
-        if (!slide("kernelSize", k, cv.stride, cv.padding)) return false;
+        if (!slide("kernelSize", kh, kw, eh, ew, cv.stride, cv.padding)) return false;
         c_ = f;
         fits("filters", h_ * w_ * c_,
              "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
                  " filters per example");
         return true;
     }
+    bool step(const DepthwiseConv2D& d) {
+        if (first_ && flatInput_) return false;
+        const int64_t kh = d.kernelSize.h, kw = d.kernelSize.w, m = d.depthMultiplier;
+        const int64_t eh = (kh - 1) * d.dilationRate.h + 1, ew = (kw - 1) * d.dilationRate.w + 1;
+        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
+        fits("dilationRate", std::max(eh, ew),
+             "the span of a " + window + " window dilated " + d.dilationRate.str() + ",");
+        if (!fitsValid(eh, ew, d.padding)) return false;
+        fits("depthMultiplier", c_ * m, "an output of " + std::to_string(c_) + " channels x " + std::to_string(m));
+        fits("depthMultiplier", kh * kw * c_ * m,
+             "a depthwise kernel of " + window + " x " + std::to_string(c_) + " channels x " + std::to_string(m));
+        if (!slide("kernelSize", kh, kw, eh, ew, d.stride, d.padding)) return false;
+        c_ *= m;
+        fits("depthMultiplier", h_ * w_ * c_,
+             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
+                 " channels per example");
+        return true;
+    }
+    bool step(const SeparableConv2D& sc) {
+        DepthwiseConv2D d;
+        d.kernelSize = sc.kernelSize, d.depthMultiplier = sc.depthMultiplier, d.stride = sc.stride;
+        d.dilationRate = sc.dilationRate, d.padding = sc.padding;
+        if (!step(d)) return false;
+        fits("filters", c_ * sc.filters,
+             "a pointwise kernel of " + std::to_string(c_) + " channels x " + std::to_string(sc.filters) + " filters");
+        c_ = sc.filters;
+        fits("filters", h_ * w_ * c_,
+             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
+                 " filters per example");
+        return true;
+    }
+    bool step(const Conv2DTranspose& t) {
+        if (first_ && flatInput_) return false;
+        const int64_t kh = t.kernelSize.h, kw = t.kernelSize.w, f = t.filters;
+        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
+        fits("kernelSize", kh * kw * f, "a fan-in of " + window + " x " + std::to_string(f) + " filters");
+        fits("kernelSize", kh * kw * c_, "a fan-out of " + window + " x " + std::to_string(c_) + " channels");
+        fits("filters", kh * kw * c_ * f,
+             "a kernel of " + window + " x " + std::to_string(f) + " filters x " + std::to_string(c_) + " channels");
+        const bool valid = t.padding == Padding::Valid;
+        h_ = h_ * t.stride.h + (valid ? std::max<int64_t>(kh - t.stride.h, 0) : 0);
+        w_ = w_ * t.stride.w + (valid ? std::max<int64_t>(kw - t.stride.w, 0) : 0);
+        fits("stride", std::max(h_, w_) + std::max(t.stride.h, t.stride.w), "the upsampled image's side");
+        c_ = f;
+        fits("filters", h_ * w_ * c_,
+             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
+                 " filters per example");
+        return true;
+    }
+    bool step(const Conv1D& cv) {
+        if (first_ && flatInput_) return false;
+        Conv2D c;  // a 1 x k window: Conv2D's sizes
+        c.filters = cv.filters, c.kernelSize = {1, cv.kernelSize}, c.stride = {1, cv.stride};
+        c.dilationRate = {1, cv.dilationRate}, c.padding = cv.padding;
+        return step(c);
+    }
+    template <class Pool>
+    bool pool1d(const Pool& p) {
+        if (first_ && flatInput_) return false;
+        const int64_t k = p.poolSize;
+        return slide("poolSize", 1, k, 1, k, Size2{1, p.stride ? p.stride : p.poolSize}, p.padding);
+    }
+    bool step(const MaxPool1D& p) { return pool1d(p); }
+    bool step(const AveragePool1D& p) { return pool1d(p); }
     template <class Pool>
     bool pool(const Pool& p) {
         if (first_ && flatInput_) return false;
-        return slide("poolSize", p.poolSize, p.stride ? p.stride : p.poolSize, p.padding);
+        const int64_t k = p.poolSize;
+        return slide("poolSize", k, k, k, k, p.stride ? p.stride : p.poolSize, p.padding);
     }
     bool step(const MaxPool2D& p) { return pool(p); }
     bool step(const AveragePool2D& p) { return pool(p); }
@@ -574,26 +663,29 @@ private:
                        std::to_string(uint64_t(n) * 4) + " bytes as floats), more than the " + std::to_string(kMax) +
                        " values a tensor can hold");
     }
-    // With 'valid' padding a window larger than the image is compile's error.
-    bool fitsValid(int64_t k, Padding p) const { return p != Padding::Valid || (k <= h_ && k <= w_); }
-    // A k x k window with stride s over the image: the output size, and the
-    // extent the window covers with padding, must fit an int.
-    bool slide(const char* field, int64_t k, int64_t s, Padding p) {
-        if (!fitsValid(k, p)) return false;
-        fits(field, k * k, "a " + std::to_string(k) + "x" + std::to_string(k) + " window");
+    // With 'valid' padding a window spanning more than the image is compile's error.
+    bool fitsValid(int64_t spanH, int64_t spanW, Padding p) const {
+        return p != Padding::Valid || (spanH <= h_ && spanW <= w_);
+    }
+    // A kh x kw window spanning eh x ew pixels (dilated) with strides s over
+    // the image: the output size, and the extent the window covers with
+    // padding, must fit an int.
+    bool slide(const char* field, int64_t kh, int64_t kw, int64_t eh, int64_t ew, Size2 s, Padding p) {
+        if (!fitsValid(eh, ew, p)) return false;
+        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
+        fits(field, kh * kw, "a " + window + " window");
         int64_t oh, ow;
         if (p == Padding::Valid) {
-            oh = (h_ - k) / s + 1, ow = (w_ - k) / s + 1;
+            oh = (h_ - eh) / s.h + 1, ow = (w_ - ew) / s.w + 1;
         } else {
-            oh = (h_ + s - 1) / s, ow = (w_ + s - 1) / s;
-            const int64_t covered = std::max((oh - 1) * s, (ow - 1) * s) + k;
+            oh = (h_ + s.h - 1) / s.h, ow = (w_ + s.w - 1) / s.w;
+            const int64_t covered = std::max((oh - 1) * s.h + eh, (ow - 1) * s.w + ew);
             // Window::make computes in + s - 1 left to right: in + s must fit.
-            if (h_ + s > kMax || w_ + s > kMax || covered > kMax)
-                failAt(source_, path_ + "." + (s > k ? "stride" : field),
-                       "the layer's sizes overflow: a " + std::to_string(k) + "x" + std::to_string(k) +
-                           " window with stride " + std::to_string(s) + " and 'same' padding over a " +
-                           std::to_string(h_) + "x" + std::to_string(w_) + " image spans more than " +
-                           std::to_string(kMax) + " pixels");
+            if (h_ + s.h > kMax || w_ + s.w > kMax || covered > kMax)
+                failAt(source_, path_ + "." + (std::max(s.h, s.w) > std::max(kh, kw) ? "stride" : field),
+                       "the layer's sizes overflow: a " + window + " window with stride " + s.str() +
+                           " and 'same' padding over a " + std::to_string(h_) + "x" + std::to_string(w_) +
+                           " image spans more than " + std::to_string(kMax) + " pixels");
         }
         h_ = oh, w_ = ow;
         return true;

@@ -20,7 +20,12 @@
 // "gamma", "beta", "moving_mean", "moving_variance").
 //
 // What maps to what (anything else is rejected, naming the layer):
-//   Dense, Conv2D            <-> Dense, Conv2D (square kernels, equal strides, no dilation, channels_last)
+//   Dense, Conv2D, DepthwiseConv2D <-> the gltrain layers (any kernel size, strides and dilation_rate;
+//                            channels_last); a DepthwiseConv2D's kernel is "depthwise_kernel" [kh, kw, C, M]
+//   SeparableConv2D          <-> SeparableConv2D: "depthwise_kernel", "pointwise_kernel" [1, 1, C*M, filters], "bias"
+//   Conv2DTranspose          <-> Conv2DTranspose (kernel [kh, kw, filters, C]; no dilation or output_padding)
+//   Conv1D, MaxPooling1D, AveragePooling1D <-> the gltrain layers over sequences [steps, channels], imported
+//                            from a [null, steps, channels] input as images [1, steps, channels]
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (last layer), Activation, LeakyReLU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus; softmax on the last layer only (imported as
@@ -132,7 +137,10 @@ inline Json initializer(const Initializer& init) {
 }
 
 // A mapped field's value in a TF.js config (activations are the exporter's: LeakyReLU is a layer there).
-inline Json fieldJson(int v, TfjsForm form) { return form == TfjsForm::Square ? Json{v, v} : Json(v); }
+inline Json fieldJson(int v, TfjsForm form) {
+    return form == TfjsForm::Square ? Json{v, v} : form == TfjsForm::Single ? Json::array({v}) : Json(v);
+}
+inline Json fieldJson(Size2 v, TfjsForm) { return Json{v.h, v.w}; }
 inline Json fieldJson(float v, TfjsForm) { return shortest(v); }
 inline Json fieldJson(Padding p, TfjsForm) { return paddingName(p); }
 inline Json fieldJson(const Initializer& i, TfjsForm) { return initializer(i); }
@@ -163,9 +171,28 @@ inline void exportExtras(const Dense&, Json& c) {
 }
 inline void exportExtras(const Conv2D&, Json& c) {
     c["data_format"] = "channels_last";
-    c["dilation_rate"] = {1, 1};
     c["use_bias"] = true;
     c.update(kNoRegularizers);
+}
+inline void exportExtras(const DepthwiseConv2D&, Json& c) {
+    c["data_format"] = "channels_last";
+    c["use_bias"] = true;
+    c.update({{"depthwise_regularizer", nullptr},
+              {"bias_regularizer", nullptr},
+              {"activity_regularizer", nullptr},
+              {"depthwise_constraint", nullptr},
+              {"bias_constraint", nullptr}});
+}
+inline void exportExtras(const SeparableConv2D&, Json& c) {
+    c["data_format"] = "channels_last";
+    c["use_bias"] = true;
+    c.update({{"depthwise_regularizer", nullptr},
+              {"pointwise_regularizer", nullptr},
+              {"bias_regularizer", nullptr},
+              {"activity_regularizer", nullptr},
+              {"depthwise_constraint", nullptr},
+              {"pointwise_constraint", nullptr},
+              {"bias_constraint", nullptr}});
 }
 template <class Pool>
 void exportPoolExtras(const Pool& p, Json& c) {
@@ -173,6 +200,24 @@ void exportPoolExtras(const Pool& p, Json& c) {
     c["strides"] = {s, s};
     c["data_format"] = "channels_last";
 }
+inline void exportExtras(const Conv2DTranspose&, Json& c) {
+    c["data_format"] = "channels_last";
+    c["dilation_rate"] = {1, 1};
+    c["output_padding"] = nullptr;
+    c["use_bias"] = true;
+    c.update(kNoRegularizers);
+}
+inline void exportExtras(const Conv1D&, Json& c) {
+    c["data_format"] = "channels_last";
+    c["use_bias"] = true;
+    c.update(kNoRegularizers);
+}
+template <class Pool>
+void exportPool1dExtras(const Pool& p, Json& c) {
+    c["strides"] = Json::array({p.stride ? p.stride : p.poolSize});
+}
+inline void exportExtras(const MaxPool1D& p, Json& c) { exportPool1dExtras(p, c); }
+inline void exportExtras(const AveragePool1D& p, Json& c) { exportPool1dExtras(p, c); }
 inline void exportExtras(const MaxPool2D& p, Json& c) { exportPoolExtras(p, c); }
 inline void exportExtras(const AveragePool2D& p, Json& c) { exportPoolExtras(p, c); }
 inline void exportExtras(const GlobalAveragePooling2D&, Json& c) { c["data_format"] = "channels_last"; }
@@ -198,6 +243,14 @@ inline void exportExtras(const Softmax&, Json& c) { c["axis"] = -1; }
 template <MergeKind K>
 void exportExtras(const Merge<K>&, Json&) {}
 inline void exportExtras(const Concatenate&, Json&) {}
+
+// The layers whose input is a sequence [steps, channels] in Keras (rank 3 with the batch).
+template <class L>
+struct IsSequenceLayer : std::false_type {};
+template <>
+struct IsSequenceLayer<Conv1D> : std::true_type {};
+template <PoolKind K>
+struct IsSequenceLayer<Pool1D<K>> : std::true_type {};
 
 inline Json shapeJson(const std::vector<int64_t>& shape) {
     Json a = Json::array();
@@ -256,7 +309,12 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
     auto push = [&](const char* className, Json config) {
         if (layers.empty()) {
             const Shape3 in = model.inputShape();
-            config["batch_input_shape"] = in.height == 1 && in.width == 1
+            // A model that starts with a 1-D layer reads sequences [steps, channels].
+            const bool sequence =
+                std::visit([](const auto& l) { return tfjs_detail::IsSequenceLayer<std::decay_t<decltype(l)>>::value; },
+                           model.layer(0));
+            config["batch_input_shape"] = sequence ? Json{nullptr, in.width, in.channels}
+                                          : in.height == 1 && in.width == 1
                                               ? Json{nullptr, in.channels}
                                               : Json{nullptr, in.height, in.width, in.channels};
             config["dtype"] = "float32";
@@ -447,6 +505,15 @@ struct LayerReader {
                  " is not square (gltrain's windows and strides are n x n)");
         return a;
     }
+    // A size along the two image axes: n, [n] or [h, w].
+    Size2 pair(const char* key, Size2 fallback) const {
+        const Json* j = get(key);
+        if (!j) return fallback;
+        if (j->is_number()) return r.integer(*j, where + ": " + key);
+        if (!j->is_array() || j->empty() || j->size() > 2)
+            fail(std::string(key) + " must be n or [h, w], got " + Reader::brief(*j));
+        return {r.integer(j->at(0), where + ": " + key), r.integer(j->back(), where + ": " + key)};
+    }
     void require(const char* key, const Json& expected, const std::string& why) const {
         const Json* j = get(key);
         if (j && *j != expected) fail(std::string(key) + " " + Reader::brief(*j) + " is not supported (" + why + ")");
@@ -519,10 +586,25 @@ inline Layer importLayer(Conv2D c, LayerImport& im) {
     im.l.requireNull(
         {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
     im.l.channelsLast();
-    if (im.l.square("dilation_rate", 1) != 1) im.l.fail("dilation_rate other than 1 is not supported");
     im.l.require("groups", 1, "grouped convolutions");
     im.keepsBias();
     return c;
+}
+inline Layer importLayer(DepthwiseConv2D d, LayerImport& im) {
+    im.needImage();
+    im.l.requireNull({"depthwise_regularizer", "bias_regularizer", "activity_regularizer", "depthwise_constraint",
+                      "bias_constraint"});
+    im.l.channelsLast();
+    im.keepsBias();
+    return d;
+}
+inline Layer importLayer(SeparableConv2D sc, LayerImport& im) {
+    im.needImage();
+    im.l.requireNull({"depthwise_regularizer", "pointwise_regularizer", "bias_regularizer", "activity_regularizer",
+                      "depthwise_constraint", "pointwise_constraint", "bias_constraint"});
+    im.l.channelsLast();
+    im.keepsBias();
+    return sc;
 }
 template <class Pool>
 Layer importPool(Pool p, LayerImport& im) {
@@ -531,6 +613,31 @@ Layer importPool(Pool p, LayerImport& im) {
     p.stride = im.l.square("strides", p.poolSize);
     return p;
 }
+inline Layer importLayer(Conv2DTranspose t, LayerImport& im) {
+    im.needImage();
+    im.l.requireNull({"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                      "bias_constraint", "output_padding"});
+    im.l.channelsLast();
+    if (im.l.pair("dilation_rate", 1) != Size2{1}) im.l.fail("dilation_rate other than 1 is not supported");
+    im.keepsBias();
+    return t;
+}
+inline Layer importLayer(Conv1D c, LayerImport& im) {
+    im.needImage();
+    im.l.requireNull(
+        {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
+    im.l.channelsLast();
+    im.keepsBias();
+    return c;
+}
+template <class Pool>
+Layer importPool1d(Pool p, LayerImport& im) {
+    im.needImage();
+    p.stride = im.l.square("strides", p.poolSize);
+    return p;
+}
+inline Layer importLayer(MaxPool1D p, LayerImport& im) { return importPool1d(p, im); }
+inline Layer importLayer(AveragePool1D p, LayerImport& im) { return importPool1d(p, im); }
 inline Layer importLayer(MaxPool2D p, LayerImport& im) { return importPool(p, im); }
 inline Layer importLayer(AveragePool2D p, LayerImport& im) { return importPool(p, im); }
 inline Layer importLayer(GlobalAveragePooling2D g, LayerImport& im) {
@@ -629,10 +736,12 @@ inline Activation activation(const LayerReader& l, const std::string& name) {
     l.fail("activation '" + name + "' is not supported (supported: " + kSupportedActivations + ")");
 }
 
-// [null, n] or [null, h, w, c] (Keras's batch_input_shape / batch_shape).
+// [null, n], [null, steps, channels] (a sequence: an image of height 1) or
+// [null, h, w, c] (Keras's batch_input_shape / batch_shape).
 inline Shape3 inputShape(const LayerReader& l, const Json& j) {
-    if (!j.is_array() || (j.size() != 2 && j.size() != 4))
-        l.fail("input shape " + Reader::brief(j) + " is not [batch, n] or [batch, height, width, channels]");
+    if (!j.is_array() || j.size() < 2 || j.size() > 4)
+        l.fail("input shape " + Reader::brief(j) +
+               " is not [batch, n], [batch, steps, channels] or [batch, height, width, channels]");
     std::vector<int> dims;
     for (size_t k = 1; k < j.size(); ++k) {
         if (j[k].is_null())
@@ -641,6 +750,7 @@ inline Shape3 inputShape(const LayerReader& l, const Json& j) {
         if (d <= 0) l.fail("input shape " + Reader::brief(j) + " has a size that is not positive");
         dims.push_back(d);
     }
+    if (dims.size() == 2) return Shape3{1, dims[0], dims[1]};
     return dims.size() == 1 ? Shape3{1, 1, dims[0]} : Shape3{dims[0], dims[1], dims[2]};
 }
 
@@ -763,7 +873,9 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                     auto& v = layer.*(f.member);
                     using T = std::decay_t<decltype(v)>;
                     if constexpr (std::is_same_v<T, int>) {
-                        v = f.tfjsForm == TfjsForm::Square ? l.square(f.tfjsKey, v) : l.integer(f.tfjsKey, v);
+                        v = f.tfjsForm == TfjsForm::Plain ? l.integer(f.tfjsKey, v) : l.square(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, Size2>) {
+                        v = l.pair(f.tfjsKey, v);
                     } else if constexpr (std::is_same_v<T, float>) {
                         v = l.number(f.tfjsKey, v);
                     } else if constexpr (std::is_same_v<T, Activation>) {
@@ -862,8 +974,13 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
     }
     if (!found.empty())
         r.fail("weight '" + found.begin()->first + "' in the manifest belongs to no layer of the model");
-    for (auto& [layer, units] : zeroBiases)
-        model.weights.emplace_back(layer + "/bias", TensorData::f32({units}, std::vector<float>(size_t(units), 0.0f)));
+    for (auto& [layer, units] : zeroBiases) {
+        int64_t n = units;
+        if (n == 0)  // a depthwise bias has C*M values: the depthwise kernel's [kh, kw, C, M] says how many
+            for (const auto& [full, t] : model.weights)
+                if (full == layer + "/depthwise_kernel" && t.shape.size() == 4) n = t.shape[2] * t.shape[3];
+        model.weights.emplace_back(layer + "/bias", TensorData::f32({n}, std::vector<float>(size_t(n), 0.0f)));
+    }
     return model;
 }
 

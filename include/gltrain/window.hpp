@@ -8,9 +8,10 @@
 // four channels of one pixel and the kernels read a pixel's channels four at
 // a time; other channel counts take the kernels' per-lane path.
 //
-// Output size and padding follow TensorFlow:
-//   valid: out = (in - k) / s + 1, no padding
-//   same:  out = ceil(in / s), total padding max((out - 1) s + k - in, 0),
+// Output size and padding follow TensorFlow, with a window of k taps d apart
+// (dilation d) spanning e = (k - 1) d + 1 pixels:
+//   valid: out = (in - e) / s + 1, no padding
+//   same:  out = ceil(in / s), total padding max((out - 1) s + e - in, 0),
 //          of which floor(total / 2) goes before (top/left), the rest after.
 #pragma once
 #include <array>
@@ -30,6 +31,26 @@ inline const char* paddingName(Padding p) { return p == Padding::Same ? "same" :
 inline bool isPadding(Padding p) { return p == Padding::Valid || p == Padding::Same; }
 enum class PoolKind { Max, Average };
 
+// A size along an image's two axes, (height, width): Keras's kernel_size,
+// strides and dilation_rate, which take n (for [n, n]) or [h, w].
+struct Size2 {
+    // Along the height (rows).
+    int h = 1;
+    // Along the width (columns).
+    int w = 1;
+    constexpr Size2() = default;
+    // n x n: what a single number means (an int converts, so `Conv2D{8, 3}` is a 3x3 kernel).
+    constexpr Size2(int n) : h(n), w(n) {}  // NOLINT(google-explicit-constructor)
+    // h x w.
+    constexpr Size2(int height, int width) : h(height), w(width) {}
+    // Whether both axes are the same size (written as one number).
+    constexpr bool square() const { return h == w; }
+    // "3" when square, else "3x5".
+    std::string str() const { return square() ? std::to_string(h) : std::to_string(h) + "x" + std::to_string(w); }
+    constexpr bool operator==(const Size2& o) const { return h == o.h && w == o.w; }
+    constexpr bool operator!=(const Size2& o) const { return !(*this == o); }
+};
+
 struct Shape3 {
     int height = 0, width = 0, channels = 0;
     int size() const { return height * width * channels; }
@@ -41,8 +62,9 @@ struct Shape3 {
     bool operator!=(const Shape3& o) const { return !(*this == o); }
 };
 
-// A window of kh x kw sliding with strides (sh, sw) over an input image:
-// the geometry of one Conv2D or pooling layer.
+// A window of kh x kw taps, dh and dw pixels apart (the dilation), sliding
+// with strides (sh, sw) over an input image: the geometry of one Conv2D or
+// pooling layer.
 struct Window {
     static constexpr int64_t kMaxExtent = 2147483647;  // INT_MAX: sizes are ints past here
     // The product of non-negative ints, or kMaxExtent + 1 once it passes kMaxExtent:
@@ -59,12 +81,17 @@ struct Window {
     Shape3 in, out;
     int kh = 1, kw = 1;
     int sh = 1, sw = 1;
+    int dh = 1, dw = 1;  // dilation: the distance between taps
     int padTop = 0, padLeft = 0;
 
+    // The pixels the window spans along each axis: (k - 1) d + 1.
+    int64_t spanH() const { return int64_t(kh - 1) * dh + 1; }
+    int64_t spanW() const { return int64_t(kw - 1) * dw + 1; }
+
     // `who` names the layer in errors; outChannels is the output's C (the
-    // filters of a convolution, the input's channels for pooling).
+    // filters of a convolution, the input's channels for pooling); dh, dw the dilation.
     static Window make(const std::string& who, Shape3 in, int kh, int kw, int sh, int sw, Padding padding,
-                       int outChannels) {
+                       int outChannels, int dh = 1, int dw = 1) {
         if (in.height <= 0 || in.width <= 0 || in.channels <= 0)
             throw ArgumentError(who + ": input shape " + in.str() + " has a zero or negative size");
         if (kh <= 0 || kw <= 0)
@@ -72,6 +99,9 @@ struct Window {
                                 " must be positive");
         if (sh <= 0 || sw <= 0)
             throw ArgumentError(who + ": stride " + std::to_string(sh) + "x" + std::to_string(sw) +
+                                " must be positive");
+        if (dh <= 0 || dw <= 0)
+            throw ArgumentError(who + ": dilation " + std::to_string(dh) + "x" + std::to_string(dw) +
                                 " must be positive");
         if (outChannels <= 0)
             throw ArgumentError(who + ": output channels must be positive, got " + std::to_string(outChannels));
@@ -81,16 +111,23 @@ struct Window {
         w.kw = kw;
         w.sh = sh;
         w.sw = sw;
+        w.dh = dh;
+        w.dw = dw;
+        // In 64 bits: a stride, window or dilation near INT_MAX would overflow an int here.
+        const int64_t eh = w.spanH(), ew = w.spanW();
         if (padding == Padding::Valid) {
-            if (kh > in.height || kw > in.width)
-                throw ArgumentError(who + ": a " + std::to_string(kh) + "x" + std::to_string(kw) +
-                                    " window does not fit the input " + in.str() + " with 'valid' padding");
-            w.out = {(in.height - kh) / sh + 1, (in.width - kw) / sw + 1, outChannels};
+            if (eh > in.height || ew > in.width)
+                throw ArgumentError(who + ": a " + std::to_string(kh) + "x" + std::to_string(kw) + " window" +
+                                    (dh > 1 || dw > 1
+                                         ? " dilated " + std::to_string(dh) + "x" + std::to_string(dw) + " (spanning " +
+                                               std::to_string(eh) + "x" + std::to_string(ew) + ")"
+                                         : std::string()) +
+                                    " does not fit the input " + in.str() + " with 'valid' padding");
+            w.out = {int((in.height - eh) / sh + 1), int((in.width - ew) / sw + 1), outChannels};
         } else {
-            // In 64 bits: a stride or window near INT_MAX would overflow an int here.
             const int64_t oh = (int64_t(in.height) + sh - 1) / sh, ow = (int64_t(in.width) + sw - 1) / sw;
-            const int64_t padH = std::max<int64_t>((oh - 1) * sh + kh - in.height, 0);
-            const int64_t padW = std::max<int64_t>((ow - 1) * sw + kw - in.width, 0);
+            const int64_t padH = std::max<int64_t>((oh - 1) * sh + eh - in.height, 0);
+            const int64_t padW = std::max<int64_t>((ow - 1) * sw + ew - in.width, 0);
             if (padH / 2 > kMaxExtent || padW / 2 > kMaxExtent)
                 throw ArgumentError(who + ": a " + std::to_string(kh) + "x" + std::to_string(kw) +
                                     " window with stride " + std::to_string(sh) + "x" + std::to_string(sw) +
@@ -108,9 +145,9 @@ struct Window {
         return w;
     }
 
-    // The input row / column that window position (oy, ox) reads at offset (ky, kx).
-    int inY(int oy, int ky) const { return oy * sh - padTop + ky; }
-    int inX(int ox, int kx) const { return ox * sw - padLeft + kx; }
+    // The input row / column that window position (oy, ox) reads at tap (ky, kx).
+    int inY(int oy, int ky) const { return oy * sh - padTop + ky * dh; }
+    int inX(int ox, int kx) const { return ox * sw - padLeft + kx * dw; }
     bool inside(int iy, int ix) const { return iy >= 0 && iy < in.height && ix >= 0 && ix < in.width; }
 };
 

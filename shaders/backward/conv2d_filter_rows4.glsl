@@ -7,7 +7,7 @@
 // blocks: rows4
 // uses: lib/window, lib/filter_slice
 // defines: none (C and F multiples of 4, every tensor packed)
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad; lib/filter_slice's slicing
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, dilation, pad; lib/filter_slice's slicing
 // output: (slices * kh*kw*C) x F, PackedRows4; X is N x (H*W*C), DY is N x (OH*OW*F)
 // formula: as backward/conv2d_filter
 void main() {
@@ -16,14 +16,14 @@ void main() {
     int slice = t.y / R, row = t.y - slice * R;  // row: a multiple of 4 (C % 4 == 0)
     int tap = row / C, c = row - tap * C;
     int ky = tap / ksize.y, kx = tap - ky * ksize.y;
-    TapRange r = tapRange(slice, X_shape().x, ky, kx);
+    TapRange r = tapRange(slice, X_shape().x, ky * dilation.x, kx * dilation.y);
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     int fx = t.x;
     for (int n = r.n.x; n < r.n.y; ++n)
         for (int oy = r.oy.x; oy < r.oy.y; ++oy) {
-            int iy = oy * stride.x - pad.x + ky;
+            int iy = oy * stride.x - pad.x + ky * dilation.x;
             for (int ox = r.ox.x; ox < r.ox.y; ++ox) {
-                int ix = ox * stride.y - pad.y + kx;
+                int ix = ox * stride.y - pad.y + kx * dilation.y;
                 vec4 a = X_texel(columnOf(iy, ix, c, inHWC) >> 2, n);
                 vec4 g = DY_texel((columnOf(oy, ox, 0, outHWC) >> 2) + fx, n);
                 c0 += a.x * g; c1 += a.y * g; c2 += a.z * g; c3 += a.w * g;

@@ -4,9 +4,9 @@
 // uses: lib/window
 // defines: VEC_C: C % 4 == 0 and every tensor packed — an output texel is 4 channels of one pixel
 //          VEC_F: also F % 4 == 0 — dY is read 4 filters per fetch (16 multiply-adds per 5 fetches)
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad (of the forward convolution)
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, dilation, pad (of the forward convolution)
 // output: dX, N x (H*W*C); DY is N x (OH*OW*F), W is (kh*kw*C) x F
-// formula: dX[n, iy, ix, c] = sum_{ky, kx: iy = oy*sh - top + ky, ix = ox*sw - left + kx}
+// formula: dX[n, iy, ix, c] = sum_{ky, kx: iy = oy*sh - top + ky*dh, ix = ox*sw - left + kx*dw}
 //                             sum_f dY[n, oy, ox, f] W[(ky*kw + kx)*C + c, f]
 void main() {
     ivec2 t = outTexel();
@@ -15,10 +15,10 @@ void main() {
 #if VEC_C
     ivec3 p = pixelOf(t.x * 4, inHWC);
     for (int ky = 0; ky < ksize.x; ++ky) {
-        int oy = windowAt(p.x, ky, stride.x, pad.x, outHWC.x);
+        int oy = windowAt(p.x, ky * dilation.x, stride.x, pad.x, outHWC.x);
         if (oy < 0) continue;
         for (int kx = 0; kx < ksize.y; ++kx) {
-            int ox = windowAt(p.y, kx, stride.y, pad.y, outHWC.y);
+            int ox = windowAt(p.y, kx * dilation.y, stride.y, pad.y, outHWC.y);
             if (ox < 0) continue;
             int yc = columnOf(oy, ox, 0, outHWC), wr = (ky * ksize.y + kx) * C + p.z;
 #if VEC_F
@@ -44,10 +44,10 @@ void main() {
         ivec3 p = pixelOf(j, inHWC);
         float s = 0.0;
         for (int ky = 0; ky < ksize.x; ++ky) {
-            int oy = windowAt(p.x, ky, stride.x, pad.x, outHWC.x);
+            int oy = windowAt(p.x, ky * dilation.x, stride.x, pad.x, outHWC.x);
             if (oy < 0) continue;
             for (int kx = 0; kx < ksize.y; ++kx) {
-                int ox = windowAt(p.y, kx, stride.y, pad.y, outHWC.y);
+                int ox = windowAt(p.y, kx * dilation.y, stride.y, pad.y, outHWC.y);
                 if (ox < 0) continue;
                 int yc = columnOf(oy, ox, 0, outHWC), wr = (ky * ksize.y + kx) * C + p.z;
                 for (int f = 0; f < F; ++f) s += DY_at(n, yc + f) * W_at(wr, f);

@@ -7,7 +7,7 @@
 // blocks: rows4
 // uses: lib/window
 // defines: none (C and F multiples of 4, every tensor packed)
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad (of the forward convolution)
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, dilation, pad (of the forward convolution)
 // output: dX, N x (H*W*C), PackedRows4
 // formula: as backward/conv2d_input
 void main() {
@@ -17,10 +17,10 @@ void main() {
     ivec3 p = pixelOf(t.x * 4, inHWC);
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     for (int ky = 0; ky < ksize.x; ++ky) {
-        int oy = windowAt(p.x, ky, stride.x, pad.x, outHWC.x);
+        int oy = windowAt(p.x, ky * dilation.x, stride.x, pad.x, outHWC.x);
         if (oy < 0) continue;
         for (int kx = 0; kx < ksize.y; ++kx) {
-            int ox = windowAt(p.y, kx, stride.y, pad.y, outHWC.y);
+            int ox = windowAt(p.y, kx * dilation.y, stride.y, pad.y, outHWC.y);
             if (ox < 0) continue;
             int yt = columnOf(oy, ox, 0, outHWC) >> 2, wr = (ky * ksize.y + kx) * C + p.z;
             for (int f = 0; f < F; f += 4) {

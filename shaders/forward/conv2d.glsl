@@ -6,9 +6,9 @@
 //          VEC_F: F % 4 == 0 and every tensor packed — an output texel is 4 filters of one
 //                 pixel, read from one W texel per (tap, channel)
 //          VEC_C: also C % 4 == 0 — X is read 4 channels per fetch (16 multiply-adds per 5 fetches)
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, dilation, pad
 // output: N x (OH*OW*F); X is N x (H*W*C), W is (kh*kw*C) x F, BIAS 1 x F
-// formula: Y[n, oy, ox, f] = act(b[f] + sum_{ky,kx,c} X[n, oy*sh - top + ky, ox*sw - left + kx, c]
+// formula: Y[n, oy, ox, f] = act(b[f] + sum_{ky,kx,c} X[n, oy*sh - top + ky*dh, ox*sw - left + kx*dw, c]
 //                                                       * W[(ky*kw + kx)*C + c, f])   (outside the image: 0)
 void main() {
     ivec2 t = outTexel();
@@ -18,10 +18,10 @@ void main() {
     ivec3 o = pixelOf(t.x * 4, outHWC);
     int fx = o.z >> 2;
     for (int ky = 0; ky < ksize.x; ++ky) {
-        int iy = o.x * stride.x - pad.x + ky;
+        int iy = o.x * stride.x - pad.x + ky * dilation.x;
         if (iy < 0 || iy >= inHWC.x) continue;
         for (int kx = 0; kx < ksize.y; ++kx) {
-            int ix = o.y * stride.y - pad.y + kx;
+            int ix = o.y * stride.y - pad.y + kx * dilation.y;
             if (ix < 0 || ix >= inHWC.y) continue;
             int xc = columnOf(iy, ix, 0, inHWC), wr = (ky * ksize.y + kx) * C;
 #if VEC_C
@@ -47,10 +47,10 @@ void main() {
         ivec3 o = pixelOf(j, outHWC);
         float s = 0.0;
         for (int ky = 0; ky < ksize.x; ++ky) {
-            int iy = o.x * stride.x - pad.x + ky;
+            int iy = o.x * stride.x - pad.x + ky * dilation.x;
             if (iy < 0 || iy >= inHWC.x) continue;
             for (int kx = 0; kx < ksize.y; ++kx) {
-                int ix = o.y * stride.y - pad.y + kx;
+                int ix = o.y * stride.y - pad.y + kx * dilation.y;
                 if (ix < 0 || ix >= inHWC.y) continue;
                 int xc = columnOf(iy, ix, 0, inHWC), wr = (ky * ksize.y + kx) * C;
                 for (int c = 0; c < C; ++c) s += X_at(n, xc + c) * W_at(wr + c, o.z);

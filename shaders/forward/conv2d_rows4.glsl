@@ -8,7 +8,7 @@
 // uses: lib/activation, lib/window
 // defines: ACT (lib/activation); VEC_C: C % 4 == 0 (X read 4 channels per fetch).
 //          F % 4 == 0 and every tensor packed.
-// uniforms: lib/window's inHWC, outHWC, ksize, stride, pad
+// uniforms: lib/window's inHWC, outHWC, ksize, stride, dilation, pad
 // output: N x (OH*OW*F), PackedRows4
 // formula: as forward/conv2d
 void main() {
@@ -20,10 +20,10 @@ void main() {
     int fx = o.z >> 2;
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     for (int ky = 0; ky < ksize.x; ++ky) {
-        int iy = o.x * stride.x - pad.x + ky;
+        int iy = o.x * stride.x - pad.x + ky * dilation.x;
         if (iy < 0 || iy >= inHWC.x) continue;
         for (int kx = 0; kx < ksize.y; ++kx) {
-            int ix = o.y * stride.y - pad.y + kx;
+            int ix = o.y * stride.y - pad.y + kx * dilation.y;
             if (ix < 0 || ix >= inHWC.y) continue;
             int xc = columnOf(iy, ix, 0, inHWC), wr = (ky * ksize.y + kx) * C;
 #if VEC_C

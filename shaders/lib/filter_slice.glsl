@@ -7,7 +7,7 @@
 // formula: slice s = group * bands + band (bands = ceil(OH / slicing.y)):
 //          samples [group*slicing.x, +slicing.x) within N, output rows
 //          [band*slicing.y, +slicing.y), narrowed to the positions oy, ox whose
-//          tap (ky, kx) reads inside the image
+//          tap at offset (ky, kx) (the tap times the dilation) reads inside the image
 uniform ivec2 slicing;
 
 struct TapRange {

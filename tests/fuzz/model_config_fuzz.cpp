@@ -33,9 +33,11 @@ bool walk(size_t i, const gltrain::Layer& l, const gltrain::Shape3& input, gltra
         } else if (auto* c = std::get_if<Conv2D>(&l)) {
             if (flatFirst) return false;
             // The shape first, as compile infers it before making the parameters.
-            const int k = c->kernelSize, C = s.channels, F = c->filters;
-            s = Window::make("fuzz", s, k, k, c->stride, c->stride, c->padding, F).out;
-            sink = sink + k * k * C + k * k * F + k * k * C * F;  // fan-in, fan-out, kernel
+            const int kh = c->kernelSize.h, kw = c->kernelSize.w, C = s.channels, F = c->filters;
+            s = Window::make("fuzz", s, kh, kw, c->stride.h, c->stride.w, c->padding, F, c->dilationRate.h,
+                             c->dilationRate.w)
+                    .out;
+            sink = sink + kh * kw * C + kh * kw * F + kh * kw * C * F;  // fan-in, fan-out, kernel
         } else if (auto* m = std::get_if<MaxPool2D>(&l)) {
             if (flatFirst) return false;
             const int stride = m->stride ? m->stride : m->poolSize;

@@ -134,8 +134,9 @@ const tests = {
     const specs = {
       dense: { type: 'dense', units: 7, activation: 'gelu', alpha: 0.25, kernelInitializer: 'he_normal',
                biasInitializer: { type: 'constant', value: 0.5 }, inputDim: 12, name: 'd', trainable: false },
-      conv2d: { type: 'conv2d', filters: 5, kernelSize: 5, stride: 2, padding: 'same', activation: 'leaky_relu', alpha: 0.5,
-                kernelInitializer: 'glorot_normal', biasInitializer: 'he_uniform', name: 'c', trainable: false },
+      conv2d: { type: 'conv2d', filters: 5, kernelSize: [5, 3], stride: [2, 1], dilationRate: [1, 2], padding: 'same',
+                activation: 'leaky_relu', alpha: 0.5, kernelInitializer: 'glorot_normal', biasInitializer: 'he_uniform',
+                name: 'c', trainable: false },
       maxpool2d: { type: 'maxpool2d', poolSize: 3, stride: 1, padding: 'same', name: 'mp', trainable: false },
       averagepool2d: { type: 'averagepool2d', poolSize: 4, stride: 2, padding: 'same', name: 'ap', trainable: false },
       globalaveragepooling2d: { type: 'globalaveragepooling2d', name: 'g', trainable: false },
@@ -150,6 +151,18 @@ const tests = {
       average: { type: 'average', name: 'av', trainable: false },
       maximum: { type: 'maximum', name: 'mx', trainable: false },
       concatenate: { type: 'concatenate', axis: 2, name: 'cc', trainable: false },
+      depthwiseconv2d: { type: 'depthwiseconv2d', kernelSize: 2, depthMultiplier: 3, stride: [1, 2], dilationRate: [2, 1],
+                         padding: 'same', activation: 'relu', alpha: 0.5, depthwiseInitializer: 'he_normal',
+                         biasInitializer: 'he_uniform', name: 'dw', trainable: false },
+      separableconv2d: { type: 'separableconv2d', filters: 4, kernelSize: [1, 2], stride: 2, dilationRate: [1, 3],
+                         depthMultiplier: 2, padding: 'same', activation: 'tanh', alpha: 0.5, depthwiseInitializer: 'he_normal',
+                         pointwiseInitializer: 'glorot_normal', biasInitializer: 'he_uniform', name: 'sc', trainable: false },
+      conv2dtranspose: { type: 'conv2dtranspose', filters: 3, kernelSize: [2, 4], stride: 2, padding: 'same', activation: 'sigmoid',
+                         alpha: 0.5, kernelInitializer: 'he_normal', biasInitializer: 'he_uniform', name: 'ct', trainable: false },
+      conv1d: { type: 'conv1d', filters: 6, kernelSize: 5, stride: 2, dilationRate: 3, padding: 'same', activation: 'softplus',
+                alpha: 0.5, kernelInitializer: 'he_normal', biasInitializer: 'he_uniform', name: 'c1', trainable: false },
+      maxpool1d: { type: 'maxpool1d', poolSize: 3, stride: 1, padding: 'same', name: 'mp1', trainable: false },
+      averagepool1d: { type: 'averagepool1d', poolSize: 4, stride: 2, padding: 'same', name: 'ap1', trainable: false },
     };
     assertEq(JSON.stringify(Object.keys(specs).sort()), JSON.stringify([...gl.layerTypes].sort()), 'a spec for every layer type');
     const ctx = new gl.Context(WEBGL);

@@ -32,7 +32,7 @@ struct PixelWindow {
 
 struct Geometry {
     const Window& w;
-    const int* taps;  // K entries: (ky * in.width + kx) * C + c
+    const int* taps;  // K entries: (ky * dh * in.width + kx * dw) * C + c
     int kOf(int k, int* ky, int* kx) const {
         const int tap = k / w.in.channels;
         *ky = tap / w.kw;
@@ -60,14 +60,14 @@ struct Geometry {
         pw.iy0 = w.inY(px.oy, 0);
         pw.ix0 = w.inX(px.ox, 0);
         pw.origin = (long(pw.iy0) * w.in.width + pw.ix0) * w.in.channels;
-        pw.inside = pw.iy0 >= 0 && pw.ix0 >= 0 && pw.iy0 + w.kh <= w.in.height && pw.ix0 + w.kw <= w.in.width;
+        pw.inside = pw.iy0 >= 0 && pw.ix0 >= 0 && pw.iy0 + w.spanH() <= w.in.height && pw.ix0 + w.spanW() <= w.in.width;
         return pw;
     }
     // im2col(p, k) for a window that crosses the border.
     float edge(const PixelWindow& pw, int k) const {
         int ky, kx;
         kOf(k, &ky, &kx);
-        return w.inside(pw.iy0 + ky, pw.ix0 + kx) ? pw.image[pw.origin + taps[k]] : 0.0f;
+        return w.inside(pw.iy0 + ky * w.dh, pw.ix0 + kx * w.dw) ? pw.image[pw.origin + taps[k]] : 0.0f;
     }
 };
 
@@ -76,7 +76,7 @@ inline const int* tapOffsets(const Window& w, Workspace& ws) {
     ws.taps.resize(size_t(K));
     for (int k = 0; k < K; ++k) {
         const int tap = k / C;
-        ws.taps[size_t(k)] = ((tap / w.kw) * w.in.width + tap % w.kw) * C + k % C;
+        ws.taps[size_t(k)] = ((tap / w.kw) * w.dh * w.in.width + (tap % w.kw) * w.dw) * C + k % C;
     }
     return ws.taps.data();
 }
@@ -178,7 +178,7 @@ inline void conv2dBackwardInput(const float* dY, const float* W, int n, const Wi
                 for (int k = 0; k < K; ++k) {
                     int ky, kx;
                     g.kOf(k, &ky, &kx);
-                    if (w.inside(pw.iy0 + ky, pw.ix0 + kx)) image[pw.origin + g.taps[k]] += row[k];
+                    if (w.inside(pw.iy0 + ky * w.dh, pw.ix0 + kx * w.dw)) image[pw.origin + g.taps[k]] += row[k];
                 }
             }
         }

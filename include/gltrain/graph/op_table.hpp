@@ -11,6 +11,7 @@
 #include "gltrain/graph/ops/batchnorm.hpp"
 #include "gltrain/graph/ops/concat.hpp"
 #include "gltrain/graph/ops/conv.hpp"
+#include "gltrain/graph/ops/depthwise.hpp"
 #include "gltrain/graph/ops/elementwise.hpp"
 #include "gltrain/graph/ops/loss.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
@@ -23,6 +24,7 @@ using OpTypes =
              DropoutMask,                                                                                       //
              Activate, ActivateGrad, SoftmaxRows, SoftmaxRowsGrad,                                              //
              Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                                               //
+             DepthwiseConv, DepthwiseConvGradInput, DepthwiseConvGradFilter, ConvTranspose,                     //
              BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,                           //
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount>;
 using Op = OpTypes::Variant;

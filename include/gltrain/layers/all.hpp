@@ -11,9 +11,13 @@
 
 #include "gltrain/layers/activation_layer.hpp"
 #include "gltrain/layers/pool2d.hpp"
+#include "gltrain/layers/separable_conv2d.hpp"
 #include "gltrain/layers/batch_normalization.hpp"
+#include "gltrain/layers/conv1d.hpp"
 #include "gltrain/layers/conv2d.hpp"
+#include "gltrain/layers/conv2d_transpose.hpp"
 #include "gltrain/layers/dense.hpp"
+#include "gltrain/layers/depthwise_conv2d.hpp"
 #include "gltrain/layers/dropout.hpp"
 #include "gltrain/layers/flatten.hpp"
 #include "gltrain/layers/global_average_pooling2d.hpp"
@@ -24,8 +28,9 @@
 namespace gltrain {
 
 using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten,
-                            BatchNormalization, ActivationLayer, Dropout, Softmax,  //
-                            Add, Subtract, Multiply, Average, Maximum, Concatenate>;
+                            BatchNormalization, ActivationLayer, Dropout, Softmax,   //
+                            Add, Subtract, Multiply, Average, Maximum, Concatenate,  //
+                            DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").

@@ -1,6 +1,8 @@
 // Conv2D: a 2-D convolution over NHWC images. The kernel (kh, kw, C, filters)
 // is saved as TensorFlow's HWIO and stored as a (kh*kw*C) x filters matrix;
-// the bias and the activation are fused.
+// the bias and the activation are fused. Kernel size, strides and dilation
+// take n or [h, w] (Keras's kernel_size, strides, dilation_rate); as in
+// TensorFlow, strides and dilation may not both exceed 1 along the axes.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,9 +21,9 @@ namespace gltrain {
 struct Conv2D {
     // Number of filters: the output's channels.
     int filters = 0;
-    int kernelSize = 3;  // square kernel
-    // The step between windows, in both directions.
-    int stride = 1;
+    Size2 kernelSize = 3;  // kh x kw (3: 3x3)
+    // The step between windows, (sh, sw).
+    Size2 stride = 1;
     // 'valid' (no padding) or 'same' (as TensorFlow: the odd pixel after).
     Padding padding = Padding::Valid;
     // The activation fused into the convolution's pass.
@@ -33,6 +35,9 @@ struct Conv2D {
     Initializer biasInit{Initializer::Zeros, 0.0f};
     std::string name;       // default "conv2d_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
+    // The distance between a window's taps, (dh, dw): 1 is a plain convolution.
+    // (Last, so that positional initializers written before it still fill the fields above.)
+    Size2 dilationRate = 1;
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "conv2d";
@@ -48,12 +53,15 @@ struct Conv2D {
                 .check(ranges::kPositiveInt)
                 .mustGive()
                 .tfjs("filters"),
-            field("kernelSize", &Conv2D::kernelSize, "Square kernel side (default 3).")
+            field("kernelSize", &Conv2D::kernelSize, "n (n x n) or [height, width] (default 3).")
                 .check(ranges::kPositiveInt)
-                .tfjs("kernel_size", TfjsForm::Square),
-            field("stride", &Conv2D::stride, "Default 1.")
+                .tfjs("kernel_size"),
+            field("stride", &Conv2D::stride, "n or [height, width] (default 1).")
                 .check(ranges::kPositiveInt)
-                .tfjs("strides", TfjsForm::Square),
+                .tfjs("strides"),
+            field("dilationRate", &Conv2D::dilationRate, "n or [height, width]: pixels between taps (default 1).")
+                .check(ranges::kPositiveInt)
+                .tfjs("dilation_rate"),
             field("padding", &Conv2D::padding, "Default valid.").tfjs("padding"),
             field("activation", &Conv2D::activation, "Fused (default linear).").tfjs("activation"),
             field("alpha", &Conv2D::alpha, "LeakyReLU slope (default 0.01)."),
@@ -68,19 +76,23 @@ struct Conv2D {
 
     // kernel [kh, kw, C, filters] and bias [filters].
     std::vector<LayerVariable> variables(Shape3 in) const {
-        const int64_t k = kernelSize, C = in.channels, F = filters;
-        const int fanIn = LayerVariable::capped(k * k * C), fanOut = LayerVariable::capped(k * k * F);
-        return {{"kernel", {k, k, C, F}, true, kernelInit, fanIn, filters, fanIn, fanOut},
+        const int64_t kh = kernelSize.h, kw = kernelSize.w, C = in.channels, F = filters;
+        const int fanIn = LayerVariable::capped(kh * kw * C), fanOut = LayerVariable::capped(kh * kw * F);
+        return {{"kernel", {kh, kw, C, F}, true, kernelInit, fanIn, filters, fanIn, fanOut},
                 {"bias", {F}, true, biasInit, 1, filters, fanIn, fanOut}};
     }
 
     LayerShape shape(const ShapeContext& c) const {
         c.needImage();
-        const Window w = Window::make(c.who(), c.in, kernelSize, kernelSize, stride, stride, padding, filters);
-        // k*k*C (the fan-in) and k*k*C*F (the kernel), in 64 bits: kernelSize 2000000000
+        if ((stride.h > 1 && dilationRate.h > 1) || (stride.w > 1 && dilationRate.w > 1))
+            c.fail("stride " + stride.str() + " and dilationRate " + dilationRate.str() +
+                   " both exceed 1 along an axis (TensorFlow allows one or the other)");
+        const Window w = Window::make(c.who(), c.in, kernelSize.h, kernelSize.w, stride.h, stride.w, padding, filters,
+                                      dilationRate.h, dilationRate.w);
+        // kh*kw*C (the fan-in) and kh*kw*C*F (the kernel), in 64 bits: kernelSize 2000000000
         // overflowed an int in the initializer's fan-in before.
-        if (Window::cappedProduct({kernelSize, kernelSize, c.in.channels, filters}) > Window::kMaxExtent)
-            c.fail("its kernel of " + std::to_string(kernelSize) + "x" + std::to_string(kernelSize) + "x" +
+        if (Window::cappedProduct({kernelSize.h, kernelSize.w, c.in.channels, filters}) > Window::kMaxExtent)
+            c.fail("its kernel of " + std::to_string(kernelSize.h) + "x" + std::to_string(kernelSize.w) + "x" +
                    std::to_string(c.in.channels) + "x" + std::to_string(filters) + " values is more than " +
                    std::to_string(Window::kMaxExtent));
         return {w.out, w};

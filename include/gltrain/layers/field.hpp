@@ -75,9 +75,9 @@ inline constexpr Range kPositive{0, std::numeric_limits<double>::infinity(), tru
 inline constexpr Range kUnitIntervalOpen{0, 1, false, true};  // [0, 1)
 }  // namespace ranges
 
-// How a TF.js config writes a field: as it is, or a square size n as [n, n]
-// (Keras's kernel_size, strides, pool_size).
-enum class TfjsForm { Plain, Square };
+// How a TF.js config writes a field: as it is, a square size n as [n, n]
+// (Keras's 2-D pool_size), or a 1-D size n as [n] (Keras's 1-D kernel_size, strides, pool_size).
+enum class TfjsForm { Plain, Square, Single };
 
 template <class L, class T>
 // One field of a layer's table: its JSON / JavaScript name, the member it sets, a doc line, its check and its TF.js
@@ -134,6 +134,9 @@ constexpr LayerField<L, T> field(const char* key, T L::*member, const char* doc)
 inline std::string fieldProblem(int v, Range r) {
     return r.contains(v) ? "" : "must be " + r.mustBe(true) + ", got " + std::to_string(v);
 }
+inline std::string fieldProblem(Size2 v, Range r) {
+    return r.contains(v.h) && r.contains(v.w) ? "" : "must be " + r.mustBe(true) + ", got " + v.str();
+}
 inline std::string fieldProblem(float v, Range r) {
     return std::isfinite(v) && r.contains(v) ? "" : "must be " + r.mustBe(false) + ", got " + std::to_string(v);
 }
@@ -172,6 +175,10 @@ constexpr const char* tsType();
 template <>
 constexpr const char* tsType<int>() {
     return "number";
+}
+template <>
+constexpr const char* tsType<Size2>() {
+    return "number | [number, number]";
 }
 template <>
 constexpr const char* tsType<float>() {

@@ -1,6 +1,7 @@
 // Convolution and pooling over NHWC image rows (layout: gltrain/window.hpp).
 //
 //   conv2d:                Y = act(conv(X, W) + b)          forward/conv2d
+//                          (any kh x kw, strides and dilation: gltrain/window.hpp)
 //   conv2dBackwardInput:   dX from dY and W                  backward/conv2d_input
 //   conv2dBackwardFilter:  dW from X and dY                  backward/conv2d_filter
 //   channelSum:            per-channel sums (the bias grad)  reduce/channel_sum
@@ -55,6 +56,7 @@ inline Pass& windowUniforms(Pass& p, const Window& w) {
         .uniformInt("outHWC", w.out.height, w.out.width, w.out.channels)
         .uniformInt("ksize", w.kh, w.kw)
         .uniformInt("stride", w.sh, w.sw)
+        .uniformInt("dilation", w.dh, w.dw)
         .uniformInt("pad", w.padTop, w.padLeft);
 }
 inline const char* flag(bool b) { return b ? "1" : "0"; }
@@ -253,6 +255,9 @@ inline void recordChannelSum(PassList& list, const Tensor& x, int channels, Tens
 }
 
 inline void requirePoolWindow(const char* op, const Window& w) {
+    if (w.dh != 1 || w.dw != 1)
+        throw ArgumentError(std::string(op) + ": pooling windows are not dilated, got dilation " +
+                            std::to_string(w.dh) + "x" + std::to_string(w.dw));
     if (w.in.channels != w.out.channels)
         throw ArgumentError(std::string(op) + ": pooling keeps the channels, but the window maps " + w.in.str() +
                             " to " + w.out.str());

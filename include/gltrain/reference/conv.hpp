@@ -93,6 +93,63 @@ HostMatrixT<T> conv2dBackwardFilter(const HostMatrixT<T>& X, const HostMatrixT<T
     return dW;
 }
 
+// ---- depthwise convolution: each input channel c convolved with its own M
+// filters, output channel c*M + m (TensorFlow's order). W: (kh*kw*C) x M, row
+// (ky*kw + kx)*C + c — the [kh, kw, C, M] depthwise kernel flattened; the
+// window's out.channels is C*M.
+//   Y[n, oy, ox, c*M + m] = sum_{ky, kx} X[n, iy, ix, c] W[(ky, kx, c), m]
+namespace detail {
+template <class T>
+int depthwiseMultiplier(const char* fn, const HostMatrixT<T>& W, const Window& w) {
+    const int C = w.in.channels;
+    if (W.rows != w.kh * w.kw * C || W.cols <= 0 || w.out.channels != C * W.cols)
+        fail(fn, "W is " + shape(W) + ", expected " + std::to_string(w.kh * w.kw * C) + "xM with M*" +
+                     std::to_string(C) + " = " + std::to_string(w.out.channels) + " output channels");
+    return W.cols;
+}
+}  // namespace detail
+
+template <class T>
+HostMatrixT<T> depthwiseConv2d(const HostMatrixT<T>& X, const HostMatrixT<T>& W, const Window& w) {
+    detail::requireImages("depthwiseConv2d", "X", X, w.in);
+    const int M = detail::depthwiseMultiplier("depthwiseConv2d", W, w), C = w.in.channels;
+    HostMatrixT<T> Y(X.rows, w.out.size());
+    forEachTap(X.rows, w, [&](int n, int xb, int yb, int wr) {
+        for (int c = 0; c < C; ++c)
+            for (int m = 0; m < M; ++m) Y(n, yb + c * M + m) += X(n, xb + c) * W(wr + c, m);
+    });
+    return Y;
+}
+
+// dX[n, iy, ix, c] = sum over the taps that read it, and m, of dY[n, oy, ox, c*M + m] W[(ky, kx, c), m].
+template <class T>
+HostMatrixT<T> depthwiseConv2dBackwardInput(const HostMatrixT<T>& dY, const HostMatrixT<T>& W, const Window& w) {
+    detail::requireImages("depthwiseConv2dBackwardInput", "dY", dY, w.out);
+    const int M = detail::depthwiseMultiplier("depthwiseConv2dBackwardInput", W, w), C = w.in.channels;
+    HostMatrixT<T> dX(dY.rows, w.in.size());
+    forEachTap(dY.rows, w, [&](int n, int xb, int yb, int wr) {
+        for (int c = 0; c < C; ++c)
+            for (int m = 0; m < M; ++m) dX(n, xb + c) += dY(n, yb + c * M + m) * W(wr + c, m);
+    });
+    return dX;
+}
+
+// dW[(ky, kx, c), m] = sum_{n, oy, ox} X[n, iy, ix, c] dY[n, oy, ox, c*M + m]; M = out.channels / C.
+template <class T>
+HostMatrixT<T> depthwiseConv2dBackwardFilter(const HostMatrixT<T>& X, const HostMatrixT<T>& dY, const Window& w) {
+    detail::requireImages("depthwiseConv2dBackwardFilter", "X", X, w.in);
+    detail::requireImages("depthwiseConv2dBackwardFilter", "dY", dY, w.out);
+    const int C = w.in.channels, M = w.out.channels / C;
+    if (M * C != w.out.channels)
+        detail::fail("depthwiseConv2dBackwardFilter", "the output's channels are not a multiple of the input's");
+    HostMatrixT<T> dW(w.kh * w.kw * C, M);
+    forEachTap(X.rows, w, [&](int n, int xb, int yb, int wr) {
+        for (int c = 0; c < C; ++c)
+            for (int m = 0; m < M; ++m) dW(wr + c, m) += X(n, xb + c) * dY(n, yb + c * M + m);
+    });
+    return dW;
+}
+
 // Per-channel sums over every row and pixel: the bias gradient of a
 // convolution (channels = F) and the sums batch normalization needs.
 template <class T>

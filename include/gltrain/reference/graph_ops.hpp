@@ -204,6 +204,22 @@ std::vector<HostMatrixT<T>> run(const graph::ConvGradFilter& o, const graph_deta
     return {conv2dBackwardFilter(*in[0], *in[1], o.window)};
 }
 template <class T>
+std::vector<HostMatrixT<T>> run(const graph::ConvTranspose& o, const graph_detail::Ins<T>& in) {
+    return {conv2dBackwardInput(*in[0], *in[1], o.window)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::DepthwiseConv& o, const graph_detail::Ins<T>& in) {
+    return {depthwiseConv2d(*in[0], *in[1], o.window)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::DepthwiseConvGradInput& o, const graph_detail::Ins<T>& in) {
+    return {depthwiseConv2dBackwardInput(*in[0], *in[1], o.window)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::DepthwiseConvGradFilter& o, const graph_detail::Ins<T>& in) {
+    return {depthwiseConv2dBackwardFilter(*in[0], *in[1], o.window)};
+}
+template <class T>
 std::vector<HostMatrixT<T>> run(const graph::Pool& o, const graph_detail::Ins<T>& in) {
     return {pool2d(*in[0], o.window, o.kind)};
 }

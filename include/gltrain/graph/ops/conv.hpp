@@ -28,12 +28,21 @@ inline void requireFilter(const Window& w, const Shape& s) {
 }
 // Windows the op table's tests run on: same and valid padding, strides 1 and 2,
 // odd sizes; `filters` output channels for a convolution, 0 for pooling (which keeps them).
+// A convolution also gets dilated, non-square windows with unequal strides, on
+// channel counts that take the kernels' per-lane and 4-channel paths.
 inline std::vector<Window> exampleWindows(int filters) {
-    auto make = [&](Shape3 in, int kh, int kw, int sh, int sw, Padding p, int f) {
-        return Window::make("example", in, kh, kw, sh, sw, p, filters ? f : in.channels);
+    auto make = [&](Shape3 in, int kh, int kw, int sh, int sw, Padding p, int f, int dh = 1, int dw = 1) {
+        return Window::make("example", in, kh, kw, sh, sw, p, filters ? f : in.channels, dh, dw);
     };
-    return {make({5, 6, 3}, 3, 3, 1, 1, Padding::Same, 4), make({7, 5, 2}, 3, 2, 2, 1, Padding::Valid, 5),
-            make({6, 6, 4}, 2, 2, 2, 2, Padding::Same, 8)};
+    std::vector<Window> w = {make({5, 6, 3}, 3, 3, 1, 1, Padding::Same, 4),
+                             make({7, 5, 2}, 3, 2, 2, 1, Padding::Valid, 5),
+                             make({6, 6, 4}, 2, 2, 2, 2, Padding::Same, 8)};
+    if (filters) {
+        w.push_back(make({7, 6, 3}, 2, 3, 1, 2, Padding::Same, 5, 2, 1));
+        w.push_back(make({9, 7, 2}, 3, 2, 2, 1, Padding::Valid, 3, 2, 3));
+        w.push_back(make({6, 7, 4}, 3, 1, 1, 2, Padding::Same, 8, 2, 2));
+    }
+    return w;
 }
 }  // namespace op_detail
 
@@ -123,6 +132,42 @@ struct Conv {
         std::vector<Example<Conv>> e;
         for (const Window& w : op_detail::exampleWindows(4))
             e.push_back({{w}, {{imageShape(w.in)}, {op_detail::filterShape(w)}}});
+        return e;
+    }
+};
+
+// y = the transpose of a convolution (Conv2DTranspose): x [B, OH, OW, F] ->
+// [B, H, W, C] with W [kh*kw*C, F], where `window` is the convolution that maps
+// y's shape back to x's — so y is that convolution's input gradient given x
+// (the same kernels), and its own gradients are that convolution and its filter gradient.
+struct ConvTranspose {
+    static constexpr const char* kName = "conv2d_transpose";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
+    Window window;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireImage("x", in[0], window.out);
+        op_detail::requireFilter(window, in[1]);
+        return {imageShape(window.in)};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(Conv{window}, {g.dOut(0), g.in(1)}));
+        if (g.needs(1)) g.grad(1, g.add(ConvGradFilter{window}, {g.dOut(0), g.in(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordConv2DBackwardInput(r.list(), r.in(0), r.in(1), window, r.out(0, op_detail::convLayout(r.rows(0))));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        cpu::conv2dBackwardInput(c.in(0).data.data(), c.in(1).data.data(), c.in(0).rows, window, c.out(0).data.data(),
+                                 c.ws());
+    }
+    static std::vector<Example<ConvTranspose>> examples() {
+        std::vector<Example<ConvTranspose>> e;
+        for (const Window& w : op_detail::exampleWindows(4))
+            e.push_back({{w}, {{imageShape(w.out)}, {op_detail::filterShape(w)}}});
         return e;
     }
 };
