@@ -90,6 +90,7 @@ struct Conv1D {
                 {"bias", {F}, true, biasInit, 1, filters, fanIn, fanOut}};
     }
 
+    // Its output and its 1 x k window.
     LayerShape shape(const ShapeContext& c) const {
         if (stride > 1 && dilationRate > 1)
             c.fail("stride " + std::to_string(stride) + " and dilationRate " + std::to_string(dilationRate) +

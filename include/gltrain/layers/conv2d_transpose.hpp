@@ -94,7 +94,6 @@ struct Conv2DTranspose {
             c.fail("its kernel of " + std::to_string(kernelSize.h) + "x" + std::to_string(kernelSize.w) + "x" +
                    std::to_string(filters) + "x" + std::to_string(c.in.channels) + " values is more than " +
                    std::to_string(Window::kMaxExtent));
-        if (filters <= 0) c.fail("filters must be positive, got " + std::to_string(filters));
         const Window w =
             Window::make(c.who(), out, kernelSize.h, kernelSize.w, stride.h, stride.w, padding, c.in.channels);
         return {out, w};

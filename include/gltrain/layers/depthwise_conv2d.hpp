@@ -104,6 +104,7 @@ struct DepthwiseConv2D {
         return {k, {"bias", {int64_t(in.channels) * depthMultiplier}, true, biasInit, 1, out, k.fanIn, k.fanOut}};
     }
 
+    // Its output (C * depthMultiplier channels) and its window.
     LayerShape shape(const ShapeContext& c) const {
         const Window w = layer_detail::depthwiseWindow(c, kernelSize, stride, dilationRate, padding, depthMultiplier);
         return {w.out, w};
