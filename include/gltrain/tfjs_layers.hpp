@@ -203,7 +203,6 @@ void exportPoolExtras(const Pool& p, Json& c) {
 inline void exportExtras(const Conv2DTranspose&, Json& c) {
     c["data_format"] = "channels_last";
     c["dilation_rate"] = {1, 1};
-    c["output_padding"] = nullptr;
     c["use_bias"] = true;
     c.update(kNoRegularizers);
 }
@@ -633,6 +632,7 @@ inline Layer importLayer(Conv1D c, LayerImport& im) {
 template <class Pool>
 Layer importPool1d(Pool p, LayerImport& im) {
     im.needImage();
+    im.l.channelsLast();
     p.stride = im.l.square("strides", p.poolSize);
     return p;
 }
