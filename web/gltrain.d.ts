@@ -351,7 +351,7 @@ export interface PassTiming {
 /** One field of a layer type, as LayerSpec declares it. */
 export interface LayerField {
   name: string;
-  /** Its TypeScript type: 'number', 'string', 'ActivationName', 'Padding' or 'Initializer'. */
+  /** Its TypeScript type: 'number', 'number | [number, number]' (a size n or [height, width]), 'string', 'boolean', 'ActivationName', 'Padding' or 'Initializer'. */
   type: string;
   /** Whether add() may leave it out (then it has this default). */
   optional: boolean;
