@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "gltrain/model_config.hpp"
@@ -93,6 +95,11 @@ void expectResidualMlpMatchesTheReference(Context& ctx) {
         EXPECT_LE(maxRelDiff(m.weight(m.layerName(layer[l]), "kernel"), W[l]), 1e-4) << "layer " << layer[l];
         EXPECT_LE(maxRelDiff(m.weight(m.layerName(layer[l]), "bias"), b[l]), 1e-4) << "layer " << layer[l];
     }
+    // Inference runs the same graph (h read by two layers) to the same logits.
+    const MatD hv = ref::activate(ref::densePreactivation(X, W[0], b[0]), Activation::Tanh);
+    const MatD logits = ref::densePreactivation(ref::add(hv, ref::densePreactivation(hv, W[1], b[1])), W[2], b[2]);
+    EXPECT_LE(maxRelDiff(m.predict(x), logits), 1e-4);
+    EXPECT_LE(maxRelDiff(m.predict(x, 7), logits), 1e-4) << "in batches of 7";
 }
 
 TEST(FunctionalModel, AResidualMlpTrainsAsTheReferenceOnTheGpu) {
@@ -197,6 +204,18 @@ TEST(FunctionalModel, ConcatenateAddsTheSizesAlongItsAxis) {
     Model w(test::cpuContext(), in, GlobalAveragePooling2D{}(onWidth({in, in, in})));
     w.compile({});
     EXPECT_EQ(w.outputShape(0), (Shape3{4, 9, 2}));
+}
+
+// Every layer type can be applied to a functional model's values (layers/call.hpp).
+TEST(FunctionalModel, EveryLayerTypeCanBeCalled) {
+    int n = 0;
+    forEachType(LayerTypes{}, [&](auto* t) {
+        using L = std::remove_pointer_t<decltype(t)>;
+        static_assert(std::is_invocable_r_v<SymbolicTensor, const L&, const SymbolicTensor&>,
+                      "a layer type without GLTRAIN_LAYER_CALLS");
+        ++n;
+    });
+    EXPECT_EQ(n, int(std::variant_size_v<Layer>));
 }
 
 TEST(FunctionalModel, ASummaryListsEachLayersInputs) {

@@ -95,7 +95,7 @@ std::unique_ptr<Sequential> gapCnn(Context& ctx) {
     return m;
 }
 
-void expectRoundTrip(Sequential& a, unsigned seed) {
+void expectRoundTrip(Model& a, unsigned seed) {
     const TfjsArtifacts art = exportTfjs(a);
     auto b = importTfjs(test::context(), art.modelJson, art.weightData);
     const HostMatrix x = test::randomMatrix(7, a.inputSize(), seed + 1, 0.0f, 1.0f);
@@ -135,6 +135,53 @@ TEST(TfjsLayers, CnnRoundTripPredictsTheSame) {
     auto g = gapCnn(test::context());
     trainALittle(*g, 16, 6);
     expectRoundTrip(*g, 6);
+}
+
+// A functional model: a residual block, a concatenation with the input and a
+// Dense with a fused LeakyReLU (split off as a layer of its own, which the
+// layers after it then read) export as a TF.js Model and import back.
+TEST(TfjsLayers, FunctionalModelRoundTripPredictsTheSame) {
+    const SymbolicTensor in = Input(Shape3{5, 4, 2});
+    const SymbolicTensor h = Conv2D{3, 3, 1, Padding::Same, Activation::ReLU}(in);
+    const SymbolicTensor r = Add{}({h, BatchNormalization{}(Conv2D{3, 3, 1, Padding::Same}(h))});
+    Dense leaky{6, Activation::LeakyReLU, 0.2f};
+    const SymbolicTensor f = leaky(Flatten{}(Concatenate{}({r, in})));
+    Model m(test::context(), in, Dense{3}(Add{}({f, Dense{6}(f)})));
+    m.compile({});
+    const TfjsArtifacts art = exportTfjs(m);
+    const auto topology = nlohmann::json::parse(art.modelJson)["modelTopology"];
+    EXPECT_EQ(topology["class_name"], "Model");
+    const auto& layers = topology["config"]["layers"];
+    EXPECT_EQ(layers[0]["class_name"], "InputLayer");
+    EXPECT_EQ(layers[0]["config"]["batch_input_shape"], nlohmann::json::parse("[null, 5, 4, 2]"));
+    // The first Add reads the first Conv2D and the batch normalization.
+    EXPECT_EQ(layers[4]["inbound_nodes"],
+              nlohmann::json::parse(R"([[["conv2d_0", 0, 0, {}], ["batch_normalization_2", 0, 0, {}]]])"));
+    // The layers after the split LeakyReLU read it.
+    EXPECT_EQ(layers[8]["class_name"], "LeakyReLU");
+    EXPECT_EQ(layers[9]["inbound_nodes"], nlohmann::json::parse(R"([[["dense_6_leaky_relu", 0, 0, {}]]])"));
+    EXPECT_EQ(layers[10]["inbound_nodes"],
+              nlohmann::json::parse(R"([[["dense_6_leaky_relu", 0, 0, {}], ["dense_7", 0, 0, {}]]])"));
+    EXPECT_EQ(topology["config"]["output_layers"], nlohmann::json::parse(R"([["dense_9", 0, 0]])"));
+    expectRoundTrip(m, 9);
+    // What gltrain cannot represent is a FormatError naming the layer.
+    auto edited = [&](const std::function<void(nlohmann::ordered_json&)>& edit) {
+        auto j = nlohmann::ordered_json::parse(art.modelJson);
+        edit(j["modelTopology"]["config"]);
+        return formatError([&] { importTfjs(test::context(), j.dump(), art.weightData); });
+    };
+    const std::string shared = edited([](auto& c) {
+        auto& nodes = c["layers"][4]["inbound_nodes"];
+        nodes.push_back(nodes[0]);
+    });
+    EXPECT_NE(shared.find("layer 4 'add_3' (Add): is applied 2 times (shared layers are not supported"),
+              std::string::npos)
+        << shared;
+    const std::string unknown = edited([](auto& c) { c["layers"][4]["inbound_nodes"][0][1][0] = "bn"; });
+    EXPECT_NE(unknown.find("'add_3' (Add): reads 'bn', which is not a layer before it"), std::string::npos) << unknown;
+    const std::string outputs = edited([](auto& c) { c["output_layers"].push_back(c["output_layers"][0]); });
+    EXPECT_NE(outputs.find("output_layers: models of several outputs are not supported yet"), std::string::npos)
+        << outputs;
 }
 
 TEST(TfjsLayers, ModelJsonHasKerasNamesShapesAndOneShard) {
@@ -307,8 +354,8 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
         {importOf("[1, 2]", {}), "model.json must be a JSON object"},
         {importOf(R"({"format": "graph-model", "modelTopology": {}})", {}),
          "format 'graph-model' is not a TF.js Layers model"},
-        {importOf(R"({"modelTopology": {"class_name": "Functional", "config": {}}})", {}),
-         "the model is a Functional model; only Sequential models"},
+        {importOf(R"({"modelTopology": {"class_name": "Graph", "config": {}}})", {}),
+         "the model is a Graph model; only Sequential and functional (Model) models can be imported"},
         {importOf(R"({"modelTopology": {"class_name": "Sequential", "config": {"layers": []}}})", {}),
          "layers must be a non-empty array"},
         {convModel(with(conv, "data_format", "channels_first")),

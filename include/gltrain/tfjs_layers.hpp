@@ -87,6 +87,8 @@ inline constexpr const char* kTfjsShardName = "group1-shard1of1.bin";
 struct TfjsModel {
     Shape3 inputShape;          // [1, 1, n] for flat input rows
     std::vector<Layer> layers;  // in order, named as in the file
+    // A functional model's: what each layer reads (indices; -1 the input); empty for a Sequential.
+    std::vector<std::vector<int>> inbound;
     // Every weight as "<layer>/<variable>" in Keras's shape (Sequential's checkpoint names and shapes).
     std::vector<std::pair<std::string, TensorData>> weights;
 };
@@ -281,11 +283,9 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
     using tfjs_detail::Json;
     using tfjs_detail::shortest;
     if (!model.compiled()) throw ArgumentError("exportTfjs: the model is not compiled (call compile first)");
-    for (size_t i = 0; i < model.layerCount(); ++i)
-        if (model.inbound(i) != std::vector<int>{int(i) - 1})
-            throw UnsupportedError("exportTfjs: layer " + model.layerName(i) +
-                                   " reads other layers than the one before it; only a stack of layers exports to "
-                                   "TF.js so far");
+    // A stack of layers exports as a Sequential, anything else as a functional Model.
+    bool stack = true;
+    for (size_t i = 0; i < model.layerCount(); ++i) stack = stack && model.inbound(i) == std::vector<int>{int(i) - 1};
     std::set<std::string> names;
     for (size_t i = 0; i < model.layerCount(); ++i) names.insert(model.layerName(i));
     // A name for a layer the export adds (a LeakyReLU split off a Dense), unlike any other.
@@ -305,21 +305,41 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
         weights.push_back(
             {{"name", layer + "/" + which}, {"shape", tfjs_detail::shapeJson(shape)}, {"dtype", "float32"}});
     };
+    const Shape3 in0 = model.inputShape();
+    // A model that starts with a 1-D layer reads sequences [steps, channels].
+    const bool sequence = std::visit(
+        [](const auto& l) { return tfjs_detail::IsSequenceLayer<std::decay_t<decltype(l)>>::value; }, model.layer(0));
+    const Json batchInputShape = sequence ? Json{nullptr, in0.width, in0.channels}
+                                 : in0.height == 1 && in0.width == 1
+                                     ? Json{nullptr, in0.channels}
+                                     : Json{nullptr, in0.height, in0.width, in0.channels};
+    // A functional model: its InputLayer first, and each layer's inbound node. outName[i]: the
+    // layer whose output is layer i's (its LeakyReLU, when one is split off it).
+    const std::string inputName = stack ? "" : freshName("input");
+    std::vector<std::string> outName;
+    std::vector<std::string> reads;  // the layer being written reads these
+    if (!stack)
+        layers.push_back(
+            {{"class_name", "InputLayer"},
+             {"config",
+              {{"batch_input_shape", batchInputShape}, {"dtype", "float32"}, {"sparse", false}, {"name", inputName}}},
+             {"name", inputName},
+             {"inbound_nodes", Json::array()}});
     auto push = [&](const char* className, Json config) {
-        if (layers.empty()) {
-            const Shape3 in = model.inputShape();
-            // A model that starts with a 1-D layer reads sequences [steps, channels].
-            const bool sequence =
-                std::visit([](const auto& l) { return tfjs_detail::IsSequenceLayer<std::decay_t<decltype(l)>>::value; },
-                           model.layer(0));
-            config["batch_input_shape"] = sequence ? Json{nullptr, in.width, in.channels}
-                                          : in.height == 1 && in.width == 1
-                                              ? Json{nullptr, in.channels}
-                                              : Json{nullptr, in.height, in.width, in.channels};
+        if (stack && layers.empty()) {
+            config["batch_input_shape"] = batchInputShape;
             config["dtype"] = "float32";
         }
         if (!config.contains("trainable")) config["trainable"] = true;
-        layers.push_back({{"class_name", className}, {"config", std::move(config)}});
+        Json entry = {{"class_name", className}, {"config", config}};
+        if (!stack) {
+            Json node = Json::array();
+            for (const std::string& from : reads) node.push_back(Json{from, 0, 0, Json::object()});
+            entry["name"] = config["name"];
+            entry["inbound_nodes"] = Json::array({node});
+            reads = {config["name"].get<std::string>()};  // what a layer split off it reads
+        }
+        layers.push_back(std::move(entry));
     };
     auto leaky = [&](const std::string& name, float alpha) {
         push("LeakyReLU", {{"name", name}, {"alpha", shortest(alpha)}});
@@ -327,7 +347,9 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
 
     for (size_t i = 0; i < model.layerCount(); ++i) {
         const std::string name = model.layerName(i);
-        const Shape3 in = i == 0 ? model.inputShape() : model.outputShape(i - 1);
+        const Shape3 in = model.layerInputShape(i);
+        reads.clear();
+        for (int k : model.inbound(i)) reads.push_back(k < 0 ? inputName : outName.at(size_t(k)));
         std::visit(
             [&](const auto& layer) {
                 using L = std::decay_t<decltype(layer)>;
@@ -357,13 +379,19 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
                 if (leakyAlpha) leaky(freshName(name + "_leaky_relu"), *leakyAlpha);
             },
             model.layer(i));
+        outName.push_back(stack ? name : layers.back()["name"].get<std::string>());
+    }
+    Json config = {{"name", stack ? "sequential" : "model"}, {"layers", std::move(layers)}};
+    if (!stack) {
+        config["input_layers"] = Json::array({Json{inputName, 0, 0}});
+        config["output_layers"] = Json::array({Json{outName.back(), 0, 0}});
     }
     Json j = {{"format", "layers-model"},
               {"generatedBy", "gltrain"},
               {"convertedBy", nullptr},
               {"modelTopology",
-               {{"class_name", "Sequential"},
-                {"config", {{"name", "sequential"}, {"layers", std::move(layers)}}},
+               {{"class_name", stack ? "Sequential" : "Model"},
+                {"config", std::move(config)},
                 {"keras_version", "tfjs-layers 4.22.0"},
                 {"backend", "tensor_flow.js"}}},
               {"weightsManifest", Json::array({{{"paths", {kTfjsShardName}}, {"weights", std::move(weights)}}})}};
@@ -559,9 +587,10 @@ struct LayerReader {
 // and what the layer's own checks decide.
 struct LayerImport {
     const LayerReader& l;
-    bool& image;          // whether the layer's input is an image (rank 4); set to whether its output is
-    bool last;            // the model's last layer
-    bool noBias = false;  // use_bias: false: the bias imports as zeros
+    bool& image;              // whether the layer's input is an image (rank 4); set to whether its output is
+    bool last;                // the model's last layer
+    bool functional = false;  // a functional model (merge layers read several layers)
+    bool noBias = false;      // use_bias: false: the bias imports as zeros
 
     void needImage() const {
         if (!image) l.fail("needs an image input [height, width, channels] but receives a flat one");
@@ -680,13 +709,15 @@ inline Layer importLayer(Dropout d, LayerImport& im) {
     if (im.l.get("noise_shape")) im.l.fail("noise_shape is not supported");
     return d;
 }
-// A Sequential holds no merge layer: they read several layers (a functional model).
+// Merge layers read several layers: only a functional model holds them.
 template <MergeKind K>
-Layer importLayer(Merge<K>, LayerImport& im) {
-    im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
+Layer importLayer(Merge<K> m, LayerImport& im) {
+    if (!im.functional) im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
+    return m;
 }
-inline Layer importLayer(Concatenate, LayerImport& im) {
-    im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
+inline Layer importLayer(Concatenate c, LayerImport& im) {
+    if (!im.functional) im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
+    return c;
 }
 inline Layer importLayer(Softmax s, LayerImport& im) {
     if (!im.last || im.image) im.l.fail("Softmax is supported only as the last layer, over a flat output");
@@ -782,8 +813,9 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         topology = &topology->at("model_config");  // Keras converter
     const std::string className =
         r.string(r.field(*topology, "class_name", "modelTopology"), "modelTopology.class_name");
-    if (className != "Sequential")
-        r.fail("the model is a " + className + " model; only Sequential models can be imported");
+    const bool functional = className == "Model" || className == "Functional";
+    if (className != "Sequential" && !functional)
+        r.fail("the model is a " + className + " model; only Sequential and functional (Model) models can be imported");
     const Json& config = r.field(*topology, "config", "modelTopology");
     const Json& layerList = config.is_array() ? config : r.field(config, "layers", "modelTopology.config");
     if (!layerList.is_array() || layerList.empty()) r.fail("modelTopology.config.layers must be a non-empty array");
@@ -807,6 +839,39 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         names.insert(n);
         return n;
     };
+    // A functional model: each layer by name -> its index (-1: the input) and whether its output is an image.
+    std::map<std::string, int> indexOf;
+    std::map<std::string, bool> imageOut;
+    std::string inputName;
+    // The layer names a functional layer's one inbound node reads ([[["name", 0, 0, {}], ...]]).
+    auto inboundNames = [&](const Json& entry, const tfjs_detail::LayerReader& l) {
+        const Json* nodes = tfjs_detail::Reader::optional(entry, "inbound_nodes");
+        if (!nodes || !nodes->is_array())
+            l.fail("has no inbound_nodes (a functional model's layers say what they read)");
+        if (nodes->size() != 1)
+            l.fail(nodes->empty()
+                       ? "has no inbound node (only the model's InputLayer reads nothing)"
+                       : "is applied " + std::to_string(nodes->size()) +
+                             " times (shared layers are not supported: each call is a new layer in gltrain)");
+        const Json& node = (*nodes)[0];
+        if (!node.is_array() || node.empty()) l.fail("inbound_nodes[0] must be a non-empty array of [layer, 0, 0, {}]");
+        std::vector<std::string> out;
+        for (const Json& t : node) {
+            if (!t.is_array() || t.size() < 3 || !t[0].is_string())
+                l.fail("an inbound tensor must be [layer, node, tensor, kwargs], got " + tfjs_detail::Reader::brief(t));
+            if (t[1] != Json(0) || t[2] != Json(0))
+                l.fail("reads node " + tfjs_detail::Reader::brief(t[1]) + ", tensor " +
+                       tfjs_detail::Reader::brief(t[2]) + " of '" + t[0].get<std::string>() +
+                       "' (only each layer's one output is supported)");
+            if (t.size() > 3 && !(t[3].is_object() && t[3].empty()))
+                l.fail("passes arguments to its call (" + tfjs_detail::Reader::brief(t[3]) +
+                       "), which is not supported");
+            const std::string from = t[0].get<std::string>();
+            if (!indexOf.count(from)) l.fail("reads '" + from + "', which is not a layer before it");
+            out.push_back(from);
+        }
+        return out;
+    };
 
     for (size_t i = 0; i < layerList.size(); ++i) {
         const Json& entry = layerList[i];
@@ -827,7 +892,24 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         }
         const Json* batchShape = l.get("batch_input_shape");
         if (!batchShape) batchShape = l.get("batch_shape");  // Keras 3
-        if (i == 0 || cls == "InputLayer") {
+        std::vector<std::string> reads;                      // a functional layer's inbound layers
+        if (functional && cls == "InputLayer") {
+            if (haveInput) l.fail("a second InputLayer: models of several inputs are not supported yet");
+            if (!batchShape) l.fail("has no batch_input_shape (the model's input size is unknown)");
+            model.inputShape = tfjs_detail::inputShape(l, *batchShape);
+            if (l.boolean("sparse", false) || l.boolean("ragged", false))
+                l.fail("sparse or ragged input is not supported");
+            haveInput = true;
+            inputName = name;
+            indexOf[name] = graph::LayerGeometry::kModelInput;
+            imageOut[name] = model.inputShape.height != 1 || model.inputShape.width != 1;
+            continue;
+        }
+        if (functional) {
+            if (!haveInput) l.fail("comes before the model's InputLayer");
+            reads = inboundNames(entry, l);
+            image = imageOut.at(reads[0]);
+        } else if (i == 0 || cls == "InputLayer") {
             if (i != 0) l.fail("an InputLayer must come first");
             if (!batchShape) l.fail("the first layer has no batch_input_shape (the model's input size is unknown)");
             model.inputShape = tfjs_detail::inputShape(l, *batchShape);
@@ -840,6 +922,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             }
         }
         const bool last = i + 1 == layerList.size();
+        const size_t layersBefore = model.layers.size();
         // A fused activation; softmax becomes a Softmax layer after this one.
         bool softmaxAfter = false;
         auto fusedActivation = [&](bool imageOut) {
@@ -893,7 +976,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                     const std::string problem = fieldProblem(v, f.range);
                     if (!problem.empty()) l.fail(std::string(f.tfjsKey) + " " + problem);
                 });
-                tfjs_detail::LayerImport im{l, image, last};
+                tfjs_detail::LayerImport im{l, image, last, functional};
                 const Layer imported = tfjs_detail::importLayer(std::move(layer), im);
                 // Its weights, as its header declares them; the sizes that depend on the input
                 // (0 here: parseTfjs does not infer shapes) are checked by importTfjs.
@@ -912,7 +995,34 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             if (!known)
                 l.fail("layer type " + cls + " is not supported (supported: " + tfjs_detail::supportedClasses() + ")");
         }
+        if (functional) {
+            // The layer reads its inbound layers; a Softmax split off it reads the layer.
+            std::vector<int> in;
+            for (const std::string& from : reads) in.push_back(indexOf.at(from));
+            model.inbound.push_back(std::move(in));
+            indexOf[name] = int(layersBefore);
+            imageOut[name] = image;
+            if (softmaxAfter) model.inbound.push_back({int(layersBefore)});
+        }
         if (softmaxAfter) model.layers.push_back(Softmax{freshName(name + "_softmax")});
+    }
+    if (functional) {
+        // One output, the last layer: every other layer leads to it.
+        const Json& outputs = r.field(config, "output_layers", "modelTopology.config");
+        if (!outputs.is_array() || outputs.size() != 1 || !outputs[0].is_array() || outputs[0].empty())
+            r.fail("modelTopology.config.output_layers: models of several outputs are not supported yet");
+        const Json& lastEntry = layerList.back();
+        const std::string lastName =
+            lastEntry.is_object() && lastEntry.contains("name") && lastEntry["name"].is_string()
+                ? lastEntry["name"].get<std::string>()
+                : lastEntry.value("config", Json::object()).value("name", std::string());
+        if (outputs[0][0] != Json(lastName))
+            r.fail("the output layer " + tfjs_detail::Reader::brief(outputs[0][0]) +
+                   " is not the last layer in modelTopology.config.layers");
+        const Json& inputs = r.field(config, "input_layers", "modelTopology.config");
+        if (!inputs.is_array() || inputs.size() != 1 || !inputs[0].is_array() || inputs[0].empty() ||
+            inputs[0][0] != Json(inputName))
+            r.fail("modelTopology.config.input_layers must name the one InputLayer");
     }
     if (!haveInput) r.fail("the model has no input shape");
     if (model.layers.empty()) r.fail("the model has no layers besides its input");
@@ -987,12 +1097,20 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
 // A compiled Sequential on ctx holding the parsed model's weights. Shapes are
 // checked against what the layers infer (a kernel that does not fit its
 // input is a FormatError naming the weight, both shapes and the source).
-inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& parsed, const CompileOptions& options = {},
-                                              const std::string& source = "model.json") {
+inline std::unique_ptr<Model> importTfjs(Context& ctx, const TfjsModel& parsed, const CompileOptions& options = {},
+                                         const std::string& source = "model.json") {
     options.optimizer.validate();  // the caller's options: their errors are not the file's
     options.schedule.validate();
-    auto model = std::make_unique<Sequential>(ctx, parsed.inputShape);
-    for (const Layer& l : parsed.layers) model->add(l);
+    std::unique_ptr<Model> model;
+    if (parsed.inbound.empty()) {
+        auto s = std::make_unique<Sequential>(ctx, parsed.inputShape);
+        for (const Layer& l : parsed.layers) s->add(l);
+        model = std::move(s);
+    } else {
+        std::vector<LayerNode> nodes;
+        for (size_t i = 0; i < parsed.layers.size(); ++i) nodes.push_back({parsed.layers[i], parsed.inbound[i]});
+        model = std::make_unique<Model>(ctx, parsed.inputShape, std::move(nodes));
+    }
     try {
         model->compile(options);
     } catch (const ArgumentError& e) {
@@ -1002,8 +1120,8 @@ inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& par
     std::map<std::string, std::vector<int64_t>> expected;
     for (size_t i = 0; i < model->layerCount(); ++i) {
         const std::string& name = model->layerName(i);
-        const Shape3 in = i == 0 ? model->inputShape() : model->outputShape(i - 1);
-        for (const LayerVariable& v : layerVariables(model->layer(i), in)) expected[name + "/" + v.name] = v.shape;
+        for (const LayerVariable& v : layerVariables(model->layer(i), model->layerInputShape(i)))
+            expected[name + "/" + v.name] = v.shape;
     }
     for (auto& [name, t] : parsed.weights) {
         auto it = expected.find(name);
@@ -1021,16 +1139,15 @@ inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const TfjsModel& par
     return model;
 }
 
-inline std::unique_ptr<Sequential> importTfjs(Context& ctx, const std::string& modelJson,
-                                              const std::vector<uint8_t>& weightData,
-                                              const CompileOptions& options = {},
-                                              const std::string& source = "model.json") {
+inline std::unique_ptr<Model> importTfjs(Context& ctx, const std::string& modelJson,
+                                         const std::vector<uint8_t>& weightData, const CompileOptions& options = {},
+                                         const std::string& source = "model.json") {
     return importTfjs(ctx, parseTfjs(modelJson, weightData, source), options, source);
 }
 
 // Reads path (a model.json) and the shards its manifest names, from the same
 // directory; only plain relative file names there are followed.
-inline std::unique_ptr<Sequential> loadTfjs(Context& ctx, const std::string& path, const CompileOptions& options = {}) {
+inline std::unique_ptr<Model> loadTfjs(Context& ctx, const std::string& path, const CompileOptions& options = {}) {
     const std::vector<uint8_t> jsonBytes = readFile(path, "TF.js model");
     const std::string text(jsonBytes.begin(), jsonBytes.end());
     const tfjs_detail::Reader r(path);

@@ -20,9 +20,8 @@ SequentialImpl* SequentialImpl::fromTfjs(ContextImpl& c, val modelJson, val weig
         c.makeCurrent();
         auto s = std::make_unique<SequentialImpl>();
         s->owner = &c;
-        std::unique_ptr<Sequential> m = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
-        s->sequential = m.get();
-        s->model = std::move(m);
+        s->model = importTfjs(*c.ctx, modelJson.as<std::string>(), bytes, options_, "model.json");
+        s->sequential = dynamic_cast<Sequential*>(s->model.get());
         return s.release();
     });
 }

@@ -98,7 +98,7 @@ struct Described {
 };
 const Described kModels[] = {{"mlp", kMlpJson}, {"cnn", kCnnJson}};
 
-std::unique_ptr<Sequential> build(Context& ctx, const Described& m) {
+std::unique_ptr<Model> build(Context& ctx, const Described& m) {
     return buildModel(ctx, parseModelConfig(m.json, std::string(m.name) + ".model.json"));
 }
 
@@ -216,11 +216,18 @@ bool importModels(Context& ctx, const std::string& dir) {
     const HostMatrix train = rows(data.images, kHeldOut, kTrainRows);
     const std::vector<int> labels(data.labels.begin() + kHeldOut, data.labels.begin() + kHeldOut + kTrainRows);
     bool ok = true;
-    for (const char* name : {"cnn", "gap"}) {
+    for (const std::string name : {"cnn", "gap", "res"}) {
         const std::string path = dir + "/tfjs_" + name + "/model.json";
         auto model = loadTfjs(ctx, path);
         ok &= report(path + " predicts what TensorFlow.js predicted",
                      relativeError(model->predict(x), expected.at(name).toMatrix()), 1e-4);
+        // The functional model fine-tunes with its base frozen: only its head trains.
+        const bool functional = name == "res";
+        const std::string base = model->layerName(0);
+        const HostMatrix baseKernel = model->weight(base, "kernel");
+        // (Its head is the Dense 'head', the Softmax split off it after it.)
+        if (functional)
+            for (size_t i = 0; model->layerName(i) != "head"; ++i) model->setTrainable(model->layerName(i), false);
         const float before = model->evaluate(train, labels).loss;
         FitOptions f;
         f.epochs = 1;
@@ -231,6 +238,13 @@ bool importModels(Context& ctx, const std::string& dir) {
         std::printf("%s fine-tuning %s: loss on the %d training rows %.4f -> %.4f after %ld steps\n",
                     down ? "ok  " : "FAIL", path.c_str(), kTrainRows, double(before), double(after), model->step());
         ok &= down;
+        if (!functional) continue;
+        ok &= report(path + ": the frozen base kept its weights",
+                     relativeError(model->weight(base, "kernel"), baseKernel), 0.0);
+        // Exported back for TF.js to load (tfjs_check.mjs check-roundtrip).
+        saveTfjs(*model, dir + "/res_back_tfjs");
+        saveSafetensorsFile(dir + "/res_back_expected.safetensors",
+                            {{"x", tensorOf(x)}, {"res", tensorOf(model->predict(x))}});
     }
     return ok;
 }

@@ -7,6 +7,9 @@
 //     IOHandler that reads model.json and the shards it names, as tfjs-node's file://
 //     would), then checks their predictions for the rows "x" of
 //     <dir>/expected.safetensors against gltrain's ("mlp", "cnn") to 1e-4.
+//   node tfjs_check.mjs check-roundtrip <dir>
+//     tf.loadLayersModel on <dir>/res_back_tfjs/ (the functional tfjs_res after gltrain fine-tuned
+//     it with its base frozen) predicts what gltrain did (res_back_expected.safetensors).
 //   node tfjs_check.mjs make-models <dir>
 //     builds two models in TF.js with seeded random weights and batch-norm statistics
 //     (tfjs_cnn: Conv2D, BatchNormalization, pooling, LeakyReLU, gelu_new (which TF.js saves
@@ -14,7 +17,8 @@
 //     tfjs_gap: strided Conv2D, ReLU layer, GlobalAveragePooling2D, an Activation('softmax')
 //     layer), saves them as
 //     <dir>/tfjs_{cnn,gap}/ (model.json + weights.bin) and their predictions for the
-//     same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap").
+//     same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap"); and tfjs_res, a
+//     functional model (a residual block with batch normalization, a Concatenate with the input).
 //
 // Errors are max |tfjs - expected| / max(1, max |expected|). Exit status 0 when every check passes.
 import fs from 'node:fs';
@@ -168,8 +172,16 @@ async function makeModels(dir) {
   gap.add(tf.layers.dense({ units: 10 }));
   gap.add(tf.layers.activation({ activation: 'softmax' }));
 
+  // A functional model: a residual block with batch normalization, a Concatenate with the input.
+  const inp = tf.input({ shape: [28, 28, 1], name: 'image' });
+  const c1 = tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same', activation: 'relu' }).apply(inp);
+  const c2 = tf.layers.batchNormalization().apply(tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same' }).apply(c1));
+  const joined = tf.layers.concatenate().apply([tf.layers.add().apply([c1, c2]), inp]);
+  const pooled = tf.layers.flatten().apply(tf.layers.maxPooling2d({ poolSize: 4 }).apply(joined));
+  const res = tf.model({ name: 'tfjs_res', inputs: inp, outputs: tf.layers.dense({ units: 10, activation: 'softmax', name: 'head' }).apply(pooled) });
+
   const predictions = { x };
-  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200]]) {
+  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['res', res, 300]]) {
     randomizeWeights(model, seed);
     await model.save(toFiles(path.join(dir, `tfjs_${name}`)));
     const y = model.predict(input(model, x));
@@ -179,11 +191,23 @@ async function makeModels(dir) {
   writeSafetensors(path.join(dir, 'tfjs_expected.safetensors'), predictions);
 }
 
+// The functional model gltrain imported, fine-tuned with its base frozen and exported
+// back (<dir>/res_back_tfjs/): TF.js predicts what gltrain predicted (res_back_expected.safetensors).
+async function checkRoundTrip(dir) {
+  const expected = readSafetensors(path.join(dir, 'res_back_expected.safetensors'));
+  const model = await tf.loadLayersModel(fromFiles(path.join(dir, 'res_back_tfjs')));
+  const layers = model.layers.map((l) => l.getClassName()).join(', ');
+  const y = model.predict(input(model, expected.x));
+  report(`tf.loadLayersModel(res_back_tfjs) [${layers}] predicts what gltrain predicted after fine-tuning`,
+         relativeError(await y.data(), expected.res.data), 1e-4);
+}
+
 const [mode, dir] = process.argv.slice(2);
 if (mode === 'check-export' && dir) await checkExport(dir);
 else if (mode === 'make-models' && dir) await makeModels(dir);
+else if (mode === 'check-roundtrip' && dir) await checkRoundTrip(dir);
 else {
-  console.error('usage: node tfjs_check.mjs check-export|make-models <dir>');
+  console.error('usage: node tfjs_check.mjs check-export|make-models|check-roundtrip <dir>');
   process.exit(2);
 }
 process.exit(failures ? 1 : 0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/variable.hpp"
@@ -108,6 +109,8 @@ struct Conv1D {
             b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 template <PoolKind Kind>
@@ -158,6 +161,8 @@ struct Pool1D {
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Pool{b.layer.window, Kind}, {graph::asImage(b, x, b.layer.in)});
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 using MaxPool1D = Pool1D<PoolKind::Max>;

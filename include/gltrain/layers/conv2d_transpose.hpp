@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/variable.hpp"
@@ -106,6 +107,8 @@ struct Conv2DTranspose {
             b.add(graph::ConvTranspose{w}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

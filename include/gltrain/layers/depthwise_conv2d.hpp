@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/variable.hpp"
@@ -116,6 +117,8 @@ struct DepthwiseConv2D {
                                        {graph::asImage(b, x, b.layer.in), b.variable("depthwise_kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/depthwise_conv2d.hpp"
 #include "gltrain/layers/field.hpp"
 #include "gltrain/layers/shape.hpp"
@@ -113,6 +114,8 @@ struct SeparableConv2D {
         const graph::ValueId y = b.add(graph::Conv{pw}, {d, b.variable("pointwise_kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain

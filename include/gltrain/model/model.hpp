@@ -41,6 +41,8 @@ public:
     Shape3 inputShape() const { return inputShape_; }
     // A layer's output shape ([1, 1, n] for flat ones); after compile.
     Shape3 outputShape(size_t layer) const { return layers_.at(layer).geometry.out; }
+    // The shape layer i reads (a merge layer's first input); after compile.
+    Shape3 layerInputShape(size_t layer) const { return layers_.at(layer).geometry.in; }
     // Values per output row; after compile.
     int outputSize() const { return outputSize_; }
     // The global step: training steps taken (and restored from checkpoints).
