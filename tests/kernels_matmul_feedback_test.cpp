@@ -32,7 +32,8 @@ const std::vector<std::string> kFeedback = {"forward/matmul_feedback", "forward/
 TEST(FeedbackKernels, WhoRunsThem) {
     // On: wherever the backend is gpu-float32 and compute kernels do not run
     // matmul. Auto: SwiftShader only. Off: never. Where it fits: packed operands,
-    // not both transposed, K <= kFeedbackMaxK, the staging row within the texture size.
+    // not both transposed, the staging row within the texture size; K past
+    // kFeedbackMaxK runs in slices summed by forward/binary.
     Context& ctx = feedbackContext();
     const Capabilities& on = ctx.caps();
     if (on.computeKernels) GTEST_SKIP() << "compute kernels run matmul here";
@@ -45,9 +46,14 @@ TEST(FeedbackKernels, WhoRunsThem) {
     both.transA = both.transB = true;
     EXPECT_EQ(kernelsOf(a, b, c, both), std::vector<std::string>{"forward/matmul"});
     const int kMax = detail::kFeedbackMaxK;
-    Tensor longA(ctx, 8, kMax + 4), longB(ctx, kMax + 4, 8);
-    EXPECT_EQ(kernelsOf(longA, longB, c).front(), "forward/matmul")
-        << "K past kFeedbackMaxK: the K-split fragment kernels";
+    Tensor longA(ctx, 8, 2 * kMax + 4), longB(ctx, 2 * kMax + 4, 8);
+    const std::vector<std::string> threeSlices = {"forward/matmul_feedback", "forward/matmul_feedback",
+                                                  "forward/binary",          "forward/matmul_feedback",
+                                                  "forward/binary",          "forward/matmul_epilogue"};
+    EXPECT_EQ(kernelsOf(longA, longB, c), threeSlices) << "K past 2 kFeedbackMaxK: three slices, summed";
+    EXPECT_EQ(detail::feedbackSliceK(kMax), kMax);
+    EXPECT_EQ(detail::feedbackSliceK(kMax + 1), kMax / 2 + 8) << "equal slices, multiples of 8";
+    EXPECT_EQ(detail::feedbackSliceK(2 * kMax + 4), 688) << "2052 in three: 684, rounded up to 8";
 
     // ContextOptions::feedbackMinWork: smaller products into a row-interleaved C
     // keep the block kernel; a Packed C (which it cannot write) takes feedback
@@ -123,6 +129,31 @@ TEST(FeedbackKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
         test::checkMatmul(ctx, f, 13, 1024, 6, Layout::PackedRows8,
                           Layout::PackedRows4);  // K = kFeedbackMaxK in one draw
     }
+}
+
+TEST(FeedbackKernels, LongKRunsInSlicesThatAddUp) {
+    // K past kFeedbackMaxK: two or three slices, K not a multiple of 4 or 8 (the
+    // last slice's tail), every form, a fused epilogue on the summed staging.
+    Context& ctx = feedbackContext();
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    const int kMax = detail::kFeedbackMaxK;
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        for (int k : {kMax + 1, kMax + 8, 2 * kMax + 13})
+            test::checkMatmul(ctx, f, 13, k, 9, Layout::Packed, Layout::Packed);
+    test::checkMatmul(ctx, Form::NN, 25, kMax + 3, 17, Layout::PackedRows8, Layout::PackedRows4);
+}
+
+TEST(FeedbackKernels, TooWideForStagingTakesTheBlockKernelAndACopy) {
+    // MAX_TEXTURE_SIZE 64: a 300-column Packed C has no staging row, so the
+    // block kernel writes a row-interleaved temporary and forward/unary copies
+    // it into C (the one-texel kernel ran it 2x slower on SwiftShader).
+    Context& ctx = feedbackContext(true);
+    if (!ctx.caps().feedbackKernels) GTEST_SKIP() << ctx.caps().feedbackReason;
+    Tensor a(ctx, 40, 70), b(ctx, 70, 300), c(ctx, 40, 300), tiny(ctx, 3, 300), a3(ctx, 3, 70);
+    EXPECT_EQ(kernelsOf(a, b, c), (std::vector<std::string>{"forward/matmul_block", "forward/unary"}));
+    EXPECT_EQ(kernelsOf(a3, b, tiny), std::vector<std::string>{"forward/matmul"}) << "under 4 rows: no blocks";
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        test::checkMatmul(ctx, f, 37, 70, 300, Layout::Packed, Layout::Packed);
 }
 
 TEST(FeedbackKernels, PagedOperands) {

@@ -1,6 +1,6 @@
 // forward/matmul_feedback: C = op(A)·op(B) as a vertex kernel whose outputs
 // transform feedback captures — each vertex computes a BLOCK_ROWS x 2-texel
-// (BLOCK_ROWS x 8 element) block of C, all of K in one loop. A fragment can write
+// (BLOCK_ROWS x 8 element) block of C, its slice of K in one loop. A fragment can write
 // 8 texels; a vertex 16 on every OpenGL ES 3.0 device (an 8-row block) and 32 on
 // SwiftShader (a 12-row block). Per 4 k a 12-row block fetches 20 texels for 384
 // multiply-adds, an 8-row one 16 for 256, the 8x4 fragment kernel 12 for 128
@@ -14,12 +14,14 @@
 // defines: BLOCK_ROWS 8 or 12 (ops/matmul.hpp: feedbackBlockRows);
 //          TRANS_A (C = Aᵀ·B, A stored K x M), TRANS_B (C = A·Bᵀ, B stored N x K)
 //          — not both. All inputs packed (any row layout).
-// uniforms: c_shape (C's rows and texels per row)
+// uniforms: c_shape (C's rows and texels per row); k_range: the k it sums, [x, y)
+//           (x a multiple of 8; ops/matmul.hpp runs a long K as slices and adds them)
 // output: F(2p + j) = texel (x0 + j) of row (r0 + p) of C, (x0, r0) = blockOrigin();
 //         rows and texels past C's end repeat its last (forward/matmul_epilogue never
 //         reads them). No epilogue here: forward/matmul_epilogue applies it.
-// formula: C[r, c] = sum_k op(A)[r, k] op(B)[k, c]
+// formula: C[r, c] = sum_{k in k_range} op(A)[r, k] op(B)[k, c]
 uniform ivec2 c_shape;
+uniform ivec2 k_range;
 
 void main() {
     ivec2 o = blockOrigin();
@@ -63,9 +65,9 @@ void main() {
         QUAD3(k) }
     // Rows past the end: texels clamped to the last (their results are discarded).
     int lastG = lastRow >> 2, g = o.y >> 2, g1 = min(g + 1, lastG), g2 = min(g + 2, lastG);
-    int K = A_shape().x, kEnd4 = K & ~3;
+    int k0 = k_range.x, K = k_range.y, kEnd4 = k0 + ((K - k0) & ~3);
     // Four k per iteration (SwiftShader pays per loop iteration), then the tail.
-    for (int k = 0; k < kEnd4; k += 4) {
+    for (int k = k0; k < kEnd4; k += 4) {
         vec4 b0 = B_texel(x0, k), b1 = B_texel(x0, k + 1), b2 = B_texel(x0, k + 2), b3 = B_texel(x0, k + 3);
         vec4 e0 = B_texel(x1, k), e1 = B_texel(x1, k + 1), e2 = B_texel(x1, k + 2), e3 = B_texel(x1, k + 3);
         QUAD4(g, c0, c1, c2, c3, d0, d1, d2, d3)
@@ -98,8 +100,8 @@ void main() {
         vec4 e0 = B_texel(k4, ct.x), e1 = B_texel(k4, ct.y), e2 = B_texel(k4, ct.z), e3 = B_texel(k4, ct.w); \
         ROWS(ROW) }
     // Two texels (8 k) per iteration: SwiftShader pays per loop iteration.
-    int K4 = (A_shape().y + 3) >> 2, K8 = K4 & ~1;
-    for (int t = 0; t < K8; t += 2) { STEP4(t) STEP4(t + 1) }
+    int t0 = k_range.x >> 2, K4 = (k_range.y + 3) >> 2, K8 = t0 + ((K4 - t0) & ~1);
+    for (int t = t0; t < K8; t += 2) { STEP4(t) STEP4(t + 1) }
     if (K8 < K4) STEP4(K8)
 #else
     // C[r, :] = sum_k A[r, k] B[k, :]: four k per step, A's padding lanes are zero.
@@ -111,8 +113,8 @@ void main() {
         vec4 e0 = B_texel(x1, k), e1 = B_texel(x1, k + 1), e2 = B_texel(x1, k + 2), e3 = B_texel(x1, k + 3); \
         ROWS(ROW) }
     // Eight k per iteration (SwiftShader pays per loop iteration), then four, then the tail.
-    int K = A_shape().y, kEnd4 = K & ~3, kEnd8 = K & ~7;
-    for (int k8 = 0; k8 < kEnd8; k8 += 8) { STEP4(k8) STEP4(k8 + 4) }
+    int k0 = k_range.x, K = k_range.y, kEnd4 = k0 + ((K - k0) & ~3), kEnd8 = k0 + ((K - k0) & ~7);
+    for (int k8 = k0; k8 < kEnd8; k8 += 8) { STEP4(k8) STEP4(k8 + 4) }
     if (kEnd8 < kEnd4) STEP4(kEnd8)
     for (int k = kEnd4; k < K; ++k) {
         vec4 b = B_texel(x0, k), e = B_texel(x1, k);

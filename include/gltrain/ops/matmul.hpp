@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "gltrain/activation.hpp"
+#include "gltrain/ops/elementwise.hpp"
 #include "gltrain/pass_list.hpp"
 
 namespace gltrain {
@@ -120,9 +121,20 @@ inline int feedbackBlockRows(const Context& ctx) {
     return ctx.caps().maxFeedbackComponents >= 12 * kFeedbackBlockTexels * 4 ? 12 : 8;
 }
 
-// All of K runs in one draw (no K-split): up to this K, about the longest loop
-// the fragment kernels' default split runs in 2 passes.
+// The most K one feedback draw runs (about the longest loop the fragment
+// kernels' default split runs in 2 passes); a longer K runs in equal slices,
+// one draw each, summed into the staging tensor (recordMatmulFeedback). Before
+// the split, K past this left feedback for the one-texel fragment kernel (C
+// keeps feedback's Packed layout, which the block kernel cannot write): in
+// Chromium on SwiftShader N = 1040 ran 0.77 GFLOP/s against 2.37 at N = 1024.
 constexpr int kFeedbackMaxK = 1024;
+
+// K per feedback draw: equal slices of at most kFeedbackMaxK, each a multiple
+// of 8 (the kernel's loop steps 8 k; Aᵀ·B 4, A·Bᵀ reads whole texels).
+inline int feedbackSliceK(int k) {
+    const int draws = (k + kFeedbackMaxK - 1) / kFeedbackMaxK;
+    return ((k + draws - 1) / draws + 7) / 8 * 8;
+}
 
 // The staging tensor the feedback kernel writes for C: one texel row per block
 // row (ceil(M / R)), holding that row's blocks one after another.
@@ -136,23 +148,29 @@ inline FeedbackStaging feedbackStaging(const Tensor& c) {
     return {r, (c.rows() + r - 1) / r, blocksPerRow * r * kFeedbackBlockTexels * 4};
 }
 
+// Whether C's staging tensor fits the texture size (a row per block row).
+inline bool feedbackStagingFits(const Tensor& c) {
+    const FeedbackStaging staging = feedbackStaging(c);
+    const int maxSize = c.context().maxTextureSize();
+    return staging.cols / 4 <= maxSize && staging.rows <= maxSize;
+}
+
 // Where the feedback kernel can run: the context chose it, one operand at most
-// transposed, K within kFeedbackMaxK, and the staging tensor within the
-// texture size. It runs for any size when C is not row-interleaved (the
+// transposed, and the staging tensor within the texture size (any K: slices of
+// feedbackSliceK). It runs for any size when C is not row-interleaved (the
 // block kernel cannot write it, and the one-texel kernel is slower: in
 // Chromium on SwiftShader, packed N = 128 / 256 ran 2.5 / 2.9 GFLOP/s one
-// texel a fragment against 2.8-3.0 / 3.9-6.8 by feedback), else from
+// texel a fragment against 2.8-3.0 / 3.9-6.8 by feedback; at 100 x 100 x 100
+// both ran 1.05-1.11 GFLOP/s, bench/sweep), else from
 // ContextOptions::feedbackMinWork multiply-adds on (below, the block kernel's
 // one pass beats feedback's two).
 inline bool feedbackFits(const Tensor& a, const Tensor& c, const MatmulOptions& o) {
     Context& ctx = c.context();
     if (!ctx.caps().feedbackKernels || (o.transA && o.transB)) return false;
     const int k = o.transA ? a.rows() : a.cols();
-    const FeedbackStaging staging = feedbackStaging(c);
     const double work = double(c.rows()) * c.cols() * k;
     const bool blockable = rowPhases(c.layout()) > 1;
-    return (!blockable || work >= ctx.options().feedbackMinWork) && k <= kFeedbackMaxK &&
-           staging.cols / 4 <= ctx.maxTextureSize() && staging.rows <= ctx.maxTextureSize();
+    return (!blockable || work >= ctx.options().feedbackMinWork) && feedbackStagingFits(c);
 }
 
 // C = op(A)·op(B) by forward/matmul_feedback into a staging tensor, then
@@ -160,12 +178,31 @@ inline bool feedbackFits(const Tensor& a, const Tensor& c, const MatmulOptions& 
 inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o) {
     Context& ctx = c.context();
     const FeedbackStaging size = feedbackStaging(c);
-    Tensor& staging = list.temp(ctx, size.rows, size.cols, Layout::Packed);
-    Pass& p = list.add(Pass(ctx, "forward/matmul_feedback",
-                            {{"TRANS_A", o.transA ? "1" : "0"},
-                             {"TRANS_B", o.transB ? "1" : "0"},
-                             {"BLOCK_ROWS", std::to_string(size.blockRows)}}));
-    p.input("A", a).input("B", b).output(staging).uniformInt("c_shape", c.rows(), c.geometry().texelsPerRow);
+    const int k = o.transA ? a.rows() : a.cols(), sliceK = feedbackSliceK(k);
+    // One draw per K slice; from the second on, each adds its part to the sum
+    // so far (two sums taking turns, one part reused).
+    Tensor* part = nullptr;
+    Tensor* sums[2] = {nullptr, nullptr};
+    const Tensor* sum = nullptr;
+    for (int k0 = 0, i = 0; k0 < k; k0 += sliceK, ++i) {
+        Tensor*& out = i == 0 ? sums[0] : part;
+        if (!out) out = &list.temp(ctx, size.rows, size.cols, Layout::Packed);
+        Pass& p = list.add(Pass(ctx, "forward/matmul_feedback",
+                                {{"TRANS_A", o.transA ? "1" : "0"},
+                                 {"TRANS_B", o.transB ? "1" : "0"},
+                                 {"BLOCK_ROWS", std::to_string(size.blockRows)}}));
+        p.input("A", a).input("B", b).output(*out).uniformInt("c_shape", c.rows(), c.geometry().texelsPerRow);
+        p.uniformInt("k_range", k0, std::min(k, k0 + sliceK));
+        if (i == 0) {
+            sum = out;
+            continue;
+        }
+        Tensor*& next = sums[i % 2];
+        if (!next) next = &list.temp(ctx, size.rows, size.cols, Layout::Packed);
+        recordAdd(list, *sum, *part, *next);
+        sum = next;
+    }
+    const Tensor& staging = *sum;
     Pass& e = list.add(Pass(ctx, "forward/matmul_epilogue",
                             {{"FBR", std::to_string(size.blockRows)},
                              {"FBC", std::to_string(kFeedbackBlockTexels)},
@@ -178,17 +215,26 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
 }
 }  // namespace detail
 
+// The layout the register-blocked kernel writes: rows interleaved over 8
+// layers (8x4 blocks) where the device has 8 draw buffers, else over 4 (4x4).
+inline Layout blockLayout(const Context& ctx, int rows) {
+    if (rows < 4) return Layout::Packed;
+    return rows >= 8 && ctx.caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : Layout::PackedRows4;
+}
+
 // Kernels, specialised first: the compute-shader kernel (64x64 tiles, all of K
 // in one dispatch) where the context runs compute kernels
 // (Capabilities::computeKernels: native OpenGL ES 3.1 on a hardware GPU, or
 // ContextOptions::compute = on) and every operand is packed (any row layout);
 // the transform-feedback kernel and its epilogue pass where the context chose
 // them (Capabilities::feedbackKernels: SwiftShader), every operand is packed,
-// not both are transposed, K <= kFeedbackMaxK and either C is Packed or the
+// not both are transposed, the staging row fits and either C is Packed or the
 // product has at least ContextOptions::feedbackMinWork multiply-adds;
 // the register-blocked kernel (4x4 or 8x4 blocks) when C is PackedRows4 or
 // PackedRows8 and every operand is packed (and not both transposed); the
-// one-texel-per-fragment kernel, which handles any layouts, otherwise.
+// one-texel-per-fragment kernel, which handles any layouts, otherwise — but
+// where feedback was chosen and does not fit, the block kernel writes a
+// row-interleaved temporary that a copy lays out as C.
 inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tensor& c, const MatmulOptions& o = {}) {
     detail::validateMatmul(a, b, c, o);
     const bool allPacked = isPacked(a.layout()) && isPacked(b.layout()) && isPacked(c.layout()) &&
@@ -211,16 +257,31 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
         detail::recordMatmulFeedback(list, a, b, c, o);
         return;
     }
-    const bool blocked = rowPhases(c.layout()) > 1 && allPacked && !(o.transA && o.transB);
-    if (blocked) {
+    const bool blockable = allPacked && !(o.transA && o.transB);
+    auto recordBlocked = [&](Tensor& out) {
         detail::recordMatmulSlices(
-            list, a, b, c, o, "forward/matmul_block",
+            list, a, b, out, o, "forward/matmul_block",
             [&](Pass& p) {
                 if (o.bias) p.input("BIAS", *o.bias);
                 if (o.dactZ) p.input("Z", *o.dactZ);
-                p.output(c);
+                p.output(out);
             },
             "forward/matmul_block");
+    };
+    if (blockable && rowPhases(c.layout()) > 1) {
+        recordBlocked(c);
+        return;
+    }
+    // Where feedback was chosen but does not fit (a staging row past the
+    // texture size), C has feedback's Packed layout: the block kernel into a
+    // row-interleaved temporary and a copy beat the one-texel kernel (in
+    // Chromium on SwiftShader, the block kernel ran N = 1536 at 1.75 GFLOP/s,
+    // the one-texel kernel 0.81; bench/MATMUL_SWEEP.md times this path at
+    // 3000 x 300 x 3000).
+    if (blockable && c.context().caps().feedbackKernels && !detail::feedbackStagingFits(c) && c.rows() >= 4) {
+        Tensor& t = list.temp(c.context(), c.rows(), c.cols(), blockLayout(c.context(), c.rows()));
+        recordBlocked(t);
+        recordUnary(list, "matmul", "(x)", t, c);
         return;
     }
     detail::recordMatmulSlices(list, a, b, c, o, "forward/matmul", [&](Pass& p) {
@@ -228,13 +289,6 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
         if (o.dactZ) p.input("Z", *o.dactZ);
         p.output(c);
     });
-}
-
-// The layout the register-blocked kernel writes: rows interleaved over 8
-// layers (8x4 blocks) where the device has 8 draw buffers, else over 4 (4x4).
-inline Layout blockLayout(const Context& ctx, int rows) {
-    if (rows < 4) return Layout::Packed;
-    return rows >= 8 && ctx.caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : Layout::PackedRows4;
 }
 
 // The layout a tensor made to be multiplied gets (the JavaScript Tensor, the
