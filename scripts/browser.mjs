@@ -37,14 +37,15 @@ export async function startServer(roots, port = 0, headers = {}) {
 }
 
 // Headless Chromium with WebGL2 on SwiftShader; flags that work as root here.
-export async function launchChromium({ headless = true } = {}) {
+// webgpu: WebGPU too (--enable-unsafe-webgpu; the comparison's WebGPU contestants).
+export async function launchChromium({ headless = true, webgpu = false } = {}) {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gltrain-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
            '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader',
-           '--use-angle=swiftshader', '--ignore-gpu-blocklist'],
+           '--use-angle=swiftshader', '--ignore-gpu-blocklist', ...(webgpu ? ['--enable-unsafe-webgpu'] : [])],
   });
   const close = async () => { await context.close(); fs.rmSync(userDataDir, { recursive: true, force: true }); };
   return { context, close };

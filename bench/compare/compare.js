@@ -1,7 +1,8 @@
 // The side-by-side benchmark's page: each workload runs on gltrain (the JavaScript
-// module, used as the README shows), then TensorFlow.js 4.22 on its webgl backend,
-// then on its wasm backend — same model, optimizer, batch and data (the real
-// Fashion-MNIST files from web/data, parsed once here and handed to all three).
+// module, used as the README shows), then TensorFlow.js 4.22 on its webgl, wasm and
+// webgpu backends, then jax-js 0.1.25 on wasm and webgpu — same model, optimizer,
+// batch and data (the real Fashion-MNIST files from web/data, parsed once here and
+// handed to every contestant).
 // The whole sequence repeats (?reps, default 2) so run-to-run noise is visible.
 // Results land in window.compare (read by bench/compare/run.mjs); keys match
 // bench/compare_native.cpp's.
@@ -14,6 +15,7 @@
 //   reads), then the test accuracy.
 // - GFLOP/s: 2 N^3 over the median time of one product plus reading it back.
 import createGltrain from '/web/gltrain.js';
+import * as jax from '/jax/index.js';
 
 const params = new URLSearchParams(location.search);
 const quick = params.get('quick') === '1';
@@ -85,6 +87,16 @@ function timeSteps(step, lossEvery, count) {
   for (let b = 0; b < count; b++) {
     const t0 = now();
     for (let j = 1; j <= lossEvery; j++) step(j === lossEvery);
+    t.push((now() - t0) / lossEvery);
+  }
+  return median(t);
+}
+// The same for a step that returns a promise (a backend whose reads are async only).
+async function timeStepsAsync(step, lossEvery, count) {
+  const t = [];
+  for (let b = 0; b < count; b++) {
+    const t0 = now();
+    for (let j = 1; j <= lossEvery; j++) await step(j === lossEvery);
     t.push((now() - t0) / lossEvery);
   }
   return median(t);
@@ -174,7 +186,10 @@ function gltrainContestant(gl, name, options) {
 
 // ---- TensorFlow.js ---------------------------------------------------------------
 
+// backend 'webgpu' reads asynchronously (its dataSync() returns zeros on
+// SwiftShader): its steps and products await data().
 function tfjsContestant(backend) {
+  const asyncReads = backend === 'webgpu';
   const softmaxCE = (y, logits) => tf.losses.softmaxCrossEntropy(y, logits);
   const mse = (y, p) => tf.losses.meanSquaredError(y, p);
   const mlp = () => tf.sequential({ layers: [
@@ -214,15 +229,16 @@ function tfjsContestant(backend) {
         const xb = tf.gather(x, ib), yb = tf.gather(y, ib);
         return optimizer.minimize(() => lossFn(yb, model.apply(xb, { training: true })), true);
       });
+      if (read && asyncReads) return cost.data().then((v) => { lost += v[0]; cost.dispose(); });
       if (read) lost += cost.dataSync()[0];
       cost.dispose();
     };
     step.check = () => { if (!Number.isFinite(lost)) throw new Error(`${backend}: the loss is not finite`); };
     return step;
   }
-  function stepMs(step, lossEvery, scale = 1) {
-    for (let i = 0; i < P.warmup * scale; i++) step(true);
-    const ms = timeSteps(step, lossEvery, stepsFor(lossEvery, scale));
+  async function stepMs(step, lossEvery, scale = 1) {
+    for (let i = 0; i < P.warmup * scale; i++) await step(true);
+    const ms = await (asyncReads ? timeStepsAsync : timeSteps)(step, lossEvery, stepsFor(lossEvery, scale));
     step.check();
     return ms;
   }
@@ -240,6 +256,9 @@ function tfjsContestant(backend) {
         const ext = g.getExtension('WEBGL_debug_renderer_info');
         this.renderer = `${g.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : g.RENDERER)} (WebGL ${tf.env().get('WEBGL_VERSION')}, ` +
           `float32 ${tf.env().getBool('WEBGL_RENDER_FLOAT32_ENABLED')}, packed ${tf.env().getBool('WEBGL_PACK')})`;
+      } else if (backend === 'webgpu') {
+        const info = tf.backend().adapterInfo;
+        this.renderer = `WebGPU: ${[info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(' ') || 'adapter'} (async reads)`;
       } else {
         const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
         const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
@@ -252,7 +271,7 @@ function tfjsContestant(backend) {
       const x = images(d.train, [784]), y = oneHot(d.train.labels);
       try {
         const step = trainer(model, opt, softmaxCE, x, y, d.train.n, 128);
-        const r = { w1_step_ms_loss1: stepMs(step, 1), w1_step_ms_loss10: stepMs(step, 10) };
+        const r = { w1_step_ms_loss1: await stepMs(step, 1), w1_step_ms_loss10: await stepMs(step, 10) };
         if (!this.kernels) this.kernels = (await tf.profile(() => step(false))).kernels.length;
         return r;
       } finally { disposeAll(model, opt, x, y); }
@@ -266,7 +285,9 @@ function tfjsContestant(backend) {
         const t0 = now();
         await model.fit(x, y, { epochs: 1, batchSize: 128, shuffle: true, verbose: 0 });
         const s = (now() - t0) / 1000;
-        const acc = tf.tidy(() => model.predict(tx, { batchSize: 256 }).argMax(-1).equal(ty).mean().dataSync()[0]);
+        const meanAcc = tf.tidy(() => model.predict(tx, { batchSize: 256 }).argMax(-1).equal(ty).mean());
+        const acc = (await meanAcc.data())[0];
+        meanAcc.dispose();
         return { w1_epoch_s: s, w1_epoch_steps: Math.ceil(rows / 128), w1_test_accuracy: acc };
       } finally { disposeAll(model, x, y, tx, ty); }
     },
@@ -274,12 +295,13 @@ function tfjsContestant(backend) {
       const model = cnn(), opt = tf.train.adam(1e-3);
       const x = images(d.train, [28, 28, 1]), y = oneHot(d.train.labels);
       try {
-        return { w2_step_ms_loss1: stepMs(trainer(model, opt, softmaxCE, x, y, d.train.n, 64), 1) };
+        return { w2_step_ms_loss1: await stepMs(trainer(model, opt, softmaxCE, x, y, d.train.n, 64), 1) };
       } finally { disposeAll(model, opt, x, y); }
     },
     async w3(n, a, b) {
       const A = tf.tensor2d(a, [n, n]), B = tf.tensor2d(b, [n, n]);
       this.cleanup = () => disposeAll(A, B);
+      if (asyncReads) return async () => { const c = tf.matMul(A, B); const v = await c.data(); c.dispose(); return v; };
       return () => { const c = tf.matMul(A, B); const v = c.dataSync(); c.dispose(); return v; };
     },
     async w4Steps(d) {
@@ -287,8 +309,165 @@ function tfjsContestant(backend) {
       const x = tf.tensor2d(d.xor.x, [d.xor.n, 2]), y = tf.tensor2d(d.xor.y, [d.xor.n, 1]);
       try {
         const step = trainer(model, opt, mse, x, y, d.xor.n, 4);
-        return { w4_step_ms_loss1: stepMs(step, 1, 4), w4_step_ms_loss10: stepMs(step, 10, 4) };
+        return { w4_step_ms_loss1: await stepMs(step, 1, 4), w4_step_ms_loss10: await stepMs(step, 10, 4) };
       } finally { disposeAll(model, opt, x, y); }
+    },
+  };
+}
+
+// ---- jax-js ------------------------------------------------------------------------
+
+// jax-js 0.1.25 on one device ('wasm': WebAssembly on Web Workers; 'webgpu'), as
+// its README teaches: the loss a function of a parameter tree, valueAndGrad +
+// jit around the whole step, Adam by hand with TensorFlow.js's formula
+// (lr_t = lr sqrt(1 - b2^t) / (1 - b1^t), eps 1e-7), the batch gathered on the
+// device. Arrays are reference counted: every use but the last takes .ref.
+function jaxContestant(jax, device) {
+  const { numpy: np, nn, lax, tree } = jax;
+  const glorot = (fanIn, fanOut, seed) => {
+    const r = lcg(seed), lim = Math.sqrt(6 / (fanIn + fanOut)), w = new Float32Array(fanIn * fanOut);
+    for (let i = 0; i < w.length; i++) w[i] = (r() * 2 - 1) * lim;
+    return w;
+  };
+  const dense = (p, i, fanIn, fanOut) => {
+    p['w' + i] = np.array(glorot(fanIn, fanOut, 40 + i), { shape: [fanIn, fanOut] });
+    p['b' + i] = np.zeros([fanOut]);
+  };
+  const mlpParams = () => { const p = {}; dense(p, 1, 784, 256); dense(p, 2, 256, 128); dense(p, 3, 128, 10); return p; };
+  const mlpLogits = (p, x) => {
+    const h1 = nn.relu(np.matmul(x, p.w1).add(p.b1));
+    const h2 = nn.relu(np.matmul(h1, p.w2).add(p.b2));
+    return np.matmul(h2, p.w3).add(p.b3);
+  };
+  const softmaxCE = (logits, y, batch) => nn.logSoftmax(logits, -1).mul(y).sum().mul(-1 / batch);
+  const tinyParams = () => { const p = {}; dense(p, 1, 2, 8); dense(p, 2, 8, 1); return p; };
+  const tinyLoss = (p, x, y, batch) => {
+    const out = np.matmul(np.tanh(np.matmul(x, p.w1).add(p.b1)), p.w2).add(p.b2);
+    const e = out.sub(y);
+    return e.ref.mul(e).sum().mul(1 / batch);
+  };
+  const cnnParams = () => {
+    const k = (n, seed) => np.array(glorot(n[1] * 25, n[0] * 25, seed), { shape: n });
+    return { c1: k([8, 1, 5, 5], 51), cb1: np.zeros([1, 8, 1, 1]), c2: k([16, 8, 5, 5], 52), cb2: np.zeros([1, 16, 1, 1]),
+             w3: np.array(glorot(256, 10, 53), { shape: [256, 10] }), b3: np.zeros([10]) };
+  };
+  const maxPool2 = (x) => lax.reduceWindow(x, (w) => np.max(w), [1, 1, 2, 2], [1, 1, 2, 2]);
+  const cnnLogits = (p, x, batch) => {  // x: [batch, 1, 28, 28] (NCHW, jax's default)
+    const h1 = maxPool2(nn.relu(lax.conv(x, p.c1, [1, 1], 'VALID').add(p.cb1)));
+    const h2 = maxPool2(nn.relu(lax.conv(h1, p.c2, [1, 1], 'VALID').add(p.cb2)));
+    return np.matmul(h2.reshape([batch, 256]), p.w3).add(p.b3);
+  };
+  // One jitted step: loss and gradients, then Adam (lrT and the step's other
+  // scalars are arguments, so one trace serves every step).
+  function adamStep(lossFn) {
+    const b1 = 0.9, b2 = 0.999, eps = 1e-7;
+    return jax.jit((p, m, v, x, y, lrT) => {
+      const [loss, g] = jax.valueAndGrad(lossFn)(tree.ref(p), x, y);
+      const p2 = {}, m2 = {}, v2 = {};
+      for (const k of Object.keys(p)) {
+        const gk = g[k];
+        m2[k] = m[k].mul(b1).add(gk.ref.mul(1 - b1));
+        v2[k] = v[k].mul(b2).add(gk.ref.mul(gk).mul(1 - b2));
+        p2[k] = p[k].sub(m2[k].ref.mul(lrT.ref).div(np.sqrt(v2[k].ref).add(eps)));
+      }
+      lrT.dispose();
+      return [loss, p2, m2, v2];
+    });
+  }
+  function sgdStep(lossFn, lr) {
+    return jax.jit((p, x, y) => {
+      const [loss, g] = jax.valueAndGrad(lossFn)(tree.ref(p), x, y);
+      const p2 = {};
+      for (const k of Object.keys(p)) p2[k] = p[k].sub(g[k].mul(lr));
+      return [loss, p2];
+    });
+  }
+  const read = async (a) => (await a.data())[0];
+  // A trainer over n examples: each step gathers a shuffled batch on the device.
+  function trainer(kind, x, y, n, batch, lossFn, params) {
+    const order = new Int32Array(n).map((_, i) => i);
+    const r = lcg(5);
+    for (let i = n - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    let pos = 0, t = 0, lost = 0;
+    let p = params, m = tree.map((a) => np.zerosLike(a.ref), p), v = tree.map((a) => np.zerosLike(a.ref), p);
+    const update = kind === 'adam' ? adamStep(lossFn) : sgdStep(lossFn, 0.1);
+    const step = async (readLoss) => {
+      if (pos + batch > n) pos = 0;
+      const idx = np.array(order.subarray(pos, pos + batch), { dtype: np.int32 });
+      pos += batch;
+      const xb = np.take(x.ref, idx.ref, 0), yb = np.take(y.ref, idx, 0);
+      let loss;
+      if (kind === 'adam') {
+        t++;
+        const lrT = np.array(new Float32Array([1e-3 * Math.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)]), { shape: [] });
+        [loss, p, m, v] = update(p, m, v, xb, yb, lrT);
+      } else {
+        [loss, p] = update(p, xb, yb);
+      }
+      if (readLoss) lost += await read(loss); else loss.dispose();
+    };
+    step.check = () => { if (!Number.isFinite(lost)) throw new Error(`jax-js ${device}: the loss is not finite`); };
+    step.params = () => tree.ref(p);
+    step.dispose = () => { tree.dispose([p, m, v]); update.dispose?.(); };
+    return step;
+  }
+  async function stepMs(step, lossEvery, scale = 1) {
+    for (let i = 0; i < P.warmup * scale; i++) await step(true);
+    const ms = await timeStepsAsync(step, lossEvery, stepsFor(lossEvery, scale));
+    step.check();
+    return ms;
+  }
+  const oneHot = (labels) => nn.oneHot(np.array(labels, { dtype: np.int32 }), 10).astype(np.float32);
+  return {
+    name: 'jax-' + device,
+    async setup() {
+      const ok = await jax.init(device);
+      if (!ok.includes(device)) throw new Error(`jax-js: the ${device} device failed to start (have ${ok.join(', ')})`);
+      jax.defaultDevice(device);
+      this.renderer = `jax-js ${device}` + (device === 'wasm' ? ` (navigator.hardwareConcurrency ${navigator.hardwareConcurrency}, ` +
+                                                             `${self.crossOriginIsolated ? 'cross-origin isolated' : 'not isolated'})` : '');
+    },
+    async w1Steps(d) {
+      const x = np.array(d.train.x, { shape: [d.train.n, 784] }), y = oneHot(d.train.labels);
+      const step = trainer('adam', x, y, d.train.n, 128, (p, xb, yb) => softmaxCE(mlpLogits(p, xb), yb, 128), mlpParams());
+      try {
+        return { w1_step_ms_loss1: await stepMs(step, 1), w1_step_ms_loss10: await stepMs(step, 10) };
+      } finally { step.dispose(); x.dispose(); y.dispose(); }
+    },
+    async w1Epoch(d, rows) {
+      const x = np.array(d.train.x.subarray(0, rows * 784), { shape: [rows, 784] }), y = oneHot(d.train.labels.subarray(0, rows));
+      const tx = np.array(d.test.x, { shape: [d.test.n, 784] });
+      const step = trainer('adam', x, y, rows, 128, (p, xb, yb) => softmaxCE(mlpLogits(p, xb), yb, 128), mlpParams());
+      try {
+        // Whole batches (this loop has no short last batch), read the loss every 10 steps.
+        const steps = Math.floor(rows / 128);
+        const t0 = now();
+        for (let i = 1; i <= steps; i++) await step(i % 10 === 0 || i === steps);
+        const s = (now() - t0) / 1000;
+        const pred = await np.argmax(mlpLogits(step.params(), tx), -1).data();
+        const acc = pred.reduce((c, v, i) => c + (v === d.test.labels[i] ? 1 : 0), 0) / d.test.n;
+        return { w1_epoch_s: s, w1_epoch_steps: steps, w1_test_accuracy: acc };
+      } finally { step.dispose(); x.dispose(); y.dispose(); }
+    },
+    async w2Steps(d) {
+      const x = np.array(d.train.x, { shape: [d.train.n, 1, 28, 28] }), y = oneHot(d.train.labels);
+      const step = trainer('adam', x, y, d.train.n, 64, (p, xb, yb) => softmaxCE(cnnLogits(p, xb, 64), yb, 64), cnnParams());
+      try { return { w2_step_ms_loss1: await stepMs(step, 1) }; } finally { step.dispose(); x.dispose(); y.dispose(); }
+    },
+    async w3(n, a, b) {
+      const A = np.array(a, { shape: [n, n] }), B = np.array(b, { shape: [n, n] });
+      this.cleanup = () => { A.dispose(); B.dispose(); };
+      return async () => np.matmul(A.ref, B.ref).data();
+    },
+    async w4Steps(d) {
+      const x = np.array(d.xor.x, { shape: [d.xor.n, 2] }), y = np.array(d.xor.y, { shape: [d.xor.n, 1] });
+      const step = trainer('sgd', x, y, d.xor.n, 4, (p, xb, yb) => tinyLoss(p, xb, yb, 4), tinyParams());
+      try {
+        return { w4_step_ms_loss1: await stepMs(step, 1, 4), w4_step_ms_loss10: await stepMs(step, 10, 4) };
+      } finally { step.dispose(); x.dispose(); y.dispose(); }
     },
   };
 }
@@ -298,12 +477,12 @@ function tfjsContestant(backend) {
 async function w3(c, n) {
   const run = await c.w3(n, randomMatrix(n, 11), randomMatrix(n, 12));
   try {
-    const out = run();  // warm-up: compiles, allocates
+    const out = await run();  // warm-up: compiles, allocates
     if (!Number.isFinite(out[out.length - 1])) throw new Error(`${c.name}: matmul produced a non-finite value`);
     const t = [];
     for (let i = 0; i < (n <= 512 ? 9 : 5); i++) {
       const t0 = now();
-      run();
+      await run();
       t.push(now() - t0);
     }
     return { [`w3_gflops_${n}`]: (2 * n * n * n) / (median(t) / 1e3) / 1e9 };
@@ -318,6 +497,7 @@ async function main() {
   const gl = await createGltrain();
   tf.wasm.setWasmPaths('/tfjs-wasm/');
   let contestants = [gltrainContestant(gl, 'gltrain', { backend: 'webgl' }), tfjsContestant('webgl'), tfjsContestant('wasm'),
+                     tfjsContestant('webgpu'), jaxContestant(jax, 'wasm'), jaxContestant(jax, 'webgpu'),
                      gltrainContestant(gl, 'gltrain-auto', {})];
   if (only) contestants = contestants.filter((c) => only.includes(c.name));
   const workloads = [
@@ -352,6 +532,7 @@ async function main() {
   for (const c of contestants) state.info[c.name] = { renderer: c.renderer, kernelsPerMlpStep: c.kernels ?? null };
   state.info.userAgent = navigator.userAgent;
   state.info.tfjsVersion = tf.version.tfjs;
+  state.info.jaxVersion = '0.1.25';  // bench/package-lock.json (the module exports no version)
   state.info.crossOriginIsolated = self.crossOriginIsolated;
 }
 

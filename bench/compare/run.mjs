@@ -1,7 +1,7 @@
 // Drives the side-by-side benchmark: serves bench/compare (the page), web/ (the
-// gltrain module and the Fashion-MNIST files) and TensorFlow.js 4.22 from
-// bench/node_modules on 127.0.0.1, runs the page once in headless Chromium
-// (scripts/browser.mjs: Debian's Chromium, SwiftShader WebGL2) and writes the
+// gltrain module and the Fashion-MNIST files), TensorFlow.js 4.22 and jax-js 0.1.25
+// from bench/node_modules on 127.0.0.1, runs the page once in headless Chromium
+// (scripts/browser.mjs: Debian's Chromium, SwiftShader WebGL2, WebGPU) and writes the
 // markdown report: machine, renderers, one table per repetition with medians
 // and speed ratios, the native column and the step profiles when given.
 //   node bench/compare/run.mjs [--quick] [--reps N] [--only name,name] [--workloads W1,W4] [--out FILE]
@@ -26,7 +26,7 @@ const reps = Number(opt('--reps', '2'));
 const timeoutMs = Number(process.env.GLTRAIN_COMPARE_TIMEOUT_MS || 40 * 60 * 1000);
 
 const tfjsDir = path.join(root, 'bench/node_modules/@tensorflow');
-for (const p of ['tfjs/dist/tf.min.js', 'tfjs-backend-wasm/dist/tf-backend-wasm.min.js']) {
+for (const p of ['tfjs/dist/tf.min.js', 'tfjs-backend-wasm/dist/tf-backend-wasm.min.js', 'tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js']) {
   if (!fs.existsSync(path.join(tfjsDir, p))) throw new Error(`run.mjs: bench/node_modules/@tensorflow/${p} is missing (npm ci in bench/)`);
 }
 // Cross-origin isolation lets TensorFlow.js's wasm backend use its threaded build
@@ -35,9 +35,11 @@ const server = await startServer({
   '/web/': path.join(root, 'web'),
   '/tfjs/': path.join(tfjsDir, 'tfjs/dist'),
   '/tfjs-wasm/': path.join(tfjsDir, 'tfjs-backend-wasm/dist'),
+  '/tfjs-webgpu/': path.join(tfjsDir, 'tfjs-backend-webgpu/dist'),
+  '/jax/': path.join(root, 'bench/node_modules/@jax-js/jax/dist'),
   '/': here,
 }, 0, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
-const { context, close } = await launchChromium();
+const { context, close } = await launchChromium({ webgpu: true });
 let state;
 try {
   const page = await context.newPage();
@@ -111,10 +113,10 @@ const theirs = names.filter((n) => !n.startsWith('gltrain'));
 const label = (n) => (n === 'gltrain' ? 'gltrain WebGL2' : n === 'gltrain-auto' ? 'gltrain auto' : n);
 const out = [];
 const date = new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
-out.push('# gltrain vs TensorFlow.js, side by side', '');
+out.push('# gltrain vs TensorFlow.js and jax-js, side by side', '');
 out.push(`Written by \`bash scripts/bench_compare.sh${quick ? ' --quick' : ''}\` on ${date}; nothing here is edited by hand.`);
 out.push(`Machine: ${cpuModel}, ${os.cpus().length} cores (shared with other work: compare rows of one run). ` +
-         `Browser: ${(state.info.userAgent.match(/(Headless)?Chrome\/[\d.]+/) ?? ['Chromium'])[0]} (${state.info.crossOriginIsolated ? 'cross-origin isolated' : 'not isolated'}), TensorFlow.js ${state.info.tfjsVersion}.`);
+         `Browser: ${(state.info.userAgent.match(/(Headless)?Chrome\/[\d.]+/) ?? ['Chromium'])[0]} (${state.info.crossOriginIsolated ? 'cross-origin isolated' : 'not isolated'}, WebGPU on), TensorFlow.js ${state.info.tfjsVersion}, jax-js ${state.info.jaxVersion}.`);
 out.push('');
 out.push('Renderers:');
 for (const n of names) out.push(`- ${n}: ${state.info[n]?.renderer ?? 'unknown'}`);
@@ -126,6 +128,8 @@ out.push('');
 out.push('Workloads (bench/compare/compare.js, bench/compare_native.cpp): W1 MLP 784-256-128-10 ReLU, softmax cross-entropy, ' +
          'Adam 1e-3, batch 128 on Fashion-MNIST; W2 CNN conv 8@5x5 ReLU, max pool 2, conv 16@5x5 ReLU, max pool 2, dense 10, ' +
          'Adam, batch 64; W3 square fp32 matmul, each product read back; W4 MLP 2-8-1 tanh, MSE, SGD 0.1, batch 4. ' +
+         'WebGPU contestants read asynchronously (await data()); jax-js trains with its own loop (valueAndGrad + jit around ' +
+         'the whole step, Adam by hand with TensorFlow.js\'s formula, whole batches in its epoch). ' +
          `Medians over ${state.protocol.steps} single steps (loss every step) or ${state.protocol.blocks} blocks of 10 steps ` +
          `(loss every 10) after ${state.protocol.warmup} warm-up steps (W4: 4x as many). The epoch is each library's own fit() ` +
          '(default loss reads; both train the short last batch). ' +
