@@ -330,7 +330,7 @@ TEST(KernelsMlp, GuardAndRefusals) {
     m = f.mlp;
     m.layers[0].act = Activation::LeakyReLU;
     m.layers[0].alpha = NAN;
-    refused(m, "non-finite LeakyReLU slope");
+    refused(m, "non-finite alpha");
     // Softmax cross-entropy wants B x 1 labels and at least two classes; only it counts.
     m = f.mlp;  // 2-8-1, t 4x1
     m.softmaxLabels = true;

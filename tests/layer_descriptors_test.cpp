@@ -238,6 +238,7 @@ TEST(LayerDescriptors, TheDtsNameUnionsAreTheTables) {
     const std::string dts = readDts();
     std::set<std::string> activations, optimizers, losses, initializers, paddings;
     for (Activation a : kAllActivations) activations.insert(activationName(a));
+    for (const ActivationAlias& a : kActivationAliases) activations.insert(a.name);
     for (OptimizerKind k : kAllOptimizers) optimizers.insert(optimizerName(k));
     for (const LossName& l : kLossNames) losses.insert(l.name);
     for (Initializer::Kind k : Initializer::kNamedKinds) initializers.insert(Initializer{k, 0}.name());

@@ -176,7 +176,7 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {config(R"({"type": "dense", "units": "3"})"),
          "layers[0].units: expected a positive integer, got the string \"3\""},
         {config(R"({"type": "dense", "units": 2, "unit": 3})"),
-         "layers[0].unit: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name, trainable)"},
+         "layers[0].unit: unknown key (valid: type, units, activation, alpha, eluAlpha, kernelInitializer, biasInitializer, inputDim, name, trainable)"},
         {config(R"({"type": "dense"})"), "layers[0].units: required for type 'dense'"},
         {config(R"({"type": "conv2d", "kernelSize": 3})"), "layers[0].filters: required for type 'conv2d'"},
         {config(R"({"type": "activation"})"), "layers[0].activation: required for type 'activation'"},
@@ -188,7 +188,8 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
          "globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax, "},
         {config("7"), "layers[0]: expected a layer object such as {\"type\": \"dense\", \"units\": 10}, got 7"},
         {config(R"({"type": "dense", "units": 2, "activation": "rellu"})"),
-         "layers[0].activation: unknown activation 'rellu' (valid: linear, relu, leaky_relu, sigmoid, tanh, gelu, softplus)"},
+         "layers[0].activation: unknown activation 'rellu' (valid: linear, relu, leaky_relu, sigmoid, tanh, gelu, softplus, elu, selu, "
+         "relu6, swish, mish, hard_sigmoid, softsign, gelu_exact, silu)"},
         {config(R"({"type": "dense", "units": 2, "kernelInitializer": "foo"})"),
          "layers[0].kernelInitializer: unknown initializer 'foo' (valid: glorot_uniform"},
         {config(R"({"type": "dense", "units": 2, "kernelInitializer": {"type": "constant"}})"),

@@ -59,6 +59,29 @@ TEST(ReferenceActivation, HandComputedValues) {
         matricesNear(s, MatD(1, 4, {0.6931471805599453, 0.1269280110429725, 1e4, 1.9287498479639178e-22}), 0.0, 1e-15));
 }
 
+// The newer activations at -1.5, 0.7 and 3 (and past their clips), against values computed
+// independently in Python's math module (erf, expm1, log1p).
+TEST(ReferenceActivation, HandComputedValuesOfTheNewerOnes) {
+    const MatD Z(1, 3, {-1.5, 0.7, 3});
+    auto near = [&](Activation act, std::vector<double> want, double alpha = 0.01) {
+        EXPECT_TRUE(matricesNear(r::activate(Z, act, alpha), MatD(1, 3, std::move(want)), 1e-15, 1e-15))
+            << activationName(act);
+    };
+    near(Activation::ELU, {-0.3884349199257851, 0.7, 3}, 0.5);
+    near(Activation::SELU, {-1.3658143533672527, 0.7354906911488363, 3.1521029620664414});
+    near(Activation::ReLU6, {0, 0.7, 3});
+    near(Activation::Swish, {-0.2736382857095345, 0.46773144051771626, 2.8577223804673});
+    near(Activation::Mish, {-0.29809974216680674, 0.5611483776438518, 2.9865350049679575});
+    near(Activation::HardSigmoid, {0.19999999999999996, 0.64, 1});
+    near(Activation::Softsign, {-0.6, 0.4117647058823529, 0.75});
+    near(Activation::GELUExact, {-0.10021080190328713, 0.5306254434438489, 2.99595030590511});
+    // The clips: ReLU6 at 6, HardSigmoid at 0 and 1.
+    EXPECT_EQ(r::activate(MatD(1, 1, 7.5), Activation::ReLU6)(0, 0), 6.0);
+    EXPECT_EQ(r::activate(MatD(1, 1, -3.0), Activation::HardSigmoid)(0, 0), 0.0);
+    // GELUExact keeps its tail where 1 + erf would round to 0: -10 Phi(-10) = -7.6198530241605e-23.
+    EXPECT_NEAR(r::activate(MatD(1, 1, -10.0), Activation::GELUExact)(0, 0), -7.6198530241605e-23, 1e-35);
+}
+
 TEST(ReferenceActivation, DerivativesAtZeroFollowTheDocumentedConvention) {
     const MatD Z(1, 1, 0.0), dY(1, 1, 1.0);
     EXPECT_EQ(r::activationGrad(dY, Z, Activation::ReLU)(0, 0), 0.0);
@@ -68,6 +91,16 @@ TEST(ReferenceActivation, DerivativesAtZeroFollowTheDocumentedConvention) {
     EXPECT_EQ(r::activationGrad(dY, Z, Activation::Tanh)(0, 0), 1.0);
     EXPECT_EQ(r::activationGrad(dY, Z, Activation::GELU)(0, 0), 0.5);
     EXPECT_EQ(r::activationGrad(dY, Z, Activation::Softplus)(0, 0), 0.5);
+    EXPECT_EQ(r::activationGrad(dY, Z, Activation::ELU, 0.3)(0, 0), 0.3);
+    EXPECT_EQ(r::activationGrad(dY, Z, Activation::ReLU6)(0, 0), 0.0);
+    EXPECT_EQ(r::activationGrad(dY, MatD(1, 1, 6.0), Activation::ReLU6)(0, 0), 0.0);
+    EXPECT_EQ(r::activationGrad(dY, Z, Activation::HardSigmoid)(0, 0), 0.2);
+    EXPECT_EQ(r::activationGrad(dY, MatD(1, 1, 2.5), Activation::HardSigmoid)(0, 0), 0.0);
+    EXPECT_EQ(r::activationGrad(dY, Z, Activation::Swish)(0, 0), 0.5);
+    EXPECT_EQ(r::activationGrad(dY, Z, Activation::Softsign)(0, 0), 1.0);
+    EXPECT_EQ(r::activationGrad(dY, Z, Activation::GELUExact)(0, 0), 0.5);
+    EXPECT_NEAR(r::activationGrad(dY, Z, Activation::Mish)(0, 0), 0.6, 1e-15);  // tanh(log 2) = 3/5
+    EXPECT_NEAR(r::activationGrad(dY, Z, Activation::SELU)(0, 0), 1.7580993408473766, 1e-15);
 }
 
 TEST(ReferenceActivation, GradMatchesFiniteDifferences) {

@@ -26,11 +26,14 @@ TEST(ReferenceActivationName, RoundTripsEveryActivation) {
     EXPECT_STREQ(activationName(Activation::LeakyReLU), "leaky_relu");
     EXPECT_EQ(parseActivation("ReLU"), Activation::ReLU);
     EXPECT_EQ(parseActivation("GELU"), Activation::GELU);
+    EXPECT_EQ(parseActivation("SiLU"), Activation::Swish);  // an alias, read but never written
+    EXPECT_STREQ(activationName(Activation::Swish), "swish");
 }
 
 TEST(ReferenceActivationName, UnknownNameListsTheValidOnes) {
-    expectArgumentError([] { parseActivation("swish"); },
-                        {"'swish'", "linear", "relu", "leaky_relu", "sigmoid", "tanh", "gelu", "softplus"});
+    expectArgumentError([] { parseActivation("swoosh"); },
+                        {"'swoosh'", "linear", "relu", "leaky_relu", "sigmoid", "tanh", "gelu", "softplus", "elu",
+                         "selu", "relu6", "swish", "mish", "hard_sigmoid", "softsign", "gelu_exact", "silu"});
 }
 
 // ---------------------------------------------------------------- matmul

@@ -184,6 +184,43 @@ TEST(TfjsLayers, FunctionalModelRoundTripPredictsTheSame) {
         << outputs;
 }
 
+// Every activation TF.js can run round-trips under its TF.js name, fused and as a layer.
+TEST(TfjsLayers, EveryTfjsActivationRoundTrips) {
+    auto m = std::make_unique<Sequential>(test::context(), 6);
+    m->add(Dense{7, Activation::ELU})
+        .add(Dense{7, Activation::SELU})
+        .add(Dense{7, Activation::ReLU6})
+        .add(Dense{7, Activation::Swish})
+        .add(Dense{7, Activation::Mish})
+        .add(Dense{7, Activation::HardSigmoid})
+        .add(Dense{7, Activation::Softsign})
+        .add(Dense{7, Activation::GELUExact})
+        .add(ActivationLayer{Activation::ELU})
+        .add(ActivationLayer{Activation::ReLU6})
+        .add(Dense{3});
+    m->compile({});
+    trainALittle(*m, 16, 8);
+    expectRoundTrip(*m, 8);
+    const Json topology = Json::parse(exportTfjs(*m).modelJson)["modelTopology"]["config"]["layers"];
+    std::vector<std::string> names;
+    for (const Json& l : topology) names.push_back(l["config"].value("activation", ""));
+    EXPECT_EQ(names, (std::vector<std::string>{"elu", "selu", "relu6", "swish", "mish", "hard_sigmoid", "softsign",
+                                               "gelu", "elu", "relu6", "linear"}));
+    // TF.js runs ELU with alpha 1 only: another alpha is refused, naming the layer.
+    Sequential elu(test::context(), 4);
+    Dense d{3, Activation::ELU};
+    d.eluAlpha = 0.5f;
+    elu.add(d).add(Dense{2});
+    elu.compile({});
+    try {
+        exportTfjs(elu);
+        ADD_FAILURE() << "exported ELU with alpha 0.5";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("layer 'dense_0' uses ELU with eluAlpha 0.5"), std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(TfjsLayers, ModelJsonHasKerasNamesShapesAndOneShard) {
     auto m = cnn(test::context());
     const TfjsArtifacts art = exportTfjs(*m);
@@ -345,6 +382,29 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
     // The valid base case imports, and so does TF.js's name for gltrain's GELU.
     EXPECT_EQ(convModel(conv), "(no exception)");
     EXPECT_EQ(convModel(with(conv, "activation", "gelu_new")), "(no exception)");
+    // Every activation name TF.js writes imports as the gltrain activation of that function.
+    const std::pair<const char*, Activation> names[] = {{"elu", Activation::ELU},
+                                                        {"selu", Activation::SELU},
+                                                        {"relu6", Activation::ReLU6},
+                                                        {"swish", Activation::Swish},
+                                                        {"silu", Activation::Swish},
+                                                        {"mish", Activation::Mish},
+                                                        {"hard_sigmoid", Activation::HardSigmoid},
+                                                        {"hardSigmoid", Activation::HardSigmoid},
+                                                        {"softsign", Activation::Softsign},
+                                                        {"gelu", Activation::GELUExact},
+                                                        {"gelu_new", Activation::GELU}};
+    for (const auto& [name, act] : names) {
+        auto m = importTfjs(test::context(), keras({input, with(conv, "activation", name)}, convW), convBytes);
+        EXPECT_EQ(std::get<Conv2D>(m->layer(0)).activation, act) << name;
+    }
+    // An ELU layer keeps its alpha; a ReLU capped at 6 is ReLU6.
+    const Json elu = Json::parse(R"({"class_name": "ELU", "config": {"name": "e", "alpha": 0.5}})");
+    const Json relu6 = Json::parse(R"({"class_name": "ReLU", "config": {"name": "r", "max_value": 6}})");
+    auto m = importTfjs(test::context(), keras({input, conv, elu, relu6}, convW), convBytes);
+    EXPECT_EQ(std::get<ActivationLayer>(m->layer(1)).activation, Activation::ELU);
+    EXPECT_EQ(std::get<ActivationLayer>(m->layer(1)).eluAlpha, 0.5f);
+    EXPECT_EQ(std::get<ActivationLayer>(m->layer(2)).activation, Activation::ReLU6);
 
     struct Row {
         std::string got, expected;
@@ -366,10 +426,15 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
          "weight 'c/kernel' has shape [3,3,2,2], which does not fit layer 'c'"},
         {convModel(with(conv, "groups", 2)), "groups 2 is not supported (grouped convolutions)"},
         {convModel(with(conv, "padding", "causal")), "padding 'causal' is not supported"},
-        {convModel(with(conv, "activation", "elu")), "layer 1 'c' (Conv2D): activation 'elu' is not supported"},
-        {convModel(with(conv, "activation", "gelu")), "'gelu' (the erf form) is not supported"},
+        {convModel(with(conv, "activation", "exponential")),
+         "layer 1 'c' (Conv2D): activation 'exponential' is not supported"},
         {convModel(with(conv, "activation", "softmax")), "activation 'softmax' is supported only on the last layer"},
         {convModel(with(conv, "trainable", "no")), "trainable must be true or false"},
+        {importOf(
+             keras({input, conv, Json::parse(R"({"class_name": "ReLU", "config": {"name": "r", "max_value": 3}})")},
+                   convW),
+             convBytes),
+         "layer 2 'r' (ReLU): max_value 3 is not supported"},
         {convModel(with(conv, "kernel_regularizer", Json::parse(R"({"class_name": "L2"})"))),
          "kernel_regularizer {\"class_name\":\"L2\"} is not supported"},
         {convModel(with(conv, "dtype", "float16")), "dtype \"float16\" is not supported"},

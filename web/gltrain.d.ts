@@ -13,8 +13,14 @@ export declare class GltrainError extends Error {
   readonly kind: ErrorKind;
 }
 
-/** Activation functions, for dense, conv2d and activation layers. */
-export type ActivationName = 'linear' | 'relu' | 'leaky_relu' | 'sigmoid' | 'tanh' | 'gelu' | 'softplus';
+/**
+ * Activation functions, for dense, conv2d and activation layers. 'gelu' is the tanh approximation
+ * (TF.js's 'gelu_new'), 'gelu_exact' the erf form (TF.js's and Keras's 'gelu'); 'silu' is 'swish';
+ * 'hard_sigmoid' is clip(0.2x + 0.5, 0, 1), as in TF.js.
+ */
+export type ActivationName =
+  | 'linear' | 'relu' | 'leaky_relu' | 'sigmoid' | 'tanh' | 'gelu' | 'softplus' | 'elu' | 'selu' | 'relu6'
+  | 'swish' | 'silu' | 'mish' | 'hard_sigmoid' | 'softsign' | 'gelu_exact';
 /** Variable initializers by name. */
 export type InitializerName = 'glorot_uniform' | 'glorot_normal' | 'he_uniform' | 'he_normal' | 'zeros';
 /** An initializer: a name, `{type}`, or a constant value. */
@@ -31,6 +37,8 @@ export interface DenseLayer {
   activation?: ActivationName;
   /** LeakyReLU slope (default 0.01). */
   alpha?: number;
+  /** ELU's alpha: negative inputs saturate at -eluAlpha (default 1). */
+  eluAlpha?: number;
   kernelInitializer?: Initializer;
   biasInitializer?: Initializer;
   /** Checked against the previous layer's output size at compile(). */
@@ -40,7 +48,16 @@ export interface DenseLayer {
   trainable?: boolean;
 }
 /** An activation function applied element-wise. */
-export interface ActivationLayer { type: 'activation'; activation: ActivationName; alpha?: number; name?: string; trainable?: boolean }
+export interface ActivationLayer {
+  type: 'activation';
+  activation: ActivationName;
+  /** LeakyReLU slope (default 0.01). */
+  alpha?: number;
+  /** ELU's alpha: negative inputs saturate at -eluAlpha (default 1). */
+  eluAlpha?: number;
+  name?: string;
+  trainable?: boolean;
+}
 /** Identity in evaluate/predict. */
 export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string; trainable?: boolean }
 /** Probabilities at the output (last layer only; training reads the logits before it). */
@@ -60,6 +77,8 @@ export interface Conv2DLayer {
   padding?: Padding;
   activation?: ActivationName;
   alpha?: number;
+  /** ELU's alpha: negative inputs saturate at -eluAlpha (default 1). */
+  eluAlpha?: number;
   kernelInitializer?: Initializer;
   biasInitializer?: Initializer;
   name?: string;

@@ -193,11 +193,9 @@ using ranges::kUnitIntervalOpen;
 inline Activation activation(const Object& o, const char* k, Activation def) {
     if (!o.has(k)) return def;
     const std::string name = o.string(k, "");
-    for (Activation a : kAllActivations)
-        if (lower(name) == activationName(a)) return a;
-    std::string valid;
-    for (Activation a : kAllActivations) valid += (valid.empty() ? "" : ", ") + std::string(activationName(a));
-    o.fail(o.at(k), "unknown activation '" + name + "' (valid: " + valid + ")");
+    Activation a{};
+    if (findActivation(name, a)) return a;
+    o.fail(o.at(k), "unknown activation '" + name + "' (valid: " + activationNameList() + ")");
 }
 
 // "he_uniform", {"type": "he_uniform"} or {"type": "constant", "value": 0.1}.

@@ -28,11 +28,13 @@
 //                            from a [null, steps, channels] input as images [1, steps, channels]
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (last layer), Activation, LeakyReLU, ReLU <-> the gltrain layers of the same idea
-//   activations: linear, relu, sigmoid, tanh, softplus; softmax on the last layer only (imported as
-//   the layer plus a Softmax). A Dense or Conv2D with a fused LeakyReLU exports as the layer plus a
+//   activations: linear, relu, sigmoid, tanh, softplus, elu (alpha 1: all TF.js runs), selu, relu6,
+//   swish (Keras 3's silu), mish, hard_sigmoid (TF.js's clip(0.2 x + 0.5, 0, 1)), softsign, gelu
+//   (the erf form: gltrain's gelu_exact); softmax on the last layer only (imported as the layer
+//   plus a Softmax). ELU layers import with their alpha; ReLU with max_value 6 imports as relu6. A Dense or Conv2D with a fused LeakyReLU exports as the layer plus a
 //   LeakyReLU layer (TF.js has no LeakyReLU activation name).
-//   GELU: gltrain's is the tanh approximation, which TF.js calls "gelu_new" (its "gelu" is the erf
-//   form, a different function, rejected). TF.js 4.22 writes "gelu_new" but cannot read it back (it
+//   GELU: gltrain's "gelu" is the tanh approximation, which TF.js calls "gelu_new" (its "gelu" is
+//   the erf form, gltrain's "gelu_exact"). TF.js 4.22 writes "gelu_new" but cannot read it back (it
 //   turns the name into "geluNew", which it does not know), so "gelu_new" imports but a GELU model
 //   does not export: exportTfjs says so rather than write a file tf.loadLayersModel rejects.
 //   use_bias: false imports as a zero bias (gltrain's Dense and Conv2D always have one; fine-tuning
@@ -101,6 +103,8 @@ using Json = nlohmann::ordered_json;
 inline double shortest(float f) { return shortestDouble(f); }
 
 // The TF.js name of an activation of layer `layer` (LeakyReLU is a layer of its own in Keras: the caller's).
+// tfjs-layers 4.22 writes its camelCase class names in snake_case ("hardSigmoid" as "hard_sigmoid")
+// and reads them back through camelCase, so these are the names its model.json files hold.
 inline const char* activationName(Activation a, const std::string& layer) {
     switch (a) {
         case Activation::Linear: return "linear";
@@ -108,15 +112,31 @@ inline const char* activationName(Activation a, const std::string& layer) {
         case Activation::Sigmoid: return "sigmoid";
         case Activation::Tanh: return "tanh";
         case Activation::Softplus: return "softplus";
+        case Activation::ELU: return "elu";  // alpha 1 only: the caller checks (requireUnitEluAlpha)
+        case Activation::SELU: return "selu";
+        case Activation::ReLU6: return "relu6";
+        case Activation::Swish: return "swish";
+        case Activation::Mish: return "mish";
+        case Activation::HardSigmoid: return "hard_sigmoid";
+        case Activation::Softsign: return "softsign";
+        case Activation::GELUExact: return "gelu";
         case Activation::GELU:
             throw ArgumentError("exportTfjs: layer '" + layer +
                                 "' uses GELU, which TF.js cannot load: gltrain's GELU (the tanh approximation) is "
                                 "TF.js's 'gelu_new', and tfjs-layers 4.22 fails on that name when loading (its "
-                                "'gelu' is the erf form, a different function)");
+                                "'gelu' is the erf form, gltrain's gelu_exact)");
         case Activation::LeakyReLU: break;
     }
     throw ArgumentError("exportTfjs: layer '" + layer + "': activation " + gltrain::activationName(a) +
                         " has no TF.js activation name");
+}
+
+// TF.js runs ELU with alpha 1 only (its 'elu' activation has no alpha, and its ELU layer throws
+// NotImplementedError on any other): ArgumentError naming the layer otherwise.
+inline void requireUnitEluAlpha(float eluAlpha, const std::string& layer) {
+    if (eluAlpha != 1.0f)
+        throw ArgumentError("exportTfjs: layer '" + layer + "' uses ELU with eluAlpha " + std::to_string(eluAlpha) +
+                            ", but TF.js runs ELU only with alpha 1");
 }
 
 // Keras's class name of an initializer kind.
@@ -158,6 +178,16 @@ template <class L>
 float leakyAlpha(const L& layer) {
     if constexpr (HasAlpha<L>::value) return layer.alpha;
     else return Dense{}.alpha;
+}
+// The ELU alpha of a layer with a fused activation (every such layer has an eluAlpha).
+template <class L, class = void>
+struct HasEluAlpha : std::false_type {};
+template <class L>
+struct HasEluAlpha<L, std::void_t<decltype(std::declval<const L&>().eluAlpha)>> : std::true_type {};
+template <class L>
+float eluAlpha(const L& layer) {
+    if constexpr (HasEluAlpha<L>::value) return layer.eluAlpha;
+    else return Dense{}.eluAlpha;
 }
 
 // What TF.js's config of a layer holds besides the fields its table maps:
@@ -356,6 +386,7 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
                 // An ActivationLayer is TF.js's Activation, or a LeakyReLU layer of its own.
                 if constexpr (std::is_same_v<L, ActivationLayer>) {
                     if (layer.activation == Activation::LeakyReLU) return leaky(name, layer.alpha);
+                    if (layer.activation == Activation::ELU) tfjs_detail::requireUnitEluAlpha(layer.eluAlpha, name);
                     return push(L::kTfjsClass,
                                 {{"name", name}, {"activation", tfjs_detail::activationName(layer.activation, name)}});
                 }
@@ -367,6 +398,7 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
                     const auto& v = layer.*(f.member);
                     if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Activation>) {
                         if (v == Activation::LeakyReLU) leakyAlpha = tfjs_detail::leakyAlpha(layer);
+                        if (v == Activation::ELU) tfjs_detail::requireUnitEluAlpha(tfjs_detail::eluAlpha(layer), name);
                         config[f.tfjsKey] =
                             v == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(v, name);
                     } else {
@@ -747,23 +779,35 @@ inline std::string supportedClasses() {
     forEachType(LayerTypes{}, [&](auto* t) {
         list += (list.empty() ? "" : ", ") + std::string(std::remove_pointer_t<decltype(t)>::kTfjsClass);
     });
-    return list + ", LeakyReLU, ReLU, InputLayer";
+    return list + ", LeakyReLU, ELU, ReLU, InputLayer";
 }
 
-inline const char* kSupportedActivations = "linear, relu, sigmoid, tanh, softplus, gelu_new; softmax on the last layer";
+inline const char* kSupportedActivations =
+    "linear, relu, sigmoid, tanh, softplus, elu, selu, relu6, swish (silu), mish, hard_sigmoid, softsign, gelu, "
+    "gelu_new; softmax on the last layer";
 
-// An activation name of Keras/TF.js; softmax is the caller's business.
+// An activation name of Keras/TF.js; softmax is the caller's business. Both spellings of
+// hardSigmoid are TF.js's (it writes snake_case, its classes are camelCase) and mean its
+// clip(0.2 x + 0.5, 0, 1), as in Keras 2; "silu" is Keras 3's name for swish.
 inline Activation activation(const LayerReader& l, const std::string& name) {
-    if (name == "linear") return Activation::Linear;
-    if (name == "relu") return Activation::ReLU;
-    if (name == "sigmoid") return Activation::Sigmoid;
-    if (name == "tanh") return Activation::Tanh;
-    if (name == "softplus") return Activation::Softplus;
-    if (name == "gelu_new") return Activation::GELU;
-    if (name == "gelu")
-        l.fail(
-            "activation 'gelu' (the erf form) is not supported: gltrain's GELU is the tanh approximation, "
-            "which TF.js calls 'gelu_new'");
+    static const std::pair<const char*, Activation> kNames[] = {{"linear", Activation::Linear},
+                                                                {"relu", Activation::ReLU},
+                                                                {"sigmoid", Activation::Sigmoid},
+                                                                {"tanh", Activation::Tanh},
+                                                                {"softplus", Activation::Softplus},
+                                                                {"elu", Activation::ELU},
+                                                                {"selu", Activation::SELU},
+                                                                {"relu6", Activation::ReLU6},
+                                                                {"swish", Activation::Swish},
+                                                                {"silu", Activation::Swish},
+                                                                {"mish", Activation::Mish},
+                                                                {"hard_sigmoid", Activation::HardSigmoid},
+                                                                {"hardSigmoid", Activation::HardSigmoid},
+                                                                {"softsign", Activation::Softsign},
+                                                                {"gelu", Activation::GELUExact},
+                                                                {"gelu_new", Activation::GELU}};
+    for (const auto& [tfjsName, a] : kNames)
+        if (name == tfjsName) return a;
     l.fail("activation '" + name + "' is not supported (supported: " + kSupportedActivations + ")");
 }
 
@@ -936,12 +980,25 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         if (cls == "LeakyReLU") {
             // Keras 2 and TF.js: alpha (default 0.3); Keras 3: negative_slope.
             const float alpha = l.get("negative_slope") ? l.number("negative_slope", 0.3f) : l.number("alpha", 0.3f);
-            model.layers.push_back(ActivationLayer{Activation::LeakyReLU, alpha, name});
+            ActivationLayer leaky{Activation::LeakyReLU, alpha};
+            leaky.name = name;
+            model.layers.push_back(leaky);
+        } else if (cls == "ELU") {
+            ActivationLayer elu{Activation::ELU};
+            elu.eluAlpha = l.number("alpha", 1.0f);
+            elu.name = name;
+            model.layers.push_back(elu);
         } else if (cls == "ReLU") {
             l.require("negative_slope", 0, "only plain ReLU: use a LeakyReLU layer");
             l.require("threshold", 0, "only plain ReLU");
-            if (l.get("max_value")) l.fail("max_value is not supported (only plain ReLU)");
-            model.layers.push_back(ActivationLayer{Activation::ReLU, 0.01f, name});
+            // max_value 6 is ReLU6; no other cap is.
+            const Json* maxValue = l.get("max_value");
+            if (maxValue && l.number("max_value", 0.0f) != 6.0f)
+                l.fail("max_value " + tfjs_detail::Reader::brief(*maxValue) +
+                       " is not supported (only none, plain ReLU, or 6, ReLU6)");
+            ActivationLayer relu{maxValue ? Activation::ReLU6 : Activation::ReLU};
+            relu.name = name;
+            model.layers.push_back(relu);
         } else {
             bool known = false;
             forEachType(LayerTypes{}, [&](auto* t) {

@@ -17,7 +17,7 @@
 //     and rows (cli_check.sh), against "M" to 1e-5.
 //   interop_fixture import <dir>
 //     loads the models TensorFlow.js built and saved (<dir>/tfjs_M/model.json for M in
-//     {cnn, gap}), checks their predictions against TF.js's own in
+//     {cnn, gap, act}), checks their predictions against TF.js's own in
 //     <dir>/tfjs_expected.safetensors to 1e-4, then fine-tunes each for a few steps
 //     on real rows and checks that the loss went down.
 //
@@ -216,7 +216,7 @@ bool importModels(Context& ctx, const std::string& dir) {
     const HostMatrix train = rows(data.images, kHeldOut, kTrainRows);
     const std::vector<int> labels(data.labels.begin() + kHeldOut, data.labels.begin() + kHeldOut + kTrainRows);
     bool ok = true;
-    for (const std::string name : {"cnn", "gap", "res"}) {
+    for (const std::string name : {"cnn", "gap", "act", "res"}) {
         const std::string path = dir + "/tfjs_" + name + "/model.json";
         auto model = loadTfjs(ctx, path);
         ok &= report(path + " predicts what TensorFlow.js predicted",

@@ -15,10 +15,11 @@
 //     (tfjs_cnn: Conv2D, BatchNormalization, pooling, LeakyReLU, gelu_new (which TF.js saves
 //     but cannot load back; gltrain can), Flatten, a Dense without bias, Dropout, softmax;
 //     tfjs_gap: strided Conv2D, ReLU layer, GlobalAveragePooling2D, an Activation('softmax')
-//     layer), saves them as
-//     <dir>/tfjs_{cnn,gap}/ (model.json + weights.bin) and their predictions for the
-//     same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap"); and tfjs_res, a
-//     functional model (a residual block with batch normalization, a Concatenate with the input).
+//     layer; tfjs_act: a Dense with each of TF.js's activations elu, selu, relu6, swish,
+//     mish, hardSigmoid, softsign, gelu (the erf form), an ELU layer and a ReLU layer capped
+//     at 6), saves them as <dir>/tfjs_{cnn,gap,act}/ (model.json + weights.bin) and their
+//     predictions for the same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "res");
+//     and tfjs_res, a functional model (a residual block with batch normalization, a Concatenate with the input).
 //
 // Errors are max |tfjs - expected| / max(1, max |expected|). Exit status 0 when every check passes.
 import fs from 'node:fs';
@@ -172,6 +173,15 @@ async function makeModels(dir) {
   gap.add(tf.layers.dense({ units: 10 }));
   gap.add(tf.layers.activation({ activation: 'softmax' }));
 
+  const act = tf.sequential({ name: 'tfjs_act' });
+  act.add(tf.layers.dense({ inputShape: [784], units: 24, activation: 'elu' }));
+  for (const activation of ['selu', 'relu6', 'swish', 'mish', 'hardSigmoid', 'softsign', 'gelu'])
+    act.add(tf.layers.dense({ units: 24, activation }));
+  act.add(tf.layers.elu());
+  act.add(tf.layers.reLU({ maxValue: 6 }));
+  act.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
+
+
   // A functional model: a residual block with batch normalization, a Concatenate with the input.
   const inp = tf.input({ shape: [28, 28, 1], name: 'image' });
   const c1 = tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same', activation: 'relu' }).apply(inp);
@@ -181,7 +191,7 @@ async function makeModels(dir) {
   const res = tf.model({ name: 'tfjs_res', inputs: inp, outputs: tf.layers.dense({ units: 10, activation: 'softmax', name: 'head' }).apply(pooled) });
 
   const predictions = { x };
-  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['res', res, 300]]) {
+  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['act', act, 300], ['res', res, 400]]) {
     randomizeWeights(model, seed);
     await model.save(toFiles(path.join(dir, `tfjs_${name}`)));
     const y = model.predict(input(model, x));

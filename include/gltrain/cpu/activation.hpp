@@ -48,7 +48,27 @@ inline float geluDerivative(float z) {
     return first + 0.5f * z * sech2 * kGeluK * (1.0f + kGelu3C * z * z);
 }
 
-// f(z). alpha is the LeakyReLU negative slope and ignored by the others.
+// SELU's constants (Klambauer et al. 2017).
+inline constexpr float kSeluAlpha = float(1.6732632423543772848170429916717);
+inline constexpr float kSeluScale = float(1.0507009873554804934193349852946);
+
+// ELU: alpha (e^z - 1) below 0, expm1 keeping the small values near 0.
+inline float elu(float z, float alpha) { return z > 0.0f ? z : alpha * std::expm1(z); }
+
+// Phi(z) = erfc(-z / sqrt 2) / 2, without the cancellation of 1 + erf for z << 0.
+inline float normalCdf(float z) { return 0.5f * std::erfc(-z * float(0.70710678118654752440)); }
+
+inline float swishDerivative(float z) {
+    const float s = sigmoid(z);
+    return s * (1.0f + z * (1.0f - s));
+}
+
+inline float mishDerivative(float z) {
+    const float t = std::tanh(softplus(z));
+    return t + z * (1.0f - t * t) * sigmoid(z);
+}
+
+// f(z). alpha is LeakyReLU's negative slope or ELU's alpha, ignored by the others.
 inline float activate(float z, Activation act, float alpha) {
     switch (act) {
         case Activation::Linear: return z;
@@ -58,6 +78,17 @@ inline float activate(float z, Activation act, float alpha) {
         case Activation::Tanh: return std::tanh(z);
         case Activation::GELU: return gelu(z);
         case Activation::Softplus: return softplus(z);
+        case Activation::ELU: return elu(z, alpha);
+        case Activation::SELU: return kSeluScale * elu(z, kSeluAlpha);
+        case Activation::ReLU6: return z < 0.0f ? 0.0f : z > 6.0f ? 6.0f : z;
+        case Activation::Swish: return z * sigmoid(z);
+        case Activation::Mish: return z * std::tanh(softplus(z));
+        case Activation::HardSigmoid: {
+            const float y = 0.2f * z + 0.5f;
+            return y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
+        }
+        case Activation::Softsign: return z / (1.0f + std::abs(z));
+        case Activation::GELUExact: return z * normalCdf(z);
     }
     return z;
 }
@@ -78,6 +109,17 @@ inline float derivative(float z, Activation act, float alpha) {
         }
         case Activation::GELU: return geluDerivative(z);
         case Activation::Softplus: return sigmoid(z);
+        case Activation::ELU: return z > 0.0f ? 1.0f : alpha * std::exp(z);
+        case Activation::SELU: return kSeluScale * (z > 0.0f ? 1.0f : kSeluAlpha * std::exp(z));
+        case Activation::ReLU6: return z > 0.0f && z < 6.0f ? 1.0f : 0.0f;
+        case Activation::Swish: return swishDerivative(z);
+        case Activation::Mish: return mishDerivative(z);
+        case Activation::HardSigmoid: return z > -2.5f && z < 2.5f ? 0.2f : 0.0f;
+        case Activation::Softsign: {
+            const float d = 1.0f / (1.0f + std::abs(z));
+            return d * d;
+        }
+        case Activation::GELUExact: return normalCdf(z) + z * float(0.39894228040143267794) * std::exp(-0.5f * z * z);
     }
     return 1.0f;
 }

@@ -19,6 +19,9 @@ struct ActivationLayer {
     float alpha = 0.01f;
     std::string name;       // default "activation_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
+    // ELU's alpha: negative inputs saturate at -eluAlpha. Last, so that the
+    // positional initialisers written before it ({units, activation, alpha, ...}) still hold.
+    float eluAlpha = 1.0f;
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "activation";
@@ -32,6 +35,8 @@ struct ActivationLayer {
         return std::make_tuple(
             field("activation", &ActivationLayer::activation, "The function.").mustGive(),
             field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
+            field("eluAlpha", &ActivationLayer::eluAlpha,
+                  "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
             field("name", &ActivationLayer::name, "Default activation_<i>."),
             field(
                 "trainable", &ActivationLayer::trainable,
@@ -44,7 +49,7 @@ struct ActivationLayer {
 
     // Adds its nodes to the model's graph.
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
-        return b.add(graph::Activate{activation, alpha}, {x});
+        return b.add(graph::Activate{activation, activationAlpha(activation, alpha, eluAlpha)}, {x});
     }
 
     GLTRAIN_LAYER_CALLS

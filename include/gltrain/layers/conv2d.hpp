@@ -38,6 +38,9 @@ struct Conv2D {
     // The distance between a window's taps, (dh, dw): 1 is a plain convolution.
     // (Last, so that positional initializers written before it still fill the fields above.)
     Size2 dilationRate = 1;
+    // ELU's alpha: negative inputs saturate at -eluAlpha. Last, so that the
+    // positional initialisers written before it ({units, activation, alpha, ...}) still hold.
+    float eluAlpha = 1.0f;
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "conv2d";
@@ -65,6 +68,7 @@ struct Conv2D {
             field("padding", &Conv2D::padding, "Default valid.").tfjs("padding"),
             field("activation", &Conv2D::activation, "Fused (default linear).").tfjs("activation"),
             field("alpha", &Conv2D::alpha, "LeakyReLU slope (default 0.01)."),
+            field("eluAlpha", &Conv2D::eluAlpha, "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
             field("kernelInitializer", &Conv2D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &Conv2D::name, "Default conv2d_<i>."),
@@ -102,7 +106,8 @@ struct Conv2D {
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         const graph::ValueId y =
             b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
-        return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
+        return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation,
+                                activationAlpha(activation, alpha, eluAlpha));
     }
 
     GLTRAIN_LAYER_CALLS

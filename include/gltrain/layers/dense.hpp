@@ -25,6 +25,9 @@ struct Dense {
     int inputDim = 0;       // optional: checked against the previous layer when the model is built
     std::string name;       // default "dense_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
+    // ELU's alpha: negative inputs saturate at -eluAlpha. Last, so that the
+    // positional initialisers written before it ({units, activation, alpha, ...}) still hold.
+    float eluAlpha = 1.0f;
 
     static constexpr const char* kType = "dense";         // model config / JavaScript "type"
     static constexpr const char* kDefaultName = "dense";  // layer i is named "dense_<i>"
@@ -37,6 +40,7 @@ struct Dense {
             field("units", &Dense::units, "Output size.").check(ranges::kPositiveInt).mustGive().tfjs("units"),
             field("activation", &Dense::activation, "Fused into the matmul pass (default linear).").tfjs("activation"),
             field("alpha", &Dense::alpha, "LeakyReLU slope (default 0.01)."),
+            field("eluAlpha", &Dense::eluAlpha, "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
             field("kernelInitializer", &Dense::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Dense::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("inputDim", &Dense::inputDim, "Checked against the previous layer's output size at compile().")
@@ -71,7 +75,8 @@ struct Dense {
     // x·kernel + bias, activated: one pass with the product's epilogue (graph/gpu_plan.hpp).
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         const graph::ValueId y = b.add(graph::MatMul{}, {graph::asFlat(b, x), b.variable("kernel")});
-        return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation, alpha);
+        return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation,
+                                activationAlpha(activation, alpha, eluAlpha));
     }
 
     GLTRAIN_LAYER_CALLS

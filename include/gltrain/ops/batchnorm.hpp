@@ -62,7 +62,7 @@ inline Pass& recordBatchNormApply(PassList& list, const Tensor& x, const Tensor&
         Pass(x.context(), "forward/bn_apply",
              detail::channelDefines(c, {&x, &mean, &var, &gamma, &beta, &y}, {{"ACT", std::to_string(int(act))}})));
     p.input("X", x).input("MEAN", mean).input("VAR", var).input("GAMMA", gamma).input("BETA", beta).output(y);
-    if (act == Activation::LeakyReLU) p.uniform("act_alpha", alpha);
+    if (activationUsesAlpha(act)) p.uniform("act_alpha", alpha);
     return p.uniformInt("channels", c).uniform("eps", eps);
 }
 

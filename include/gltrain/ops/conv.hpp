@@ -81,7 +81,7 @@ inline Pass& recordConv2D(PassList& list, const Tensor& x, const Tensor& w, cons
     p.input("X", x).input("W", w);
     if (bias) p.input("BIAS", *bias);
     p.output(y);
-    if (act == Activation::LeakyReLU) p.uniform("act_alpha", alpha);
+    if (activationUsesAlpha(act)) p.uniform("act_alpha", alpha);
     return detail::windowUniforms(p, win);
 }
 

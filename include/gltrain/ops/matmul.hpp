@@ -25,7 +25,7 @@ struct MatmulOptions {
     bool transB = false;           // C = A·Bᵀ (B stored N x K)
     const Tensor* bias = nullptr;  // 1 x N, added after the product
     Activation act = Activation::Linear;
-    float actAlpha = 0.01f;         // LeakyReLU slope
+    float actAlpha = 0.01f;         // LeakyReLU slope or ELU alpha
     const Tensor* dactZ = nullptr;  // backward epilogue: C *= f'(Z), Z is M x N, f = act
     // K-split threshold (a multiple of 4) of the fragment kernels; the compute
     // kernel runs all of K in one dispatch. Measured (bench/kernels, llvmpipe,
@@ -63,7 +63,7 @@ void recordMatmulSlices(PassList& list, const Tensor& a, const Tensor& b, const 
         if (last) bindLast(p);
         else p.output(*partial[i % 2]);
         p.uniformInt("k0", i * o.maxKPerPass).uniformInt("k1", std::min(k, (i + 1) * o.maxKPerPass));
-        if (last && o.act == Activation::LeakyReLU) p.uniform("act_alpha", o.actAlpha);
+        if (last && activationUsesAlpha(o.act)) p.uniform("act_alpha", o.actAlpha);
     }
 }
 }  // namespace detail
@@ -211,7 +211,7 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
     e.input("P", staging).output(c);
     if (o.bias) e.input("BIAS", *o.bias);
     if (o.dactZ) e.input("Z", *o.dactZ);
-    if (o.act == Activation::LeakyReLU) e.uniform("act_alpha", o.actAlpha);
+    if (activationUsesAlpha(o.act)) e.uniform("act_alpha", o.actAlpha);
 }
 }  // namespace detail
 
@@ -250,7 +250,7 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
         p.input("A", a).input("B", b).output(c);
         if (o.bias) p.input("BIAS", *o.bias);
         if (o.dactZ) p.input("Z", *o.dactZ);
-        if (o.act == Activation::LeakyReLU) p.uniform("act_alpha", o.actAlpha);
+        if (activationUsesAlpha(o.act)) p.uniform("act_alpha", o.actAlpha);
         return;
     }
     if (detail::feedbackFits(a, c, o) && allPacked) {

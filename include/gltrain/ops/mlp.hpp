@@ -29,7 +29,7 @@ struct SmallMlp {
         const Tensor* kernel = nullptr;  // N(l) x N(l+1)
         const Tensor* bias = nullptr;    // 1 x N(l+1)
         Activation act = Activation::Linear;
-        float alpha = 0.0f;  // the LeakyReLU slope
+        float alpha = 0.0f;  // the LeakyReLU slope or ELU alpha
     };
     const Tensor* x = nullptr;  // B x N0, the batch (a row window is fine)
     const Tensor* t = nullptr;  // B x NL, the targets (B x 1 class labels with softmaxLabels)
@@ -76,8 +76,8 @@ inline std::string smallMlpProblem(const SmallMlp& m) {
         if (L.bias->rows() != 1 || L.bias->cols() != L.kernel->cols())
             return name + "'s bias is " + L.bias->shapeString() + ", expected 1x" + std::to_string(L.kernel->cols());
         if (!L.kernel->sameContext(*m.x) || !L.bias->sameContext(*m.x)) return name + " belongs to another context";
-        if (!isActivation(L.act) || (L.act == Activation::LeakyReLU && !std::isfinite(L.alpha)))
-            return name + " has an unknown activation or a non-finite LeakyReLU slope";
+        if (!isActivation(L.act) || (activationUsesAlpha(L.act) && !std::isfinite(L.alpha)))
+            return name + " has an unknown activation or a non-finite alpha";
         values += L.kernel->cols();
         params += (L.kernel->rows() + 1) * L.kernel->cols();
     }

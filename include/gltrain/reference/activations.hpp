@@ -5,7 +5,9 @@
 // output Y) for every activation, so one kernel signature serves all of them:
 //   dZ = dY ⊙ f'(Z).
 //
-// Kinks: ReLU'(0) = 0 and LeakyReLU'(0) = alpha (the derivative uses z > 0).
+// Kinks: ReLU'(0) = 0 and LeakyReLU'(0) = alpha (the derivative uses z > 0);
+// ReLU6' and HardSigmoid' are 0 at their kinks (0 and 6, -2.5 and 2.5) and
+// ELU'(0) = alpha.
 //
 // NaN: every forward maps NaN to NaN (ReLU/LeakyReLU are written as
 // "z < 0 ? ... : z" so a NaN falls through to z instead of being clamped to 0).
@@ -63,7 +65,25 @@ T geluDerivative(T z) {
     return first + T(0.5) * z * sech2 * T(kGeluK) * (T(1) + T(3 * kGeluC) * z * z);
 }
 
-// f(z). alpha is the LeakyReLU negative slope and ignored by the others.
+// SELU's constants (Klambauer et al. 2017, as TensorFlow writes them).
+inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
+// alpha (e^z - 1) for z <= 0, z above: ELU, and SELU before its scale. expm1
+// keeps the small values near 0 that e^z - 1 would round away.
+template <class T>
+T elu(T z, T alpha) {
+    return z > T(0) ? z : alpha * std::expm1(z);  // NaN takes the second branch and stays NaN
+}
+
+// The standard normal CDF Phi(z) = erfc(-z / sqrt 2) / 2: erfc keeps the tiny
+// values for very negative z that 1 + erf would cancel.
+template <class T>
+T normalCdf(T z) {
+    return T(0.5) * std::erfc(-z * T(0.70710678118654752440));
+}
+
+// f(z). alpha is LeakyReLU's negative slope or ELU's alpha, ignored by the others.
 template <class T>
 T activate(T z, Activation act, T alpha) {
     switch (act) {
@@ -74,6 +94,17 @@ T activate(T z, Activation act, T alpha) {
         case Activation::Tanh: return std::tanh(z);
         case Activation::GELU: return gelu(z);
         case Activation::Softplus: return softplus(z);
+        case Activation::ELU: return elu(z, alpha);
+        case Activation::SELU: return T(kSeluScale) * elu(z, T(kSeluAlpha));
+        case Activation::ReLU6: return z < T(0) ? T(0) : z > T(6) ? T(6) : z;
+        case Activation::Swish: return z * sigmoid(z);
+        case Activation::Mish: return z * std::tanh(softplus(z));
+        case Activation::HardSigmoid: {
+            const T y = T(0.2) * z + T(0.5);
+            return y < T(0) ? T(0) : y > T(1) ? T(1) : y;
+        }
+        case Activation::Softsign: return z / (T(1) + std::abs(z));
+        case Activation::GELUExact: return z * normalCdf(z);
     }
     return z;
 }
@@ -95,6 +126,27 @@ T derivative(T z, Activation act, T alpha) {
         }
         case Activation::GELU: return geluDerivative(z);
         case Activation::Softplus: return sigmoid(z);
+        case Activation::ELU: return z > T(0) ? T(1) : alpha * std::exp(z);
+        case Activation::SELU: return T(kSeluScale) * (z > T(0) ? T(1) : T(kSeluAlpha) * std::exp(z));
+        case Activation::ReLU6: return z > T(0) && z < T(6) ? T(1) : T(0);
+        case Activation::Swish: {
+            // d/dz z s(z) = s + z s (1 - s)
+            const T s = sigmoid(z);
+            return s * (T(1) + z * (T(1) - s));
+        }
+        case Activation::Mish: {
+            // d/dz z tanh(sp(z)) = tanh(sp) + z (1 - tanh^2(sp)) sigmoid(z)
+            const T t = std::tanh(softplus(z));
+            return t + z * (T(1) - t * t) * sigmoid(z);
+        }
+        case Activation::HardSigmoid: return z > T(-2.5) && z < T(2.5) ? T(0.2) : T(0);
+        case Activation::Softsign: {
+            const T d = T(1) / (T(1) + std::abs(z));
+            return d * d;
+        }
+        case Activation::GELUExact:
+            // d/dz z Phi(z) = Phi(z) + z phi(z), phi the normal density
+            return normalCdf(z) + z * T(0.39894228040143267794) * std::exp(T(-0.5) * z * z);
     }
     return T(1);
 }

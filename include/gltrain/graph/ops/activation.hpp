@@ -42,7 +42,7 @@ struct Activate {
     static constexpr int kInputs = 1, kOutputs = 1;
     static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
     Activation act = Activation::ReLU;
-    float alpha = 0.01f;  // LeakyReLU's slope
+    float alpha = 0.01f;  // LeakyReLU's slope or ELU's alpha
     Shapes shapes(const Shapes& in) const { return {in[0]}; }
     template <class G>
     void grad(G& g) const {
