@@ -383,11 +383,13 @@ std::vector<Row> rows() {
                 uncompiled({Dense{4}, Dropout{rate}, Dense{3}})->compile({});
             },
             A::Argument, {"compile", "dropout_1", "rate", "[0, 1)"});
-    put("compile_softmax_not_last",
+    put("compile_softmax_axis_out_of_range",
         [](World&) {
-            uncompiled({Softmax{}, Dense{3}})->compile({});
+            Softmax s;
+            s.axis = -3;
+            uncompiled({s, Dense{3}})->compile({});
         },
-        A::Argument, {"compile", "softmax_0", "last layer"});
+        A::Argument, {"compile", "softmax_0", "axis -3", "not an axis"});
     put("compile_softmax_with_mse",
         [](World&) {
             CompileOptions c;
@@ -939,10 +941,10 @@ std::vector<Row> rows() {
         [](World& w) {
             Tensor c(test::context(), 2, 2);
             MatmulOptions o;
-            o.act = Activation(12);
+            o.act = Activation(42);
             matmul(w.a, w.t32, c, o);
         },
-        A::Argument, {"matmul", "unknown activation 12"});
+        A::Argument, {"matmul", "unknown activation 42"});
     put("dense_bias_wrong",
         [](World& w) {
             Tensor y(test::context(), 2, 2);
@@ -1167,7 +1169,8 @@ std::vector<Row> rows() {
         {"initializer", "'lecun'"});
     put("Initializer_constant_nan", [](World&) { Initializer::constant(kNaN).make(2, 2, 2, 2, 1, 0); }, A::Argument,
         {"initializer", "constant", "finite"});
-    put("parseActivation_unknown", [](World&) { parseActivation("swish"); }, A::Argument, {"'swish'", "relu"});
+    put("parseActivation_unknown", [](World&) { parseActivation("swoosh"); }, A::Argument,
+        {"'swoosh'", "relu", "swish"});
     return t;
 }
 

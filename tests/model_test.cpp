@@ -229,8 +229,11 @@ TEST(Model, ShapeErrorsAreReportedWhenBuilt) {
     }
     {
         Sequential m(ctx, 4);
-        m.add(Softmax{}).add(Dense{3});
-        EXPECT_NE(message([&] { m.compile({}); }).find("Softmax must be the last layer"), std::string::npos);
+        Softmax overHeight;
+        overHeight.axis = 2;  // a flat input has axes 0 (the batch) and 1
+        m.add(overHeight).add(Dense{3});
+        EXPECT_NE(message([&] { m.compile({}); }).find("layer softmax_0: axis 2 is not an axis of its input"),
+                  std::string::npos);
     }
     Sequential m(ctx, 4);
     m.add(Dense{3});

@@ -428,7 +428,8 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
         {convModel(with(conv, "padding", "causal")), "padding 'causal' is not supported"},
         {convModel(with(conv, "activation", "exponential")),
          "layer 1 'c' (Conv2D): activation 'exponential' is not supported"},
-        {convModel(with(conv, "activation", "softmax")), "activation 'softmax' is supported only on the last layer"},
+        {convModel(with(conv, "activation", "softmax")),
+         "as the last layer, a Softmax is the softmax cross-entropy's, over the last axis of a flat output"},
         {convModel(with(conv, "trainable", "no")), "trainable must be true or false"},
         {importOf(
              keras({input, conv, Json::parse(R"({"class_name": "ReLU", "config": {"name": "r", "max_value": 3}})")},
@@ -457,7 +458,7 @@ TEST(TfjsLayers, MalformedAndUnsupportedModelsAreRejectedByName) {
         {importOf(keras({input, conv, with(conv, "name", "c")}, convW), convBytes), "another layer has the same name"},
         {importOf(keras({input, conv, Json::parse(R"({"class_name": "Softmax", "config": {"name": "s"}})")}, convW),
                   convBytes),
-         "Softmax is supported only as the last layer, over a flat output"},
+         "layer s: as the last layer, a Softmax is the softmax cross-entropy's"},
         {importOf(keras({input, conv,
                          Json::parse(R"({"class_name": "BatchNormalization", "config": {"name": "b", "axis": 1}})")},
                         convW),

@@ -60,8 +60,17 @@ export interface ActivationLayer {
 }
 /** Identity in evaluate/predict. */
 export interface DropoutLayer { type: 'dropout'; rate?: number; name?: string; trainable?: boolean }
-/** Probabilities at the output (last layer only; training reads the logits before it). */
-export interface SoftmaxLayer { type: 'softmax'; name?: string; trainable?: boolean }
+/**
+ * Probabilities over one axis, at any depth. As the last layer (over a flat output, with the softmax
+ * cross-entropy loss) training reads the logits before it.
+ */
+export interface SoftmaxLayer {
+  type: 'softmax';
+  name?: string;
+  trainable?: boolean;
+  /** The axis, counting the batch as 0: -1 (default) the last, of an image 1 height, 2 width, 3 channels. */
+  axis?: number;
+}
 /** 'valid': no padding; 'same': as TensorFlow (the odd pixel goes after). */
 export type Padding = 'valid' | 'same';
 /** A 2-D convolution over NHWC images; kernel saved as [kh, kw, C, filters] (HWIO). */

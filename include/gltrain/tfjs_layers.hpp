@@ -27,12 +27,13 @@
 //   Conv1D, MaxPooling1D, AveragePooling1D <-> the gltrain layers over sequences [steps, channels], imported
 //                            from a [null, steps, channels] input as images [1, steps, channels]
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, BatchNormalization (axis -1),
-//   Dropout, Softmax (last layer), Activation, LeakyReLU, ReLU <-> the gltrain layers of the same idea
+//   Dropout, Softmax (any axis), Activation, LeakyReLU, ELU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus, elu (alpha 1: all TF.js runs), selu, relu6,
 //   swish (Keras 3's silu), mish, hard_sigmoid (TF.js's clip(0.2 x + 0.5, 0, 1)), softsign, gelu
-//   (the erf form: gltrain's gelu_exact); softmax on the last layer only (imported as the layer
-//   plus a Softmax). ELU layers import with their alpha; ReLU with max_value 6 imports as relu6. A Dense or Conv2D with a fused LeakyReLU exports as the layer plus a
-//   LeakyReLU layer (TF.js has no LeakyReLU activation name).
+//   (the erf form: gltrain's gelu_exact); softmax (imported as the layer plus a Softmax over the
+//   last axis). ELU layers import with their alpha; ReLU with max_value 6 imports as relu6. A Dense
+//   or Conv2D with a fused LeakyReLU exports as the layer plus a LeakyReLU layer (TF.js has no
+//   LeakyReLU activation name).
 //   GELU: gltrain's "gelu" is the tanh approximation, which TF.js calls "gelu_new" (its "gelu" is
 //   the erf form, gltrain's "gelu_exact"). TF.js 4.22 writes "gelu_new" but cannot read it back (it
 //   turns the name into "geluNew", which it does not know), so "gelu_new" imports but a GELU model
@@ -270,7 +271,7 @@ inline void exportExtras(const BatchNormalization&, Json& c) {
 }
 inline void exportExtras(const ActivationLayer&, Json&) {}  // the exporter writes it (Activation or LeakyReLU)
 inline void exportExtras(const Dropout&, Json& c) { c.update({{"noise_shape", nullptr}, {"seed", nullptr}}); }
-inline void exportExtras(const Softmax&, Json& c) { c["axis"] = -1; }
+inline void exportExtras(const Softmax&, Json&) {}  // the field table writes its axis
 template <MergeKind K>
 void exportExtras(const Merge<K>&, Json&) {}
 inline void exportExtras(const Concatenate&, Json&) {}
@@ -620,7 +621,6 @@ struct LayerReader {
 struct LayerImport {
     const LayerReader& l;
     bool& image;              // whether the layer's input is an image (rank 4); set to whether its output is
-    bool last;                // the model's last layer
     bool functional = false;  // a functional model (merge layers read several layers)
     bool noBias = false;      // use_bias: false: the bias imports as zeros
 
@@ -729,11 +729,7 @@ inline Activation activation(const LayerReader& l, const std::string& name);
 inline Layer importLayer(ActivationLayer a, LayerImport& im) {
     const std::string name =
         im.l.r.string(im.l.r.field(im.l.config, "activation", im.l.where), im.l.where + ": activation");
-    if (name == "softmax") {
-        if (!im.last || im.image)
-            im.l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
-        return Softmax{a.name};
-    }
+    if (name == "softmax") return Softmax{a.name};  // over the last axis, as Keras's
     a.activation = activation(im.l, name);
     return a;
 }
@@ -751,13 +747,7 @@ inline Layer importLayer(Concatenate c, LayerImport& im) {
     if (!im.functional) im.l.fail("a merge layer reads several layers, which a Sequential model cannot hold");
     return c;
 }
-inline Layer importLayer(Softmax s, LayerImport& im) {
-    if (!im.last || im.image) im.l.fail("Softmax is supported only as the last layer, over a flat output");
-    const Json* axis = im.l.get("axis");
-    if (axis && *axis != Json(-1) && *axis != Json(1))
-        im.l.fail("axis " + Reader::brief(*axis) + " is not supported (the last axis, -1)");
-    return s;
-}
+inline Layer importLayer(Softmax s, LayerImport&) { return s; }  // its axis is in the field table
 
 // Whether a Keras class name is layer L's (its name, or another name Keras has for it).
 template <class L, class = void>
@@ -784,7 +774,7 @@ inline std::string supportedClasses() {
 
 inline const char* kSupportedActivations =
     "linear, relu, sigmoid, tanh, softplus, elu, selu, relu6, swish (silu), mish, hard_sigmoid, softsign, gelu, "
-    "gelu_new; softmax on the last layer";
+    "gelu_new, softmax";
 
 // An activation name of Keras/TF.js; softmax is the caller's business. Both spellings of
 // hardSigmoid are TF.js's (it writes snake_case, its classes are camelCase) and mean its
@@ -965,16 +955,13 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                 continue;
             }
         }
-        const bool last = i + 1 == layerList.size();
         const size_t layersBefore = model.layers.size();
         // A fused activation; softmax becomes a Softmax layer after this one.
         bool softmaxAfter = false;
-        auto fusedActivation = [&](bool imageOut) {
+        auto fusedActivation = [&]() {
             const std::string a = l.string("activation", "linear");
             if (a != "softmax") return tfjs_detail::activation(l, a);
-            if (!last || imageOut)
-                l.fail("activation 'softmax' is supported only on the last layer, over a flat output");
-            softmaxAfter = true;
+            softmaxAfter = true;  // a Softmax layer over the last axis, as Keras's activation
             return Activation::Linear;
         };
         if (cls == "LeakyReLU") {
@@ -1019,7 +1006,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                     } else if constexpr (std::is_same_v<T, float>) {
                         v = l.number(f.tfjsKey, v);
                     } else if constexpr (std::is_same_v<T, Activation>) {
-                        v = fusedActivation(image);  // the output is an image when the input is (Conv2D)
+                        v = fusedActivation();
                     } else if constexpr (std::is_same_v<T, Padding>) {
                         v = l.padding(f.tfjsKey, v);
                     } else if constexpr (std::is_same_v<T, Initializer>) {
@@ -1033,7 +1020,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                     const std::string problem = fieldProblem(v, f.range);
                     if (!problem.empty()) l.fail(std::string(f.tfjsKey) + " " + problem);
                 });
-                tfjs_detail::LayerImport im{l, image, last, functional};
+                tfjs_detail::LayerImport im{l, image, functional};
                 const Layer imported = tfjs_detail::importLayer(std::move(layer), im);
                 // Its weights, as its header declares them; the sizes that depend on the input
                 // (0 here: parseTfjs does not infer shapes) are checked by importTfjs.

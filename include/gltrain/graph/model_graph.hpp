@@ -82,7 +82,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
                 else return layer.addNodes(b, in.at(0));
             },
             *L.spec));
-        if (b.logits != kNoValue) logits = b.logits;
+        logits = b.logits;  // a Softmax's logits are the loss's only when it is the last layer
     }
     // The last layer is the model's output.
     const ValueId cur = outputs.empty() ? m.x : outputs.back();

@@ -26,6 +26,7 @@ using OpTypes =
              Conv, ConvGradInput, ConvGradFilter, Pool, PoolGrad,                                               //
              DepthwiseConv, DepthwiseConvGradInput, DepthwiseConvGradFilter, ConvTranspose,                     //
              BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,                           //
+             SoftmaxAxis, SoftmaxAxisGrad,                                                                      //
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount>;
 using Op = OpTypes::Variant;
 

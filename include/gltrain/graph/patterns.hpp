@@ -178,9 +178,12 @@ inline std::optional<std::vector<DenseLink>> matchDenseChain(const Graph& g, Val
         }
         chain.push_back(link);
     }
+    // Besides the chain: the loss, the accuracy, and a final Softmax's probabilities (predict's:
+    // the step reads the logits before them).
+    auto finalSoftmax = [&](int n) { return opOf<SoftmaxRows>(g, n) && g.node(n).inputs[0] == logits; };
     for (int n = 0; n < g.nodes(); ++n)
         if (!g.node(n).backward && !inChain[size_t(n)] && !opOf<SoftmaxCrossEntropy>(g, n) &&
-            !opOf<PointwiseLossOp>(g, n) && !opOf<CorrectCount>(g, n))
+            !opOf<PointwiseLossOp>(g, n) && !opOf<CorrectCount>(g, n) && !finalSoftmax(n))
             return std::nullopt;
     if (chain.empty()) return std::nullopt;
     return chain;

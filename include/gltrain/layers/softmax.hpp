@@ -1,6 +1,7 @@
-// Softmax: probabilities at the output. predict() applies softmax; training
-// with the softmax cross-entropy loss consumes the logits before it. Last
-// layer only.
+// Softmax: probabilities over one axis (Keras's `axis`, default -1: the last),
+// at any depth and on images too. As the last layer over a flat output, with
+// the softmax cross-entropy loss, training's loss reads the logits before it
+// (the two fuse); predict() applies it.
 #pragma once
 #include <string>
 #include <tuple>
@@ -12,10 +13,12 @@
 
 namespace gltrain {
 
-// Softmax over the last dimension, as the last layer (training reads the logits before it).
+// Softmax over one axis; as the last layer, training's softmax cross-entropy reads the logits before it.
 struct Softmax {
     std::string name;       // default "softmax_<i>"
     bool trainable = true;  // false: frozen (fields(): "trainable")
+    // The axis, as Keras counts it: 0 is the batch, -1 the last (an image's channels).
+    int axis = -1;
 
     // Model config / JavaScript "type".
     static constexpr const char* kType = "softmax";
@@ -31,20 +34,52 @@ struct Softmax {
             field(
                 "trainable", &Softmax::trainable,
                 "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+                .tfjs("trainable"),
+            field(
+                "axis", &Softmax::axis,
+                "The axis, counting the batch as 0: -1 (default) the last, of an image 1 height, 2 width, 3 channels.")
+                .check(Range{-4, 3})  // the axes of a rank-4 value; shape() checks the input's rank
+                .tfjs("axis"));
     }
 
-    // Its output shape: the input's; only as the last layer.
+    // The axis of a [batch, ...] value of rank `rank` (2 flat, 4 an image) as an index >= 1, or 0 if none.
+    int resolvedAxis(int rank) const {
+        const int a = axis < 0 ? axis + rank : axis;
+        return a >= 1 && a < rank ? a : 0;
+    }
+
+    // Its output shape: the input's. As the last layer it must be the loss's softmax.
     LayerShape shape(const ShapeContext& c) const {
-        if (!c.last) c.fail("Softmax must be the last layer");
-        if (!c.softmaxLoss) c.fail("a Softmax output needs the softmax cross-entropy loss");
+        const bool flat = c.in.height == 1 && c.in.width == 1;
+        const int rank = flat ? 2 : 4;
+        if (!resolvedAxis(rank))
+            c.fail("axis " + std::to_string(axis) + " is not an axis of its input: it " + c.received() + " (" +
+                   (flat ? "1 or -1" : "1 to 3 or -3 to -1") + "; 0 is the batch)");
+        if (c.last) {
+            if (!c.softmaxLoss)
+                c.fail(
+                    "a Softmax as the last layer needs the softmax cross-entropy loss (which reads the logits "
+                    "before it)");
+            if (!flat || resolvedAxis(rank) != 1)
+                c.fail(
+                    "as the last layer, a Softmax is the softmax cross-entropy's, over the last axis of a flat "
+                    "output, but it " +
+                    c.received() + " with axis " + std::to_string(axis));
+        }
         return {c.in, {}};
     }
 
-    // Training's loss reads the logits before it (softmax cross-entropy fuses the two).
+    // The softmax's node; the loss reads the logits if this is the last layer (graph/model_graph.hpp).
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
-        b.logits = x;
-        return b.training ? x : b.add(graph::SoftmaxRows{}, {graph::asFlat(b, x)});
+        const graph::Shape s = b.g.shape(x);
+        const int a = resolvedAxis(s.rank());
+        if (a == s.rank() - 1 && s.cols() == s.last()) {  // [B, C] or [B, 1, 1, C] over C: rows
+            b.logits = graph::asFlat(b, x);               // the loss's, when no layer follows
+            return b.add(graph::SoftmaxRows{}, {b.logits});
+        }
+        int64_t stride = 1;
+        for (int d = a + 1; d < s.rank(); ++d) stride *= s.dims[size_t(d)];
+        return b.add(graph::SoftmaxAxis{{int(s.dims[size_t(a)]), int(stride)}}, {x});
     }
 
     GLTRAIN_LAYER_CALLS

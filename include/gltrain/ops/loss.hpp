@@ -58,6 +58,12 @@ inline void requireShape(const char* op, const char* what, const Tensor& t, int 
 inline void requireLogits(const char* op, const Tensor& x) {
     if (!x) throw ArgumentError(std::string(op) + ": logits is an empty tensor");
 }
+// An axis of `count` values `stride` apart must tile x's rows.
+inline void requireAxisGroups(const char* op, const Tensor& x, int count, int stride) {
+    if (count < 1 || stride < 1 || x.cols() % (int64_t(count) * stride) != 0)
+        throw ArgumentError(std::string(op) + ": an axis of " + std::to_string(count) + " values " +
+                            std::to_string(stride) + " apart does not tile rows of " + std::to_string(x.cols()));
+}
 // Row max and sum of exp into a temporary N x 2 (packed) owned by the list.
 inline Tensor& recordSoftmaxStats(PassList& list, const Tensor& x) {
     Tensor& stats = list.temp(x.context(), x.rows(), 2, Layout::Packed);
@@ -174,6 +180,32 @@ inline void recordSoftmax(PassList& list, const Tensor& x, Tensor& out) {
     loss_detail::requireShape("softmax", "out", out, x.rows(), x.cols(), x, "x");
     Tensor& stats = loss_detail::recordSoftmaxStats(list, x);
     list.add(Pass(x.context(), "forward/softmax")).input("X", x).input("STATS", stats).output(out);
+}
+
+// Softmax over one axis of each row of x: over the `count` values `stride`
+// apart that share their other coordinates (the channels of NHWC rows: stride 1).
+inline void recordSoftmaxAxis(PassList& list, const Tensor& x, int count, int stride, Tensor& out) {
+    loss_detail::requireLogits("softmaxAxis", x);
+    loss_detail::requireShape("softmaxAxis", "out", out, x.rows(), x.cols(), x, "x");
+    loss_detail::requireAxisGroups("softmaxAxis", x, count, stride);
+    list.add(Pass(x.context(), "forward/softmax_axis"))
+        .input("X", x)
+        .output(out)
+        .uniformInt("count", count)
+        .uniformInt("stride", stride);
+}
+// dx of recordSoftmaxAxis from its output y: dx = y (dy - sum over the axis of dy y).
+inline void recordSoftmaxAxisGrad(PassList& list, const Tensor& y, const Tensor& dy, int count, int stride,
+                                  Tensor& dx) {
+    loss_detail::requireShape("softmaxAxisGrad", "dy", dy, y.rows(), y.cols(), y, "y");
+    loss_detail::requireShape("softmaxAxisGrad", "dx", dx, y.rows(), y.cols(), y, "y");
+    loss_detail::requireAxisGroups("softmaxAxisGrad", y, count, stride);
+    list.add(Pass(y.context(), "backward/softmax_axis"))
+        .input("Y", y)
+        .input("DY", dy)
+        .output(dx)
+        .uniformInt("count", count)
+        .uniformInt("stride", stride);
 }
 
 // Softmax cross-entropy with class labels (N x 1, floats holding 0 .. C-1):

@@ -191,6 +191,37 @@ std::vector<HostMatrixT<T>> run(const graph::SoftmaxRowsGrad&, const graph_detai
     }
     return {dx};
 }
+// Softmax over an axis: gathers each axis' values into a row, softmaxRows it, scatters back.
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SoftmaxAxis& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>& x = *in[0];
+    HostMatrixT<T> y(x.rows, x.cols);
+    const int n = o.axis.count, s = o.axis.stride, block = n * s;
+    for (int r = 0; r < x.rows; ++r)
+        for (int outer = 0; outer < x.cols / block; ++outer)
+            for (int inner = 0; inner < s; ++inner) {
+                HostMatrixT<T> group(1, n);
+                for (int k = 0; k < n; ++k) group(0, k) = x(r, outer * block + k * s + inner);
+                const HostMatrixT<T> p = softmaxRows(group);
+                for (int k = 0; k < n; ++k) y(r, outer * block + k * s + inner) = p(0, k);
+            }
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SoftmaxAxisGrad& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&y = *in[0], &dy = *in[1];
+    HostMatrixT<T> dx(y.rows, y.cols);
+    const int n = o.axis.count, s = o.axis.stride, block = n * s;
+    for (int r = 0; r < y.rows; ++r)
+        for (int outer = 0; outer < y.cols / block; ++outer)
+            for (int inner = 0; inner < s; ++inner) {
+                auto at = [&](int k) { return outer * block + k * s + inner; };
+                T dot = T(0);
+                for (int k = 0; k < n; ++k) dot += dy(r, at(k)) * y(r, at(k));
+                for (int k = 0; k < n; ++k) dx(r, at(k)) = y(r, at(k)) * (dy(r, at(k)) - dot);
+            }
+    return {dx};
+}
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::Conv& o, const graph_detail::Ins<T>& in) {
     return {conv2d(*in[0], *in[1], HostMatrixT<T>(1, o.window.out.channels), o.window)};

@@ -129,4 +129,103 @@ struct SoftmaxRows {
     static std::vector<Example<SoftmaxRows>> examples() { return {{{}, {{Shape::batched({7})}}}}; }
 };
 
+// A softmax over one axis of [B, ...] values (rows): the `count` values `stride` apart
+// that share their other coordinates. Of [B, H, W, C]: the channels (count C, stride 1),
+// the width (W, C) or the height (H, W*C).
+struct AxisGroups {
+    int count = 1;   // the axis' length
+    int stride = 1;  // the distance of its neighbours in a row
+
+    void check(const Shape& s) const {
+        op_detail::requireBatched("x", s);
+        if (count < 1 || stride < 1 || s.cols() % (int64_t(count) * stride) != 0)
+            throw ShapeError("an axis of " + std::to_string(count) + " values " + std::to_string(stride) +
+                             " apart does not tile " + s.str());
+    }
+    // The first element of the axis through element c of a row.
+    int64_t base(int64_t c) const { return c - ((c / stride) % count) * stride; }
+};
+
+// dx of SoftmaxAxis from its output: inputs y, dy; dx = y ⊙ (dy - Σ_axis dy ⊙ y).
+struct SoftmaxAxisGrad {
+    static constexpr const char* kName = "softmax_axis_grad";
+    static constexpr int kInputs = 2, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
+    AxisGroups axis;
+    Shapes shapes(const Shapes& in) const {
+        op_detail::requireSame("y and dy", in[0], in[1]);
+        axis.check(in[0]);
+        return {in[0]};
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordSoftmaxAxisGrad(r.list(), r.in(0), r.in(1), axis.count, axis.stride, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const HostMatrix &y = c.in(0), &dy = c.in(1);
+        HostMatrix& dx = c.out(0);
+        const size_t n = size_t(y.cols), step = size_t(axis.stride);
+        for (int i = 0; i < y.rows; ++i) {
+            const float *yr = y.data.data() + size_t(i) * n, *dyr = dy.data.data() + size_t(i) * n;
+            float* dxr = dx.data.data() + size_t(i) * n;
+            for (size_t j = 0; j < n; ++j) {
+                const size_t b = size_t(axis.base(int64_t(j)));
+                double dot = 0;
+                for (int k = 0; k < axis.count; ++k)
+                    dot += double(dyr[b + size_t(k) * step]) * yr[b + size_t(k) * step];
+                dxr[j] = yr[j] * (dyr[j] - float(dot));
+            }
+        }
+    }
+    static std::vector<Example<SoftmaxAxisGrad>> examples() {
+        return {{{{5, 3}}, {{Shape::batched({3, 5, 3})}, {Shape::batched({3, 5, 3})}}}};
+    }
+};
+
+// Softmax over one axis of each example (the Softmax layer on an image, or on any
+// axis; the last axis of [B, C] is SoftmaxRows).
+struct SoftmaxAxis {
+    static constexpr const char* kName = "softmax_axis";
+    static constexpr int kInputs = 1, kOutputs = 1;
+    static constexpr unsigned kGradInputs = 0b1, kGradOutputs = 0b1;
+    AxisGroups axis;
+    Shapes shapes(const Shapes& in) const {
+        axis.check(in[0]);
+        return {in[0]};
+    }
+    template <class G>
+    void grad(G& g) const {
+        if (g.needs(0)) g.grad(0, g.add(SoftmaxAxisGrad{axis}, {g.out(0), g.dOut(0)}));
+    }
+    template <class R>
+    void gpu(R& r) const {
+        recordSoftmaxAxis(r.list(), r.in(0), axis.count, axis.stride, r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const HostMatrix& x = c.in(0);
+        HostMatrix& y = c.out(0);
+        const size_t n = size_t(x.cols), step = size_t(axis.stride);
+        for (int i = 0; i < x.rows; ++i) {
+            const float* xr = x.data.data() + size_t(i) * n;
+            float* yr = y.data.data() + size_t(i) * n;
+            for (size_t j = 0; j < n; ++j) {
+                const size_t b = size_t(axis.base(int64_t(j)));
+                float m = xr[b];
+                for (int k = 1; k < axis.count; ++k) m = xr[b + size_t(k) * step] > m ? xr[b + size_t(k) * step] : m;
+                float s = 0.0f;
+                for (int k = 0; k < axis.count; ++k) s += std::exp(xr[b + size_t(k) * step] - m);
+                yr[j] = std::exp(xr[j] - m) / s;
+            }
+        }
+    }
+    // [B, 3, 5, 3] over its channels, width and height, and a flat row of 7.
+    static std::vector<Example<SoftmaxAxis>> examples() {
+        const Shape image = Shape::batched({3, 5, 3});
+        return {
+            {{{3, 1}}, {{image}}}, {{{5, 3}}, {{image}}}, {{{3, 15}}, {{image}}}, {{{7, 1}}, {{Shape::batched({7})}}}};
+    }
+};
+
 }  // namespace gltrain::graph
