@@ -92,6 +92,56 @@ TEST(ModelShapeLayers, SoftmaxOverAnImageAxisStepMatchesTheReference) {
     expectSoftmaxOverHeightStep(test::cpuContext());
 }
 
+// Conv2D (linear) -> GlobalMaxPooling2D -> Dense 3: one SGD step against the reference in double
+// (the max pool's gradient goes to each channel's largest value only).
+void expectGlobalMaxPoolingStep(Context& ctx) {
+    const Shape3 in{5, 4, 2};
+    const int N = 4, F = 3;
+    Sequential m(ctx, in);
+    m.add(Conv2D{F, 3, 1, Padding::Valid}).add(GlobalMaxPooling2D{}).add(Dense{3});
+    CompileOptions c;
+    c.optimizer.kind = OptimizerKind::SGD;
+    c.optimizer.lr = 0.5f;
+    m.compile(c);
+    ASSERT_EQ(m.outputShape(1), (Shape3{1, 1, F}));
+    const HostMatrix x = randomMatrix(N, in.size(), 41), w1 = randomMatrix(18, F, 42), b1 = randomMatrix(1, F, 43);
+    const HostMatrix w2 = randomMatrix(F, 3, 44), b2 = randomMatrix(1, 3, 45);
+    m.setWeight("conv2d_0", "kernel", w1);
+    m.setWeight("conv2d_0", "bias", b1);
+    m.setWeight("dense_2", "kernel", w2);
+    m.setWeight("dense_2", "bias", b2);
+    const std::vector<int> labels = {2, 0, 1, 2};
+    FitOptions f;
+    f.batchSize = N;
+    f.shuffle = false;
+    m.fit(x, labels, f);
+
+    const double lr = 0.5;
+    const Window conv = Window::make("conv", in, 3, 3, 1, 1, Padding::Valid, F);
+    const Window pool = Window::make("pool", conv.out, conv.out.height, conv.out.width, 1, 1, Padding::Valid, F);
+    const MatD X = x.cast<double>(), W1 = w1.cast<double>(), B1 = b1.cast<double>();
+    const MatD W2 = w2.cast<double>(), B2 = b2.cast<double>();
+    const MatD Z = ref::conv2d(X, W1, B1, conv), P = ref::pool2d(Z, pool, PoolKind::Max);
+    const MatD dL = ref::softmaxCrossEntropy(ref::addBias(ref::matmul(P, W2), B2), labels).grad;
+    const MatD dZ = ref::pool2dBackward(Z, ref::matmulNT(dL, W2), pool, PoolKind::Max);
+    EXPECT_LE(maxRelDiff(m.weight("dense_2", "kernel"), sgd(W2, ref::matmulTN(P, dL), lr)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("dense_2", "bias"), sgd(B2, ref::biasGrad(dL), lr)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "kernel"), sgd(W1, ref::conv2dBackwardFilter(X, dZ, conv), lr)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "bias"), sgd(B1, ref::channelSum(dZ, F), lr)), 1e-4);
+}
+
+TEST(ModelShapeLayers, GlobalMaxPoolingStepMatchesTheReference) {
+    expectGlobalMaxPoolingStep(test::context());
+    expectGlobalMaxPoolingStep(test::cpuContext());
+}
+
+TEST(ModelShapeLayers, GlobalMaxPoolingNeedsAnImage) {
+    Sequential m(test::context(), 6);
+    m.add(GlobalMaxPooling2D{}).add(Dense{2});
+    EXPECT_NE(message([&] { m.compile({}); }).find("layer global_max_pooling2d_0: needs image input"),
+              std::string::npos);
+}
+
 TEST(ModelShapeLayers, SoftmaxAxisErrorsNameTheLayer) {
     Context& ctx = test::context();
     auto compileError = [&](Shape3 in, std::vector<Layer> layers) {

@@ -135,6 +135,13 @@ TEST(TfjsLayers, CnnRoundTripPredictsTheSame) {
     auto g = gapCnn(test::context());
     trainALittle(*g, 16, 6);
     expectRoundTrip(*g, 6);
+    Sequential gmp(test::context(), Shape3{7, 6, 2});
+    gmp.add(Conv2D{8, 3, 2, Padding::Valid, Activation::Mish}).add(GlobalMaxPooling2D{}).add(Dense{3});
+    gmp.compile({});
+    trainALittle(gmp, 16, 7);
+    expectRoundTrip(gmp, 7);
+    EXPECT_EQ(Json::parse(exportTfjs(gmp).modelJson)["modelTopology"]["config"]["layers"][1]["class_name"],
+              "GlobalMaxPooling2D");
 }
 
 // A functional model: a residual block, a concatenation with the input and a

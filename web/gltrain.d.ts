@@ -197,6 +197,8 @@ export interface Pool2DLayer {
 }
 /** [H, W, C] -> [C]: the mean of each channel. */
 export interface GlobalAveragePooling2DLayer { type: 'globalaveragepooling2d' | 'global_average_pooling2d'; name?: string; trainable?: boolean }
+/** The largest value of each channel over the image: [H, W, C] to [C]. */
+export interface GlobalMaxPooling2DLayer { type: 'globalmaxpooling2d' | 'global_max_pooling2d'; name?: string; trainable?: boolean }
 /** [H, W, C] -> [H*W*C] (free: rows are stored flat). */
 export interface FlattenLayer { type: 'flatten'; name?: string; trainable?: boolean }
 /** Batch normalization over the channels: batch statistics in training, moving averages in inference. */
@@ -223,7 +225,7 @@ export interface ConcatenateLayer {
 export type LayerSpec =
   | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
   | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer
-  | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer;
+  | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer | GlobalMaxPooling2DLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName =
   | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel';

@@ -624,6 +624,10 @@ private:
         h_ = w_ = 1;
         return true;
     }
+    bool step(const GlobalMaxPooling2D&) {
+        h_ = w_ = 1;
+        return true;
+    }
     bool step(const Flatten&) {
         c_ *= h_ * w_;  // the same values as before, which fit
         h_ = w_ = 1;

@@ -26,7 +26,7 @@
 //   Conv2DTranspose          <-> Conv2DTranspose (kernel [kh, kw, filters, C]; no dilation or output_padding)
 //   Conv1D, MaxPooling1D, AveragePooling1D <-> the gltrain layers over sequences [steps, channels], imported
 //                            from a [null, steps, channels] input as images [1, steps, channels]
-//   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, BatchNormalization (axis -1),
+//   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (any axis), Activation, LeakyReLU, ELU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus, elu (alpha 1: all TF.js runs), selu, relu6,
 //   swish (Keras 3's silu), mish, hard_sigmoid (TF.js's clip(0.2 x + 0.5, 0, 1)), softsign, gelu
@@ -253,6 +253,7 @@ inline void exportExtras(const AveragePool1D& p, Json& c) { exportPool1dExtras(p
 inline void exportExtras(const MaxPool2D& p, Json& c) { exportPoolExtras(p, c); }
 inline void exportExtras(const AveragePool2D& p, Json& c) { exportPoolExtras(p, c); }
 inline void exportExtras(const GlobalAveragePooling2D&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const GlobalMaxPooling2D&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const Flatten&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const BatchNormalization&, Json& c) {
     const Json zeros = {{"class_name", "Zeros"}, {"config", Json::object()}};
@@ -701,13 +702,17 @@ inline Layer importLayer(MaxPool1D p, LayerImport& im) { return importPool1d(p, 
 inline Layer importLayer(AveragePool1D p, LayerImport& im) { return importPool1d(p, im); }
 inline Layer importLayer(MaxPool2D p, LayerImport& im) { return importPool(p, im); }
 inline Layer importLayer(AveragePool2D p, LayerImport& im) { return importPool(p, im); }
-inline Layer importLayer(GlobalAveragePooling2D g, LayerImport& im) {
+// A global pooling: an image in, [channels] out.
+template <class G>
+Layer importGlobalPool(G g, LayerImport& im) {
     im.needImage();
     im.l.channelsLast();
     if (im.l.boolean("keepdims", false)) im.l.fail("keepdims: true is not supported (the output is [channels])");
     im.image = false;
     return g;
 }
+inline Layer importLayer(GlobalAveragePooling2D g, LayerImport& im) { return importGlobalPool(g, im); }
+inline Layer importLayer(GlobalMaxPooling2D g, LayerImport& im) { return importGlobalPool(g, im); }
 inline Layer importLayer(Flatten f, LayerImport& im) {
     im.l.channelsLast();
     im.image = false;

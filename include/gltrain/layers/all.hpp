@@ -22,15 +22,17 @@
 #include "gltrain/layers/flatten.hpp"
 #include "gltrain/layers/global_average_pooling2d.hpp"
 #include "gltrain/layers/merge.hpp"
+#include "gltrain/layers/global_max_pooling2d.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/type_list.hpp"
 
 namespace gltrain {
 
 using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten,
-                            BatchNormalization, ActivationLayer, Dropout, Softmax,   //
-                            Add, Subtract, Multiply, Average, Maximum, Concatenate,  //
-                            DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D>;
+                            BatchNormalization, ActivationLayer, Dropout, Softmax,                                //
+                            Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
+                            DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
+                            GlobalMaxPooling2D>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").
