@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/layers/call.hpp"
 #include "gltrain/layers/shape.hpp"
 #include "gltrain/layers/field.hpp"
 
@@ -44,6 +45,8 @@ struct GlobalMaxPooling2D {
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         return b.add(graph::Pool{b.layer.window, PoolKind::Max}, {graph::asImage(b, x, b.layer.in)});
     }
+
+    GLTRAIN_LAYER_CALLS
 };
 
 }  // namespace gltrain
