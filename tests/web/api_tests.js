@@ -132,19 +132,20 @@ const tests = {
   'layer specs: every field of every layer type round-trips through add() and layerSpecs()'() {
     // One spec per layer type with every field set to a value other than its default.
     const specs = {
-      dense: { type: 'dense', units: 7, activation: 'gelu', alpha: 0.25, kernelInitializer: 'he_normal',
+      dense: { type: 'dense', units: 7, activation: 'gelu', alpha: 0.25, eluAlpha: 0.5, kernelInitializer: 'he_normal',
                biasInitializer: { type: 'constant', value: 0.5 }, inputDim: 12, name: 'd', trainable: false },
       conv2d: { type: 'conv2d', filters: 5, kernelSize: [5, 3], stride: [2, 1], dilationRate: [1, 2], padding: 'same',
-                activation: 'leaky_relu', alpha: 0.5, kernelInitializer: 'glorot_normal', biasInitializer: 'he_uniform',
-                name: 'c', trainable: false },
+                activation: 'leaky_relu', alpha: 0.5, eluAlpha: 0.5, kernelInitializer: 'glorot_normal',
+                biasInitializer: 'he_uniform', name: 'c', trainable: false },
       maxpool2d: { type: 'maxpool2d', poolSize: 3, stride: 1, padding: 'same', name: 'mp', trainable: false },
       averagepool2d: { type: 'averagepool2d', poolSize: 4, stride: 2, padding: 'same', name: 'ap', trainable: false },
       globalaveragepooling2d: { type: 'globalaveragepooling2d', name: 'g', trainable: false },
+      globalmaxpooling2d: { type: 'globalmaxpooling2d', name: 'gm', trainable: false },
       flatten: { type: 'flatten', name: 'f', trainable: false },
       batchnormalization: { type: 'batchnormalization', momentum: 0.5, epsilon: 0.25, name: 'bn', trainable: false },
-      activation: { type: 'activation', activation: 'tanh', alpha: 0.75, name: 'a', trainable: false },
+      activation: { type: 'activation', activation: 'tanh', alpha: 0.75, eluAlpha: 0.5, name: 'a', trainable: false },
       dropout: { type: 'dropout', rate: 0.25, name: 'dr', trainable: false },
-      softmax: { type: 'softmax', name: 's', trainable: false },
+      softmax: { type: 'softmax', name: 's', trainable: false, axis: 1 },
       add: { type: 'add', name: 'ad', trainable: false },
       subtract: { type: 'subtract', name: 'sb', trainable: false },
       multiply: { type: 'multiply', name: 'mu', trainable: false },
@@ -290,8 +291,8 @@ const tests = {
     expectError(() => m.add({ type: 'dens', units: 3 }), 'ArgumentError', "add: type: unknown layer type 'dens' (valid: dense, conv2d, maxpool2d, averagepool2d, globalaveragepooling2d, flatten, batchnormalization, activation, dropout, softmax, ");
     expectError(() => m.add({ type: 'dense' }), 'ArgumentError', "add: units: required for type 'dense'");
     expectError(() => m.add({ type: 'dense', units: -1 }), 'ArgumentError', 'add: units: expected a positive integer, got');
-    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add: activaton: unknown key (valid: type, units, activation, alpha, kernelInitializer, biasInitializer, inputDim, name, trainable)");
-    expectError(() => m.add({ type: 'dense', units: 3, activation: 'relu6' }), 'ArgumentError', "add: activation: unknown activation 'relu6' (valid: linear, relu");
+    expectError(() => m.add({ type: 'dense', units: 3, activaton: 'relu' }), 'ArgumentError', "add: activaton: unknown key (valid: type, units, activation, alpha, eluAlpha, kernelInitializer, biasInitializer, inputDim, name, trainable)");
+    expectError(() => m.add({ type: 'dense', units: 3, activation: 'relu7' }), 'ArgumentError', "add: activation: unknown activation 'relu7' (valid: linear, relu");
     expectError(() => m.add({ type: 'dense', units: 3, kernelInitializer: 'ones' }), 'ArgumentError', "add: kernelInitializer: unknown initializer 'ones' (valid: glorot_uniform");
     expectError(() => m.add({ type: 'dropout', rate: 1.5 }), 'ArgumentError', 'add: rate: expected a number in [0, 1), got 1.5');
     expectError(() => m.add('dense'), 'ArgumentError', 'add: expected a layer object such as {"type": "dense", "units": 10}, got the string "dense"');

@@ -139,7 +139,7 @@ export async function main(): Promise<number> {
   // @ts-expect-error: dense layers need units
   model.add({ type: 'dense' });
   // @ts-expect-error: activations are checked by name
-  model.add({ type: 'activation', activation: 'relu6' });
+  model.add({ type: 'activation', activation: 'relu7' });
   // @ts-expect-error: x is a Float32Array, not a number[]
   model.predict([1, 2, 3, 4]);
   // @ts-expect-error: optimizers are checked by name
