@@ -89,6 +89,7 @@ inline void requireActivation(const std::string& op, Activation a, float alpha =
 // files, JavaScript); the canonical name is the one written back.
 struct ActivationAlias {
     const char* name;  // lower case
+    // The activation the name stands for.
     Activation activation;
 };
 // "silu" is PyTorch's and Keras 3's name for swish.
