@@ -269,9 +269,9 @@ TEST(FunctionalModel, WiringErrorsNameTheLayer) {
               "dense: takes one value, applied to 2 (merge them first, e.g. with Concatenate)");
     EXPECT_EQ(message([&] { Add{}({a}); }), "add: merges two or more values, applied to 1");
     EXPECT_EQ(message([&] { Model(test::cpuContext(), in, Dense{3}(other)); }),
-              "Model: a layer reads an Input of shape [1, 1, 6] that is not the model's input");
+              "Model: a layer reads an Input of shape [1, 1, 6] that is not one of the model's inputs");
     EXPECT_EQ(message([&] { Model(test::cpuContext(), a, Dense{3}(a)); }),
-              "Model: its input must be made by gltrain::Input, not be a layer's output (dense)");
+              "Model: input 0 must be made by gltrain::Input, not be a layer's output (dense)");
     EXPECT_EQ(message([&] {
                   Model m(test::cpuContext(), in, Add{}({a, b}));
                   m.compile({});
@@ -318,8 +318,8 @@ TEST(FunctionalModel, AModelFileNamesEachLayersInputs) {
 
     auto config = [](const std::string& layers) { return R"({"input": 4, "layers": [)" + layers + "]}"; };
     EXPECT_EQ(message([&] { parseModelConfig(config(R"({"type": "dense", "units": 2, "inputs": ["d"]})"), "m.json"); }),
-              "m.json: layers[0].inputs[0]: no layer named 'd' before this one (a layer reads \"input\" or earlier "
-              "layers)");
+              "m.json: layers[0].inputs[0]: no layer named 'd' before this one (a layer reads the model's inputs or "
+              "earlier layers: input)");
     EXPECT_EQ(message([&] {
                   parseModelConfig(config(R"({"type": "dense", "units": 2}, {"type": "add", "inputs": ["input", 3]})"),
                                    "m.json");
@@ -334,7 +334,7 @@ TEST(FunctionalModel, AModelFileNamesEachLayersInputs) {
                                                         {"type": "dense", "units": 3, "inputs": ["input"]})"),
                                                                   "m.json"));
               }),
-              "m.json: compile: layer dense_0's output is used by no layer and is not the model's output (dense_1)");
+              "m.json: compile: layer dense_0's output is used by no layer and is not a model output (dense_1)");
 }
 
 }  // namespace functional_model_test

@@ -239,7 +239,7 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {R"({"input": 4, "layers": []})", "layers: expected a non-empty array of layer objects, got []"},
         {R"({"input": 4, "layers": {}})", "layers: expected a non-empty array of layer objects, got an object"},
         {R"({"input": 4, "layers": [], "layer": []})",
-         "model.json: layer: unknown key (valid: description, input, layers, compile, fit)"},
+         "model.json: layer: unknown key (valid: description, input, inputs, layers, outputs, compile, fit)"},
         {R"({"input": 4, "description": 3, "layers": []})", "description: expected a string, got 3"},
         {R"([1, 2])", "model.json: expected a JSON object at the top level, got an array"},
         {"{\"input\": 4,\n \"layers\": [", "model.json: invalid JSON: parse error at line 2, column 13"},

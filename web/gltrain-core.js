@@ -375,6 +375,14 @@ function makeApi(M) {
 
   // (x, y, options) or (dataset, options) -> {data, options, temp}
   function dataArgs(where, model, a, b, c, needTargets) {
+    if (Array.isArray(a)) {  // several inputs or outputs: their rows side by side (model.io)
+      if (needTargets && !Array.isArray(b)) throw argError(`${where}: with an array of inputs, y must be an array of targets (one per output)`);
+      const x = packInputs(where, model, a);
+      const y = needTargets ? packTargets(where, model, b, x.length / model.inputSize) : undefined;
+      const temp = new Dataset(call(() => M.DatasetImpl.fromArrays(x, y, model.inputSize, where)));
+      keep(temp);
+      return { data: temp, options: c ?? {}, temp };
+    }
     if (a instanceof Dataset) {
       if (c !== undefined) throw argError(`${where}: with a Dataset, the second argument is the options`);
       a._raw;
@@ -387,6 +395,53 @@ function makeApi(M) {
     const temp = new Dataset(call(() => M.DatasetImpl.fromArrays(a, b, model.inputSize, where)));
     keep(temp);
     return { data: temp, options: c ?? {}, temp };
+  }
+  // Each input's rows (Float32Array of rows x its size) side by side, as the model reads them.
+  function packInputs(where, model, xs) {
+    const io = model.io;
+    if (xs.length !== io.inputs.length) throw argError(`${where}: ${xs.length} inputs given, the model has ${io.inputs.length}`);
+    let rows = -1;
+    xs.forEach((x, k) => {
+      const { name, size } = io.inputs[k];
+      if (!(x instanceof Float32Array)) throw argError(`${where}: inputs[${k}] (${name}) must be a Float32Array, got ${describe(x)}`);
+      if (x.length % size !== 0 || x.length === 0) {
+        throw argError(`${where}: inputs[${k}] (${name}) has ${x.length} values, not whole rows of ${size}`);
+      }
+      const n = x.length / size;
+      if (rows >= 0 && n !== rows) throw argError(`${where}: inputs[${k}] (${name}) has ${n} rows, inputs[0] has ${rows}`);
+      rows = n;
+    });
+    const out = new Float32Array(rows * model.inputSize);
+    let at = 0;
+    xs.forEach((x, k) => {
+      const size = io.inputs[k].size;
+      for (let r = 0; r < rows; r++) out.set(x.subarray(r * size, (r + 1) * size), r * model.inputSize + at);
+      at += size;
+    });
+    return out;
+  }
+  // Each output's targets side by side (a class label as one column: labels as an Int32Array,
+  // values as a Float32Array of rows x its size), checked further by the model.
+  function packTargets(where, model, ys, rows) {
+    const outs = model.io.outputs;
+    if (ys.length !== outs.length) throw argError(`${where}: ${ys.length} targets given, the model has ${outs.length} outputs`);
+    const cols = outs.reduce((n, o) => n + o.targetColumns, 0);
+    const out = new Float32Array(rows * cols);
+    let at = 0;
+    ys.forEach((y, k) => {
+      const { name, targetColumns } = outs[k];
+      if (!(y instanceof Float32Array || y instanceof Int32Array)) {
+        throw argError(`${where}: targets[${k}] (${name}) must be an Int32Array of labels or a Float32Array, got ${describe(y)}`);
+      }
+      if (y.length !== rows * targetColumns) {
+        throw argError(`${where}: targets[${k}] (${name}) has ${y.length} values, expected ${rows} rows x ${targetColumns}`);
+      }
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < targetColumns; c++) out[r * cols + at + c] = y[r * targetColumns + c];
+      }
+      at += targetColumns;
+    });
+    return out;
   }
   function describe(v) {
     if (v === null) return 'null';
@@ -427,13 +482,18 @@ function makeApi(M) {
   // A model input: {shape: n} (rows of n features) or {shape: [h, w, c]} (NHWC images).
   function input(options) {
     if (!options || typeof options !== 'object' || !('shape' in options)) {
-      throw argError(`input: expected {shape: n or [height, width, channels]}, got ${describe(options)}`);
+      throw argError(`input: expected {shape: n or [height, width, channels], name?}, got ${describe(options)}`);
     }
-    const { shape } = options;
+    const { shape, name } = options;
+    if (name !== undefined && (typeof name !== 'string' || name === '')) {
+      throw argError(`input: name must be a non-empty string, got ${describe(name)}`);
+    }
     const ok = (Number.isInteger(shape) && shape > 0) ||
                (Array.isArray(shape) && shape.length === 3 && shape.every((v) => Number.isInteger(v) && v > 0));
     if (!ok) throw argError(`input: shape must be a positive integer or [height, width, channels], got ${describe(shape)}`);
-    return new SymbolicTensor(null, [], shape);
+    const v = new SymbolicTensor(null, [], shape);
+    v.name = name;
+    return v;
   }
   // A layer to apply: gl.layers.dense({units: 10}).apply(x); a merge layer's
   // apply takes an array (gl.layers.add().apply([a, b])). Each apply makes a new layer.
@@ -458,61 +518,72 @@ function makeApi(M) {
     if ('type' in config) throw argError(`layers.${type}: the config has no 'type' (the factory is the type)`);
     return new LayerCall({ type, ...config });
   }])));
-  const one = (what, v) => {
+  const values = (what, v) => {
     const list = Array.isArray(v) ? v : [v];
-    if (list.length !== 1 || !(list[0] instanceof SymbolicTensor)) {
-      throw argError(`Model: ${what} must be one value from gl.input() or a layer's apply() (several inputs or outputs ` +
-                     `are not supported yet), got ${describe(v)}`);
-    }
-    return list[0];
+    if (list.length === 0) throw argError(`Model: ${what} is empty`);
+    list.forEach((x, i) => {
+      if (!(x instanceof SymbolicTensor)) {
+        throw argError(`Model: ${what}[${i}] must be a value from gl.input() or a layer's apply(), got ${describe(x)}`);
+      }
+    });
+    return list;
   };
-  // {inputs, outputs} as a model file's {input, layers}: every layer between
-  // the two, each after what it reads, naming its "inputs" ("input": the model's).
+  // {inputs, outputs} as a model file's head and layers: every layer between
+  // them, each after what it reads, naming its "inputs" ({input} for one input
+  // and output; {inputs: [{name, shape}], outputs: [names]} for several).
   function functionalConfig({ inputs, outputs }) {
-    const x = one('inputs', inputs), y = one('outputs', outputs);
-    if (x.layer) throw argError('Model: inputs must be made by gl.input(), not be a layer\'s output');
-    if (!y.layer) throw argError('Model: outputs is an input: the model has no layers');
-    const names = new Map([[x, 'input']]);
+    const xs = values('inputs', inputs), ys = values('outputs', outputs);
+    const several = xs.length > 1 || ys.length > 1;
+    const names = new Map();
+    xs.forEach((x, k) => {
+      if (x.layer) throw argError(`Model: inputs[${k}] must be made by gl.input(), not be a layer's output`);
+      if (names.has(x)) throw argError(`Model: inputs[${k}] is given twice`);
+      names.set(x, several ? (x.name ?? `input_${k}`) : 'input');
+    });
     const list = [];
     const visit = (v) => {
       if (names.has(v)) return names.get(v);
       if (!v.layer) throw argError('Model: a layer reads a gl.input() that is not the model\'s inputs');
       const reads = v.inbound.map(visit);
-      const name = call(() => M.defaultLayerName(v.layer, list.length));
+      const name = v.layer.name ?? call(() => M.defaultLayerName(v.layer, list.length));
       list.push({ ...v.layer, inputs: reads });
       names.set(v, name);
       return name;
     };
-    visit(y);
-    return { input: x.shape, layers: list };
+    const outNames = ys.map((y, k) => {
+      if (!y.layer) throw argError(`Model: outputs[${k}] is an input: a model's outputs are layers' values`);
+      return visit(y);
+    });
+    if (!several) return { head: { input: xs[0].shape }, layers: list };
+    return { head: { inputs: xs.map((x) => ({ name: names.get(x), shape: x.shape })), outputs: outNames }, layers: list };
   }
 
   class Model extends Handle {
     #ctx;
     #fitActive = false;
-    #input;             // as given: what save() writes as the model file's "input"
+    #head;              // what save() writes before the layers: {input}, or {inputs, outputs}
     #compileOptions;    // the last compile()'s options, for save()
     // new gl.Model(ctx, {inputs, outputs}): a functional model (gl.input, gl.layers).
     constructor(ctx, arg) {
       contextOf(ctx, new.target === Model ? 'Model' : 'Sequential');
-      let raw, input;
+      let raw, head;
       if (arg instanceof Imported) {
         raw = arg.raw;
-        input = arg.input;
+        head = arg.input === undefined ? undefined : { input: arg.input };
       } else if (new.target === Model) {
         if (!arg || typeof arg !== 'object' || !('inputs' in arg) || !('outputs' in arg)) {
           throw argError(`Model: expected {inputs, outputs} (values from gl.input() and layers' apply()), got ${describe(arg)}`);
         }
-        const config = functionalConfig(arg);
-        raw = call(() => M.SequentialImpl.fromConfig(ctx._raw, config));
-        input = config.input;
+        const { head: h, layers } = functionalConfig(arg);
+        raw = call(() => M.SequentialImpl.fromConfig(ctx._raw, { ...h, layers }));
+        head = h;
       } else {
         raw = call(() => M.SequentialImpl.create(ctx._raw, arg));
-        input = arg;
+        head = { input: arg };
       }
       super(raw);
       this.#ctx = ctx;
-      this.#input = input;
+      this.#head = head;
       ctx._adopt(this);
     }
     // A compiled model from TF.js's Layers format: model.json's text (or its
@@ -522,10 +593,13 @@ function makeApi(M) {
     // name their "inputs" make a functional model (as layerSpecs() and save() write it).
     static fromConfig(ctx, config) {
       contextOf(ctx, 'fromConfig');
-      if (!config || typeof config !== 'object' || !Array.isArray(config.layers) || !('input' in config)) {
-        throw argError(`fromConfig: expected {input, layers: [...]}, got ${describe(config)}`);
+      if (!config || typeof config !== 'object' || !Array.isArray(config.layers) || !('input' in config || 'inputs' in config)) {
+        throw argError(`fromConfig: expected {input, layers: [...]} or {inputs, layers, outputs}, got ${describe(config)}`);
       }
-      return new Model(ctx, new Imported(call(() => M.SequentialImpl.fromConfig(ctx._raw, config)), config.input));
+      const m = new Model(ctx, new Imported(call(() => M.SequentialImpl.fromConfig(ctx._raw, config)), config.input));
+      if ('inputs' in config) m.#head = { inputs: config.inputs, ...('outputs' in config ? { outputs: config.outputs } : {}) };
+      else if ('outputs' in config) m.#head = { input: config.input, outputs: config.outputs };
+      return m;
     }
     static fromTfjs(ctx, modelJson, weightData, options = {}) {
       contextOf(ctx, 'fromTfjs');
@@ -543,11 +617,11 @@ function makeApi(M) {
       if (typeof url !== 'string') throw argError(`save: expected 'downloads://name' or 'indexeddb://name', got ${describe(url)}`);
       const [scheme, name] = splitStoreUrl('save', url);
       if (scheme === 'http') throw argError(`save: '${url}': only downloads:// and indexeddb:// are written (load() reads URLs)`);
-      if (this.#input === undefined) throw argError('save: the model\'s input shape is not known (a model made by fromTfjs without batch_input_shape)');
+      if (this.#head === undefined) throw argError('save: the model\'s input shape is not known (a model made by fromTfjs without batch_input_shape)');
       const checkpoint = this.saveCheckpoint();
       const file = {
         description: `gltrain model saved by model.save('${url}'); weights, optimizer state and step: ${name}.safetensors`,
-        input: this.#input,
+        ...this.#head,
         layers: this.layerSpecs(),
         ...(this.#compileOptions ? { compile: this.#compileOptions } : {}),
       };
@@ -581,12 +655,13 @@ function makeApi(M) {
         const ckUrl = new URL(jsonUrl.pathname.replace(/(\.json)?$/, '.safetensors').split('/').pop(), jsonUrl);
         checkpoint = await fetchBytes(ckUrl.href, 'load');
       }
-      if (!file || typeof file !== 'object' || !Array.isArray(file.layers) || file.input === undefined) {
+      if (!file || typeof file !== 'object' || !Array.isArray(file.layers) || (file.input === undefined && file.inputs === undefined)) {
         throw new GltrainError('FormatError', `load: ${url}: not a gltrain model file ({input, layers, compile})`);
       }
       // A functional model's file names each layer's "inputs".
-      const functional = file.layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
-      const m = functional ? Model.fromConfig(ctx, { input: file.input, layers: file.layers }) : new Sequential(ctx, file.input);
+      const functional = file.inputs !== undefined || file.layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
+      const { compile: _c, fit: _f, description: _d, ...config } = file;
+      const m = functional ? Model.fromConfig(ctx, config) : new Sequential(ctx, file.input);
       try {
         if (!functional) for (const l of file.layers) m.add(l);
         m.compile(file.compile ?? {});
@@ -600,6 +675,8 @@ function makeApi(M) {
     get context() { return this.#ctx; }
     get inputSize() { return this._raw.inputSize(); }
     get outputSize() { return this._raw.outputSize(); }
+    // {inputs: [{name, size}], outputs: [{name, size, targetColumns}]}: what fit([x...], [y...]) packs (after compile).
+    get io() { return this._raw.io(); }
     get step() { return this._raw.step(); }
     get compiled() { return this._raw.compiled(); }
     get fitting() { return this._raw.fitting(); }
@@ -776,10 +853,22 @@ function makeApi(M) {
       }
     }
     // rows x outputSize values (probabilities after a final softmax layer).
+    // Several inputs: an array of each input's rows; several outputs: an array of each output's predictions.
     predict(x, options = {}) {
       plainOptions('predict', options);
       if (x instanceof Dataset) return call(() => this._raw.predictDataset(x._raw, options));
-      return call(() => this._raw.predict(x, options));
+      if (!Array.isArray(x)) return call(() => this._raw.predict(x, options));
+      const all = call(() => this._raw.predict(packInputs('predict', this, x), options));
+      const outs = this.io.outputs;
+      if (outs.length === 1) return [all];
+      const rows = all.length / this.outputSize;
+      let at = 0;
+      return outs.map(({ size }) => {
+        const p = new Float32Array(rows * size);
+        for (let r = 0; r < rows; r++) p.set(all.subarray(r * this.outputSize + at, r * this.outputSize + at + size), r * size);
+        at += size;
+        return p;
+      });
     }
     // The arg-max class of each row.
     predictClasses(x, options = {}) {

@@ -253,8 +253,10 @@ export interface ScheduleOptions {
 }
 /** What `compile()` takes (a model file's `compile`). */
 export interface CompileOptions {
-  /** Default 'softmax_cross_entropy'. */
-  loss?: LossName;
+  /** Default 'softmax_cross_entropy'; a model of several outputs may give one per output, in its output order. */
+  loss?: LossName | LossName[];
+  /** A model of several outputs: each output's weight in the loss training minimizes (default 1 each). */
+  lossWeights?: number[];
   /** Default Adam, lr 1e-3. */
   optimizer?: OptimizerName | OptimizerOptions;
   /** Overrides the optimizer's learning rate. */
@@ -572,15 +574,21 @@ export interface LayerCall {
 export type LayerFactories = {
   readonly [T in LayerSpec['type']]: (config?: Omit<Extract<LayerSpec, { type: T }>, 'type'>) => LayerCall;
 };
-/** A functional model's inputs and outputs (one of each so far). */
+/** A functional model's inputs and outputs; with several, fit, evaluate and predict take and give arrays in these orders. */
 export interface FunctionalModelArgs {
-  inputs: SymbolicTensor | [SymbolicTensor];
-  outputs: SymbolicTensor | [SymbolicTensor];
+  inputs: SymbolicTensor | SymbolicTensor[];
+  outputs: SymbolicTensor | SymbolicTensor[];
 }
-/** A model file's input and layers (layers may name their `inputs`), as `layerSpecs()` and `save` write them. */
-export interface ModelConfig {
-  input: ModelInput;
-  layers: Array<LayerSpec & { inputs?: string[] }>;
+/** A model file's input and layers (layers may name their `inputs`), as `layerSpecs()` and `save` write them;
+ *  several inputs are `inputs` (each named, as layers' `inputs` name them) and several outputs `outputs` (layer names). */
+export type ModelConfig =
+  | { input: ModelInput; layers: Array<LayerSpec & { inputs?: string[] }>; outputs?: string[] }
+  | { inputs: Array<{ name: string; shape: ModelInput }>; layers: Array<LayerSpec & { inputs?: string[] }>; outputs?: string[] };
+/** How a model of several inputs or outputs packs their rows side by side (`model.io`). */
+export interface ModelIo {
+  inputs: Array<{ name: string; size: number }>;
+  /** targetColumns: 1 for an output trained on class labels, else its size. */
+  outputs: Array<{ name: string; size: number; targetColumns: number }>;
 }
 
 /** A model: a functional one (`new gl.Model(ctx, {inputs, outputs})`) or a Sequential. */
@@ -593,6 +601,8 @@ export interface Model extends Deletable {
   readonly compiled: boolean;
   readonly fitting: boolean;
   readonly history: EpochEvent[];
+  /** Its inputs' and outputs' names and sizes (outputs after compile). */
+  readonly io: ModelIo;
   /** Each layer's name, type, output shape and parameter count. */
   summary(): LayerSummary[];
   /** The layers as add() takes them: each one's type and the fields that differ from their defaults (a functional
@@ -605,6 +615,8 @@ export interface Model extends Deletable {
   fit(x: Float32Array, y: Targets, options?: FitOptions): Promise<FitResult>;
   /** fit on a Dataset (rows and targets already in WebAssembly memory). */
   fit(data: Dataset, options?: FitOptions): Promise<FitResult>;
+  /** A model of several inputs or outputs: each input's rows and each output's targets (labels or values), in order. */
+  fit(xs: Float32Array[], ys: Targets[], options?: FitOptions): Promise<FitResult>;
   /** Starts a fit to drive step by step (stepOnce, trainFor); checks every argument first. */
   beginFit(x: Float32Array, y: Targets, options?: BeginFitOptions): void;
   /** beginFit on a Dataset. */
@@ -629,6 +641,8 @@ export interface Model extends Deletable {
   evaluate(x: Float32Array, y: Targets, options?: BatchOptions): Evaluation;
   /** evaluate on a Dataset. */
   evaluate(data: Dataset, options?: BatchOptions): Evaluation;
+  /** A model of several inputs or outputs: the weighted sum of the outputs' losses, the first softmax output's accuracy. */
+  evaluate(xs: Float32Array[], ys: Targets[], options?: BatchOptions): Evaluation;
   /**
    * Where a training step's time goes: every pass of one step on the data's first rows, in order,
    * each run `reps` times; the model does not change. WebGL2 only (the CPU backend throws
@@ -639,6 +653,8 @@ export interface Model extends Deletable {
   profileStep(data: Dataset, options?: ProfileOptions): PassTiming[];
   /** rows x outputSize values, row-major (probabilities after a softmax layer). */
   predict(x: Float32Array | Dataset, options?: BatchOptions): Float32Array;
+  /** Each input's rows in; each output's predictions out, in order. */
+  predict(xs: Float32Array[], options?: BatchOptions): Float32Array[];
   /** The predicted class (argmax) of each row. */
   predictClasses(x: Float32Array | Dataset, options?: BatchOptions): Int32Array;
   /** safetensors bytes: weights, optimizer state and step. */
@@ -746,8 +762,9 @@ export interface Gltrain {
   readonly Dataset: DatasetConstructor;
   readonly Sequential: SequentialConstructor;
   readonly Model: ModelConstructor;
-  /** A functional model's input: `{shape: n}` (rows of n features) or `{shape: [h, w, c]}` (NHWC images). */
-  input(options: { shape: ModelInput }): SymbolicTensor;
+  /** A functional model's input: `{shape: n}` (rows of n features) or `{shape: [h, w, c]}` (NHWC images); a name
+   *  for summaries, errors and model files (default 'input', or 'input_<k>' of several). */
+  input(options: { shape: ModelInput; name?: string }): SymbolicTensor;
   /** One factory per layer type: `gl.layers.dense({units: 10}).apply(x)`, `gl.layers.add().apply([a, b])`. */
   readonly layers: LayerFactories;
   /**

@@ -16,6 +16,11 @@
 //     "fit": {"epochs": 2, "batchSize": 128, "validationSplit": 0.1, "lossEvery": 10}
 //   }
 //
+// A functional model's layers name what they read ("inputs": ["dense_0", "input"]);
+// several inputs are "inputs": [{"name": "image", "shape": [28, 28, 1]}, ...] (layers
+// read them by name), several outputs "outputs": ["classes", "box"] (layer names),
+// with "loss": [one per output] and "lossWeights" in "compile".
+//
 // Everything is checked while parsing, before a model exists: an error is a
 // FormatError whose message names the source and the JSON path of the bad
 // value, says what was expected and what was found
@@ -58,12 +63,19 @@ struct ModelConfig {
     std::string source;  // where it came from (file name), for messages
     // Free text.
     std::string description;
-    Shape3 input;  // a flat input of n values is {1, 1, n}
+    Shape3 input;  // a flat input of n values is {1, 1, n}; the first of several
+    // Several inputs ("inputs": [{"name", "shape"}, ...]): each one's shape and name (empty: "input" alone).
+    std::vector<Shape3> inputs;
+    // Their names, as layers' "inputs" name them.
+    std::vector<std::string> inputNames;
     // The layers, in order.
     std::vector<Layer> layers;
     // What each layer reads ("inputs": earlier layers' names, "input" for the
-    // model's input), as indices (-1: the model's input); empty: the layer before.
+    // model's input or an input's name), as indices (negative: input -1 - index,
+    // graph::LayerGeometry::modelInput); empty: the layer before.
     std::vector<std::vector<int>> inbound;
+    // The output layers ("outputs": their names), in order; empty: the last layer.
+    std::vector<int> outputs;
     // The "compile" object's options.
     CompileOptions compile;
     FitOptions fit;  // validationX / validationY stay null
@@ -389,17 +401,40 @@ inline Schedule schedule(const Object& compile) {
 }
 
 inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
-    Object o(j, source, path, {"loss", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
+    Object o(j, source, path,
+             {"loss", "lossWeights", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
     CompileOptions c;
-    if (o.has("loss")) {
-        const std::string name = o.string("loss", "");
+    // A loss by name; `at` is where it was read.
+    auto lossNamed = [&](const nlohmann::json& v, const std::string& at) {
+        if (!v.is_string()) failAt(source, at, "expected a loss name, got " + show(v));
+        const std::string name = v.get<std::string>();
         std::string valid;
-        bool found = false;
         for (const LossName& l : kLossNames) {
+            if (lower(name) == l.name) return l.kind;
             valid += (valid.empty() ? "" : ", ") + std::string(l.name);
-            if (lower(name) == l.name) c.loss = l.kind, found = true;
         }
-        if (!found) o.fail(o.at("loss"), "unknown value '" + name + "' (valid: " + valid + ")");
+        failAt(source, at, "unknown value '" + name + "' (valid: " + valid + ")");
+    };
+    if (o.has("loss")) {
+        const nlohmann::json& v = o.raw("loss");
+        if (v.is_array()) {  // one per output
+            if (v.empty()) o.fail(o.at("loss"), "expected a loss name or one per output, got []");
+            for (size_t k = 0; k < v.size(); ++k)
+                c.losses.push_back(lossNamed(v[k], o.at("loss") + "[" + std::to_string(k) + "]"));
+            c.loss = c.losses[0];
+        } else {
+            c.loss = lossNamed(v, o.at("loss"));
+        }
+    }
+    if (o.has("lossWeights")) {
+        const nlohmann::json& v = o.raw("lossWeights");
+        if (!v.is_array() || v.empty()) o.fail(o.at("lossWeights"), "expected an array of numbers, one per output");
+        for (size_t k = 0; k < v.size(); ++k) {
+            const std::string at = o.at("lossWeights") + "[" + std::to_string(k) + "]";
+            if (!v[k].is_number() || !(v[k].get<double>() >= 0) || !std::isfinite(v[k].get<double>()))
+                failAt(source, at, "expected a finite number >= 0, got " + show(v[k]));
+            c.lossWeights.push_back(v[k].get<float>());
+        }
     }
     c.optimizer = optimizer(o);
     c.optimizer.lr = o.real("learningRate", c.optimizer.lr, kPositive);
@@ -494,26 +529,23 @@ class SizeCheck {
 public:
     static constexpr int64_t kMax = std::numeric_limits<int>::max();
 
-    SizeCheck(const std::string& source, Shape3 input)
-        : source_(source),
-          input_{input.height, input.width, input.channels},
-          h_(input.height),
-          w_(input.width),
-          c_(input.channels),
-          flatInput_(input.height == 1 && input.width == 1) {}
+    SizeCheck(const std::string& source, const std::vector<Shape3>& inputs) : source_(source) {
+        for (const Shape3& s : inputs) inputs_.push_back({s.height, s.width, s.channels});
+    }
 
     // Layer i, reading the outputs of `inbound` (-1: the model input; empty:
     // the layer before); false when its shape is for compile to refuse (the walk stops).
     bool layer(size_t i, const Layer& l, std::vector<int> inbound = {}) {
         path_ = "layers[" + std::to_string(i) + "]";
         if (inbound.empty()) inbound.push_back(int(i) - 1);
-        first_ = inbound[0] < 0;
         others_.clear();
         for (size_t k = 0; k < inbound.size(); ++k) {
-            const std::array<int64_t, 3> s = inbound[k] < 0 ? input_ : outs_.at(size_t(inbound[k]));
+            const std::array<int64_t, 3> s =
+                inbound[k] < 0 ? inputs_.at(size_t(-1 - inbound[k])) : outs_.at(size_t(inbound[k]));
             if (k == 0) h_ = s[0], w_ = s[1], c_ = s[2];
             else others_.push_back(s);
         }
+        firstFlat_ = inbound[0] < 0 && h_ == 1 && w_ == 1;
         const bool ok = std::visit([this](const auto& x) { return step(x); }, l);
         outs_.push_back({h_, w_, c_});
         return ok;
@@ -528,7 +560,7 @@ private:
         return true;
     }
     bool step(const Conv2D& cv) {
-        if (first_ && flatInput_) return false;
+        if (firstFlat_) return false;
         // Each product below has factors that fit an int, so it fits 64 bits.
         const int64_t kh = cv.kernelSize.h, kw = cv.kernelSize.w, f = cv.filters;
         const int64_t eh = (kh - 1) * cv.dilationRate.h + 1, ew = (kw - 1) * cv.dilationRate.w + 1;
@@ -549,7 +581,7 @@ private:
         return true;
     }
     bool step(const DepthwiseConv2D& d) {
-        if (first_ && flatInput_) return false;
+        if (firstFlat_) return false;
         const int64_t kh = d.kernelSize.h, kw = d.kernelSize.w, m = d.depthMultiplier;
         const int64_t eh = (kh - 1) * d.dilationRate.h + 1, ew = (kw - 1) * d.dilationRate.w + 1;
         const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
@@ -580,7 +612,7 @@ private:
         return true;
     }
     bool step(const Conv2DTranspose& t) {
-        if (first_ && flatInput_) return false;
+        if (firstFlat_) return false;
         const int64_t kh = t.kernelSize.h, kw = t.kernelSize.w, f = t.filters;
         const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
         fits("kernelSize", kh * kw * f, "a fan-in of " + window + " x " + std::to_string(f) + " filters");
@@ -598,7 +630,7 @@ private:
         return true;
     }
     bool step(const Conv1D& cv) {
-        if (first_ && flatInput_) return false;
+        if (firstFlat_) return false;
         Conv2D c;  // a 1 x k window: Conv2D's sizes
         c.filters = cv.filters, c.kernelSize = {1, cv.kernelSize}, c.stride = {1, cv.stride};
         c.dilationRate = {1, cv.dilationRate}, c.padding = cv.padding;
@@ -606,7 +638,7 @@ private:
     }
     template <class Pool>
     bool pool1d(const Pool& p) {
-        if (first_ && flatInput_) return false;
+        if (firstFlat_) return false;
         const int64_t k = p.poolSize;
         return slide("poolSize", 1, k, 1, k, Size2{1, p.stride ? p.stride : p.poolSize}, p.padding);
     }
@@ -614,7 +646,7 @@ private:
     bool step(const AveragePool1D& p) { return pool1d(p); }
     template <class Pool>
     bool pool(const Pool& p) {
-        if (first_ && flatInput_) return false;
+        if (firstFlat_) return false;
         const int64_t k = p.poolSize;
         return slide("poolSize", k, k, k, k, p.stride ? p.stride : p.poolSize, p.padding);
     }
@@ -695,12 +727,11 @@ private:
 
     const std::string& source_;
     std::string path_;
-    std::array<int64_t, 3> input_;
+    std::vector<std::array<int64_t, 3>> inputs_;
     std::vector<std::array<int64_t, 3>> outs_;    // each layer's output
     std::vector<std::array<int64_t, 3>> others_;  // a merge layer's inputs after the first
-    int64_t h_, w_, c_;
-    bool flatInput_;
-    bool first_ = false;  // the layer is the first
+    int64_t h_ = 1, w_ = 1, c_ = 1;
+    bool firstFlat_ = false;  // the layer reads a flat model input first
 };
 
 // Duplicate keys are errors: nlohmann::json would keep the last one silently.
@@ -791,7 +822,8 @@ inline Shape3 inputShapeFromJson(const nlohmann::json& j, const std::string& sou
 }
 
 namespace model_config_detail {
-// A layer's "inputs": the names of layers before it ("input": the model's input), as indices.
+// A layer's "inputs": the names of layers before it and of model inputs
+// ("input": the model's one input), as indices (model inputs negative).
 inline std::vector<int> layerInputs(const nlohmann::json& j, const std::map<std::string, int>& before,
                                     const std::string& source, const std::string& path) {
     if (!j.is_array() || j.empty())
@@ -803,16 +835,12 @@ inline std::vector<int> layerInputs(const nlohmann::json& j, const std::map<std:
         const std::string at = path + "[" + std::to_string(k) + "]";
         if (!j[k].is_string()) failAt(source, at, "expected a layer name, got " + show(j[k]));
         const std::string name = j[k].get<std::string>();
-        if (name == "input") {
-            out.push_back(graph::LayerGeometry::kModelInput);
-            continue;
-        }
         const auto it = before.find(name);
         if (it == before.end()) {
             std::string names;
             for (const auto& [n, i] : before) names += (names.empty() ? "" : ", ") + n;
             failAt(source, at,
-                   "no layer named '" + name + "' before this one (a layer reads \"input\" or earlier layers" +
+                   "no layer named '" + name + "' before this one (a layer reads the model's inputs or earlier layers" +
                        (names.empty() ? "" : ": " + names) + ")");
         }
         out.push_back(it->second);
@@ -825,19 +853,38 @@ inline std::vector<int> layerInputs(const nlohmann::json& j, const std::map<std:
 inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::string& source = "<model config>") {
     using namespace model_config_detail;
     if (!j.is_object()) throw FormatError(source + ": expected a JSON object at the top level, got " + show(j));
-    Object top(j, source, "", {"description", "input", "layers", "compile", "fit"});
+    Object top(j, source, "", {"description", "input", "inputs", "layers", "outputs", "compile", "fit"});
     ModelConfig c;
     c.source = source;
     c.description = top.string("description", "");
-    if (!top.has("input"))
-        top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
-    c.input = inputShape(top.raw("input"), source, "input");
+    std::map<std::string, int> names;  // the inputs and the layers so far by name
+    if (top.has("inputs")) {           // several: [{"name": "image", "shape": [28, 28, 1]}, ...]
+        if (top.has("input")) top.fail("inputs", "give \"input\" (one) or \"inputs\" (several), not both");
+        const nlohmann::json& list = top.raw("inputs");
+        if (!list.is_array() || list.empty())
+            top.fail("inputs", "expected a non-empty array of {\"name\", \"shape\"} objects, got " + show(list));
+        for (size_t k = 0; k < list.size(); ++k) {
+            Object in(list[k], source, top.at("inputs") + "[" + std::to_string(k) + "]", {"name", "shape"});
+            const std::string name = in.string("name", "input_" + std::to_string(k));
+            if (!in.has("shape")) in.fail(in.at("shape"), "required: a flat size or [height, width, channels]");
+            c.inputs.push_back(inputShape(in.raw("shape"), source, in.at("shape")));
+            if (!names.emplace(name, graph::LayerGeometry::modelInput(int(k))).second)
+                in.fail(in.at("name"), "'" + name + "' names two inputs");
+            c.inputNames.push_back(name);
+        }
+        c.input = c.inputs[0];
+    } else {
+        if (!top.has("input"))
+            top.fail("input", "required: the size of a flat input (784) or an image shape [height, width, channels]");
+        c.input = inputShape(top.raw("input"), source, "input");
+        c.inputs = {c.input};
+        names["input"] = graph::LayerGeometry::kModelInput;
+    }
     if (!top.has("layers")) top.fail("layers", "required: an array of layer objects");
     const nlohmann::json& layers = top.raw("layers");
     if (!layers.is_array() || layers.empty())
         top.fail("layers", "expected a non-empty array of layer objects, got " +
                                (layers.is_array() ? std::string("[]") : show(layers)));
-    std::map<std::string, int> names;  // the layers so far by name
     bool anyInputs = false;
     for (size_t i = 0; i < layers.size(); ++i) {
         const std::string path = "layers[" + std::to_string(i) + "]";
@@ -853,8 +900,22 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
         const std::string& given = givenLayerName(c.layers.back());
         names[given.empty() ? defaultLayerName(c.layers.back(), i) : given] = int(i);
     }
+    if (top.has("outputs")) {
+        const nlohmann::json& list = top.raw("outputs");
+        if (!list.is_array() || list.empty())
+            top.fail("outputs", "expected a non-empty array of layer names, got " + show(list));
+        for (size_t k = 0; k < list.size(); ++k) {
+            const std::string at = top.at("outputs") + "[" + std::to_string(k) + "]";
+            const auto it = list[k].is_string() ? names.find(list[k].get<std::string>()) : names.end();
+            if (it == names.end() || it->second < 0)
+                failAt(source, at, "expected the name of a layer, got " + show(list[k]));
+            c.outputs.push_back(it->second);
+        }
+    }
+    // Several inputs or outputs make a functional model: each layer reads what it names.
+    if (c.inputs.size() > 1 || !c.outputs.empty()) anyInputs = true;
     if (!anyInputs) c.inbound.clear();
-    SizeCheck sizes(source, c.input);
+    SizeCheck sizes(source, c.inputs);
     for (size_t i = 0;
          i < c.layers.size() && sizes.layer(i, c.layers[i], anyInputs ? c.inbound[i] : std::vector<int>{}); ++i) {
     }
@@ -894,7 +955,8 @@ inline std::unique_ptr<Model> makeModel(Context& ctx, const ModelConfig& config)
     }
     std::vector<LayerNode> nodes;
     for (size_t i = 0; i < config.layers.size(); ++i) nodes.push_back({config.layers[i], config.inbound[i]});
-    return std::make_unique<Model>(ctx, config.input, std::move(nodes));
+    return std::make_unique<Model>(ctx, config.inputs.empty() ? std::vector<Shape3>{config.input} : config.inputs,
+                                   std::move(nodes), config.outputs, config.inputNames);
 }
 
 // A compiled model with the configured layers and compile options: a

@@ -47,8 +47,12 @@ struct TrainingError : Error {
 
 // What compile() is given: loss, optimizer, schedule, clipping, seed, NaN policy and the engine's choices.
 struct CompileOptions {
-    // The loss.
+    // The loss (of every output, unless `losses` says otherwise).
     LossKind loss = LossKind::SoftmaxCrossEntropy;
+    // A model of several outputs: each output's loss, in the model's output order (empty: `loss` for each).
+    std::vector<LossKind> losses;
+    // A model of several outputs: each output's weight in the loss training minimizes (empty: 1 each).
+    std::vector<float> lossWeights;
     OptimizerConfig optimizer{};  // Adam 1e-3
     Schedule schedule{};          // constant
     float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm

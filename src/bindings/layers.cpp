@@ -55,15 +55,14 @@ val layerFields() {
 val layerSpecs(const SequentialImpl& m) {
     val a = val::array();
     // A functional model's layers say what they read ("inputs"), as a model file's do.
-    bool stack = true;
+    bool stack = m.model->inputShapes().size() == 1 && m.model->outputLayers().size() == 1;
     if (m.compiled())
         for (size_t i = 0; i < m.model->layerCount(); ++i)
             stack = stack && m.model->inbound(i) == std::vector<int>{int(i) - 1};
     for (size_t i = 0; i < m.model->layerCount(); ++i) {
         nlohmann::ordered_json j = layerToJson(m.model->layer(i));
         if (!stack)
-            for (int k : m.model->inbound(i))
-                j["inputs"].push_back(k == graph::LayerGeometry::kModelInput ? "input" : m.model->layerName(size_t(k)));
+            for (int k : m.model->inbound(i)) j["inputs"].push_back(m.model->inboundName(k));
         a.call<void>("push", toJs(j));
     }
     return a;

@@ -44,6 +44,27 @@ void SequentialImpl::compile(val options) {
     });
 }
 
+val SequentialImpl::io() const {
+    val o = val::object(), inputs = val::array(), outputs = val::array();
+    for (size_t k = 0; k < model->inputShapes().size(); ++k) {
+        val i = val::object();
+        i.set("name", model->inboundName(graph::LayerGeometry::modelInput(int(k))));
+        i.set("size", model->inputShapes()[k].size());
+        inputs.call<void>("push", i);
+    }
+    if (compiled())
+        for (const graph::ModelOutput& out : model->io().outputs) {
+            val i = val::object();
+            i.set("name", out.layer < 0 ? std::string("input") : model->layerName(size_t(out.layer)));
+            i.set("size", out.width);
+            i.set("targetColumns", out.targetCols());
+            outputs.call<void>("push", i);
+        }
+    o.set("inputs", inputs);
+    o.set("outputs", outputs);
+    return o;
+}
+
 CompileOptions SequentialImpl::parseCompile(val options, const std::string& where) {
     return parseArgument([&] { return compileOptionsFromJson(jsonOptions(options, where), where); });
 }
@@ -85,5 +106,6 @@ EMSCRIPTEN_BINDINGS(gltrain_sequential) {
         .function("outputSize", &SequentialImpl::outputSize)
         .function("step", &SequentialImpl::step)
         .function("compiled", &SequentialImpl::compiled)
+        .function("io", &SequentialImpl::io)
         .function("layers", &SequentialImpl::layers);
 }

@@ -49,6 +49,9 @@ public:
     int outputSize() const { return model->outputSize(); }
     double step() const { return double(model->step()); }
     bool compiled() const { return model->outputSize() > 0; }
+    // After compile: {inputs: [{name, size}], outputs: [{name, size, targetColumns}]}: how fit() of
+    // several inputs or outputs packs their rows side by side (graph::ModelIO).
+    val io() const;
 
     // ---- layers (layers.cpp)
     void add(val spec);

@@ -990,12 +990,61 @@ const tests = {
                 'compile: layer add_2: needs inputs of one shape but receives [batch, 4] from dense_0 and [batch, 5] from dense_1');
     expectError(() => gl.layers.dense({ units: 2 }).apply(7), 'ArgumentError', "dense.apply: input 0 is a number, not a value from gl.input() or a layer's apply()");
     expectError(() => gl.input({ shape: [2, 3] }), 'ArgumentError', 'input: shape must be a positive integer or [height, width, channels]');
-    expectError(() => new gl.Model(ctx, { inputs: a, outputs: b }), 'ArgumentError', "Model: inputs must be made by gl.input()");
+    expectError(() => new gl.Model(ctx, { inputs: a, outputs: b }), 'ArgumentError', "Model: inputs[0] must be made by gl.input()");
     expectError(() => new gl.Model(ctx, { inputs: gl.input({ shape: 8 }), outputs: a }), 'ArgumentError',
                 "Model: a layer reads a gl.input() that is not the model's inputs");
-    expectError(() => new gl.Model(ctx, { inputs: [input, input], outputs: a }), 'ArgumentError', 'several inputs or outputs are not supported yet');
+    expectError(() => new gl.Model(ctx, { inputs: [input, input], outputs: a }), 'ArgumentError', 'Model: inputs[1] is given twice');
     expectError(() => gl.Model.fromConfig(ctx, { input: 8, layers: [{ type: 'dense', units: 2, inputs: ['nope'] }] }), 'ArgumentError',
                 "layers[0].inputs[0]: no layer named 'nope' before this one");
+    ctx.delete();
+  },
+
+  async 'several inputs and outputs: fit, evaluate and predict take arrays; losses per output with weights; save and load'() {
+    const ctx = new gl.Context({ backend: 'cpu' });
+    const rows = 24;
+    const { x: xa } = randomData(rows, 5, 3), { x: xb } = randomData(rows, 4, 3);
+    const labels = new Int32Array(rows).map((_, i) => (i * 7) % 3);
+    const values = new Float32Array(rows * 2).map((_, i) => Math.sin(i));
+    const build = () => {
+      const a = gl.input({ shape: 5, name: 'a' }), b = gl.input({ shape: 4, name: 'b' });
+      const h = gl.layers.dense({ units: 6, activation: 'tanh' }).apply(a);
+      const classes = gl.layers.dense({ units: 3, name: 'classes' }).apply(gl.layers.concatenate().apply([h, b]));
+      const v = gl.layers.dense({ units: 2, name: 'values' }).apply(h);
+      return new gl.Model(ctx, { inputs: [a, b], outputs: [classes, v] })
+        .compile({ loss: ['softmax_cross_entropy', 'mse'], lossWeights: [1, 0.5], optimizer: { type: 'adam', lr: 0.01 } });
+    };
+    const m = build();
+    assertEq(JSON.stringify(m.io), JSON.stringify({
+      inputs: [{ name: 'a', size: 5 }, { name: 'b', size: 4 }],
+      outputs: [{ name: 'classes', size: 3, targetColumns: 1 }, { name: 'values', size: 2, targetColumns: 2 }] }), 'io');
+    assertEq(m.summary()[1].inbound.join(','), 'dense_0,b', 'the concatenation reads a layer and input b');
+    const before = m.evaluate([xa, xb], [labels, values]);
+    const r = await m.fit([xa, xb], [labels, values], { epochs: 8, batchSize: 8 });
+    assertEq(r.history.length, 8, 'eight epochs');
+    const after = m.evaluate([xa, xb], [labels, values]);
+    assert(after.loss < before.loss, `the weighted loss went down (${before.loss} -> ${after.loss})`);
+    assert(after.accuracy >= 0 && after.accuracy <= 1, 'accuracy is the classes output\'s');
+    const [p, q] = m.predict([xa, xb]);
+    assertEq(p.length, rows * 3, 'classes predictions');
+    assertEq(q.length, rows * 2, 'values predictions');
+    // The same model again from its spec and checkpoint predicts the same.
+    const again = gl.Model.fromConfig(ctx, { inputs: [{ name: 'a', shape: 5 }, { name: 'b', shape: 4 }], layers: m.layerSpecs(),
+                                            outputs: ['classes', 'values'] })
+      .compile({ loss: ['softmax_cross_entropy', 'mse'], lossWeights: [1, 0.5] });
+    again.loadCheckpoint(m.saveCheckpoint());
+    const [p2] = again.predict([xa, xb]);
+    let worst = 0;
+    for (let i = 0; i < p.length; i++) worst = Math.max(worst, Math.abs(p[i] - p2[i]));
+    assert(worst === 0, `the reloaded model predicts the same (worst ${worst})`);
+    expectError(() => m.evaluate([xa], [labels, values]), 'ArgumentError', 'evaluate: 1 inputs given, the model has 2');
+    expectError(() => m.evaluate([xa, xb.subarray(0, 8)], [labels, values]), 'ArgumentError', 'evaluate: inputs[1] (b) has 2 rows, inputs[0] has 24');
+    expectError(() => m.evaluate([xa, xb], [labels, labels]), 'ArgumentError', 'evaluate: targets[1] (values) has 24 values, expected 24 rows x 2');
+    const badLabels = labels.slice();
+    badLabels[5] = 7;
+    expectError(() => m.evaluate([xa, xb], [badLabels, values]), 'ArgumentError', 'label 7 at row 5 is outside [0, 3)');
+    expectError(() => build().compile({ loss: ['mse'] }), 'ArgumentError', 'compile: 1 losses for 2 outputs');
+    m.delete();
+    again.delete();
     ctx.delete();
   },
 

@@ -30,6 +30,15 @@ export async function main(): Promise<number> {
   const inbound: string[] = functional.summary()[2].inbound;
   const again: Model = gl.Model.fromConfig(ctx, { input: [8, 8, 1], layers: functional.layerSpecs() });
   void inbound, again;
+  // Several inputs and outputs, a loss per output with weights; arrays in, arrays out.
+  const meta = gl.input({ shape: 4, name: 'meta' });
+  const heads: Model = new gl.Model(ctx, { inputs: [input, meta], outputs: [
+    gl.layers.dense({ units: 3 }).apply(gl.layers.concatenate().apply([gl.layers.flatten().apply(block), meta])),
+    gl.layers.dense({ units: 1 }).apply(meta)] });
+  heads.compile({ loss: ['softmax_cross_entropy', 'mse'], lossWeights: [1, 0.5] });
+  const [headClasses, headValues]: Float32Array[] = heads.predict([new Float32Array(64), new Float32Array(4)]);
+  const sizes: number[] = heads.io.outputs.map((o) => o.targetColumns);
+  void headClasses, headValues, sizes;
   // @ts-expect-error a dense layer has no 'filters'
   gl.layers.dense({ filters: 3 });
   // @ts-expect-error a functional model has no add()

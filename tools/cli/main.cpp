@@ -357,6 +357,16 @@ int inspect(const std::vector<std::string>& argv) {
     return 0;
 }
 
+// The data options read one matrix of rows and one of targets: a model file of
+// several inputs or outputs trains from C++ or JavaScript (fit({x1, x2}, {y1, y2})).
+void requireOneInputAndOutput(const ModelConfig& c) {
+    const size_t outputs = std::max<size_t>(1, c.outputs.size());
+    if (c.inputs.size() > 1 || outputs > 1)
+        throw UsageError(c.source + ": the command line reads one input and one target per row; this model has " +
+                         std::to_string(c.inputs.size()) + " inputs and " + std::to_string(outputs) +
+                         " outputs (train it through the C++ or JavaScript API)");
+}
+
 int train(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS,
                   {"--epochs", true},
@@ -415,6 +425,7 @@ int train(const std::vector<std::string>& argv) {
     const CheckpointLock lock(checkpoint);
 
     ModelConfig config = loadModelConfig(path);
+    requireOneInputAndOutput(config);
     if (epochs) config.fit.epochs = int(epochs);
     if (batch) config.fit.batchSize = int(batch);
     // The epoch callbacks watch the validation loss where there is one.
@@ -558,6 +569,7 @@ Loaded loadForInference(const Args& a, const char* command, bool needTargets, st
     const ContextOptions ctxOpts = contextOptions(a);
     Loaded l;
     l.config = loadModelConfig(path);
+    requireOneInputAndOutput(l.config);
     l.ctx = makeContext(ctxOpts);
     l.model = buildModel(*l.ctx, l.config);
     l.model->load(checkpoint);

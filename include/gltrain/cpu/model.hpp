@@ -40,8 +40,7 @@ namespace gltrain::cpu {
 
 // What a training step needs from the compile options.
 struct TrainingSetup {
-    bool softmaxCrossEntropy = true;  // labels; otherwise `pointwise` against target values
-    PointwiseLoss pointwise = PointwiseLoss::SquaredError;
+    graph::ModelIO io;  // the inputs, and the outputs with their losses
     OptimizerConfig optimizer{};
     Schedule schedule{};
     float clipNorm = 0.0f;     // > 0: clip by global norm
@@ -59,8 +58,8 @@ struct Dataset {
     int n = 0;
     const float* x = nullptr;  // n x the model's input size
     std::vector<float> ownedX;
-    std::vector<int> labels;    // softmax cross-entropy
-    std::vector<float> values;  // n x the model's output size (MSE, BCE)
+    std::vector<int> labels;    // one softmax cross-entropy output (graph::ModelIO::labels)
+    std::vector<float> values;  // n x the targets' columns (graph::ModelIO::targetCols)
     std::vector<int> order;     // training: a permutation of 0 .. n-1
 };
 
@@ -84,9 +83,9 @@ public:
         std::vector<Variable> params, buffers;
     };
 
-    Model(std::vector<Layer> layers, int inputSize, const TrainingSetup& setup)
-        : layers_(std::move(layers)), inputSize_(inputSize), setup_(setup) {
-        outputSize_ = layers_.empty() ? inputSize : layers_.back().out.size();
+    Model(std::vector<Layer> layers, const TrainingSetup& setup)
+        : layers_(std::move(layers)), inputSize_(setup.io.inputSize()), setup_(setup) {
+        outputSize_ = setup.io.outputSize();
         for (auto& L : layers_)
             for (auto& v : L.params) v.grad = HostMatrix(v.value.rows, v.value.cols);
     }
@@ -205,11 +204,7 @@ private:
             layers.push_back(std::move(ml));
         }
         graph::ModelGraphOptions o;
-        o.input = layers_.empty() ? Shape3{1, 1, inputSize_} : layers_.front().in;
-        o.softmaxCrossEntropy = setup_.softmaxCrossEntropy;
-        o.pointwise = setup_.pointwise == PointwiseLoss::SquaredError
-                          ? gltrain::PointwiseLoss::MeanSquaredError
-                          : gltrain::PointwiseLoss::BinaryCrossEntropyWithLogits;
+        o.io = setup_.io;
         o.seed = setup_.seed;
         o.training = training;
         slot = std::make_unique<graph::ModelGraph>(graph::buildModelGraph(layers, o));
@@ -257,9 +252,9 @@ private:
             std::copy(d.x + size_t(rowOf(r)) * size_t(inputSize_), d.x + size_t(rowOf(r) + 1) * size_t(inputSize_),
                       x + size_t(r) * size_t(inputSize_));
         float* y = (*p.run)[m.y].data.data();
-        const int C = outputSize_;
+        const int C = setup_.io.targetCols();
         for (int r = 0; r < batch; ++r) {
-            if (setup_.softmaxCrossEntropy) y[r] = float(d.labels[size_t(rowOf(r))]);
+            if (setup_.io.labels()) y[r] = float(d.labels[size_t(rowOf(r))]);
             else
                 std::copy(d.values.begin() + std::ptrdiff_t(size_t(rowOf(r)) * size_t(C)),
                           d.values.begin() + std::ptrdiff_t(size_t(rowOf(r) + 1) * size_t(C)),

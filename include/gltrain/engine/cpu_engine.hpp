@@ -18,8 +18,8 @@ namespace gltrain {
 class CpuEngine final : public Engine {
 public:
     CpuEngine(Context& ctx, const std::vector<CompiledLayer>& layers, const ModelVariables& vars,
-              const CompileOptions& o, int inputSize)
-        : options_(o), inputSize_(inputSize), model_(makeLayers(layers, vars), inputSize, setupOf(o)) {
+              const CompileOptions& o, const graph::ModelIO& io)
+        : options_(o), io_(io), inputSize_(io.inputSize()), model_(makeLayers(layers, vars), setupOf(o, io)) {
         model_.useThreads(&ctx.cpuThreads());
         for (size_t i = 0; i < vars.list.size(); ++i)
             for (size_t l = 0; l < layers.size(); ++l)
@@ -90,11 +90,9 @@ public:
     void setLearningRate(float lr) override { model_.setLearningRate(lr); }
 
 private:
-    static cpu::TrainingSetup setupOf(const CompileOptions& o) {
+    static cpu::TrainingSetup setupOf(const CompileOptions& o, const graph::ModelIO& io) {
         cpu::TrainingSetup s;
-        s.softmaxCrossEntropy = o.loss == LossKind::SoftmaxCrossEntropy;
-        s.pointwise = o.loss == LossKind::BinaryCrossEntropy ? cpu::PointwiseLoss::BinaryCrossEntropy
-                                                             : cpu::PointwiseLoss::SquaredError;
+        s.io = io;
         s.optimizer = o.optimizer;
         s.schedule = o.schedule;
         s.clipNorm = o.clipNorm;
@@ -143,7 +141,7 @@ private:
             d.x = rows;
         }
         if (y.rows() == 0) return d;
-        if (options_.loss == LossKind::SoftmaxCrossEntropy) {
+        if (io_.labels()) {
             d.labels = targetLabels(y, r0, n);
         } else {
             const size_t C = size_t(y.values.cols);
@@ -156,11 +154,12 @@ private:
         const cpu::LossSums s = model_.evaluate(d, batchSize);
         Evaluation e;
         e.loss = float(s.loss / d.n);
-        if (options_.loss == LossKind::SoftmaxCrossEntropy) e.accuracy = float(double(s.correct) / d.n);
+        if (io_.accuracyOutput() >= 0) e.accuracy = float(double(s.correct) / d.n);
         return e;
     }
 
     CompileOptions options_;
+    graph::ModelIO io_;
     int inputSize_;
     cpu::Model model_;
     std::vector<cpu::Model::Variable*> at_;  // by ModelVariables index

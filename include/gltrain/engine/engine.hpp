@@ -28,6 +28,7 @@ struct FitData {
     int trainRows = 0;  // x's first rows train
     int valRows = 0;    // the next ones validate (validationSplit); or options.validationX/Y
     FitOptions options;
+    bool accuracy = true;  // the model reports accuracy (it has a softmax cross-entropy output)
 };
 
 // One training step: the global step it is (0-based: the update's t is step + 1),

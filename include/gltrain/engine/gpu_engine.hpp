@@ -30,8 +30,8 @@ namespace gltrain {
 class GpuEngine final : public Engine {
 public:
     GpuEngine(Context& ctx, const std::vector<CompiledLayer>& layers, const ModelVariables& vars,
-              const CompileOptions& o, Shape3 input, int outputSize)
-        : ctx_(ctx), layers_(layers), vars_(vars), options_(o), input_(input), outputSize_(outputSize) {
+              const CompileOptions& o, const graph::ModelIO& io)
+        : ctx_(ctx), layers_(layers), vars_(vars), options_(o), io_(io), outputSize_(io.outputSize()) {
         createVariables();
     }
 
@@ -255,8 +255,9 @@ private:
         s.vars = &vars_;
         s.values = &values_;
         s.state = &state_;
-        s.inputSize = input_.size();
-        s.outputSize = outputSize_;
+        s.inputSize = io_.inputSize();
+        s.targetCols = io_.targetCols();
+        s.labels = io_.labels();
         s.lossScaling = training && lossScalingOn();
         s.update = options_.optimizer;
         // On half-float storage eps is at least kHalfFloatMinEps.
@@ -271,10 +272,7 @@ private:
         std::vector<graph::ModelLayer> layers;
         for (const CompiledLayer& L : layers_) layers.push_back({L.spec, L.geometry, vars_.declsOf(L.geometry.name)});
         graph::ModelGraphOptions o;
-        o.input = input_;
-        o.softmaxCrossEntropy = options_.loss == LossKind::SoftmaxCrossEntropy;
-        o.pointwise = options_.loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
-                                                                    : PointwiseLoss::MeanSquaredError;
+        o.io = io_;
         o.seed = options_.seed;
         o.training = training;
         o.lossScaling = training && lossScalingOn();
@@ -321,7 +319,7 @@ private:
         d->x.upload(x.data.data() + size_t(r0) * size_t(x.cols), size_t(n) * size_t(x.cols));  // no host copy
         if (y.rows() == 0) {
             // predict: no targets
-        } else if (options_.loss == LossKind::SoftmaxCrossEntropy) {
+        } else if (io_.labels()) {
             const std::vector<int> labels = targetLabels(y, r0, n);
             d->y = Tensor(ctx_, HostMatrix(n, 1, std::vector<float>(labels.begin(), labels.end())), Layout::Unpacked,
                           TensorUse::Sampled);
@@ -361,7 +359,7 @@ private:
         GpuStep* pr = rem ? &plan(rem, false) : nullptr;
         for (GpuStep* p : {pf, pr})
             if (p) p->resetSums();
-        const bool classes = options_.loss == LossKind::SoftmaxCrossEntropy;
+        const bool classes = io_.accuracyOutput() >= 0;
         double lossSum = 0, correct = 0;
         // Takes a step's sums into the host's; before a count could pass what the
         // storage holds exactly (2^24 rows, 2048 for half floats) and at the end.
@@ -504,7 +502,7 @@ private:
     const std::vector<CompiledLayer>& layers_;
     const ModelVariables& vars_;
     CompileOptions options_;
-    Shape3 input_;
+    graph::ModelIO io_;
     int outputSize_;
     std::vector<GpuVariable> values_;  // by ModelVariables index
     GpuStepState state_;

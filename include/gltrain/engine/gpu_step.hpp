@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "gltrain/graph/gpu_plan.hpp"
@@ -128,9 +129,10 @@ struct GpuStepSource {
     const ModelVariables* vars = nullptr;
     std::vector<GpuVariable>* values = nullptr;  // by ModelVariables index
     GpuStepState* state = nullptr;
-    int inputSize = 0, outputSize = 0;
-    bool lossScaling = false;  // on (the compile options, and on the half-float backend by default)
-    OptimizerConfig update{};  // the optimizer as the update passes run it
+    int inputSize = 0, targetCols = 0;  // values per row of x, of the targets
+    bool labels = true;                 // the targets are class labels, one column (graph::ModelIO::labels)
+    bool lossScaling = false;           // on (the compile options, and on the half-float backend by default)
+    OptimizerConfig update{};           // the optimizer as the update passes run it
 };
 
 class GpuStepCompiler {
@@ -144,8 +146,8 @@ public:
     void record(GpuStep& p, int B, bool training) {
         p.batch = B;
         p.training = training;
-        const bool labels = o_.loss == LossKind::SoftmaxCrossEntropy;
-        const int yCols = labels ? 1 : s_.outputSize;
+        const bool labels = s_.labels;
+        const int yCols = s_.targetCols;
         const Layout yLayout = labels ? Layout::Unpacked : Layout::Packed;
         if (training) {
             p.fillSteps = fillStepsFor(B, s_.inputSize + yCols);
@@ -225,14 +227,17 @@ private:
         o.biasSumInUpdate = training && o_.clipNorm <= 0.0f && !s_.state->lossScale;
         o.lossGradInProductMacs = training ? kLossGradInForwardMacs : 0;
         p.lossPasses = std::numeric_limits<size_t>::max();
-        o.listFor = [&](const graph::Node& n) {
+        // Evaluation's tail is what reads the targets, which its gather fills
+        // after the forward (predict runs the forward alone).
+        std::set<graph::ValueId> targetValues{m_.y};
+        o.listFor = [&p, training, targetValues](const graph::Node& n) mutable {
             if (training) {
                 if (n.backward && p.lossPasses == std::numeric_limits<size_t>::max()) p.lossPasses = p.train.size();
                 return &p.train;
             }
-            const bool tail = std::holds_alternative<graph::SoftmaxCrossEntropy>(n.op) ||
-                              std::holds_alternative<graph::PointwiseLossOp>(n.op) ||
-                              std::holds_alternative<graph::CorrectCount>(n.op);
+            bool tail = false;
+            for (graph::ValueId v : n.inputs) tail = tail || targetValues.count(v) > 0;
+            if (tail) targetValues.insert(n.outputs.begin(), n.outputs.end());
             return tail ? &p.evalTail : &p.forward;
         };
         std::vector<graph::ValueId> wanted{m_.output, m_.logits, m_.lossMean};
@@ -358,7 +363,7 @@ private:
     // Records nothing and returns false for any other model or a step past
     // smallDenseStepMacs.
     bool recordDenseChainStep(GpuStep& p) {
-        if (o_.clipNorm > 0.0f || s_.lossScaling) return false;
+        if (o_.clipNorm > 0.0f || s_.lossScaling || m_.packed) return false;
         const auto chain = graph::matchDenseChain(m_.g, m_.x, m_.logits);
         if (!chain) return false;
         SmallMlp m;

@@ -173,6 +173,7 @@ private:
         }
         if (!loss || gradNode < 0 || opOf<PointwiseLossGrad>(g_, gradNode)->kind != loss->kind) return false;
         const Node& grad = g_.node(gradNode);
+        if (g_.value(grad.inputs[2]).kind == ValueKind::Computed) return false;  // a weighted output's seed: later
         const Tensor &x = (*this)[m.x], &w = (*this)[m.w], &b = (*this)[m.b];
         if (int64_t(batch_) * x.cols() * w.cols() > o_.lossGradInProductMacs) return false;
         OpRecorder r{*this, grad};

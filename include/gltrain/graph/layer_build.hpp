@@ -19,11 +19,17 @@ struct LayerGeometry {
     std::string name;
     Shape3 in, out;
     Window window;  // Conv2D and pooling
-    // The layers whose outputs it reads, in order (kModelInput: the model's
-    // input); empty: the layer before it (the model input for the first).
+    // The layers whose outputs it reads, in order (negative: a model input,
+    // modelInput(k)); empty: the layer before it (the model input for the first).
     std::vector<int> inbound;
-    std::vector<Shape3> ins;  // each inbound value's shape (`in` is the first); empty: just `in`
-    static constexpr int kModelInput = -1;
+    std::vector<Shape3> ins;                // each inbound value's shape (`in` is the first); empty: just `in`
+    static constexpr int kModelInput = -1;  // the model's (first) input
+    // Model input k as an inbound index.
+    static constexpr int modelInput(int k) { return -1 - k; }
+    // Whether an inbound index is a model input.
+    static constexpr bool isModelInput(int inbound) { return inbound < 0; }
+    // The model input an inbound index names.
+    static constexpr int inputIndex(int inbound) { return -1 - inbound; }
 };
 
 // Where a training step moves a moving average: toward `batchValue`, the

@@ -33,10 +33,58 @@ struct ModelLayer {
     std::vector<VariableDecl> variables;
 };
 
-struct ModelGraphOptions {
-    Shape3 input;
-    bool softmaxCrossEntropy = true;  // labels [B, 1]; otherwise `pointwise` against values shaped like the logits
+// One output of a model and the loss that compares it with its targets.
+struct ModelOutput {
+    int layer = -1;                   // the layer whose output it is (-1: the last)
+    int width = 0;                    // values per row (its layer's output size)
+    bool softmaxCrossEntropy = true;  // labels [B, 1]; otherwise `pointwise` against values shaped like the output
     PointwiseLoss pointwise = PointwiseLoss::MeanSquaredError;
+    float weight = 1.0f;  // its share of the loss training minimizes (several outputs)
+    // Columns of its targets in a row: 1 (a class label) or the output's values.
+    int targetCols() const { return softmaxCrossEntropy ? 1 : width; }
+};
+
+// What a model reads and what its loss compares. With one input and one
+// output the batch's rows are that input and the targets that output's; with
+// several, each row holds the inputs side by side (in order, each flattened)
+// and each target row the outputs' targets side by side (a class label is
+// one column), so the engines move one matrix of rows each way as for one
+// input, and the graph cuts the columns apart (Slice).
+struct ModelIO {
+    std::vector<Shape3> inputs;
+    std::vector<ModelOutput> outputs;
+    // Several inputs or outputs: rows and targets are packed.
+    bool packed() const { return inputs.size() > 1 || outputs.size() > 1; }
+    // Values per row of x.
+    int inputSize() const {
+        int n = 0;
+        for (const Shape3& s : inputs) n += s.size();
+        return n;
+    }
+    // Values per row of the predictions (the outputs side by side).
+    int outputSize() const {
+        int n = 0;
+        for (const ModelOutput& o : outputs) n += o.width;
+        return n;
+    }
+    // Columns of a target row.
+    int targetCols() const {
+        int n = 0;
+        for (const ModelOutput& o : outputs) n += o.targetCols();
+        return n;
+    }
+    // Whether targets are class labels, one per row (one output with softmax cross-entropy).
+    bool labels() const { return !packed() && outputs.at(0).softmaxCrossEntropy; }
+    // The output whose accuracy the model reports (the first with softmax cross-entropy; -1: none).
+    int accuracyOutput() const {
+        for (size_t k = 0; k < outputs.size(); ++k)
+            if (outputs[k].softmaxCrossEntropy) return int(k);
+        return -1;
+    }
+};
+
+struct ModelGraphOptions {
+    ModelIO io;
     uint32_t seed = 1;  // dropout's masks
     bool training = false;
     bool lossScaling = false;  // training: the seed is an input (the scale) instead of the constant 1
@@ -44,19 +92,53 @@ struct ModelGraphOptions {
 
 struct ModelGraph {
     Graph g;
-    ValueId x = kNoValue, y = kNoValue;            // the batch's rows and targets
-    ValueId logits = kNoValue, output = kNoValue;  // output: after a final Softmax
-    ValueId lossRows = kNoValue, lossMean = kNoValue, seed = kNoValue;
-    ValueId correctSoFar = kNoValue, correct = kNoValue;  // softmax cross-entropy's running count
+    ValueId x = kNoValue, y = kNoValue;  // the batch's rows and targets (packed, with several inputs or outputs)
+    ValueId logits = kNoValue;           // the first output's loss input (before a final Softmax)
+    ValueId output = kNoValue;           // after a final Softmax; several outputs: side by side, flat
+    ValueId lossRows = kNoValue, lossMean = kNoValue, seed = kNoValue;  // several outputs: the weighted sums
+    ValueId correctSoFar = kNoValue, correct = kNoValue;  // softmax cross-entropy's running count (accuracyOutput's)
     std::map<std::string, ValueId> variables;             // "<layer>/<variable>"
     std::vector<BatchStatistic> statistics;               // training: batch normalization's
     std::map<ValueId, ValueId> grads;                     // training: trainable parameter -> its gradient
+    bool packed = false;                                  // several inputs or outputs (ModelIO::packed)
 };
 
+namespace model_graph_detail {
+// Columns [start, start + length) of a packed [B, n] value (the whole of it: no node).
+inline ValueId columns(Graph& g, ValueId v, int start, int length, const char* what) {
+    if (start == 0 && length == g.shape(v).cols()) return v;
+    return g.add1(Slice{1, start, length}, {v}, what);
+}
+// A value as rows [B, n] (free: rows are stored flat).
+inline ValueId rows(Graph& g, ValueId v, const std::string& where) {
+    const Shape& s = g.shape(v);
+    return s.rank() == 2 ? v : g.add1(Reshape{Shape::batched({s.cols()})}, {v}, where);
+}
+}  // namespace model_graph_detail
+
 inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const ModelGraphOptions& o) {
+    using namespace model_graph_detail;
+    const ModelIO& io = o.io;
+    if (io.inputs.empty() || io.outputs.empty()) throw Error("buildModelGraph: a model needs an input and an output");
     ModelGraph m;
     Graph& g = m.g;
-    m.x = g.input("x", flatOrImage(o.input));
+    m.packed = io.packed();
+    // The inputs: x itself, or its columns cut apart.
+    std::vector<ValueId> inputs;
+    if (io.inputs.size() == 1) {
+        m.x = g.input("x", flatOrImage(io.inputs[0]));
+        inputs.push_back(m.x);
+    } else {
+        m.x = g.input("x", Shape::batched({io.inputSize()}));
+        int at = 0;
+        for (size_t k = 0; k < io.inputs.size(); ++k) {
+            const std::string name = "input_" + std::to_string(k);
+            ValueId v = columns(g, m.x, at, io.inputs[k].size(), name.c_str());
+            if (g.shape(v) != flatOrImage(io.inputs[k])) v = g.add1(Reshape{flatOrImage(io.inputs[k])}, {v}, name);
+            inputs.push_back(v);
+            at += io.inputs[k].size();
+        }
+    }
     for (const ModelLayer& L : layers)
         for (const VariableDecl& v : L.variables) {
             const std::string key = L.geometry.name + "/" + v.name;
@@ -64,12 +146,13 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
         }
     // Each layer's output; a layer reads those of its inbound layers (a
     // stack: the one before it), so a value may feed several layers.
-    std::vector<ValueId> outputs;
-    ValueId logits = kNoValue;
+    std::vector<ValueId> outputs, logitsOf;
     for (const ModelLayer& L : layers) {
         std::vector<ValueId> in;
-        if (L.geometry.inbound.empty()) in.push_back(outputs.empty() ? m.x : outputs.back());
-        for (int k : L.geometry.inbound) in.push_back(k == LayerGeometry::kModelInput ? m.x : outputs.at(size_t(k)));
+        if (L.geometry.inbound.empty()) in.push_back(outputs.empty() ? inputs[0] : outputs.back());
+        for (int k : L.geometry.inbound)
+            in.push_back(LayerGeometry::isModelInput(k) ? inputs.at(size_t(LayerGeometry::inputIndex(k)))
+                                                        : outputs.at(size_t(k)));
         LayerBuild b{g,
                      L.geometry,
                      o.training,
@@ -82,26 +165,48 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
                 else return layer.addNodes(b, in.at(0));
             },
             *L.spec));
-        logits = b.logits;  // a Softmax's logits are the loss's only when it is the last layer
+        logitsOf.push_back(b.logits);  // a final Softmax's logits: what its output's loss reads
     }
-    // The last layer is the model's output.
-    const ValueId cur = outputs.empty() ? m.x : outputs.back();
-    m.output = cur;
-    // The loss reads the logits (before a final Softmax) as rows.
-    m.logits = logits == kNoValue ? cur : logits;
-    if (g.shape(m.logits).rank() != 2)
-        m.logits = g.add1(Reshape{Shape::batched({g.shape(m.logits).cols()})}, {m.logits}, "loss");
-    m.y = g.input("y", o.softmaxCrossEntropy ? Shape{kBatch, 1} : g.shape(m.logits));
-    std::vector<ValueId> loss;
-    if (o.softmaxCrossEntropy) {
-        loss = g.add(SoftmaxCrossEntropy{}, {m.logits, m.y}, "loss");
-        m.correctSoFar = g.input("correct_so_far", Shape{1});
-        m.correct = g.add1(CorrectCount{}, {m.logits, m.y, m.correctSoFar}, "accuracy");
-    } else {
-        loss = g.add(PointwiseLossOp{o.pointwise}, {m.logits, m.y}, "loss");
+    // Each output's loss reads its logits (before a final Softmax) as rows,
+    // against its columns of y.
+    m.y = g.input("y", io.labels() ? Shape{kBatch, 1}
+                       : m.packed  ? Shape::batched({io.targetCols()})
+                                   : Shape::batched({io.outputs[0].width}));
+    std::vector<ValueId> predictions;
+    ValueId lossRows = kNoValue, lossMean = kNoValue;
+    int targetAt = 0;
+    for (size_t k = 0; k < io.outputs.size(); ++k) {
+        const ModelOutput& out = io.outputs[k];
+        const size_t layer = out.layer < 0 ? layers.size() - 1 : size_t(out.layer);
+        const ValueId value = layers.empty() ? inputs[0] : outputs.at(layer);
+        predictions.push_back(value);
+        const ValueId logits = rows(g, layers.empty() || logitsOf[layer] == kNoValue ? value : logitsOf[layer], "loss");
+        if (k == 0) m.logits = logits;
+        const std::string name = io.outputs.size() == 1 ? "loss" : "loss_" + std::to_string(k);
+        const ValueId y = columns(g, m.y, targetAt, out.targetCols(), name.c_str());
+        targetAt += out.targetCols();
+        if (!out.softmaxCrossEntropy && g.shape(y) != g.shape(logits))
+            throw ShapeError("output " + std::to_string(k) + " is " + g.shape(logits).str() + " but its targets are " +
+                             g.shape(y).str());
+        std::vector<ValueId> loss = out.softmaxCrossEntropy ? g.add(SoftmaxCrossEntropy{}, {logits, y}, name)
+                                                            : g.add(PointwiseLossOp{out.pointwise}, {logits, y}, name);
+        if (int(k) == io.accuracyOutput()) {
+            m.correctSoFar = g.input("correct_so_far", Shape{1});
+            m.correct = g.add1(CorrectCount{}, {logits, y, m.correctSoFar}, "accuracy");
+        }
+        if (io.outputs.size() > 1 && out.weight != 1.0f)
+            for (ValueId& v : loss) v = g.add1(Scale{out.weight}, {v}, name);
+        lossRows = lossRows == kNoValue ? loss[0] : g.add1(Add{}, {lossRows, loss[0]}, "loss");
+        lossMean = lossMean == kNoValue ? loss[1] : g.add1(Add{}, {lossMean, loss[1]}, "loss");
     }
-    m.lossRows = loss[0];
-    m.lossMean = loss[1];
+    m.lossRows = lossRows;
+    m.lossMean = lossMean;
+    // The predictions: the output, or the outputs side by side as rows.
+    m.output = predictions[0];
+    for (size_t k = 1; k < predictions.size(); ++k) {
+        if (k == 1) m.output = rows(g, m.output, "output");
+        m.output = g.add1(Concat{1}, {m.output, rows(g, predictions[k], "output")}, "output");
+    }
     if (!o.training) return m;
     // The loss's gradient is 1, or dynamic loss scaling's scale.
     m.seed = o.lossScaling ? g.input("loss_scale", Shape{1}) : g.constant("one", Shape{1}, 1.0f);

@@ -100,7 +100,10 @@ inline std::optional<ProductMatch> matchProduct(const Graph& g, const PlanNodes&
 }
 
 // A loss and its gradient node on the same prediction and target (not yet
-// taken by another pattern): one kernel. Returns the gradient node.
+// taken by another pattern): one kernel. Returns the gradient node. The
+// gradient's seed must be known before the loss runs: the constant 1 or an
+// input (loss scaling), not a value autodiff computes after it (a weighted
+// output's loss; its two kernels run apart then).
 inline std::optional<int> matchLossGradient(const Graph& g, const PlanNodes& p, int n, const std::vector<bool>& done) {
     const Node& node = g.node(n);
     const bool softmax = opOf<SoftmaxCrossEntropy>(g, n) != nullptr;
@@ -111,7 +114,9 @@ inline std::optional<int> matchLossGradient(const Graph& g, const PlanNodes& p, 
         const bool match =
             softmax ? opOf<SoftmaxCrossEntropyGrad>(g, r) != nullptr
                     : opOf<PointwiseLossGrad>(g, r) && opOf<PointwiseLossGrad>(g, r)->kind == pointwise->kind;
-        if (match && !done[size_t(r)] && c.inputs[0] == node.inputs[0] && c.inputs[1] == node.inputs[1]) return r;
+        if (match && !done[size_t(r)] && c.inputs[0] == node.inputs[0] && c.inputs[1] == node.inputs[1] &&
+            g.value(c.inputs[2]).kind != ValueKind::Computed)
+            return r;
     }
     return std::nullopt;
 }

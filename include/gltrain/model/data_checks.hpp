@@ -26,19 +26,9 @@ inline void requireConsistent(const char* what, const char* name, const HostMatr
                             " values, expected " + std::to_string(m.rows) + "x" + std::to_string(m.cols));
 }
 
-// Rows for a model of `inputSize` inputs and `outputSize` outputs trained with `loss`.
-inline void checkData(const char* what, const HostMatrix& x, const Targets& y, int inputSize, int outputSize,
-                      LossKind loss) {
-    if (x.rows <= 0) throw ArgumentError(std::string(what) + ": x has no rows");
-    requireConsistent(what, "x", x);
+// Targets for an output of `outputSize` values trained with `loss`, before any time is spent.
+inline void checkTargets(const char* what, const Targets& y, int outputSize, LossKind loss) {
     if (!y.isLabels()) requireConsistent(what, "y", y.values);
-    if (x.cols != inputSize)
-        throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.cols) + " columns, the model expects " +
-                            std::to_string(inputSize));
-    if (y.rows() != size_t(x.rows))
-        throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.rows) + " rows but y has " +
-                            std::to_string(y.rows()));
-    requireFinite(what, x);
     if (loss == LossKind::SoftmaxCrossEntropy) {
         if (y.isLabels()) {
             for (size_t i = 0; i < y.labels.size(); ++i)
@@ -70,6 +60,22 @@ inline void checkData(const char* what, const HostMatrix& x, const Targets& y, i
                                     std::to_string(i / size_t(y.values.cols)) + ", column " +
                                     std::to_string(i % size_t(y.values.cols)) + " is " + value);
             }
+}
+
+// Rows for a model of `inputSize` inputs and `outputSize` outputs trained with `loss`.
+inline void checkData(const char* what, const HostMatrix& x, const Targets& y, int inputSize, int outputSize,
+                      LossKind loss) {
+    if (x.rows <= 0) throw ArgumentError(std::string(what) + ": x has no rows");
+    requireConsistent(what, "x", x);
+    if (!y.isLabels()) requireConsistent(what, "y", y.values);
+    if (x.cols != inputSize)
+        throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.cols) + " columns, the model expects " +
+                            std::to_string(inputSize));
+    if (y.rows() != size_t(x.rows))
+        throw ArgumentError(std::string(what) + ": x has " + std::to_string(x.rows) + " rows but y has " +
+                            std::to_string(y.rows()));
+    requireFinite(what, x);
+    checkTargets(what, y, outputSize, loss);
 }
 
 }  // namespace gltrain

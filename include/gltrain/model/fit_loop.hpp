@@ -149,7 +149,7 @@ private:
         e.step = step_;
         if (epochLossRows_ == 0 || o_.lossEvery == 0) takeLoss({engine_.lastLoss(), step_, lastRows_}, nullptr);
         e.loss = float(epochLossSum_ / double(std::max(1L, epochLossRows_)));
-        if (compiled_.loss == LossKind::SoftmaxCrossEntropy) {
+        if (data_.accuracy) {
             const CorrectCount c = engine_.epochCorrect();
             e.accuracy = float(c.correct / double(std::max(1L, c.rows)));
         } else {

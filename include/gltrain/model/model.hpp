@@ -10,7 +10,9 @@
 // checkpoint format (model/variables.hpp, model/checkpoint.hpp); the engine
 // owns the numbers.
 #pragma once
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -35,29 +37,45 @@ public:
     Model& operator=(const Model&) = delete;
     virtual ~Model() = default;
 
-    // Values per input row.
+    // Values per input row (several inputs: all of them, side by side).
     int inputSize() const { return inputSize_; }
-    // The input's [height, width, channels] ([1, 1, n] for flat inputs).
-    Shape3 inputShape() const { return inputShape_; }
+    // The (first) input's [height, width, channels] ([1, 1, n] for flat inputs).
+    Shape3 inputShape() const { return inputShapes_[0]; }
+    // Every input's shape, in order.
+    const std::vector<Shape3>& inputShapes() const { return inputShapes_; }
+    // The layers whose outputs are the model's, in order.
+    std::vector<size_t> outputLayers() const {
+        if (outputs_.empty()) return {nodes_.empty() ? 0 : nodes_.size() - 1};
+        return std::vector<size_t>(outputs_.begin(), outputs_.end());
+    }
     // A layer's output shape ([1, 1, n] for flat ones); after compile.
     Shape3 outputShape(size_t layer) const { return layers_.at(layer).geometry.out; }
     // The shape layer i reads (a merge layer's first input); after compile.
     Shape3 layerInputShape(size_t layer) const { return layers_.at(layer).geometry.in; }
-    // Values per output row; after compile.
+    // Values per output row (several outputs: all of them, side by side); after compile.
     int outputSize() const { return outputSize_; }
+    // What the model reads and what its losses compare (graph/model_graph.hpp); after compile.
+    const graph::ModelIO& io() const { return io_; }
     // The global step: training steps taken (and restored from checkpoints).
     long step() const { return step_; }
     // The options compile() was given.
     const CompileOptions& options() const { return options_; }
     // Layer i's name (e.g. "dense_0"), as checkpoints name its variables.
     const std::string& layerName(size_t i) const { return layers_.at(i).geometry.name; }
+    // How summaries and model files name inbound index k: a layer, or a model input.
+    std::string inboundName(int k) const {
+        if (!graph::LayerGeometry::isModelInput(k)) return layerName(size_t(k));
+        const size_t i = size_t(graph::LayerGeometry::inputIndex(k));
+        if (!inputNames_.empty()) return inputNames_.at(i);
+        return inputShapes_.size() == 1 ? "input" : "input_" + std::to_string(i);
+    }
     // Whether compile() has run.
     bool compiled() const { return bool(engine_); }
     // How many layers the model has.
     size_t layerCount() const { return nodes_.size(); }
     // Layer i as it was given (kind and options; its name is layerName(i) after compile).
     const Layer& layer(size_t i) const { return nodes_.at(i).spec; }
-    // The layers layer i reads (LayerGeometry::kModelInput: the model's input); after compile.
+    // The layers layer i reads (negative: a model input, LayerGeometry::modelInput(k)); after compile.
     const std::vector<int>& inbound(size_t i) const { return layers_.at(i).geometry.inbound; }
 
     // Infers and checks every shape, then creates and initialises the
@@ -66,6 +84,7 @@ public:
     void compile(const CompileOptions& options = {}) {
         if (nodes_.empty()) throw ArgumentError("compile: the model has no layers");
         checkCompileOptions(options);
+        checkOutputLosses(options);
         std::vector<CompiledLayer> layers;
         std::vector<bool> read(nodes_.size(), false);
         for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -77,12 +96,16 @@ public:
                 if (k >= 0) read[size_t(k)] = true;
             layers.push_back(std::move(L));
         }
-        // The last layer is the output: every other one must lead to it.
-        for (size_t i = 0; i + 1 < nodes_.size(); ++i)
+        // Every layer leads to an output.
+        std::string outputs;
+        for (size_t o : outputLayers()) {
+            read[o] = true;
+            outputs += (outputs.empty() ? "" : ", ") + layers[o].geometry.name;
+        }
+        for (size_t i = 0; i < nodes_.size(); ++i)
             if (!read[i])
                 throw ArgumentError("compile: layer " + layers[i].geometry.name +
-                                    "'s output is used by no layer and is not the model's output (" +
-                                    layers.back().geometry.name + ")");
+                                    "'s output is used by no layer and is not a model output (" + outputs + ")");
         compileLayers(std::move(layers), options);
     }
 
@@ -114,7 +137,7 @@ public:
         Shape3 output;
         // Its parameters' values (a frozen layer's too; not batch normalization's statistics).
         int64_t parameters = 0;
-        // The layers it reads ("input": the model's input).
+        // The layers it reads ("input": the model's input; "input_1": its second of several).
         std::vector<std::string> inbound;
         // false: frozen.
         bool trainable = true;
@@ -130,8 +153,7 @@ public:
             s.output = L.geometry.out;
             s.trainable = layerTrainable(*L.spec);
             s.parameters = parameterCount(*L.spec, L.geometry.in);
-            for (int k : L.geometry.inbound)
-                s.inbound.push_back(k == graph::LayerGeometry::kModelInput ? "input" : layerName(size_t(k)));
+            for (int k : L.geometry.inbound) s.inbound.push_back(inboundName(k));
             out.push_back(std::move(s));
         }
         return out;
@@ -146,6 +168,54 @@ public:
         while (stepOnce()) {
         }
         return history();
+    }
+
+    // ---- several inputs or outputs ----------------------------------------
+
+    // Each input's rows, in the model's input order.
+    using InputRows = std::vector<std::reference_wrapper<const HostMatrix>>;
+
+    // Trains a model of several inputs or outputs: each input's rows and each
+    // output's targets (class labels or values, as its loss needs), in the
+    // model's orders; checked whole first. The rows are copied side by side (io()).
+    std::vector<EpochInfo> fit(const InputRows& xs, const std::vector<Targets>& ys, const FitOptions& o = {},
+                               Callbacks cb = {}) {
+        beginFit(xs, ys, o, std::move(cb));
+        while (stepOnce()) {
+        }
+        return history();
+    }
+    // fit()'s non-blocking form for several inputs or outputs (see beginFit below).
+    void beginFit(const InputRows& xs, const std::vector<Targets>& ys, const FitOptions& o, Callbacks cb = {}) {
+        requireCompiled("fit");
+        HostMatrix x = packInputs("fit", xs);
+        Targets y = packTargets("fit", ys, x.rows);
+        endFit();  // a running fit reads the rows packed before
+        packedX_ = std::move(x);
+        beginFit(packedX_, y, o, std::move(cb));
+    }
+    // Loss (the weighted sum of the outputs') and accuracy (the first softmax
+    // cross-entropy output's) of a model of several inputs or outputs.
+    Evaluation evaluate(const InputRows& xs, const std::vector<Targets>& ys, int batchSize = 256) {
+        requireCompiled("evaluate");
+        const HostMatrix x = packInputs("evaluate", xs);
+        return evaluate(x, packTargets("evaluate", ys, x.rows), batchSize);
+    }
+    // Each output's predictions (rows x that output's size), for a model of several inputs or outputs.
+    std::vector<HostMatrix> predict(const InputRows& xs, int batchSize = 256) {
+        requireCompiled("predict");
+        const HostMatrix all = predict(packInputs("predict", xs), batchSize);
+        std::vector<HostMatrix> out;
+        int at = 0;
+        for (const graph::ModelOutput& o : io_.outputs) {
+            HostMatrix m(all.rows, o.width);
+            for (int r = 0; r < all.rows; ++r)
+                std::copy_n(all.data.begin() + std::ptrdiff_t(size_t(r) * size_t(all.cols) + size_t(at)), o.width,
+                            m.data.begin() + std::ptrdiff_t(size_t(r) * size_t(o.width)));
+            at += o.width;
+            out.push_back(std::move(m));
+        }
+        return out;
     }
 
     // The non-blocking form: beginFit() uploads and plans; stepOnce() runs one
@@ -186,7 +256,7 @@ public:
         best_.clear();
         bestEpoch_ = -1;
         if (step_ >= long(o.epochs) * stepsPerEpoch(n, o)) return;  // trained that far already
-        fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, o});
+        fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, o, io_.accuracyOutput() >= 0});
         loop_ = std::make_unique<FitLoop>(*engine_, options_, *fitData_, std::move(cb), step_, history_,
                                           [this] { return saveCheckpoint(); });
     }
@@ -381,25 +451,64 @@ public:
 
     // A model of `inputShape` inputs whose layers read what `nodes` says, each
     // only layers before it; the last is the output. Functional models
-    // (model/functional.hpp) and model files with "inputs" are built so.
-    Model(Context& ctx, Shape3 inputShape, std::vector<LayerNode> nodes) : Model(ctx, inputShape, "Model") {
+    // (model/symbolic.hpp) and model files with "inputs" are built so.
+    Model(Context& ctx, Shape3 inputShape, std::vector<LayerNode> nodes)
+        : Model(ctx, std::vector<Shape3>{inputShape}, std::move(nodes), {}) {}
+    // A model of several inputs (a layer reads input k as LayerGeometry::modelInput(k))
+    // whose outputs are the layers `outputs` (empty: the last), in order.
+    Model(Context& ctx, std::vector<Shape3> inputShapes, std::vector<LayerNode> nodes, std::vector<int> outputs,
+          std::vector<std::string> inputNames = {})
+        : Model(ctx, firstInput(inputShapes), "Model") {
+        for (size_t k = 0; k < inputShapes.size(); ++k)
+            checkedInput(inputShapes[k], "Model: input " + std::to_string(k));
+        inputShapes_ = std::move(inputShapes);
+        inputSize_ = 0;
+        for (const Shape3& s : inputShapes_) {
+            if (int64_t(inputSize_) + s.size() > Window::kMaxExtent)
+                throw ArgumentError("Model: its inputs together are more than " + std::to_string(Window::kMaxExtent) +
+                                    " values per example");
+            inputSize_ += s.size();
+        }
+        if (!inputNames.empty() && inputNames.size() != inputShapes_.size())
+            throw ArgumentError("Model: " + std::to_string(inputNames.size()) + " input names for " +
+                                std::to_string(inputShapes_.size()) + " inputs");
+        inputNames_ = std::move(inputNames);
         for (size_t i = 0; i < nodes.size(); ++i)
             for (int k : nodes[i].inbound)
-                if (k != graph::LayerGeometry::kModelInput && (k < 0 || size_t(k) >= i))
-                    throw ArgumentError("Model: layer " + std::to_string(i) + " reads layer " + std::to_string(k) +
-                                        ", which is not before it");
+                if (graph::LayerGeometry::isModelInput(k)
+                        ? size_t(graph::LayerGeometry::inputIndex(k)) >= inputShapes_.size()
+                        : size_t(k) >= i)
+                    throw ArgumentError("Model: layer " + std::to_string(i) + " reads " +
+                                        (graph::LayerGeometry::isModelInput(k)
+                                             ? "input " + std::to_string(graph::LayerGeometry::inputIndex(k)) +
+                                                   ", which the model does not have"
+                                             : "layer " + std::to_string(k) + ", which is not before it"));
+        std::vector<bool> seen(nodes.size(), false);
+        for (int o : outputs) {
+            if (o < 0 || size_t(o) >= nodes.size())
+                throw ArgumentError("Model: output " + std::to_string(o) + " is not a layer (it has " +
+                                    std::to_string(nodes.size()) + ")");
+            if (seen[size_t(o)]) throw ArgumentError("Model: layer " + std::to_string(o) + " is an output twice");
+            seen[size_t(o)] = true;
+        }
         nodes_ = std::move(nodes);
+        outputs_ = std::move(outputs);
     }
     // A functional model: the layers from `input` (gltrain::Input) to `output`
     // (model/symbolic.hpp), compiled by compile().
     Model(Context& ctx, const SymbolicTensor& input, const SymbolicTensor& output)
-        : Model(ctx, input.isInput() ? input.inputShape() : Shape3{1, 1, 1},
-                SymbolicTensor::layersBetween(input, output)) {}
+        : Model(ctx, std::vector<SymbolicTensor>{input}, std::vector<SymbolicTensor>{output}) {}
+    // A functional model of several inputs or outputs (in these orders: fit's, predict's and the losses').
+    Model(Context& ctx, const std::vector<SymbolicTensor>& inputs, const std::vector<SymbolicTensor>& outputs)
+        : Model(ctx, SymbolicTensor::between(inputs, outputs)) {}
+    // A functional model from its inputs, layers and outputs (SymbolicTensor::between).
+    Model(Context& ctx, FunctionalGraph f)
+        : Model(ctx, std::move(f.inputs), std::move(f.nodes), std::move(f.outputs), std::move(f.inputNames)) {}
 
 protected:
     // A model of `inputShape` inputs on `ctx` (Sequential adds the layers); `who` names it in errors.
     Model(Context& ctx, Shape3 inputShape, const char* who = "Sequential")
-        : ctx_(&ctx), inputShape_(checkedInput(inputShape, who)), inputSize_(inputShape.size()) {}
+        : ctx_(&ctx), inputShapes_{checkedInput(inputShape, who)}, inputSize_(inputShape.size()) {}
 
     // Appends a layer reading `inbound` (empty: the layer before); before compile().
     void addNode(LayerNode node) {
@@ -419,9 +528,7 @@ protected:
         options.lossScaling.validate();
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
         if (options.smallDenseStepMacs < 0) throw ArgumentError("compile: smallDenseStepMacs must be >= 0");
-        if (options.loss != LossKind::SoftmaxCrossEntropy && options.loss != LossKind::MeanSquaredError &&
-            options.loss != LossKind::BinaryCrossEntropy)
-            throw ArgumentError("compile: loss " + std::to_string(int(options.loss)) + " is not a LossKind");
+        checkLossKind(options.loss);
         if (options.onNaN != NanPolicy::Stop && options.onNaN != NanPolicy::Skip && options.onNaN != NanPolicy::Ignore)
             throw ArgumentError("compile: onNaN " + std::to_string(int(options.onNaN)) + " is not a NanPolicy");
     }
@@ -430,21 +537,38 @@ protected:
     // specs must outlive the model or its next compile): creates and
     // initialises the variables on the engine the context's backend chooses.
     void compileLayers(std::vector<CompiledLayer> layers, const CompileOptions& options) {
-        const int width = layers.empty() ? inputSize_ : layers.back().geometry.out.size();
-        if (options.loss == LossKind::SoftmaxCrossEntropy && width < 2)
-            throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, the model has " +
-                                std::to_string(width));
+        graph::ModelIO io;
+        io.inputs = inputShapes_;
+        const std::vector<size_t> outs = outputLayers();
+        for (size_t k = 0; k < outs.size(); ++k) {
+            graph::ModelOutput o;
+            o.layer = layers.empty() ? -1 : int(outs[k]);
+            o.width = layers.empty() ? inputSize_ : layers[outs[k]].geometry.out.size();
+            const LossKind loss = outputLoss(options, k);
+            o.softmaxCrossEntropy = loss == LossKind::SoftmaxCrossEntropy;
+            o.pointwise = loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
+                                                               : PointwiseLoss::MeanSquaredError;
+            o.weight = options.lossWeights.empty() ? 1.0f : options.lossWeights[k];
+            if (o.softmaxCrossEntropy && o.width < 2)
+                throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, " +
+                                    (outs.size() == 1 ? std::string("the model has ")
+                                                      : "output " + std::to_string(k) + " (" +
+                                                            layers[outs[k]].geometry.name + ") has ") +
+                                    std::to_string(o.width));
+            io.outputs.push_back(o);
+        }
         requireCheckpointFits(layers, options);
         // Shapes are good: now the engine's work.
         engine_.reset();
         options_ = options;
         layers_ = std::move(layers);
-        outputSize_ = width;
+        io_ = std::move(io);
+        outputSize_ = io_.outputSize();
         vars_ = ModelVariables::of(layers_, options_);
         step_ = 0;
         if (ctx_->backend() == Backend::Cpu)
-            engine_ = std::make_unique<CpuEngine>(*ctx_, layers_, vars_, options_, inputSize_);
-        else engine_ = std::make_unique<GpuEngine>(*ctx_, layers_, vars_, options_, inputShape_, outputSize_);
+            engine_ = std::make_unique<CpuEngine>(*ctx_, layers_, vars_, options_, io_);
+        else engine_ = std::make_unique<GpuEngine>(*ctx_, layers_, vars_, options_, io_);
     }
 
     // The state — every tensor a checkpoint holds, by name — and the step, to
@@ -472,6 +596,10 @@ protected:
     }
 
 private:
+    static Shape3 firstInput(const std::vector<Shape3>& inputs) {
+        if (inputs.empty()) throw ArgumentError("Model: it needs an input");
+        return inputs[0];
+    }
     static Shape3 checkedInput(Shape3 s, const std::string& who) {
         if (s.height <= 0 || s.width <= 0 || s.channels <= 0)
             throw ArgumentError(who + ": input shape " + s.str() + " has a zero or negative size");
@@ -506,9 +634,12 @@ private:
             L.geometry.inbound.push_back(i == 0 ? graph::LayerGeometry::kModelInput : int(i) - 1);
         ShapeContext c;
         for (int k : L.geometry.inbound) {
-            const bool input = k == graph::LayerGeometry::kModelInput;
-            c.ins.push_back(input ? inputShape() : before.at(size_t(k)).geometry.out);
-            c.froms.push_back(input ? "the model input" : before.at(size_t(k)).geometry.name);
+            const bool input = graph::LayerGeometry::isModelInput(k);
+            c.ins.push_back(input ? inputShapes_.at(size_t(graph::LayerGeometry::inputIndex(k)))
+                                  : before.at(size_t(k)).geometry.out);
+            c.froms.push_back(
+                input ? (inputShapes_.size() == 1 ? std::string("the model input") : "model input " + inboundName(k))
+                      : before.at(size_t(k)).geometry.name);
         }
         c.in = L.geometry.in = c.ins[0];
         L.geometry.ins = c.ins;
@@ -522,10 +653,13 @@ private:
         if (const std::string problem = layerFieldProblem(spec); !problem.empty())
             throw ArgumentError("compile: layer " + L.geometry.name + ": " + problem);
         // Its output, from the layer's own shape function (layers/shape.hpp).
-        c.flatModelInput = n == 1 && L.geometry.inbound[0] == graph::LayerGeometry::kModelInput &&
-                           inputShape().height == 1 && inputShape().width == 1;
-        c.last = i + 1 == nodes_.size();
-        c.softmaxLoss = options.loss == LossKind::SoftmaxCrossEntropy;
+        c.flatModelInput = n == 1 && graph::LayerGeometry::isModelInput(L.geometry.inbound[0]) &&
+                           c.ins[0].height == 1 && c.ins[0].width == 1;
+        const std::vector<size_t> outs = outputLayers();
+        const auto output = std::find(outs.begin(), outs.end(), i);
+        c.last = output != outs.end();  // an output: what its loss reads
+        c.softmaxLoss =
+            outputLoss(options, c.last ? size_t(output - outs.begin()) : 0) == LossKind::SoftmaxCrossEntropy;
         const LayerShape s = std::visit([&](const auto& l) { return l.shape(c); }, spec);
         L.geometry.out = s.out;
         L.geometry.window = s.window;
@@ -581,7 +715,114 @@ private:
         if (o.keepBest.enabled) monitor("keepBest", o.keepBest.monitor);
     }
     void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
-        gltrain::checkData(what, x, y, inputSize_, outputSize_, options_.loss);
+        if (!io_.packed()) return gltrain::checkData(what, x, y, inputSize_, outputSize_, options_.loss);
+        // Rows and targets packed as io() says (several inputs or outputs).
+        gltrain::checkData(what, x, y, inputSize_, io_.targetCols(), LossKind::MeanSquaredError);
+        int at = 0;
+        for (size_t k = 0; k < io_.outputs.size(); ++k) {
+            const graph::ModelOutput& o = io_.outputs[k];
+            HostMatrix part(y.values.rows, o.targetCols());
+            for (int r = 0; r < part.rows; ++r)
+                std::copy_n(y.values.data.begin() + std::ptrdiff_t(size_t(r) * size_t(y.values.cols) + size_t(at)),
+                            part.cols, part.data.begin() + std::ptrdiff_t(size_t(r) * size_t(part.cols)));
+            at += part.cols;
+            checkTargets((std::string(what) + " (output " + std::to_string(k) + ", columns " +
+                          std::to_string(at - part.cols) + ".." + std::to_string(at - 1) + " of y)")
+                             .c_str(),
+                         o.softmaxCrossEntropy ? Targets(labelColumn(what, part)) : Targets(std::move(part)), o.width,
+                         outputLoss(options_, k));
+        }
+    }
+    // A column of class labels stored as floats, as labels; an error unless each is an integer.
+    static std::vector<int> labelColumn(const char* what, const HostMatrix& column) {
+        std::vector<int> labels(size_t(column.rows));
+        for (int r = 0; r < column.rows; ++r) {
+            const float v = column.data[size_t(r)];
+            if (!(v == std::floor(v)) || std::fabs(v) > 1e9f)
+                throw ArgumentError(std::string(what) + ": the label at row " + std::to_string(r) + " is " +
+                                    std::to_string(v) + ", not a class index");
+            labels[size_t(r)] = int(v);
+        }
+        return labels;
+    }
+    // The loss of output k.
+    static LossKind outputLoss(const CompileOptions& o, size_t k) { return o.losses.empty() ? o.loss : o.losses.at(k); }
+    // compile's checks of the per-output losses and weights.
+    void checkOutputLosses(const CompileOptions& o) const {
+        const size_t n = outputLayers().size();
+        if (!o.losses.empty() && o.losses.size() != n)
+            throw ArgumentError("compile: " + std::to_string(o.losses.size()) + " losses for " + std::to_string(n) +
+                                " outputs (give one per output, or none for `loss` on each)");
+        for (LossKind k : o.losses) checkLossKind(k);
+        if (!o.lossWeights.empty() && o.lossWeights.size() != n)
+            throw ArgumentError("compile: " + std::to_string(o.lossWeights.size()) + " lossWeights for " +
+                                std::to_string(n) + " outputs");
+        for (size_t k = 0; k < o.lossWeights.size(); ++k)
+            if (!(o.lossWeights[k] >= 0.0f) || !std::isfinite(o.lossWeights[k]))
+                throw ArgumentError("compile: lossWeights[" + std::to_string(k) + "] must be finite and >= 0, got " +
+                                    std::to_string(o.lossWeights[k]));
+    }
+    static void checkLossKind(LossKind k) {
+        if (k != LossKind::SoftmaxCrossEntropy && k != LossKind::MeanSquaredError && k != LossKind::BinaryCrossEntropy)
+            throw ArgumentError("compile: loss " + std::to_string(int(k)) + " is not a LossKind");
+    }
+    // Each input's rows side by side, checked.
+    HostMatrix packInputs(const char* what, const InputRows& xs) const {
+        if (xs.size() != inputShapes_.size())
+            throw ArgumentError(std::string(what) + ": " + std::to_string(xs.size()) + " inputs given, the model has " +
+                                std::to_string(inputShapes_.size()));
+        const int rows = xs[0].get().rows;
+        for (size_t k = 0; k < xs.size(); ++k) {
+            const HostMatrix& x = xs[k];
+            const std::string name = "inputs[" + std::to_string(k) + "]";
+            requireConsistent(what, name.c_str(), x);
+            if (x.cols != inputShapes_[k].size())
+                throw ArgumentError(std::string(what) + ": " + name + " has " + std::to_string(x.cols) +
+                                    " columns, the model's input " +
+                                    inboundName(graph::LayerGeometry::modelInput(int(k))) + " has " +
+                                    std::to_string(inputShapes_[k].size()));
+            if (x.rows != rows)
+                throw ArgumentError(std::string(what) + ": " + name + " has " + std::to_string(x.rows) +
+                                    " rows, inputs[0] has " + std::to_string(rows));
+        }
+        if (rows <= 0) throw ArgumentError(std::string(what) + ": the inputs have no rows");
+        HostMatrix out(rows, inputSize_);
+        int at = 0;
+        for (const HostMatrix& x : xs) {
+            for (int r = 0; r < rows; ++r)
+                std::copy_n(x.data.begin() + std::ptrdiff_t(size_t(r) * size_t(x.cols)), x.cols,
+                            out.data.begin() + std::ptrdiff_t(size_t(r) * size_t(inputSize_) + size_t(at)));
+            at += x.cols;
+        }
+        return out;
+    }
+    // Each output's targets side by side (a class label as one column), each checked against its output and loss.
+    Targets packTargets(const char* what, const std::vector<Targets>& ys, int rows) const {
+        if (ys.size() != io_.outputs.size())
+            throw ArgumentError(std::string(what) + ": " + std::to_string(ys.size()) +
+                                " targets given, the model has " + std::to_string(io_.outputs.size()) + " outputs");
+        if (!io_.packed()) return ys[0];
+        HostMatrix out(rows, io_.targetCols());
+        int at = 0;
+        for (size_t k = 0; k < ys.size(); ++k) {
+            const graph::ModelOutput& o = io_.outputs[k];
+            const std::string where =
+                std::string(what) + " (targets[" + std::to_string(k) + "], output " + layerName(size_t(o.layer)) + ")";
+            if (ys[k].rows() != size_t(rows))
+                throw ArgumentError(where + ": " + std::to_string(ys[k].rows()) + " rows, the inputs have " +
+                                    std::to_string(rows));
+            checkTargets(where.c_str(), ys[k], o.width, outputLoss(options_, k));
+            if (o.softmaxCrossEntropy) {
+                const std::vector<int> labels = targetLabels(ys[k], 0, rows);
+                for (int r = 0; r < rows; ++r) out(r, at) = float(labels[size_t(r)]);
+            } else {
+                for (int r = 0; r < rows; ++r)
+                    std::copy_n(ys[k].values.data.begin() + std::ptrdiff_t(size_t(r) * size_t(o.width)), o.width,
+                                out.data.begin() + std::ptrdiff_t(size_t(r) * size_t(out.cols) + size_t(at)));
+            }
+            at += o.targetCols();
+        }
+        return Targets(std::move(out));
     }
 
     CheckpointTensors checkpoint() const {
@@ -608,9 +849,13 @@ private:
 
     Context* ctx_;
     std::vector<LayerNode> nodes_;  // the layers as built (compile's CompiledLayer::spec points here)
-    Shape3 inputShape_;
-    int inputSize_;
+    std::vector<Shape3> inputShapes_;
+    std::vector<std::string> inputNames_;  // empty: "input", or "input_<k>" of several
+    int inputSize_;                        // all inputs' values per row
+    std::vector<int> outputs_;             // the output layers (empty: the last)
+    graph::ModelIO io_;                    // after compile
     int outputSize_ = 0;
+    HostMatrix packedX_;  // a fit of several inputs: its rows side by side (FitData points here)
     std::vector<CompiledLayer> layers_;
     ModelVariables vars_;
     CompileOptions options_;

@@ -32,6 +32,20 @@ struct LayerNode {
     std::vector<int> inbound;
 };
 
+// A functional model's layers as built from its values: its inputs' shapes
+// (and names), the layers in an order where each comes after those it reads,
+// and which layers are its outputs.
+struct FunctionalGraph {
+    // Each input's shape.
+    std::vector<Shape3> inputs;
+    // Each input's name (empty: unnamed inputs).
+    std::vector<std::string> inputNames;
+    // The layers, each after those it reads.
+    std::vector<LayerNode> nodes;
+    // The output layers, in the model's output order.
+    std::vector<int> outputs;
+};
+
 // A value of a functional model being built: its input, or a layer's output.
 class SymbolicTensor {
 public:
@@ -39,30 +53,63 @@ public:
     bool isInput() const { return !node_->layer; }
     // The input's shape (for a model input).
     Shape3 inputShape() const { return node_->inputShape; }
+    // The input's name (for a model input; empty: none given).
+    const std::string& inputName() const { return node_->inputName; }
 
-    // The model input `input` and the layers that lead from it to `output`,
-    // in an order where each layer comes after those it reads; the output last.
-    static std::vector<LayerNode> layersBetween(const SymbolicTensor& input, const SymbolicTensor& output) {
-        if (!input.isInput())
-            throw ArgumentError("Model: its input must be made by gltrain::Input, not be a layer's output (" +
-                                std::string(layerType(*input.node_->layer)) + ")");
-        if (output.isInput()) throw ArgumentError("Model: its output is an Input: the model has no layers");
-        std::map<const Node*, int> index;  // layer -> its place; the model input -> kModelInput
-        index[input.node_.get()] = graph::LayerGeometry::kModelInput;
-        std::vector<LayerNode> out;
-        visit(output.node_.get(), index, out);
-        return out;
+    // The model inputs `inputs` and the layers that lead from them to
+    // `outputs`; every input must lead to an output, and every layer read
+    // must come from these inputs.
+    static FunctionalGraph between(const std::vector<SymbolicTensor>& inputs,
+                                   const std::vector<SymbolicTensor>& outputs) {
+        if (inputs.empty()) throw ArgumentError("Model: it needs an input (gltrain::Input)");
+        if (outputs.empty()) throw ArgumentError("Model: it needs an output (a layer's value)");
+        FunctionalGraph f;
+        std::map<const Node*, int> index;  // layer -> its place; input k -> LayerGeometry::modelInput(k)
+        bool named = false;
+        for (size_t k = 0; k < inputs.size(); ++k) {
+            const SymbolicTensor& in = inputs[k];
+            if (!in.isInput())
+                throw ArgumentError("Model: input " + std::to_string(k) +
+                                    " must be made by gltrain::Input, not be a layer's output (" +
+                                    std::string(layerType(*in.node_->layer)) + ")");
+            if (!index.emplace(in.node_.get(), graph::LayerGeometry::modelInput(int(k))).second)
+                throw ArgumentError("Model: input " + std::to_string(k) + " is given twice");
+            f.inputs.push_back(in.inputShape());
+            f.inputNames.push_back(in.inputName());
+            named = named || !in.inputName().empty();
+        }
+        if (named)
+            for (size_t k = 0; k < f.inputNames.size(); ++k)
+                if (f.inputNames[k].empty()) f.inputNames[k] = "input_" + std::to_string(k);
+        if (!named) f.inputNames.clear();
+        for (size_t k = 0; k < outputs.size(); ++k) {
+            if (outputs[k].isInput())
+                throw ArgumentError("Model: output " + std::to_string(k) + " is an Input, not a layer's value");
+            const int at = visit(outputs[k].node_.get(), index, f.nodes);
+            for (int o : f.outputs)
+                if (o == at) throw ArgumentError("Model: output " + std::to_string(k) + " is given twice");
+            f.outputs.push_back(at);
+        }
+        // Every input leads to an output (an unread input is a mistake, and would cost a copy of its rows).
+        std::vector<bool> read(inputs.size(), false);
+        for (const LayerNode& n : f.nodes)
+            for (int k : n.inbound)
+                if (graph::LayerGeometry::isModelInput(k)) read[size_t(graph::LayerGeometry::inputIndex(k))] = true;
+        for (size_t k = 0; k < read.size(); ++k)
+            if (!read[k]) throw ArgumentError("Model: input " + std::to_string(k) + " leads to no output");
+        return f;
     }
 
     template <class L>
     friend SymbolicTensor applyLayer(const L& layer, const std::vector<SymbolicTensor>& inputs);
-    friend SymbolicTensor Input(Shape3 shape);
+    friend SymbolicTensor Input(Shape3 shape, std::string name);
 
 private:
     struct Node {
         std::optional<Layer> layer;  // none: a model input
         std::vector<SymbolicTensor> inbound;
         Shape3 inputShape;
+        std::string inputName;
     };
     explicit SymbolicTensor(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
 
@@ -71,7 +118,7 @@ private:
         if (auto it = index.find(n); it != index.end()) return it->second;
         if (!n->layer)
             throw ArgumentError("Model: a layer reads an Input of shape " + n->inputShape.str() +
-                                " that is not the model's input");
+                                " that is not one of the model's inputs");
         LayerNode node{*n->layer, {}};
         for (const SymbolicTensor& in : n->inbound) node.inbound.push_back(visit(in.node_.get(), index, out));
         out.push_back(std::move(node));
@@ -81,14 +128,16 @@ private:
     std::shared_ptr<const Node> node_;
 };
 
-// A model input of `shape` ([height, width, channels]; [1, 1, n] for flat rows).
-inline SymbolicTensor Input(Shape3 shape) {
+// A model input of `shape` ([height, width, channels]; [1, 1, n] for flat
+// rows), named in summaries and errors (empty: "input", or "input_<k>").
+inline SymbolicTensor Input(Shape3 shape, std::string name = "") {
     auto n = std::make_shared<SymbolicTensor::Node>();
     n->inputShape = shape;
+    n->inputName = std::move(name);
     return SymbolicTensor(std::move(n));
 }
 // A model input of flat rows of `size` values.
-inline SymbolicTensor Input(int size) { return Input(Shape3{1, 1, size}); }
+inline SymbolicTensor Input(int size, std::string name = "") { return Input(Shape3{1, 1, size}, std::move(name)); }
 
 // `layer` applied to `inputs` (one, or a merge layer's several): what a layer's call does (layers/call.hpp).
 template <class L>
