@@ -375,7 +375,7 @@ function makeApi(M) {
 
   // (x, y, options) or (dataset, options) -> {data, options, temp}
   function dataArgs(where, model, a, b, c, needTargets) {
-    if (Array.isArray(a)) {  // several inputs or outputs: their rows side by side (model.io)
+    if (isInputList(a)) {  // several inputs or outputs: their rows side by side (model.io)
       if (needTargets && !Array.isArray(b)) throw argError(`${where}: with an array of inputs, y must be an array of targets (one per output)`);
       const x = packInputs(where, model, a);
       const y = needTargets ? packTargets(where, model, b, x.length / model.inputSize) : undefined;
@@ -396,6 +396,8 @@ function makeApi(M) {
     keep(temp);
     return { data: temp, options: c ?? {}, temp };
   }
+  // An array of each input's rows (not an array of numbers, which is a mistaken x).
+  const isInputList = (a) => Array.isArray(a) && a.length > 0 && a.every((v) => ArrayBuffer.isView(v));
   // Each input's rows (Float32Array of rows x its size) side by side, as the model reads them.
   function packInputs(where, model, xs) {
     const io = model.io;
@@ -857,7 +859,7 @@ function makeApi(M) {
     predict(x, options = {}) {
       plainOptions('predict', options);
       if (x instanceof Dataset) return call(() => this._raw.predictDataset(x._raw, options));
-      if (!Array.isArray(x)) return call(() => this._raw.predict(x, options));
+      if (!isInputList(x)) return call(() => this._raw.predict(x, options));
       const all = call(() => this._raw.predict(packInputs('predict', this, x), options));
       const outs = this.io.outputs;
       if (outs.length === 1) return [all];
