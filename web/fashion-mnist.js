@@ -113,15 +113,40 @@ const ready = (async () => {
     $('sw-warning').hidden = false;
   }
   const conv = worker.layerTypes.includes('conv2d');
-  $('model').options[1].disabled = !conv;
+  $('model').options[1].disabled = $('model').options[2].disabled = !conv;
   if (!conv) {
     $('model-note').textContent = 'The CNN needs the Conv2D and pooling layers, which this build of the module does not have yet.';
-    if ($('model').value === 'cnn') $('model').value = 'mlp';
+    if ($('model').value !== 'mlp') $('model').value = 'mlp';
   }
   setPhase('idle', 'Ready.');
 })().catch(fail);
 
 function modelSpec(kind) {
+  if (kind === 'resnet') {
+    // A functional model: each residual block's add reads the block's input and its
+    // last batch normalization (layers name their "inputs"; the others read the layer before).
+    const block = (n, from) => [
+      { type: 'conv2d', filters: 16, kernelSize: 3, padding: 'same', kernelInitializer: 'he_uniform', name: `block${n}_conv1`, inputs: [from] },
+      { type: 'batchnormalization', momentum: 0.9, name: `block${n}_bn1` },
+      { type: 'activation', activation: 'relu', name: `block${n}_relu1` },
+      { type: 'conv2d', filters: 16, kernelSize: 3, padding: 'same', kernelInitializer: 'he_uniform', name: `block${n}_conv2` },
+      { type: 'batchnormalization', momentum: 0.9, name: `block${n}_bn2` },
+      { type: 'add', name: `block${n}_add`, inputs: [from, `block${n}_bn2`] },
+      { type: 'activation', activation: 'relu', name: `block${n}_out` },
+    ];
+    return {
+      input: [28, 28, 1],
+      layers: [
+        { type: 'conv2d', filters: 16, kernelSize: 3, padding: 'same', activation: 'relu', kernelInitializer: 'he_uniform', name: 'stem' },
+        { type: 'maxpool2d', poolSize: 2, name: 'stem_pool' },
+        ...block(1, 'stem_pool'),
+        { type: 'maxpool2d', poolSize: 2, name: 'block1_pool' },
+        ...block(2, 'block1_pool'),
+        { type: 'globalaveragepooling2d', name: 'pool' },
+        { type: 'dense', units: 10, name: 'logits' },
+      ],
+    };
+  }
   if (kind === 'cnn') {
     return {
       input: [28, 28, 1],

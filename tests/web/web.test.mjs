@@ -317,6 +317,22 @@ test('fashion-mnist: form checked first; data fetched once; validation every epo
     assert.deepEqual(errors, []);
   });
 
+// The ResNet is a functional model (its residual adds name their "inputs"): it trains in
+// the worker on the engine auto chose, validates and is tested.
+test('fashion-mnist: the ResNet (a functional model) trains in the worker and is tested', { timeout: 300000 }, async () => {
+  const page = await context.newPage();
+  const errors = watch(page);
+  await page.goto(`${server.url}/fashion-mnist.html?model=resnet&train=2000&epochs=1&batch=64&evalEvery=100&auto=1`);
+  await page.waitForFunction(() => ['done', 'error'].includes(window.fashion?.phase), null, { timeout: 240000 });
+  const s = await page.evaluate(() => ({ ...window.fashion, capabilities: null }));
+  assert.equal(s.error, null);
+  assert.equal(s.steps, Math.ceil(2000 / 64));
+  assert.ok(s.testAccuracy > 0.3 && s.testEvaluated === 10000, `tested: ${s.testAccuracy} on ${s.testEvaluated}`);
+  console.log(`fashion-mnist ResNet: test accuracy ${s.testAccuracy} after ${s.steps} steps on 2,000 images`);
+  await page.close();
+  assert.deepEqual(errors, []);
+});
+
 // model.save('downloads://name') downloads a model file and its checkpoint; served, the
 // two load back by URL (Sequential.load) with the same predictions.
 test('save: downloads:// gives name.json and name.safetensors; Sequential.load(url) reads them back', { timeout: 120000 }, async () => {
