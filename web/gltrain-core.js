@@ -606,8 +606,9 @@ function makeApi(M) {
     static fromTfjs(ctx, modelJson, weightData, options = {}) {
       contextOf(ctx, 'fromTfjs');
       const text = modelJson !== null && typeof modelJson === 'object' ? JSON.stringify(modelJson) : modelJson;
-      const m = new Sequential(ctx, new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options)),
-                                                 tfjsInput(text)));
+      // A TF.js Sequential imports as a gl.Sequential, a functional model as a gl.Model.
+      const imported = new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options)), tfjsInput(text));
+      const m = imported.raw.isSequential() ? new Sequential(ctx, imported) : new Model(ctx, imported);
       m.#compileOptions = options;
       return m;
     }

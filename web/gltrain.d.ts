@@ -739,8 +739,9 @@ export interface SequentialConstructor {
    * A compiled model from TensorFlow.js's Layers format: model.json's text (or the parsed object) and its one weights
    * shard, as `exportTfjs()` gives them or as TF.js saves them (`model.save(tf.io.withSaveHandler(...))`). Layers
    * and activations as the C++ `importTfjs` takes; anything else is a FormatError naming the layer or weight.
+   * A TF.js Sequential gives a `Sequential`, a functional model (`class_name` Model) a `Model`.
    */
-  fromTfjs(ctx: Context, modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, options?: CompileOptions): Sequential;
+  fromTfjs(ctx: Context, modelJson: string | object, weightData: ArrayBuffer | ArrayBufferView, options?: CompileOptions): Model;
   /** A compiled model as `save` left it: `'indexeddb://name'`, or the URL of a `name.json` with `name.safetensors` beside it
    *  (a functional model's file gives a Model). */
   load(ctx: Context, url: string | URL): Promise<Sequential | Model>;

@@ -316,7 +316,8 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
     using tfjs_detail::shortest;
     if (!model.compiled()) throw ArgumentError("exportTfjs: the model is not compiled (call compile first)");
     // A stack of layers exports as a Sequential, anything else as a functional Model.
-    bool stack = true;
+    const std::vector<size_t> outputs = model.outputLayers();
+    bool stack = model.inputShapes().size() == 1 && outputs == std::vector<size_t>{model.layerCount() - 1};
     for (size_t i = 0; i < model.layerCount(); ++i) stack = stack && model.inbound(i) == std::vector<int>{int(i) - 1};
     std::set<std::string> names;
     for (size_t i = 0; i < model.layerCount(); ++i) names.insert(model.layerName(i));
@@ -341,22 +342,27 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
     // A model that starts with a 1-D layer reads sequences [steps, channels].
     const bool sequence = std::visit(
         [](const auto& l) { return tfjs_detail::IsSequenceLayer<std::decay_t<decltype(l)>>::value; }, model.layer(0));
-    const Json batchInputShape = sequence ? Json{nullptr, in0.width, in0.channels}
-                                 : in0.height == 1 && in0.width == 1
-                                     ? Json{nullptr, in0.channels}
-                                     : Json{nullptr, in0.height, in0.width, in0.channels};
-    // A functional model: its InputLayer first, and each layer's inbound node. outName[i]: the
+    auto batchShapeOf = [](Shape3 s, bool sequence) {
+        return sequence                        ? Json{nullptr, s.width, s.channels}
+               : s.height == 1 && s.width == 1 ? Json{nullptr, s.channels}
+                                               : Json{nullptr, s.height, s.width, s.channels};
+    };
+    const Json batchInputShape = batchShapeOf(in0, sequence);
+    // A functional model: its InputLayers first, and each layer's inbound node. outName[i]: the
     // layer whose output is layer i's (its LeakyReLU, when one is split off it).
-    const std::string inputName = stack ? "" : freshName("input");
+    std::vector<std::string> inputNames;
     std::vector<std::string> outName;
     std::vector<std::string> reads;  // the layer being written reads these
-    if (!stack)
+    for (size_t k = 0; !stack && k < model.inputShapes().size(); ++k) {
+        const std::string inputName = freshName(model.inboundName(graph::LayerGeometry::modelInput(int(k))));
+        inputNames.push_back(inputName);
+        const Json shape = batchShapeOf(model.inputShapes()[k], k == 0 && sequence);
         layers.push_back(
             {{"class_name", "InputLayer"},
-             {"config",
-              {{"batch_input_shape", batchInputShape}, {"dtype", "float32"}, {"sparse", false}, {"name", inputName}}},
+             {"config", {{"batch_input_shape", shape}, {"dtype", "float32"}, {"sparse", false}, {"name", inputName}}},
              {"name", inputName},
              {"inbound_nodes", Json::array()}});
+    }
     auto push = [&](const char* className, Json config) {
         if (stack && layers.empty()) {
             config["batch_input_shape"] = batchInputShape;
@@ -381,7 +387,10 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
         const std::string name = model.layerName(i);
         const Shape3 in = model.layerInputShape(i);
         reads.clear();
-        for (int k : model.inbound(i)) reads.push_back(k < 0 ? inputName : outName.at(size_t(k)));
+        for (int k : model.inbound(i))
+            reads.push_back(k >= 0  ? outName.at(size_t(k))
+                            : stack ? std::string()
+                                    : inputNames.at(size_t(graph::LayerGeometry::inputIndex(k))));
         std::visit(
             [&](const auto& layer) {
                 using L = std::decay_t<decltype(layer)>;
@@ -417,8 +426,10 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
     }
     Json config = {{"name", stack ? "sequential" : "model"}, {"layers", std::move(layers)}};
     if (!stack) {
-        config["input_layers"] = Json::array({Json{inputName, 0, 0}});
-        config["output_layers"] = Json::array({Json{outName.back(), 0, 0}});
+        config["input_layers"] = Json::array();
+        for (const std::string& n : inputNames) config["input_layers"].push_back(Json{n, 0, 0});
+        config["output_layers"] = Json::array();
+        for (size_t o : outputs) config["output_layers"].push_back(Json{outName.at(o), 0, 0});
     }
     Json j = {{"format", "layers-model"},
               {"generatedBy", "gltrain"},

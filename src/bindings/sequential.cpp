@@ -107,5 +107,6 @@ EMSCRIPTEN_BINDINGS(gltrain_sequential) {
         .function("step", &SequentialImpl::step)
         .function("compiled", &SequentialImpl::compiled)
         .function("io", &SequentialImpl::io)
+        .function("isSequential", &SequentialImpl::isSequential)
         .function("layers", &SequentialImpl::layers);
 }

@@ -52,6 +52,8 @@ public:
     // After compile: {inputs: [{name, size}], outputs: [{name, size, targetColumns}]}: how fit() of
     // several inputs or outputs packs their rows side by side (graph::ModelIO).
     val io() const;
+    // Whether the model is a Sequential (a stack that add() grows), not a functional model.
+    bool isSequential() const { return sequential != nullptr; }
 
     // ---- layers (layers.cpp)
     void add(val spec);

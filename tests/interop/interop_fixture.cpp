@@ -246,6 +246,24 @@ bool importModels(Context& ctx, const std::string& dir) {
         saveSafetensorsFile(dir + "/res_back_expected.safetensors",
                             {{"x", tensorOf(x)}, {"res", tensorOf(model->predict(x))}});
     }
+    // A model of two inputs and two outputs, exported for TF.js to load (check-roundtrip):
+    // an image and a flat input, a Concatenate of the two, a classification and a value head.
+    const HostMatrix image = rows(data.images, kHeldOut, 6);
+    HostMatrix meta(6, 3);
+    for (size_t i = 0; i < meta.data.size(); ++i) meta.data[i] = float(std::sin(0.7 * double(i)));
+    const SymbolicTensor img = Input(Shape3{28, 28, 1}, "image"), extra = Input(3, "extra");
+    const SymbolicTensor features = Flatten{}(MaxPool2D{4}(Conv2D{4, 3, 1, Padding::Same, Activation::ReLU}(img)));
+    const SymbolicTensor joined = Concatenate{}({features, Dense{5, Activation::Tanh}(extra)});
+    Model multi(ctx, {img, extra}, {Dense{10}(joined), Dense{2}(extra)});
+    CompileOptions c;
+    c.losses = {LossKind::SoftmaxCrossEntropy, LossKind::MeanSquaredError};
+    multi.compile(c);
+    const std::vector<HostMatrix> out = multi.predict({image, meta});
+    saveTfjs(multi, dir + "/multi_tfjs");
+    saveSafetensorsFile(dir + "/multi_expected.safetensors", {{"image", tensorOf(image)},
+                                                              {"extra", tensorOf(meta)},
+                                                              {"classes", tensorOf(out[0])},
+                                                              {"values", tensorOf(out[1])}});
     return ok;
 }
 #endif

@@ -210,6 +210,16 @@ async function checkRoundTrip(dir) {
   const y = model.predict(input(model, expected.x));
   report(`tf.loadLayersModel(res_back_tfjs) [${layers}] predicts what gltrain predicted after fine-tuning`,
          relativeError(await y.data(), expected.res.data), 1e-4);
+  // A gltrain model of two inputs and two outputs: TF.js takes [image, extra] and gives both heads.
+  const multi = readSafetensors(path.join(dir, 'multi_expected.safetensors'));
+  const two = await tf.loadLayersModel(fromFiles(path.join(dir, 'multi_tfjs')));
+  const [img, extra] = two.inputs;
+  const ys = two.predict([tf.tensor(multi.image.data, [multi.image.shape[0], ...img.shape.slice(1)]),
+                          tf.tensor(multi.extra.data, multi.extra.shape)]);
+  report(`tf.loadLayersModel(multi_tfjs): inputs ${two.inputNames.join(', ')}, outputs ${two.outputNames.join(', ')}; ` +
+         'the classes head predicts what gltrain did', relativeError(await ys[0].data(), multi.classes.data), 1e-4);
+  report('tf.loadLayersModel(multi_tfjs): the values head predicts what gltrain did',
+         relativeError(await ys[1].data(), multi.values.data), 1e-4);
 }
 
 const [mode, dir] = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type Model, type PassTiming, type Sequential, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type Model, type PassTiming, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 import { lossChart, metricChart, fitCallbacks, confusionMatrix, modelSummary } from '../../web/gltrain-vis.js';
 
@@ -90,7 +90,7 @@ export async function main(): Promise<number> {
   // @ts-expect-error: loadCheckpoint's only option is resetOptimizer
   model.loadCheckpoint(bytes, { strict: false });
   const exported: { modelJson: string; weightData: ArrayBuffer; weightsFile: string } = model.exportTfjs();
-  const imported: Sequential = gl.Sequential.fromTfjs(ctx, exported.modelJson, exported.weightData, { optimizer: 'sgd' });
+  const imported: Model = gl.Sequential.fromTfjs(ctx, exported.modelJson, exported.weightData, { optimizer: 'sgd' });
   imported.delete();
   const kept = gl.scope((s) => {
     const t = new gl.Tensor(ctx, 2, 2, new Float32Array(4));
