@@ -124,9 +124,13 @@ TEST(LayerDescriptors, EveryRangeIsCheckedByTheParserAndByCompileNamingTheField)
 
 TEST(LayerDescriptors, NameListsAreDeclaredOnce) {
     // The model config accepts every loss name the table lists, and mean_squared_error is mse.
-    for (const LossName& l : kLossNames)
-        EXPECT_EQ(compileOptionsFromJson({{"loss", l.name}}, "compile").loss, l.kind) << l.name;
-    EXPECT_EQ(compileOptionsFromJson({{"loss", "mean_squared_error"}}, "compile").loss, LossKind::MeanSquaredError);
+    for (const LossName& l : kLossNames) {
+        const LossSpec got = compileOptionsFromJson({{"loss", l.name}}, "compile").loss;
+        EXPECT_EQ(got.kind, l.kind) << l.name;
+        EXPECT_EQ(got.fromLogits, l.fromLogits) << l.name;
+    }
+    EXPECT_EQ(compileOptionsFromJson({{"loss", "mean_squared_error"}}, "compile").loss.kind,
+              LossKind::MeanSquaredError);
     for (OptimizerKind k : kAllOptimizers)
         EXPECT_EQ(compileOptionsFromJson({{"optimizer", optimizerName(k)}}, "compile").optimizer.kind, k);
 }

@@ -108,7 +108,7 @@ TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
     EXPECT_FLOAT_EQ(std::get<Dropout>(c.layers[8]).rate, 0.25f);
     EXPECT_TRUE(std::holds_alternative<Softmax>(c.layers[9]));
 
-    EXPECT_EQ(c.compile.loss, LossKind::SoftmaxCrossEntropy);
+    EXPECT_EQ(c.compile.loss.kind, LossKind::SoftmaxCrossEntropy);
     EXPECT_EQ(c.compile.optimizer.kind, OptimizerKind::RMSProp);
     EXPECT_FLOAT_EQ(c.compile.optimizer.lr, 0.01f);
     EXPECT_FLOAT_EQ(c.compile.optimizer.weightDecay, 0.001f);
@@ -144,7 +144,7 @@ TEST(ModelConfig, DefaultsAndShortForms) {
     EXPECT_EQ(c.compile.optimizer.kind, OptimizerKind::SGD);
     EXPECT_FLOAT_EQ(c.compile.optimizer.lr, 0.5f);  // compile.learningRate overrides the optimizer's
     EXPECT_EQ(c.compile.schedule.kind, Schedule::Exponential);
-    EXPECT_EQ(c.compile.loss, LossKind::MeanSquaredError);
+    EXPECT_EQ(c.compile.loss.kind, LossKind::MeanSquaredError);
     const Dense& d = std::get<Dense>(c.layers[0]);
     EXPECT_EQ(d.activation, Activation::Linear);
     EXPECT_EQ(d.kernelInit.kind, Initializer::GlorotUniform);
@@ -155,7 +155,7 @@ TEST(ModelConfig, DefaultsAndShortForms) {
     const FitOptions fitDefaults;
     EXPECT_EQ(bare.compile.optimizer.kind, defaults.optimizer.kind);
     EXPECT_EQ(bare.compile.optimizer.lr, defaults.optimizer.lr);
-    EXPECT_EQ(bare.compile.loss, defaults.loss);
+    EXPECT_EQ(bare.compile.loss.kind, defaults.loss.kind);
     EXPECT_EQ(bare.compile.seed, defaults.seed);
     EXPECT_EQ(bare.fit.epochs, fitDefaults.epochs);
     EXPECT_EQ(bare.fit.batchSize, fitDefaults.batchSize);
@@ -215,7 +215,9 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {config(dense, R"({"optimizer": {"type": "sgd", "beta2": 1}})"),
          "compile.optimizer.beta2: expected a number in [0, 1), got 1"},
         {config(dense, R"({"loss": "hinge"})"),
-         "compile.loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy)"},
+         "compile.loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy, "
+         "sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy, mae, mean_absolute_error, "
+         "huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, expression)"},
         {config(dense, R"({"schedule": {"type": "cosine", "totalSteps": 0}})"),
          "compile.schedule.totalSteps: expected a positive integer, got 0"},
         {config(dense, R"({"schedule": "linear"})"),

@@ -14,6 +14,7 @@
 #include "gltrain/model_config.hpp"
 #include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
+#include "model_reference_steps.hpp"
 #include "test_context.hpp"
 
 // A namespace per file: the suite is a unity build (tests/CMakeLists.txt).

@@ -27,6 +27,54 @@ export class GltrainError extends Error {
 }
 
 const argError = (message) => new GltrainError('ArgumentError', message);
+
+// A custom loss, (yTrue, yPred) => an expression of their methods (Keras's and
+// TF.js's names), e.g. yPred.sub(yTrue).abs().mean(-1): compile() records it
+// once as JSON, a model file's {type: 'expression'} loss, which the library
+// turns into graph ops (include/gltrain/loss_expression.hpp) — both engines
+// run it, autodiff gives its gradient, and no JavaScript runs per step.
+export class LossTensor {
+  constructor(expression) { this.expression = expression; }
+  #unary(op, extra = {}) { return new LossTensor({ op, x: this.expression, ...extra }); }
+  #binary(op, other) { return new LossTensor({ op, a: this.expression, b: lossOperand(op, other) }); }
+  add(other) { return this.#binary('add', other); }
+  sub(other) { return this.#binary('sub', other); }
+  mul(other) { return this.#binary('mul', other); }
+  div(other) { return this.#binary('div', other); }
+  maximum(other) { return this.#binary('maximum', other); }
+  abs() { return this.#unary('abs'); }
+  square() { return this.#unary('square'); }
+  sqrt() { return this.#unary('sqrt'); }
+  log() { return this.#unary('log'); }
+  exp() { return this.#unary('exp'); }
+  neg() { return this.#unary('neg'); }
+  relu() { return this.#unary('relu'); }
+  clip(min, max) { return this.#unary('clip', { min, max }); }
+  clipByValue(min, max) { return this.clip(min, max); }
+  mean(axis = -1) { return this.#unary('mean', { axis }); }
+  sum(axis = -1) { return this.#unary('sum', { axis }); }
+  max(axis = -1) { return this.#unary('max', { axis }); }
+}
+function lossOperand(op, v) {
+  if (v instanceof LossTensor) return v.expression;
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  throw argError(`a loss's ${op}: expected a tensor or a finite number, got ${v}`);
+}
+// compile()'s options with a loss function recorded as an expression loss.
+function recordedLoss(options) {
+  const record = (fn) => {
+    if (typeof fn !== 'function') return fn;
+    const name = fn.name || 'custom';
+    const out = fn(new LossTensor('yTrue'), new LossTensor('yPred'));
+    if (!(out instanceof LossTensor))
+      throw argError(`compile: loss ${name} must return an expression of yTrue and yPred (their methods: sub, abs, ` +
+                     `mean, ...), got ${typeof out}`);
+    return { type: 'expression', name, expression: out.expression };
+  };
+  const loss = options?.loss;
+  if (typeof loss !== 'function' && !(Array.isArray(loss) && loss.some((l) => typeof l === 'function'))) return options;
+  return { ...options, loss: Array.isArray(loss) ? loss.map(record) : record(loss) };
+}
 const INT_MAX = 2 ** 31 - 1;  // the largest count the module's int arguments take
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -694,6 +742,7 @@ function makeApi(M) {
     }
     compile(options = {}) {
       this.#idle('compile');
+      options = recordedLoss(options);
       call(() => this._raw.compile(options));
       try {
         this.#compileOptions = JSON.parse(JSON.stringify(options));

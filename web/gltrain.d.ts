@@ -28,7 +28,76 @@ export type Initializer = InitializerName | { type: InitializerName } | { type: 
 /** Optimizers by name. */
 export type OptimizerName = 'sgd' | 'momentum' | 'nesterov' | 'adam' | 'adamw' | 'rmsprop';
 /** Losses by name ('mean_squared_error' is Keras's name for 'mse'). */
-export type LossName = 'softmax_cross_entropy' | 'mse' | 'mean_squared_error' | 'binary_cross_entropy';
+/**
+ * A loss by name: gltrain's, then Keras's. Keras's 'binary_crossentropy' is on probabilities (fromLogits false);
+ * 'binary_cross_entropy' on logits. The softmax cross-entropies read the logits before a final Softmax.
+ */
+export type LossName =
+  | 'softmax_cross_entropy' | 'mse' | 'mean_squared_error' | 'binary_cross_entropy'
+  | 'sparse_categorical_crossentropy' | 'categorical_crossentropy' | 'binary_crossentropy'
+  | 'mae' | 'mean_absolute_error' | 'huber' | 'huber_loss'
+  | 'kl_divergence' | 'kld' | 'kullback_leibler_divergence' | 'categorical_hinge';
+/** A loss with its parameters (a model file's {"type": "huber", "delta": 2}). */
+export interface LossOptions {
+  type: LossName;
+  /** huber: where the loss turns from quadratic to linear (> 0, default 1). */
+  delta?: number;
+  /** The cross-entropies: targets t become t (1 - s) + s / classes (2 for binary), s in [0, 1). */
+  labelSmoothing?: number;
+  /** Binary cross-entropy: on logits (true) or probabilities (false). The default follows the name. */
+  fromLogits?: boolean;
+}
+/** A custom loss as a model file holds it: what compile() records from a loss function. */
+export interface ExpressionLoss {
+  type: 'expression';
+  /** Named in errors (a function's name when recorded). */
+  name?: string;
+  /** "yTrue", "yPred", a number, or {op, x | a, b, ...} (include/gltrain/loss_expression.hpp). */
+  expression: unknown;
+}
+/**
+ * yTrue or yPred in a custom loss `(yTrue, yPred) => yPred.sub(yTrue).abs().mean(-1)`: its methods record an
+ * expression once, which both engines run as graph ops (no JavaScript runs per step). The loss must give one value per
+ * row (reduce with mean, sum or max over the last axis); a [rows, 1] operand is broadcast over the other's rows.
+ */
+export declare class LossTensor {
+  /** Element-wise this + other. */
+  add(other: LossTensor | number): LossTensor;
+  /** Element-wise this - other. */
+  sub(other: LossTensor | number): LossTensor;
+  /** Element-wise this * other. */
+  mul(other: LossTensor | number): LossTensor;
+  /** Divided by a constant. */
+  div(other: number): LossTensor;
+  /** Element-wise max(this, other). */
+  maximum(other: LossTensor): LossTensor;
+  /** |x|. */
+  abs(): LossTensor;
+  /** x². */
+  square(): LossTensor;
+  /** √x. */
+  sqrt(): LossTensor;
+  /** The natural log. */
+  log(): LossTensor;
+  /** eˣ. */
+  exp(): LossTensor;
+  /** -x. */
+  neg(): LossTensor;
+  /** max(x, 0). */
+  relu(): LossTensor;
+  /** Clipped to [min, max] (the gradient passes inside, as TensorFlow's clip_by_value). */
+  clip(min: number, max: number): LossTensor;
+  /** The same as clip (TF.js's name). */
+  clipByValue(min: number, max: number): LossTensor;
+  /** Each row's mean: [rows, 1]. */
+  mean(axis?: -1 | 1): LossTensor;
+  /** Each row's sum: [rows, 1]. */
+  sum(axis?: -1 | 1): LossTensor;
+  /** Each row's max: [rows, 1] (its gradient goes to the elements equal to it). */
+  max(axis?: -1 | 1): LossTensor;
+}
+/** A loss: a name, a name with parameters, a custom loss (a function compile() records, or its record). */
+export type Loss = LossName | LossOptions | ExpressionLoss | ((yTrue: LossTensor, yPred: LossTensor) => LossTensor);
 
 /** A fully connected layer: y = f(x·kernel + bias), kernel [in, units]. */
 export interface DenseLayer {
@@ -254,7 +323,7 @@ export interface ScheduleOptions {
 /** What `compile()` takes (a model file's `compile`). */
 export interface CompileOptions {
   /** Default 'softmax_cross_entropy'; a model of several outputs may give one per output, in its output order. */
-  loss?: LossName | LossName[];
+  loss?: Loss | Loss[];
   /** A model of several outputs: each output's weight in the loss training minimizes (default 1 each). */
   lossWeights?: number[];
   /** Default Adam, lr 1e-3. */

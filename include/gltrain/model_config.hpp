@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "gltrain/file_io.hpp"
+#include "gltrain/loss_expression.hpp"
 #include "gltrain/format_error.hpp"
 #include "gltrain/sequential.hpp"
 
@@ -400,21 +401,46 @@ inline Schedule schedule(const Object& compile) {
     return s;
 }
 
+// "huber" or {"type": "huber", "delta": 2}: a name of kLossNames and the loss's parameters,
+// or a custom loss {"type": "expression", ...}; `at` is where it was read.
+inline LossSpec lossSpec(const nlohmann::json& v, const std::string& source, const std::string& at) {
+    LossSpec l;
+    if (!v.is_string() && !v.is_object()) failAt(source, at, "expected a loss name or {type, ...}, got " + show(v));
+    nlohmann::json asObject = v.is_string() ? nlohmann::json{{"type", v}} : v;
+    Object o(asObject, source, at, {"type", "delta", "labelSmoothing", "fromLogits", "name", "expression"});
+    const std::string where = v.is_string() ? at : o.at("type");
+    if (!o.has("type")) o.fail(o.path(), "needs a type ('huber', 'mae', ...)");
+    const std::string name = o.string("type", "");
+    if (lower(name) == "expression") {  // a custom loss (loss_expression.hpp)
+        for (const char* k : {"delta", "labelSmoothing", "fromLogits"})
+            if (o.has(k)) o.fail(o.at(k), std::string("an expression loss has no ") + k);
+        if (!o.has("expression")) o.fail(o.path(), "an expression loss needs \"expression\"");
+        loss_expression_detail::check(o.raw("expression"), o.at("expression"),
+                                      [&](const std::string& p, const std::string& what) { o.fail(p, what); });
+        return expressionLoss(o.raw("expression"), o.string("name", "custom"));
+    }
+    for (const char* k : {"name", "expression"})
+        if (o.has(k)) o.fail(o.at(k), std::string("only an expression loss has ") + k);
+    if (!lossByName(lower(name), &l))
+        o.fail(where, "unknown value '" + name + "' (valid: " + lossNameList() + ", expression)");
+    for (const char* k : {"delta", "labelSmoothing", "fromLogits"})
+        if (o.has(k) && lossParameters(l.kind).find(k) == std::string::npos)
+            o.fail(o.at(k),
+                   "loss " + lower(name) + " has no " + k + " (its parameters: " + lossParameters(l.kind) + ")");
+    l.delta = o.real("delta", l.delta, kPositive);
+    l.labelSmoothing = o.real("labelSmoothing", l.labelSmoothing, kNonNegative);
+    if (!(l.labelSmoothing < 1.0f))
+        o.fail(o.at("labelSmoothing"), "expected a number in [0, 1), got " + show(o.raw("labelSmoothing")));
+    l.fromLogits = o.boolean("fromLogits", l.fromLogits);
+    return l;
+}
+
 inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
     Object o(j, source, path,
              {"loss", "lossWeights", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
     CompileOptions c;
-    // A loss by name; `at` is where it was read.
-    auto lossNamed = [&](const nlohmann::json& v, const std::string& at) {
-        if (!v.is_string()) failAt(source, at, "expected a loss name, got " + show(v));
-        const std::string name = v.get<std::string>();
-        std::string valid;
-        for (const LossName& l : kLossNames) {
-            if (lower(name) == l.name) return l.kind;
-            valid += (valid.empty() ? "" : ", ") + std::string(l.name);
-        }
-        failAt(source, at, "unknown value '" + name + "' (valid: " + valid + ")");
-    };
+    // A loss by name or with its parameters; `at` is where it was read.
+    auto lossNamed = [&](const nlohmann::json& v, const std::string& at) { return lossSpec(v, source, at); };
     if (o.has("loss")) {
         const nlohmann::json& v = o.raw("loss");
         if (v.is_array()) {  // one per output

@@ -14,6 +14,7 @@
 
 #include "gltrain/error.hpp"
 #include "gltrain/host_matrix.hpp"
+#include "gltrain/loss_spec.hpp"
 #include "gltrain/ops/loss_scale.hpp"
 #include "gltrain/optimizer_config.hpp"
 #include "gltrain/random.hpp"
@@ -21,19 +22,6 @@
 
 namespace gltrain {
 
-enum class LossKind { SoftmaxCrossEntropy, MeanSquaredError, BinaryCrossEntropy };
-// The names a model config and the JavaScript API accept for each loss, in
-// the order they are listed ("mean_squared_error" is Keras's name for mse).
-struct LossName {
-    // The name.
-    const char* name;
-    // The loss it names.
-    LossKind kind;
-};
-inline constexpr std::array<LossName, 4> kLossNames = {{{"softmax_cross_entropy", LossKind::SoftmaxCrossEntropy},
-                                                        {"mse", LossKind::MeanSquaredError},
-                                                        {"mean_squared_error", LossKind::MeanSquaredError},
-                                                        {"binary_cross_entropy", LossKind::BinaryCrossEntropy}}};
 enum class NanPolicy {
     Stop,   // throw TrainingError naming the step; the last good weights are kept: those that gave
             // the last finite loss (the step that made weights giving a NaN loss is undone too)
@@ -47,10 +35,11 @@ struct TrainingError : Error {
 
 // What compile() is given: loss, optimizer, schedule, clipping, seed, NaN policy and the engine's choices.
 struct CompileOptions {
-    // The loss (of every output, unless `losses` says otherwise).
-    LossKind loss = LossKind::SoftmaxCrossEntropy;
+    // The loss and its parameters (of every output, unless `losses` says otherwise; a LossKind
+    // converts: the loss with its defaults).
+    LossSpec loss{};
     // A model of several outputs: each output's loss, in the model's output order (empty: `loss` for each).
-    std::vector<LossKind> losses;
+    std::vector<LossSpec> losses;
     // A model of several outputs: each output's weight in the loss training minimizes (empty: 1 each).
     std::vector<float> lossWeights;
     OptimizerConfig optimizer{};  // Adam 1e-3

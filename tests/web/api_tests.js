@@ -307,7 +307,8 @@ const tests = {
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: -1 } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got -1');
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: NaN } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got NaN');
     expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', 'compile: los: unknown key (valid: loss, lossWeights, optimizer, learningRate, schedule, clipNorm, seed, onNaN)');
-    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy)");
+    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy, sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy, mae, mean_absolute_error, huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, expression)");
+    expectError(() => m.compile({ loss: { type: 'huber', delta: -1 } }), 'ArgumentError', 'compile: loss.delta: expected a positive number, got -1');
     expectError(() => m.compile({ schedule: { type: 'cosine', totalSteps: 0 } }), 'ArgumentError', 'compile: schedule.totalSteps: expected a positive integer, got 0');
     expectError(() => m.compile({ seed: -1 }), 'ArgumentError', 'compile: seed: expected an integer in [0, 4294967295], got -1');
     // Options are read as JSON: what JSON cannot hold is named by its path.
@@ -540,6 +541,47 @@ const tests = {
     for (let r = 0; r < 8; r++) assert(Math.abs(p[2 * r] + p[2 * r + 1] - 1) < 1e-5, 'softmax rows sum to 1');
     assert(sameArray(m.predictClasses(x), y), 'predictClasses = labels');
     ctx.delete();
+  },
+
+  async 'custom losses: a recorded expression trains as the built-in loss it mimics, on both engines'() {
+    const n = 24;
+    const x = randomData(n, 3, 1, 7).x, t = randomData(n, 2, 1, 8).x;
+    function myMae(yTrue, yPred) { return yPred.sub(yTrue).abs().mean(-1); }
+    for (const backend of ['webgl', 'cpu']) {
+      const ctx = new gl.Context({ backend });
+      const run = async (loss) => {
+        const m = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 2 }).compile({ loss, optimizer: { type: 'sgd', lr: 0.1 } });
+        const losses = [];
+        await m.fit(x, t, { epochs: 2, batchSize: 8, shuffle: false, onStep: (s) => losses.push(s.loss) });
+        return { losses, w: m.getWeight('dense_0', 'kernel') };
+      };
+      const want = await run('mae'), got = await run(myMae);
+      assertEq(got.losses.length, 6, `${backend}: steps`);
+      for (let i = 0; i < 6; i++)
+        assert(Math.abs(got.losses[i] - want.losses[i]) <= 1e-6 * Math.max(1, want.losses[i]), `${backend}: step ${i}: ${got.losses[i]} vs ${want.losses[i]}`);
+      for (let i = 0; i < want.w.length; i++) assert(Math.abs(got.w[i] - want.w[i]) <= 1e-6, `${backend}: weight ${i}`);
+      // Huber's with delta 0.5 as a Keras user writes it.
+      const huber = (yTrue, yPred) => {
+        const d = yPred.sub(yTrue).abs(), q = d.clip(0, 0.5);
+        return q.square().mul(0.5).add(d.sub(q).mul(0.5)).mean();
+      };
+      const wantH = await run({ type: 'huber', delta: 0.5 }), gotH = await run(huber);
+      for (let i = 0; i < 6; i++)
+        assert(Math.abs(gotH.losses[i] - wantH.losses[i]) <= 1e-5 * Math.max(1, wantH.losses[i]), `${backend}: huber step ${i}`);
+      // The loss a model file saves is the recorded expression.
+      const m = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 2 }).compile({ loss: myMae });
+      const notPerRow = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 2 });
+      expectError(() => notPerRow.compile({ loss: function rows(yTrue, yPred) { return yPred.sub(yTrue).abs(); } }),
+                  'ArgumentError', 'compile: loss rows must give one loss per row, [B, 1], but gives [B, 2]');
+      m.delete(); notPerRow.delete();
+      ctx.delete();
+    }
+    const ctx = new gl.Context(WEBGL);
+    const m = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 2 });
+    expectError(() => m.compile({ loss: () => 3 }), 'ArgumentError', 'must return an expression of yTrue and yPred (their methods: sub, abs, mean, ...), got number');
+    expectError(() => m.compile({ loss: (t, p) => p.sub('x') }), 'ArgumentError', "a loss's sub: expected a tensor or a finite number, got x");
+    expectError(() => m.compile({ loss: (t, p) => p.div(t).mean() }), 'ArgumentError', 'compile: loss.expression.x.b: div divides by a constant only');
+    m.delete(); ctx.delete();
   },
 
   async 'losses, validation data and split, beginFit / stepOnce / trainFor / takeEvents'() {

@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type Model, type PassTiming, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type LossTensor, type Model, type PassTiming, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 import { lossChart, metricChart, fitCallbacks, confusionMatrix, modelSummary } from '../../web/gltrain-vis.js';
 
@@ -169,4 +169,17 @@ export async function main(): Promise<number> {
   data.delete();
   ctx.delete();
   return counts.length + total + result.steps + ev.loss! + probs.length + classes.length + p.length + caps.maxTextureSize + steps.length;
+}
+
+// Losses: a name, parameters, a custom loss recorded from a function.
+export function losses(gl: Gltrain): void {
+  const ctx = new gl.Context();
+  const m = new gl.Sequential(ctx, 3).add({ type: 'dense', units: 2 });
+  m.compile({ loss: 'huber' });
+  m.compile({ loss: { type: 'huber', delta: 2 } });
+  m.compile({ loss: { type: 'binary_crossentropy', fromLogits: false, labelSmoothing: 0.1 } });
+  m.compile({ loss: (yTrue: LossTensor, yPred: LossTensor) => yPred.sub(yTrue).abs().mean(-1) });
+  m.compile({ loss: (yTrue, yPred) => yPred.sub(yTrue).square().mul(0.5).clip(0, 1).sum() });
+  // @ts-expect-error: a loss by an unknown name
+  m.compile({ loss: 'hubber' });
 }

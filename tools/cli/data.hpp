@@ -95,7 +95,7 @@ inline HostMatrix firstRows(HostMatrix m, long n) {
 // Class labels as the model's loss wants them: labels for softmax
 // cross-entropy, one-hot rows of its outputs for a loss on values.
 inline Targets classTargets(std::vector<int> labels, const Model& model) {
-    if (model.options().loss == LossKind::SoftmaxCrossEntropy) return Targets(std::move(labels));
+    if (model.options().loss.labels()) return Targets(std::move(labels));
     HostMatrix oneHot(int(labels.size()), model.outputSize());
     for (size_t r = 0; r < labels.size(); ++r) oneHot(int(r), labels[r]) = 1.0f;
     return Targets(std::move(oneHot));
@@ -109,7 +109,7 @@ inline Targets classTargets(std::vector<int> labels, const Model& model) {
 // one is named, and --images needs no --labels.
 inline Data loadData(const DataOptions& o, const Model& model, bool needTargets) {
     using namespace data_detail;
-    const bool classes = model.options().loss == LossKind::SoftmaxCrossEntropy;
+    const bool classes = model.options().loss.labels();
     const int outputs = model.outputSize();
     Data d;
     const bool csv = !o.data.empty() && isCsv(o.data);

@@ -622,7 +622,7 @@ int predict(const std::vector<std::string>& argv) {
     if (a.has("--output") && a.value("--output").empty()) throw UsageError("--output: the path is empty");
     Loaded l = loadForInference(a, "predict", false, a.has("--output") ? stdout : stderr);
     const HostMatrix y = l.model->predict(l.data.x, batch);
-    const bool classes = l.model->options().loss == LossKind::SoftmaxCrossEntropy;
+    const bool classes = l.model->options().loss.labels();
     std::string out = classes ? "class" : "";
     for (int c = 0; c < y.cols; ++c) out += (c || classes ? "," : "") + std::string("y") + std::to_string(c);
     out += "\n";

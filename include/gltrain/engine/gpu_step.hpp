@@ -135,6 +135,13 @@ struct GpuStepSource {
     OptimizerConfig update{};           // the optimizer as the update passes run it
 };
 
+// Whether the small dense step (ops/mlp.hpp) computes `loss`: today's fused losses without label smoothing.
+inline bool smallDenseLoss(const LossSpec& loss) {
+    return loss.labelSmoothing == 0.0f &&
+           (loss.kind == LossKind::SoftmaxCrossEntropy || loss.kind == LossKind::MeanSquaredError ||
+            (loss.kind == LossKind::BinaryCrossEntropy && loss.fromLogits));
+}
+
 class GpuStepCompiler {
 public:
     explicit GpuStepCompiler(const GpuStepSource& s) : s_(s), ctx_(*s.ctx), o_(*s.options), m_(*s.graph) {}
@@ -363,15 +370,15 @@ private:
     // Records nothing and returns false for any other model or a step past
     // smallDenseStepMacs.
     bool recordDenseChainStep(GpuStep& p) {
-        if (o_.clipNorm > 0.0f || s_.lossScaling || m_.packed) return false;
+        if (o_.clipNorm > 0.0f || s_.lossScaling || m_.packed || !smallDenseLoss(o_.loss)) return false;
         const auto chain = graph::matchDenseChain(m_.g, m_.x, m_.logits);
         if (!chain) return false;
         SmallMlp m;
         m.x = &p.xb;
         m.t = &p.yb;
-        m.loss = o_.loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
-                                                         : PointwiseLoss::MeanSquaredError;
-        m.softmaxLabels = o_.loss == LossKind::SoftmaxCrossEntropy;
+        m.loss = o_.loss.kind == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
+                                                              : PointwiseLoss::MeanSquaredError;
+        m.softmaxLabels = o_.loss.labels();
         std::vector<std::pair<GpuVariable*, GpuVariable*>> params;  // kernel, bias
         for (const graph::DenseLink& l : *chain) {
             params.push_back({&variable(l.kernel), &variable(l.bias)});

@@ -173,7 +173,10 @@ private:
         }
         if (!loss || gradNode < 0 || opOf<PointwiseLossGrad>(g_, gradNode)->kind != loss->kind) return false;
         const Node& grad = g_.node(gradNode);
-        if (g_.value(grad.inputs[2]).kind == ValueKind::Computed) return false;  // a weighted output's seed: later
+        // The product's pass comes first: a seed (a weighted output's) or target (label smoothing's)
+        // computed after it is not there yet.
+        for (int i : {1, 2})
+            if (g_.value(grad.inputs[size_t(i)]).kind == ValueKind::Computed) return false;
         const Tensor &x = (*this)[m.x], &w = (*this)[m.w], &b = (*this)[m.b];
         if (int64_t(batch_) * x.cols() * w.cols() > o_.lossGradInProductMacs) return false;
         OpRecorder r{*this, grad};

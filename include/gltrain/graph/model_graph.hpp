@@ -8,6 +8,7 @@
 
 #include "gltrain/graph/autodiff.hpp"
 #include "gltrain/graph/layer_build.hpp"
+#include "gltrain/graph/loss_graph.hpp"
 #include "gltrain/layers.hpp"
 #include "gltrain/ops/loss.hpp"
 
@@ -35,13 +36,12 @@ struct ModelLayer {
 
 // One output of a model and the loss that compares it with its targets.
 struct ModelOutput {
-    int layer = -1;                   // the layer whose output it is (-1: the last)
-    int width = 0;                    // values per row (its layer's output size)
-    bool softmaxCrossEntropy = true;  // labels [B, 1]; otherwise `pointwise` against values shaped like the output
-    PointwiseLoss pointwise = PointwiseLoss::MeanSquaredError;
+    int layer = -1;       // the layer whose output it is (-1: the last)
+    int width = 0;        // values per row (its layer's output size)
+    LossSpec loss{};      // labels [B, 1] (loss.labels()); otherwise values shaped like the output
     float weight = 1.0f;  // its share of the loss training minimizes (several outputs)
     // Columns of its targets in a row: 1 (a class label) or the output's values.
-    int targetCols() const { return softmaxCrossEntropy ? 1 : width; }
+    int targetCols() const { return loss.labels() ? 1 : width; }
 };
 
 // What a model reads and what its loss compares. With one input and one
@@ -74,11 +74,11 @@ struct ModelIO {
         return n;
     }
     // Whether targets are class labels, one per row (one output with softmax cross-entropy).
-    bool labels() const { return !packed() && outputs.at(0).softmaxCrossEntropy; }
+    bool labels() const { return !packed() && outputs.at(0).loss.labels(); }
     // The output whose accuracy the model reports (the first with softmax cross-entropy; -1: none).
     int accuracyOutput() const {
         for (size_t k = 0; k < outputs.size(); ++k)
-            if (outputs[k].softmaxCrossEntropy) return int(k);
+            if (outputs[k].loss.labels()) return int(k);
         return -1;
     }
 };
@@ -185,11 +185,13 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
         const std::string name = io.outputs.size() == 1 ? "loss" : "loss_" + std::to_string(k);
         const ValueId y = columns(g, m.y, targetAt, out.targetCols(), name.c_str());
         targetAt += out.targetCols();
-        if (!out.softmaxCrossEntropy && g.shape(y) != g.shape(logits))
-            throw ShapeError("output " + std::to_string(k) + " is " + g.shape(logits).str() + " but its targets are " +
-                             g.shape(y).str());
-        std::vector<ValueId> loss = out.softmaxCrossEntropy ? g.add(SoftmaxCrossEntropy{}, {logits, y}, name)
-                                                            : g.add(PointwiseLossOp{out.pointwise}, {logits, y}, name);
+        // The loss reads the logits or (losses on probabilities, custom ones) the output.
+        const ValueId prediction = out.loss.readsLogits() ? logits : rows(g, value, name);
+        if (!out.loss.labels() && g.shape(y) != g.shape(prediction))
+            throw ShapeError("output " + std::to_string(k) + " is " + g.shape(prediction).str() +
+                             " but its targets are " + g.shape(y).str());
+        const LossNodes nodes = addLoss(g, out.loss, prediction, y, name);
+        std::vector<ValueId> loss{nodes.rows, nodes.mean};
         if (int(k) == io.accuracyOutput()) {
             m.correctSoFar = g.input("correct_so_far", Shape{1});
             m.correct = g.add1(CorrectCount{}, {logits, y, m.correctSoFar}, "accuracy");

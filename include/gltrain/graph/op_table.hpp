@@ -14,6 +14,7 @@
 #include "gltrain/graph/ops/depthwise.hpp"
 #include "gltrain/graph/ops/elementwise.hpp"
 #include "gltrain/graph/ops/loss.hpp"
+#include "gltrain/graph/ops/math.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
 #include "gltrain/graph/ops/random.hpp"
 
@@ -27,7 +28,8 @@ using OpTypes =
              DepthwiseConv, DepthwiseConvGradInput, DepthwiseConvGradFilter, ConvTranspose,                     //
              BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,                           //
              SoftmaxAxis, SoftmaxAxisGrad,                                                                      //
-             SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount>;
+             SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount,    //
+             Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -28,7 +28,7 @@ struct ShapeContext {
     std::vector<std::string> froms;  // where each of `ins` comes from
     bool flatModelInput = false;     // the first layer reads rows of a flat model input
     bool last = false;               // the model's last layer
-    bool softmaxLoss = false;        // compiled with the softmax cross-entropy loss
+    bool softmaxLoss = false;        // compiled with a loss a final Softmax may feed (LossSpec::allowsFinalSoftmax)
 
     // "compile: layer <name>", the start of its errors.
     std::string who() const { return "compile: layer " + name; }

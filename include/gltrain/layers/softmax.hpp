@@ -58,8 +58,9 @@ struct Softmax {
         if (c.last) {
             if (!c.softmaxLoss)
                 c.fail(
-                    "a Softmax as the last layer needs the softmax cross-entropy loss (which reads the logits "
-                    "before it)");
+                    "a Softmax as the last layer needs a softmax cross-entropy loss (which reads the logits "
+                    "before it) or a loss on the model's output (kl_divergence, mae, ...), not mse or binary "
+                    "cross-entropy on logits");
             if (!flat || resolvedAxis(rank) != 1)
                 c.fail(
                     "as the last layer, a Softmax is the softmax cross-entropy's, over the last axis of a flat "

@@ -27,9 +27,9 @@ inline void requireConsistent(const char* what, const char* name, const HostMatr
 }
 
 // Targets for an output of `outputSize` values trained with `loss`, before any time is spent.
-inline void checkTargets(const char* what, const Targets& y, int outputSize, LossKind loss) {
+inline void checkTargets(const char* what, const Targets& y, int outputSize, const LossSpec& loss) {
     if (!y.isLabels()) requireConsistent(what, "y", y.values);
-    if (loss == LossKind::SoftmaxCrossEntropy) {
+    if (loss.labels()) {
         if (y.isLabels()) {
             for (size_t i = 0; i < y.labels.size(); ++i)
                 if (y.labels[i] < 0 || y.labels[i] >= outputSize)
@@ -49,7 +49,7 @@ inline void checkTargets(const char* what, const Targets& y, int outputSize, Los
                             " columns, the model outputs " + std::to_string(outputSize));
     requireFinite(what, y.values);
     // A probability: labels 0/1/2 trained silently toward nonsense before.
-    if (loss == LossKind::BinaryCrossEntropy)
+    if (loss.kind == LossKind::BinaryCrossEntropy)
         for (size_t i = 0; i < y.values.data.size(); ++i)
             if (!(y.values.data[i] >= 0.0f && y.values.data[i] <= 1.0f)) {
                 char value[32];
@@ -64,7 +64,7 @@ inline void checkTargets(const char* what, const Targets& y, int outputSize, Los
 
 // Rows for a model of `inputSize` inputs and `outputSize` outputs trained with `loss`.
 inline void checkData(const char* what, const HostMatrix& x, const Targets& y, int inputSize, int outputSize,
-                      LossKind loss) {
+                      const LossSpec& loss) {
     if (x.rows <= 0) throw ArgumentError(std::string(what) + ": x has no rows");
     requireConsistent(what, "x", x);
     if (!y.isLabels()) requireConsistent(what, "y", y.values);

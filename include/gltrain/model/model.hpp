@@ -528,7 +528,7 @@ protected:
         options.lossScaling.validate();
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
         if (options.smallDenseStepMacs < 0) throw ArgumentError("compile: smallDenseStepMacs must be >= 0");
-        checkLossKind(options.loss);
+        checkLossSpec(options.loss);
         if (options.onNaN != NanPolicy::Stop && options.onNaN != NanPolicy::Skip && options.onNaN != NanPolicy::Ignore)
             throw ArgumentError("compile: onNaN " + std::to_string(int(options.onNaN)) + " is not a NanPolicy");
     }
@@ -544,13 +544,16 @@ protected:
             graph::ModelOutput o;
             o.layer = layers.empty() ? -1 : int(outs[k]);
             o.width = layers.empty() ? inputSize_ : layers[outs[k]].geometry.out.size();
-            const LossKind loss = outputLoss(options, k);
-            o.softmaxCrossEntropy = loss == LossKind::SoftmaxCrossEntropy;
-            o.pointwise = loss == LossKind::BinaryCrossEntropy ? PointwiseLoss::BinaryCrossEntropyWithLogits
-                                                               : PointwiseLoss::MeanSquaredError;
+            o.loss = outputLoss(options, k);
             o.weight = options.lossWeights.empty() ? 1.0f : options.lossWeights[k];
-            if (o.softmaxCrossEntropy && o.width < 2)
-                throw ArgumentError("compile: softmax cross-entropy needs at least 2 outputs, " +
+            const LossKind kind = o.loss.kind;
+            if (kind == LossKind::Custom) try {  // its errors now, not at the first fit
+                    graph::checkLoss(o.loss, o.width);
+                } catch (const Error& e) {
+                    throw ArgumentError(std::string("compile: ") + e.what());
+                }
+            if ((kind == LossKind::SoftmaxCrossEntropy || kind == LossKind::CategoricalCrossEntropy) && o.width < 2)
+                throw ArgumentError(std::string("compile: ") + lossName(kind) + " needs at least 2 outputs, " +
                                     (outs.size() == 1 ? std::string("the model has ")
                                                       : "output " + std::to_string(k) + " (" +
                                                             layers[outs[k]].geometry.name + ") has ") +
@@ -658,8 +661,7 @@ private:
         const std::vector<size_t> outs = outputLayers();
         const auto output = std::find(outs.begin(), outs.end(), i);
         c.last = output != outs.end();  // an output: what its loss reads
-        c.softmaxLoss =
-            outputLoss(options, c.last ? size_t(output - outs.begin()) : 0) == LossKind::SoftmaxCrossEntropy;
+        c.softmaxLoss = outputLoss(options, c.last ? size_t(output - outs.begin()) : 0).allowsFinalSoftmax();
         const LayerShape s = std::visit([&](const auto& l) { return l.shape(c); }, spec);
         L.geometry.out = s.out;
         L.geometry.window = s.window;
@@ -698,7 +700,7 @@ private:
             if (m.validation() && !validation)
                 throw ArgumentError(where + " is " + m.name + " but the fit has no validation data (give " +
                                     "validationSplit or validationX/validationY, or monitor " + m.name.substr(4) + ")");
-            if (m.higherIsBetter() && options_.loss != LossKind::SoftmaxCrossEntropy)
+            if (m.higherIsBetter() && !options_.loss.labels())
                 throw ArgumentError(where + " is " + m.name + ", which only softmax cross-entropy reports");
             if (!(m.minDelta >= 0.0f)) throw ArgumentError(where + "'s minDelta must be >= 0");
         };
@@ -729,7 +731,7 @@ private:
             checkTargets((std::string(what) + " (output " + std::to_string(k) + ", columns " +
                           std::to_string(at - part.cols) + ".." + std::to_string(at - 1) + " of y)")
                              .c_str(),
-                         o.softmaxCrossEntropy ? Targets(labelColumn(what, part)) : Targets(std::move(part)), o.width,
+                         o.loss.labels() ? Targets(labelColumn(what, part)) : Targets(std::move(part)), o.width,
                          outputLoss(options_, k));
         }
     }
@@ -746,14 +748,16 @@ private:
         return labels;
     }
     // The loss of output k.
-    static LossKind outputLoss(const CompileOptions& o, size_t k) { return o.losses.empty() ? o.loss : o.losses.at(k); }
+    static const LossSpec& outputLoss(const CompileOptions& o, size_t k) {
+        return o.losses.empty() ? o.loss : o.losses.at(k);
+    }
     // compile's checks of the per-output losses and weights.
     void checkOutputLosses(const CompileOptions& o) const {
         const size_t n = outputLayers().size();
         if (!o.losses.empty() && o.losses.size() != n)
             throw ArgumentError("compile: " + std::to_string(o.losses.size()) + " losses for " + std::to_string(n) +
                                 " outputs (give one per output, or none for `loss` on each)");
-        for (LossKind k : o.losses) checkLossKind(k);
+        for (const LossSpec& l : o.losses) checkLossSpec(l);
         if (!o.lossWeights.empty() && o.lossWeights.size() != n)
             throw ArgumentError("compile: " + std::to_string(o.lossWeights.size()) + " lossWeights for " +
                                 std::to_string(n) + " outputs");
@@ -762,9 +766,10 @@ private:
                 throw ArgumentError("compile: lossWeights[" + std::to_string(k) + "] must be finite and >= 0, got " +
                                     std::to_string(o.lossWeights[k]));
     }
-    static void checkLossKind(LossKind k) {
-        if (k != LossKind::SoftmaxCrossEntropy && k != LossKind::MeanSquaredError && k != LossKind::BinaryCrossEntropy)
-            throw ArgumentError("compile: loss " + std::to_string(int(k)) + " is not a LossKind");
+    static void checkLossSpec(const LossSpec& l) {
+        if (int(l.kind) < 0 || int(l.kind) > int(LossKind::Custom))
+            throw ArgumentError("compile: loss " + std::to_string(int(l.kind)) + " is not a LossKind");
+        if (const std::string problem = lossProblem(l); !problem.empty()) throw ArgumentError("compile: " + problem);
     }
     // Each input's rows side by side, checked.
     HostMatrix packInputs(const char* what, const InputRows& xs) const {
@@ -812,7 +817,7 @@ private:
                 throw ArgumentError(where + ": " + std::to_string(ys[k].rows()) + " rows, the inputs have " +
                                     std::to_string(rows));
             checkTargets(where.c_str(), ys[k], o.width, outputLoss(options_, k));
-            if (o.softmaxCrossEntropy) {
+            if (o.loss.labels()) {
                 const std::vector<int> labels = targetLabels(ys[k], 0, rows);
                 for (int r = 0; r < rows; ++r) out(r, at) = float(labels[size_t(r)]);
             } else {

@@ -335,6 +335,99 @@ std::vector<HostMatrixT<T>> run(const graph::CorrectCount&, const graph_detail::
     return {graph_detail::scalar(in[2]->data[0] + T(correctCount(*in[0], graph_detail::labels(*in[1]))))};
 }
 
+// The math ops (graph/ops/math.hpp), from their definitions.
+namespace graph_detail {
+template <class T>
+T mathFn(graph::MathFn f, T a, T b, T x) {
+    using graph::MathFn;
+    switch (f) {
+        case MathFn::Abs: return x < 0 ? -x : x;
+        case MathFn::Square: return x * x;
+        case MathFn::Sqrt: return std::sqrt(x);
+        case MathFn::Log: return std::log(x);
+        case MathFn::Exp: return std::exp(x);
+        case MathFn::Clip: return x < a ? a : x > b ? b : x;
+        case MathFn::Affine: return a * x + b;
+        case MathFn::Huber: return (x < 0 ? -x : x) <= a ? x * x / 2 : a * ((x < 0 ? -x : x) - a / 2);
+        case MathFn::Relu: return x > 0 ? x : T(0);
+    }
+    return x;
+}
+template <class T>
+T mathFnDerivative(graph::MathFn f, T a, T b, T x) {
+    using graph::MathFn;
+    switch (f) {
+        case MathFn::Abs: return x > 0 ? T(1) : x < 0 ? T(-1) : T(0);
+        case MathFn::Square: return 2 * x;
+        case MathFn::Sqrt: return 1 / (2 * std::sqrt(x));
+        case MathFn::Log: return 1 / x;
+        case MathFn::Exp: return std::exp(x);
+        case MathFn::Clip: return a <= x && x <= b ? T(1) : T(0);
+        case MathFn::Affine: return a;
+        case MathFn::Huber: return x < -a ? -a : x > a ? a : x;
+        case MathFn::Relu: return x > 0 ? T(1) : T(0);
+    }
+    return T(1);
+}
+}  // namespace graph_detail
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Unary& o, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> y = *in[0];
+    for (T& v : y.data) v = graph_detail::mathFn<T>(o.fn, T(o.a), T(o.b), v);
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::UnaryGrad& o, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> y = *in[0];
+    for (size_t i = 0; i < y.data.size(); ++i)
+        y.data[i] *= graph_detail::mathFnDerivative<T>(o.fn, T(o.a), T(o.b), in[1]->data[i]);
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::RowSum&, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>& x = *in[0];
+    HostMatrixT<T> y(x.rows, 1);
+    for (int r = 0; r < x.rows; ++r)
+        for (int c = 0; c < x.cols; ++c) y(r, 0) += x(r, c);
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::RowBroadcast& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>& d = *in[0];
+    HostMatrixT<T> y(d.rows, int(o.shape.cols()));
+    for (int r = 0; r < y.rows; ++r)
+        for (int c = 0; c < y.cols; ++c) y(r, c) = d(r, 0);
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::RowMax&, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>& x = *in[0];
+    HostMatrixT<T> y(x.rows, 1);
+    for (int r = 0; r < x.rows; ++r) {
+        y(r, 0) = x(r, 0);
+        for (int c = 1; c < x.cols; ++c) y(r, 0) = std::max(y(r, 0), x(r, c));
+    }
+    return {y};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::RowMaxGrad&, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&d = *in[0], &x = *in[1], &y = *in[2];
+    HostMatrixT<T> g(x.rows, x.cols);
+    for (int r = 0; r < x.rows; ++r)
+        for (int c = 0; c < x.cols; ++c) g(r, c) = x(r, c) == y(r, 0) ? d(r, 0) : T(0);
+    return {g};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BatchMean&, const graph_detail::Ins<T>& in) {
+    T s = 0;
+    for (T v : in[0]->data) s += v;
+    return {graph_detail::scalar(s / T(in[0]->rows))};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::BatchMeanGrad&, const graph_detail::Ins<T>& in) {
+    return {HostMatrixT<T>(in[1]->rows, 1, in[0]->data[0] / T(in[1]->rows))};
+}
+
 // A whole graph in precision T for one batch size: every node, in order.
 template <class T>
 class RefPlan {
