@@ -76,11 +76,7 @@ struct Conv1D {
             field("alpha", &Conv1D::alpha, "LeakyReLU slope (default 0.01)."),
             field("kernelInitializer", &Conv1D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv1D::biasInit, "Default zeros.").tfjs("bias_initializer"),
-            field("name", &Conv1D::name, "Default conv1d_<i>."),
-            field(
-                "trainable", &Conv1D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Conv1D::name, "Default conv1d_<i>."), trainableField(&Conv1D::trainable));
     }
 
     // kernel [k, C, filters] and bias [filters].
@@ -144,10 +140,7 @@ struct Pool1D {
             field("stride", &Pool1D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &Pool1D::padding, "Default valid.").tfjs("padding"),
             field("name", &Pool1D::name, kMax ? "Default max_pool1d_<i>." : "Default average_pool1d_<i>."),
-            field(
-                "trainable", &Pool1D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&Pool1D::trainable));
     }
 
     // Its output shape and window.

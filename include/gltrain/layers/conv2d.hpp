@@ -71,11 +71,7 @@ struct Conv2D {
             field("eluAlpha", &Conv2D::eluAlpha, "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
             field("kernelInitializer", &Conv2D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
-            field("name", &Conv2D::name, "Default conv2d_<i>."),
-            field(
-                "trainable", &Conv2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Conv2D::name, "Default conv2d_<i>."), trainableField(&Conv2D::trainable));
     }
 
     // kernel [kh, kw, C, filters] and bias [filters].

@@ -66,10 +66,7 @@ struct Conv2DTranspose {
                 .tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2DTranspose::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &Conv2DTranspose::name, "Default conv2d_transpose_<i>."),
-            field(
-                "trainable", &Conv2DTranspose::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&Conv2DTranspose::trainable));
     }
 
     // kernel [kh, kw, filters, C] and bias [filters].

@@ -45,11 +45,7 @@ struct Dense {
             field("biasInitializer", &Dense::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("inputDim", &Dense::inputDim, "Checked against the previous layer's output size at compile().")
                 .check(ranges::kPositiveInt),
-            field("name", &Dense::name, "Default dense_<i>."),
-            field(
-                "trainable", &Dense::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Dense::name, "Default dense_<i>."), trainableField(&Dense::trainable));
     }
 
     // kernel [in, units] and bias [units].

@@ -92,10 +92,7 @@ struct DepthwiseConv2D {
                 .tfjs("depthwise_initializer"),
             field("biasInitializer", &DepthwiseConv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &DepthwiseConv2D::name, "Default depthwise_conv2d_<i>."),
-            field(
-                "trainable", &DepthwiseConv2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&DepthwiseConv2D::trainable));
     }
 
     // depthwise_kernel [kh, kw, C, M] and bias [C*M].

@@ -26,12 +26,8 @@ struct GlobalAveragePooling2D {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."),
-            field(
-                "trainable", &GlobalAveragePooling2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("name", &GlobalAveragePooling2D::name, "Default global_average_pooling2d_<i>."),
+                               trainableField(&GlobalAveragePooling2D::trainable));
     }
 
     // The whole image: [H, W, C] -> [1, 1, C].

@@ -26,12 +26,8 @@ struct GlobalMaxPooling2D {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("name", &GlobalMaxPooling2D::name, "Default global_max_pooling2d_<i>."),
-            field(
-                "trainable", &GlobalMaxPooling2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("name", &GlobalMaxPooling2D::name, "Default global_max_pooling2d_<i>."),
+                               trainableField(&GlobalMaxPooling2D::trainable));
     }
 
     // The whole image: [H, W, C] -> [1, 1, C].

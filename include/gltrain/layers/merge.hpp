@@ -55,12 +55,7 @@ struct Merge {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("name", &Merge::name, "Default <type>_<i>."),
-            field(
-                "trainable", &Merge::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("name", &Merge::name, "Default <type>_<i>."), trainableField(&Merge::trainable));
     }
 
     // Its output shape: its inputs', which must agree.
@@ -119,11 +114,7 @@ struct Concatenate {
             field("axis", &Concatenate::axis, "The axis, the batch being 0; negative from the end (default -1).")
                 .check(Range{-3, 3})
                 .tfjs("axis"),
-            field("name", &Concatenate::name, "Default concatenate_<i>."),
-            field(
-                "trainable", &Concatenate::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Concatenate::name, "Default concatenate_<i>."), trainableField(&Concatenate::trainable));
     }
 
     // Flat inputs have one axis after the batch, images three.

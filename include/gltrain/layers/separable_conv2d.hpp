@@ -79,10 +79,7 @@ struct SeparableConv2D {
                 .tfjs("pointwise_initializer"),
             field("biasInitializer", &SeparableConv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &SeparableConv2D::name, "Default separable_conv2d_<i>."),
-            field(
-                "trainable", &SeparableConv2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&SeparableConv2D::trainable));
     }
 
     // depthwise_kernel [kh, kw, C, M], pointwise_kernel [1, 1, C*M, filters] and bias [filters].
