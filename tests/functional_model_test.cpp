@@ -237,6 +237,33 @@ TEST(FunctionalModel, ASummaryListsEachLayersInputs) {
     EXPECT_EQ(s[2].parameters, 10 * 3 + 3);
 }
 
+// A chain of layers is a stack however it was built (summaries and TF.js
+// export write it as a Sequential); one branch or merge makes it none.
+TEST(FunctionalModel, OnlyAChainOfLayersIsAStack) {
+    const SymbolicTensor in = Input(6);
+    const SymbolicTensor h = Dense{4, Activation::ReLU}(in);
+    Model chain(test::cpuContext(), in, Dense{3}(h));
+    EXPECT_TRUE(chain.isStack());
+    chain.compile({});
+    EXPECT_TRUE(chain.isStack());
+    Sequential seq(test::cpuContext(), 6);
+    seq.add(Dense{4}).add(Dense{3});
+    EXPECT_TRUE(seq.isStack());
+    Model merged(test::cpuContext(), in, Dense{3}(Concatenate{}({h, in})));
+    EXPECT_FALSE(merged.isStack());
+    merged.compile({});
+    EXPECT_FALSE(merged.isStack());
+    // Two layers reading the input: the second does not read the one before it.
+    Model branches(test::cpuContext(), in, Add{}({Dense{3}(in), Dense{3}(in)}));
+    EXPECT_FALSE(branches.isStack());
+    // A chain with a second output (its middle layer's) or a second input is no Sequential either.
+    Model twoOutputs(test::cpuContext(), {in}, {h, Dense{3}(h)});
+    EXPECT_FALSE(twoOutputs.isStack());
+    const SymbolicTensor other = Input(2);
+    Model twoInputs(test::cpuContext(), {in, other}, {Dense{3}(Concatenate{}({h, other}))});
+    EXPECT_FALSE(twoInputs.isStack());
+}
+
 TEST(FunctionalModel, ACheckpointRoundTripsIntoAFreshModel) {
     const Data d;
     auto build = [](Context& ctx) {
