@@ -58,13 +58,12 @@ struct Dense {
     LayerShape shape(const ShapeContext& c) const {
         if (c.in.height != 1 || c.in.width != 1)
             c.fail("needs a flat input but " + c.received() + "; add a Flatten layer");
+        // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
+        // Sizes first: the model-file parser stops at any other error.
+        c.fits("units", {c.in.channels, units},
+               "a kernel of " + std::to_string(c.in.channels) + " inputs x " + std::to_string(units) + " units");
         if (inputDim > 0 && inputDim != c.in.channels)
             c.fail("expects input of size " + std::to_string(inputDim) + " but " + c.received());
-        // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
-        const int64_t kernelValues = int64_t(c.in.channels) * units;
-        if (kernelValues > Window::kMaxExtent)
-            c.fail("its kernel of " + std::to_string(c.in.channels) + " x " + std::to_string(units) + " = " +
-                   std::to_string(kernelValues) + " values is more than " + std::to_string(Window::kMaxExtent));
         return {{1, 1, units}, {}};
     }
 

@@ -137,14 +137,20 @@ struct Concatenate {
                    " after the batch");
         Shape3 out = c.in;
         auto dim = [](Shape3& s, int d) -> int& { return d == 1 ? s.height : d == 2 ? s.width : s.channels; };
+        int64_t along = dim(out, k);  // the sizes along the axis, summed in 64 bits
         for (size_t i = 1; i < c.ins.size(); ++i) {
             Shape3 s = c.ins[i];
             dim(s, k) = dim(out, k);
             if (!(s == out))
                 c.fail("needs inputs that agree on every axis but " + std::to_string(axis) + "; it " + c.receivedAll());
             Shape3 t = c.ins[i];
-            dim(out, k) += dim(t, k);
+            along += dim(t, k);
         }
+        const int64_t across = out.size() / dim(out, k);  // the values per step along the axis
+        c.fits(
+            "axis", {across, along},
+            "an output per example of " + std::to_string(across) + " x " + std::to_string(along) + " along the axis");
+        dim(out, k) = int(along);
         return {out, {}};
     }
 

@@ -95,10 +95,12 @@ struct SeparableConv2D {
     // Its output and the depthwise window (whose output has C*M channels).
     LayerShape shape(const ShapeContext& c) const {
         const Window w = layer_detail::depthwiseWindow(c, kernelSize, stride, dilationRate, padding, depthMultiplier);
-        if (Window::cappedProduct({w.out.channels, filters}) > Window::kMaxExtent ||
-            Window::cappedProduct({w.out.height, w.out.width, filters}) > Window::kMaxExtent)
-            c.fail("its pointwise kernel or output of " + std::to_string(filters) + " filters over " + w.out.str() +
-                   " is more than " + std::to_string(Window::kMaxExtent) + " values");
+        c.fits("filters", {w.out.channels, filters},
+               "a pointwise kernel of " + std::to_string(w.out.channels) + " channels x " + std::to_string(filters) +
+                   " filters");
+        c.fits("filters", {w.out.height, w.out.width, filters},
+               "an output of " + ShapeContext::size(w.out.height, w.out.width) + " x " + std::to_string(filters) +
+                   " filters per example");
         return {{w.out.height, w.out.width, filters}, w};
     }
 
