@@ -27,14 +27,7 @@ using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
 using MatD = HostMatrixT<double>;
 
-std::string message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using gltrain::test::message;
 
 // x -> h = tanh(x W1 + b1) -> s = h + (h W2 + b2) -> s W3 + b3: a residual
 // block, so h feeds two layers and its gradient is the sum of two. Adam, 12
@@ -114,15 +107,8 @@ TEST(FunctionalModel, AResidualMlpTrainsAsTheReferenceOnTheCpu) {
 
 // 60 rows of [4, 3, 2] images (or 24 flat values) in 3 classes, each
 // class marked by a brighter value.
-struct Data {
-    HostMatrix x = randomMatrix(60, 24, 7);
-    std::vector<int> y;
-    Data() {
-        for (int r = 0; r < x.rows; ++r) {
-            y.push_back(r % 3);
-            x(r, 5 * (r % 3)) += 2.0f;
-        }
-    }
+struct Data : test::ClassData {
+    Data() : ClassData(60, 24, 7, 5, 2.0f) {}
 };
 
 // `build` trained 2 epochs of batch 20 (SGD) on the GPU and the CPU engines:
