@@ -508,13 +508,16 @@ std::vector<Row> rows() {
             c.padding = Padding::Same;
             image({c, Flatten{}, Dense{3}})->compile({});
         },
-        A::Argument, {"compile", "conv2d_0", "kernel of 2000000000x2000000000x2x4", "more than 2147483647"});
+        A::Argument,
+        {"compile", "conv2d_0", "kernelSize", "a 2000000000x2000000000 window is 4000000000000000000 values",
+         "more than the 2147483647 values"});
     put("compile_dense_kernel_over_int",
         [](World&) {
             auto m = std::make_unique<Sequential>(test::context(), 70000);
             m->add(Dense{70000}).compile({});
         },
-        A::Argument, {"compile", "dense_0", "70000 x 70000 = 4900000000 values", "more than 2147483647"});
+        A::Argument,
+        {"compile", "dense_0", "units", "70000 inputs x 70000 units is 4900000000 values", "more than the 2147483647"});
     put("sequential_input_over_int",
         [](World&) {
             Sequential(test::context(), Shape3{70000, 70000, 1});

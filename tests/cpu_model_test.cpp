@@ -30,14 +30,7 @@ using gltrain::test::maxRelDiff;
 
 namespace {
 
-std::string message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
+using gltrain::test::message;
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 HostMatrix xorX() { return HostMatrix(4, 2, {0, 0, 0, 1, 1, 0, 1, 1}); }

@@ -20,15 +20,8 @@ using namespace gltrain;
 using gltrain::test::randomMatrix;
 
 // 64 rows of 6 features in 3 classes: 4 steps an epoch in batches of 16.
-struct Data {
-    HostMatrix x = randomMatrix(64, 6, 7, -1.0f, 1.0f);
-    std::vector<int> y;
-    Data() {
-        for (int r = 0; r < x.rows; ++r) {
-            y.push_back(r % 3);
-            x(r, r % 3) += 1.0f;
-        }
-    }
+struct Data : test::ClassData {
+    Data() : ClassData(64, 6, 7) {}
 };
 
 void build(Sequential& m, OptimizerKind kind, float lr) {
@@ -47,14 +40,7 @@ FitOptions epochs(int n) {
     return f;
 }
 
-std::string message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
+using gltrain::test::message;
 
 // A learning rate too small to move the loss: no epoch improves on the first,
 // so patience 2 stops after the third, and restoreBest goes back to the first's state.

@@ -22,15 +22,8 @@ using namespace gltrain;
 using gltrain::test::randomMatrix;
 
 // 96 rows of 6 features in 3 classes.
-struct Data {
-    HostMatrix x = randomMatrix(96, 6, 5, -1.0f, 1.0f);
-    std::vector<int> y;
-    Data() {
-        for (int r = 0; r < x.rows; ++r) {
-            y.push_back(r % 3);
-            x(r, r % 3) += 1.0f;
-        }
-    }
+struct Data : test::ClassData {
+    Data() : ClassData(96, 6, 5) {}
 };
 
 // 6-16-8-3, the first layer frozen or not.

@@ -27,14 +27,7 @@ using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
 using MatD = HostMatrixT<double>;
 
-std::string message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using gltrain::test::message;
 
 // x -> h = tanh(x W1 + b1) -> s = h + (h W2 + b2) -> s W3 + b3: a residual
 // block, so h feeds two layers and its gradient is the sum of two. Adam, 12
@@ -114,15 +107,8 @@ TEST(FunctionalModel, AResidualMlpTrainsAsTheReferenceOnTheCpu) {
 
 // 60 rows of [4, 3, 2] images (or 24 flat values) in 3 classes, each
 // class marked by a brighter value.
-struct Data {
-    HostMatrix x = randomMatrix(60, 24, 7);
-    std::vector<int> y;
-    Data() {
-        for (int r = 0; r < x.rows; ++r) {
-            y.push_back(r % 3);
-            x(r, 5 * (r % 3)) += 2.0f;
-        }
-    }
+struct Data : test::ClassData {
+    Data() : ClassData(60, 24, 7, 5, 2.0f) {}
 };
 
 // `build` trained 2 epochs of batch 20 (SGD) on the GPU and the CPU engines:
@@ -235,6 +221,33 @@ TEST(FunctionalModel, ASummaryListsEachLayersInputs) {
     EXPECT_EQ(s[1].output, (Shape3{1, 1, 10}));
     EXPECT_EQ(s[2].name, "logits");
     EXPECT_EQ(s[2].parameters, 10 * 3 + 3);
+}
+
+// A chain of layers is a stack however it was built (summaries and TF.js
+// export write it as a Sequential); one branch or merge makes it none.
+TEST(FunctionalModel, OnlyAChainOfLayersIsAStack) {
+    const SymbolicTensor in = Input(6);
+    const SymbolicTensor h = Dense{4, Activation::ReLU}(in);
+    Model chain(test::cpuContext(), in, Dense{3}(h));
+    EXPECT_TRUE(chain.isStack());
+    chain.compile({});
+    EXPECT_TRUE(chain.isStack());
+    Sequential seq(test::cpuContext(), 6);
+    seq.add(Dense{4}).add(Dense{3});
+    EXPECT_TRUE(seq.isStack());
+    Model merged(test::cpuContext(), in, Dense{3}(Concatenate{}({h, in})));
+    EXPECT_FALSE(merged.isStack());
+    merged.compile({});
+    EXPECT_FALSE(merged.isStack());
+    // Two layers reading the input: the second does not read the one before it.
+    Model branches(test::cpuContext(), in, Add{}({Dense{3}(in), Dense{3}(in)}));
+    EXPECT_FALSE(branches.isStack());
+    // A chain with a second output (its middle layer's) or a second input is no Sequential either.
+    Model twoOutputs(test::cpuContext(), {in}, {h, Dense{3}(h)});
+    EXPECT_FALSE(twoOutputs.isStack());
+    const SymbolicTensor other = Input(2);
+    Model twoInputs(test::cpuContext(), {in, other}, {Dense{3}(Concatenate{}({h, other}))});
+    EXPECT_FALSE(twoInputs.isStack());
 }
 
 TEST(FunctionalModel, ACheckpointRoundTripsIntoAFreshModel) {

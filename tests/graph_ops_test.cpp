@@ -305,5 +305,32 @@ TEST(Graph, NoGradientForDataOrFrozenParameters) {
     }
 }
 
+// Only the caller's bound matrices can change size after a CpuPlan is made
+// (the plan's own never do): run() checks those, once per run, and refuses
+// a resized one by name before any node runs.
+TEST(Graph, CpuPlanRefusesABoundMatrixResizedAfterItWasMade) {
+    Graph g;
+    const ValueId x = g.input("x", Shape::batched({3}));
+    const ValueId w = g.parameter("w", Shape{3, 2});
+    const ValueId y = g.add(MatMul{}, {x, w}, "dense")[0];
+    HostMatrix bound(3, 2, 0.5f);
+    CpuPlanOptions o;
+    o.bound[w] = &bound;
+    CpuPlan p(g, 4, {y}, o);
+    p[x] = HostMatrix(4, 3, 1.0f);
+    p.run();
+    EXPECT_FLOAT_EQ(p[y].data[0], 1.5f);
+    bound = HostMatrix(2, 3, 0.5f);
+    p[y].data.assign(p[y].data.size(), 7.0f);
+    try {
+        p.run();
+        ADD_FAILURE() << "a resized bound matrix ran";
+    } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("CpuPlan: "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(" holds 2x3 values, not 3x2"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(p[y].data[0], 7.0f);  // nothing ran
+}
+
 }  // namespace graph_ops_test
 }  // namespace

@@ -314,6 +314,21 @@ TEST(ModelConfig, LayerSizesAreRangeCheckedIn64Bits) {
          "layers[2].units: the layer's sizes overflow: a kernel of 10 inputs x 2147483647 units is 21474836470 values"},
         {R"({"input": [50000, 50000, 1], "layers": [{"type": "flatten"}]})",
          "input: the image shape has too many values"},
+        // Every layer's own shape function counts its sizes (layers/shape.hpp): the parser has no copy of them.
+        {R"({"input": [28, 28, 1000], "layers": [{"type": "depthwiseconv2d", "depthMultiplier": 3000000}]})",
+         "layers[0].depthMultiplier: the layer's sizes overflow: an output of 1000 channels x 3000000 is 3000000000 "
+         "values"},
+        {image + R"({"type": "separableconv2d", "filters": 3000000, "kernelSize": 1}]})",
+         "layers[0].filters: the layer's sizes overflow: an output of 28x28 x 3000000 filters per example is "
+         "2352000000 values"},
+        {image + R"({"type": "conv2dtranspose", "filters": 1, "stride": 100000000}]})",
+         "layers[0].stride: the layer's sizes overflow: the upsampled image's side is 2900000000 values"},
+        {R"({"input": [1, 100, 1000], "layers": [{"type": "conv1d", "filters": 3000000, "kernelSize": 1}]})",
+         "layers[0].filters: the layer's sizes overflow: a kernel of 1x1 x 1000 channels x 3000000 filters is "
+         "3000000000 values"},
+        {R"({"input": 2000000000, "layers": [{"type": "concatenate", "inputs": ["input", "input"]}]})",
+         "layers[0].axis: the layer's sizes overflow: an output per example of 1 x 4000000000 along the axis is "
+         "4000000000 values"},
     };
     for (const Row& r : rows) {
         const std::string got = errorOf([&] { parseModelConfig(r.text, "model.json"); });

@@ -25,23 +25,12 @@ using namespace gltrain;
 using gltrain::test::MatD;
 using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
+using gltrain::test::sgd;
 
-std::string message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
+using gltrain::test::message;
 
 std::vector<Context*> engines() { return {&test::context(), &test::cpuContext()}; }
 const char* engineName(Context* c) { return c == &test::cpuContext() ? "cpu" : "gpu"; }
-
-MatD sgd(MatD w, const MatD& g, double lr) {
-    for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];
-    return w;
-}
 
 // One SGD step (lr 0.1, batch 5, softmax cross-entropy) of
 //   conv 3x3 'same' tanh (4 filters) -> `layer` (tanh) -> Flatten -> Dense 3
@@ -54,10 +43,7 @@ void expectConvStep(Context& ctx, L layer, Shape3 in, const Window& window) {
     layer.activation = Activation::Tanh;
     Sequential m(ctx, in);
     m.add(Conv2D{4, 3, 1, Padding::Same, Activation::Tanh}).add(layer).add(Flatten{}).add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.1f;
-    m.compile(c);
+    test::compileSgd(m, 0.1f);
     ASSERT_EQ(m.outputShape(1), window.out);
     const Window first = Window::make("first", in, 3, 3, 1, 1, Padding::Same, 4);
     const int K = window.kh * window.kw * 4;
@@ -73,10 +59,7 @@ void expectConvStep(Context& ctx, L layer, Shape3 in, const Window& window) {
     m.setWeight("dense_3", "kernel", w2);
     m.setWeight("dense_3", "bias", b2);
     const std::vector<int> labels = {0, 2, 1, 1, 0};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    test::fitOneBatch(m, x, labels);
 
     const MatD X = x.cast<double>(), W0 = w0.cast<double>(), B0 = b0.cast<double>(), W1 = w1.cast<double>(),
                B1 = b1.cast<double>(), W2 = w2.cast<double>(), B2 = b2.cast<double>();
@@ -130,10 +113,7 @@ void expectDepthwiseStep(Context& ctx, DepthwiseConv2D layer, Shape3 in, const W
     layer.activation = Activation::Tanh;
     Sequential m(ctx, in);
     m.add(Conv2D{4, 3, 1, Padding::Same, Activation::Tanh}).add(layer).add(Flatten{}).add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.1f;
-    m.compile(c);
+    test::compileSgd(m, 0.1f);
     ASSERT_EQ(m.outputShape(1), window.out);
     ASSERT_EQ(m.layerName(1), "depthwise_conv2d_1");
     const Window first = Window::make("first", in, 3, 3, 1, 1, Padding::Same, 4);
@@ -148,10 +128,7 @@ void expectDepthwiseStep(Context& ctx, DepthwiseConv2D layer, Shape3 in, const W
     m.setWeight("dense_3", "kernel", w2);
     m.setWeight("dense_3", "bias", b2);
     const std::vector<int> labels = {2, 0, 1, 2, 0};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    test::fitOneBatch(m, x, labels);
 
     const MatD X = x.cast<double>(), W0 = w0.cast<double>(), B0 = b0.cast<double>(), W1 = w1.cast<double>(),
                B1 = b1.cast<double>(), W2 = w2.cast<double>(), B2 = b2.cast<double>();
@@ -243,10 +220,7 @@ void expectSeparableStep(Context& ctx, SeparableConv2D layer, Shape3 in, const W
     layer.activation = Activation::Tanh;
     Sequential m(ctx, in);
     m.add(Conv2D{4, 3, 1, Padding::Same, Activation::Tanh}).add(layer).add(Flatten{}).add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.1f;
-    m.compile(c);
+    test::compileSgd(m, 0.1f);
     const Window point = Window::make("point", window.out, 1, 1, 1, 1, Padding::Valid, F);
     ASSERT_EQ(m.outputShape(1), point.out);
     const Window first = Window::make("first", in, 3, 3, 1, 1, Padding::Same, 4);
@@ -263,10 +237,7 @@ void expectSeparableStep(Context& ctx, SeparableConv2D layer, Shape3 in, const W
     m.setWeight("dense_3", "kernel", w2);
     m.setWeight("dense_3", "bias", b2);
     const std::vector<int> labels = {1, 0, 2, 2, 1};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    test::fitOneBatch(m, x, labels);
 
     const MatD X = x.cast<double>(), W0 = w0.cast<double>(), B0 = b0.cast<double>(), Wd = wd.cast<double>(),
                Wp = wp.cast<double>(), B1 = b1.cast<double>(), W2 = w2.cast<double>(), B2 = b2.cast<double>();
@@ -343,10 +314,7 @@ void expectTransposeStep(Context& ctx, Conv2DTranspose layer, Shape3 in, const W
     layer.activation = Activation::Tanh;
     Sequential m(ctx, in);
     m.add(Conv2D{4, 3, 1, Padding::Same, Activation::Tanh}).add(layer).add(Flatten{}).add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.1f;
-    m.compile(c);
+    test::compileSgd(m, 0.1f);
     ASSERT_EQ(m.outputShape(1), window.in);
     const Window first = Window::make("first", in, 3, 3, 1, 1, Padding::Same, 4);
     HostMatrix x = randomMatrix(N, in.size(), 71), w0 = randomMatrix(9 * in.channels, 4, 72),
@@ -360,10 +328,7 @@ void expectTransposeStep(Context& ctx, Conv2DTranspose layer, Shape3 in, const W
     m.setWeight("dense_3", "kernel", w2);
     m.setWeight("dense_3", "bias", b2);
     const std::vector<int> labels = {2, 1, 0, 0, 1};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    test::fitOneBatch(m, x, labels);
 
     const MatD X = x.cast<double>(), W0 = w0.cast<double>(), B0 = b0.cast<double>(), W1 = w1.cast<double>(),
                B1 = b1.cast<double>(), W2 = w2.cast<double>(), B2 = b2.cast<double>();
@@ -445,10 +410,7 @@ TEST(ModelConvFamily, Pool1DStepsMatchTheReference) {
             .add(AveragePool1D{2})
             .add(Flatten{})
             .add(Dense{3});
-        CompileOptions c;
-        c.optimizer.kind = OptimizerKind::SGD;
-        c.optimizer.lr = 0.1f;
-        m.compile(c);
+        test::compileSgd(m, 0.1f);
         ASSERT_EQ(m.outputShape(1), maxp.out);
         ASSERT_EQ(m.outputShape(2), avgp.out);
         EXPECT_EQ(m.layerName(1), "max_pool1d_1");
@@ -459,10 +421,7 @@ TEST(ModelConvFamily, Pool1DStepsMatchTheReference) {
         m.setWeight("dense_4", "kernel", w1);
         m.setWeight("dense_4", "bias", b1);
         const std::vector<int> labels = {1, 2, 0, 1};
-        FitOptions f;
-        f.batchSize = N;
-        f.shuffle = false;
-        m.fit(x, labels, f);
+        test::fitOneBatch(m, x, labels);
         const MatD X = x.cast<double>(), W0 = w0.cast<double>(), W1 = w1.cast<double>();
         const MatD Z0 = ref::conv2d(X, W0, b0.cast<double>(), conv), A0 = ref::activate(Z0, Activation::Tanh);
         const MatD P1 = ref::pool2d(A0, maxp, PoolKind::Max), P2 = ref::pool2d(P1, avgp, PoolKind::Average);

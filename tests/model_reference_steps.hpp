@@ -25,6 +25,31 @@ inline double maxRelDiff(const HostMatrix& got, const MatD& want) {
     return got.data.size() == want.data.size() ? err / scale : INFINITY;
 }
 
+// w - lr * g: a plain SGD step in double.
+inline MatD sgd(MatD w, const MatD& g, double lr) {
+    for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];
+    return w;
+}
+
+// The one-step tests' labels, for a batch of 5 rows.
+inline const std::vector<int> kStepLabels = {0, 2, 1, 1, 0};
+
+// Compiles m for the one-step tests: plain SGD at `lr`, softmax cross-entropy.
+inline void compileSgd(Model& m, float lr) {
+    CompileOptions c;
+    c.optimizer.kind = OptimizerKind::SGD;
+    c.optimizer.lr = lr;
+    m.compile(c);
+}
+
+// One training step on all of x's rows as one unshuffled batch.
+inline void fitOneBatch(Model& m, const HostMatrix& x, const std::vector<int>& labels = kStepLabels) {
+    FitOptions f;
+    f.batchSize = x.rows;
+    f.shuffle = false;
+    m.fit(x, labels, f);
+}
+
 // 5 -> 7 (tanh) -> 6 (relu) -> 3, softmax cross-entropy, Adam, 20 steps of one
 // batch of 32. fp32 against double (summed in other orders, exp/tanh differing
 // by ulps): the loss to 1e-4 relative at every step, every weight to 1e-4 at the end.
@@ -95,10 +120,7 @@ inline void expectCnnSgdStepMatchesTheReference(Context& ctx) {
         .add(BatchNormalization{})
         .add(Flatten{})
         .add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.1f;
-    m.compile(c);
+    compileSgd(m, 0.1f);
     ASSERT_EQ(m.layerName(2), "batch_normalization_2");
     ASSERT_EQ(m.outputShape(1), (Shape3{3, 3, 4}));
 
@@ -112,11 +134,8 @@ inline void expectCnnSgdStepMatchesTheReference(Context& ctx) {
     m.setWeight("batch_normalization_2", "beta", beta);
     m.setWeight("dense_4", "kernel", w2);
     m.setWeight("dense_4", "bias", b2);
-    const std::vector<int> labels = {0, 2, 1, 1, 0};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    const std::vector<int>& labels = kStepLabels;
+    fitOneBatch(m, x);
 
     // The same step in double.
     const double lr = 0.1, eps = 1e-3;
@@ -134,17 +153,14 @@ inline void expectCnnSgdStepMatchesTheReference(Context& ctx) {
     auto bn = ref::batchNormBackward(P, dY, G, eps);
     MatD dZ1 = ref::activationGrad(ref::pool2dBackward(A1, bn.dX, pool, PoolKind::Max), Z1, Activation::ReLU);
     MatD dW1 = ref::conv2dBackwardFilter(X, dZ1, conv), dB1 = ref::channelSum(dZ1, 4);
-    auto sgd = [&](MatD w, const MatD& g) {
-        for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];
-        return w;
-    };
+    auto step = [&](const MatD& w, const MatD& g) { return sgd(w, g, lr); };
     // fp32 on the GPU vs double: 1e-4 of the largest value.
-    EXPECT_LE(maxRelDiff(m.weight("dense_4", "kernel"), sgd(W2, dW2)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("dense_4", "bias"), sgd(B2, dB2)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "gamma"), sgd(G, bn.dGamma)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "beta"), sgd(beta.cast<double>(), bn.dBeta)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "kernel"), sgd(W1, dW1)), 1e-4);
-    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "bias"), sgd(B1, dB1)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("dense_4", "kernel"), step(W2, dW2)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("dense_4", "bias"), step(B2, dB2)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "gamma"), step(G, bn.dGamma)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("batch_normalization_2", "beta"), step(beta.cast<double>(), bn.dBeta)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "kernel"), step(W1, dW1)), 1e-4);
+    EXPECT_LE(maxRelDiff(m.weight("conv2d_0", "bias"), step(B1, dB1)), 1e-4);
     // Moving averages: momentum 0.99 from (0, 1), the variance unbiased over M = 5 * 9 values.
     MatD mm(1, 4), mv(1, 4);
     for (int k = 0; k < 4; ++k) {
@@ -156,10 +172,10 @@ inline void expectCnnSgdStepMatchesTheReference(Context& ctx) {
 
     // Inference normalises with the moving averages.
     HostMatrix p = m.predict(x);
-    MatD Z1n = ref::conv2d(X, sgd(W1, dW1), sgd(B1, dB1), conv);
+    MatD Z1n = ref::conv2d(X, step(W1, dW1), step(B1, dB1), conv);
     MatD Pn = ref::pool2d(ref::activate(Z1n, Activation::ReLU), pool, PoolKind::Max);
-    MatD Yn = ref::batchNormApply(Pn, mm, mv, sgd(G, bn.dGamma), sgd(beta.cast<double>(), bn.dBeta), eps);
-    MatD out = ref::addBias(ref::matmul(Yn, sgd(W2, dW2)), sgd(B2, dB2));
+    MatD Yn = ref::batchNormApply(Pn, mm, mv, step(G, bn.dGamma), step(beta.cast<double>(), bn.dBeta), eps);
+    MatD out = ref::addBias(ref::matmul(Yn, step(W2, dW2)), step(B2, dB2));
     EXPECT_LE(maxRelDiff(p, out), 1e-4);
 }
 

@@ -22,20 +22,9 @@ using namespace gltrain;
 using gltrain::test::MatD;
 using gltrain::test::maxRelDiff;
 using gltrain::test::randomMatrix;
+using gltrain::test::sgd;
 
-std::string message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
-
-MatD sgd(MatD w, const MatD& g, double lr) {
-    for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];
-    return w;
-}
+using gltrain::test::message;
 
 // Conv2D (linear) -> Softmax over the height of the 4x3x3 image -> Flatten -> Dense 3 -> Softmax (the
 // loss's): one SGD step, then a prediction, against the reference in double (1e-4 of the largest value:
@@ -47,10 +36,7 @@ void expectSoftmaxOverHeightStep(Context& ctx) {
     Softmax overHeight;
     overHeight.axis = 1;
     m.add(Conv2D{F, 3, 1, Padding::Same}).add(overHeight).add(Flatten{}).add(Dense{3}).add(Softmax{});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.5f;
-    m.compile(c);
+    test::compileSgd(m, 0.5f);
     const HostMatrix x = randomMatrix(N, in.size(), 31), w1 = randomMatrix(18, F, 32), b1 = randomMatrix(1, F, 33);
     const HostMatrix w2 = randomMatrix(36, 3, 34), b2 = randomMatrix(1, 3, 35);
     m.setWeight("conv2d_0", "kernel", w1);
@@ -58,10 +44,7 @@ void expectSoftmaxOverHeightStep(Context& ctx) {
     m.setWeight("dense_3", "kernel", w2);
     m.setWeight("dense_3", "bias", b2);
     const std::vector<int> labels = {0, 2, 1, 1, 0};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    test::fitOneBatch(m, x, labels);
 
     const double lr = 0.5;
     const Window conv = Window::make("conv", in, 3, 3, 1, 1, Padding::Same, F);
@@ -99,10 +82,7 @@ void expectGlobalMaxPoolingStep(Context& ctx) {
     const int N = 4, F = 3;
     Sequential m(ctx, in);
     m.add(Conv2D{F, 3, 1, Padding::Valid}).add(GlobalMaxPooling2D{}).add(Dense{3});
-    CompileOptions c;
-    c.optimizer.kind = OptimizerKind::SGD;
-    c.optimizer.lr = 0.5f;
-    m.compile(c);
+    test::compileSgd(m, 0.5f);
     ASSERT_EQ(m.outputShape(1), (Shape3{1, 1, F}));
     const HostMatrix x = randomMatrix(N, in.size(), 41), w1 = randomMatrix(18, F, 42), b1 = randomMatrix(1, F, 43);
     const HostMatrix w2 = randomMatrix(F, 3, 44), b2 = randomMatrix(1, 3, 45);
@@ -111,10 +91,7 @@ void expectGlobalMaxPoolingStep(Context& ctx) {
     m.setWeight("dense_2", "kernel", w2);
     m.setWeight("dense_2", "bias", b2);
     const std::vector<int> labels = {2, 0, 1, 2};
-    FitOptions f;
-    f.batchSize = N;
-    f.shuffle = false;
-    m.fit(x, labels, f);
+    test::fitOneBatch(m, x, labels);
 
     const double lr = 0.5;
     const Window conv = Window::make("conv", in, 3, 3, 1, 1, Padding::Valid, F);

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gltrain/context.hpp"
 #include "gltrain/host_matrix.hpp"
@@ -106,6 +109,32 @@ inline HostMatrix randomMatrix(int rows, int cols, unsigned seed, float lo = -1.
     HostMatrix m(rows, cols);
     for (auto& v : m.data) v = d(rng);
     return m;
+}
+
+// `rows` rows of `cols` values in [-1, 1) in 3 classes (row r: class r % 3),
+// each class marked by `bump` added at column `markStride` * class.
+struct ClassData {
+    // The rows.
+    HostMatrix x;
+    // Their classes.
+    std::vector<int> y;
+    ClassData(int rows, int cols, unsigned seed, int markStride = 1, float bump = 1.0f)
+        : x(randomMatrix(rows, cols, seed)) {
+        for (int r = 0; r < x.rows; ++r) {
+            y.push_back(r % 3);
+            x(r, markStride * (r % 3)) += bump;
+        }
+    }
+};
+
+// What f throws, or "(no exception)".
+inline std::string message(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "(no exception)";
 }
 
 // Max |a - b| / max(1, max |b|): error relative to the magnitude of the result.

@@ -35,7 +35,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <cctype>
@@ -541,223 +540,46 @@ inline Shape3 inputShape(const nlohmann::json& v, const std::string& source, con
     return s;
 }
 
-// Layer arithmetic in 64 bits, before anything is narrowed to an int: from
-// the input shape through every layer, each output row, each window's extent
-// and each parameter tensor (units x inputs, the k*k*C fan-in and k*k*filters
-// fan-out, the kernel k*k*C*filters) must fit an int, so no tensor holds more
-// than 2^31 - 1 values (8 GiB of floats) and the library's int arithmetic on
-// them cannot overflow. An error names the layer and the field that made the
-// number too large ("model.json: layers[1].kernelSize: ..."). Shape errors
-// that are not about size (a Dense after an image, a window larger than a
-// 'valid' input) stop the walk: Sequential::compile reports them, naming the
-// layer.
+// The layers' sizes, before anything is allocated: each layer's own shape
+// function (layers/*.hpp shape()), run from the input shapes as compile runs
+// it, counts its output, windows and parameter tensors in 64 bits
+// (layers/shape.hpp); a size that does not fit an int is an error naming the
+// layer and the field that made the number too large ("model.json:
+// layers[1].kernelSize: ..."). Shape errors that are not about size (a Dense
+// after an image, a window larger than a 'valid' input) stop the walk:
+// Model::compile reports them, naming the layer.
 class SizeCheck {
 public:
-    static constexpr int64_t kMax = std::numeric_limits<int>::max();
-
-    SizeCheck(const std::string& source, const std::vector<Shape3>& inputs) : source_(source) {
-        for (const Shape3& s : inputs) inputs_.push_back({s.height, s.width, s.channels});
-    }
+    SizeCheck(const std::string& source, std::vector<Shape3> inputs) : source_(source), inputs_(std::move(inputs)) {}
 
     // Layer i, reading the outputs of `inbound` (-1: the model input; empty:
     // the layer before); false when its shape is for compile to refuse (the walk stops).
     bool layer(size_t i, const Layer& l, std::vector<int> inbound = {}) {
-        path_ = "layers[" + std::to_string(i) + "]";
         if (inbound.empty()) inbound.push_back(int(i) - 1);
-        others_.clear();
-        for (size_t k = 0; k < inbound.size(); ++k) {
-            const std::array<int64_t, 3> s =
-                inbound[k] < 0 ? inputs_.at(size_t(-1 - inbound[k])) : outs_.at(size_t(inbound[k]));
-            if (k == 0) h_ = s[0], w_ = s[1], c_ = s[2];
-            else others_.push_back(s);
+        if (inbound.size() != 1 && !mergeLayer(l)) return false;
+        ShapeContext c;
+        c.name = defaultLayerName(l, i);
+        for (int k : inbound) {
+            c.ins.push_back(k < 0 ? inputs_.at(size_t(-1 - k)) : outs_.at(size_t(k)));
+            c.froms.push_back(k < 0 ? "input " + std::to_string(-1 - k) : "layers[" + std::to_string(k) + "]");
         }
-        firstFlat_ = inbound[0] < 0 && h_ == 1 && w_ == 1;
-        const bool ok = std::visit([this](const auto& x) { return step(x); }, l);
-        outs_.push_back({h_, w_, c_});
-        return ok;
+        c.in = c.ins[0];
+        c.from = c.froms[0];
+        c.flatModelInput = inbound.size() == 1 && inbound[0] < 0 && c.in.height == 1 && c.in.width == 1;
+        try {
+            outs_.push_back(std::visit([&](const auto& x) { return x.shape(c); }, l).out);
+        } catch (const SizeError& e) {
+            failAt(source_, "layers[" + std::to_string(i) + "]." + e.field, e.detail);
+        } catch (const ArgumentError&) {
+            return false;
+        }
+        return true;
     }
 
 private:
-    bool step(const Dense& d) {
-        if (h_ != 1 || w_ != 1) return false;
-        fits("units", int64_t(d.units) * c_,
-             "a kernel of " + std::to_string(c_) + " inputs x " + std::to_string(d.units) + " units");
-        h_ = w_ = 1, c_ = d.units;
-        return true;
-    }
-    bool step(const Conv2D& cv) {
-        if (firstFlat_) return false;
-        // Each product below has factors that fit an int, so it fits 64 bits.
-        const int64_t kh = cv.kernelSize.h, kw = cv.kernelSize.w, f = cv.filters;
-        const int64_t eh = (kh - 1) * cv.dilationRate.h + 1, ew = (kw - 1) * cv.dilationRate.w + 1;
-        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
-        fits("dilationRate", std::max(eh, ew),
-             "the span of a " + window + " window dilated " + cv.dilationRate.str() + ",");
-        if (!fitsValid(eh, ew, cv.padding)) return false;
-        fits("kernelSize", kh * kw, "a " + window + " window");
-        fits("kernelSize", kh * kw * c_, "a fan-in of " + window + " x " + std::to_string(c_) + " channels");
-        fits("kernelSize", kh * kw * f, "a fan-out of " + window + " x " + std::to_string(f) + " filters");
-        fits("filters", kh * kw * c_ * f,
-             "a kernel of " + window + " x " + std::to_string(c_) + " channels x " + std::to_string(f) + " filters");
-        if (!slide("kernelSize", kh, kw, eh, ew, cv.stride, cv.padding)) return false;
-        c_ = f;
-        fits("filters", h_ * w_ * c_,
-             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
-                 " filters per example");
-        return true;
-    }
-    bool step(const DepthwiseConv2D& d) {
-        if (firstFlat_) return false;
-        const int64_t kh = d.kernelSize.h, kw = d.kernelSize.w, m = d.depthMultiplier;
-        const int64_t eh = (kh - 1) * d.dilationRate.h + 1, ew = (kw - 1) * d.dilationRate.w + 1;
-        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
-        fits("dilationRate", std::max(eh, ew),
-             "the span of a " + window + " window dilated " + d.dilationRate.str() + ",");
-        if (!fitsValid(eh, ew, d.padding)) return false;
-        fits("depthMultiplier", c_ * m, "an output of " + std::to_string(c_) + " channels x " + std::to_string(m));
-        fits("depthMultiplier", kh * kw * c_ * m,
-             "a depthwise kernel of " + window + " x " + std::to_string(c_) + " channels x " + std::to_string(m));
-        if (!slide("kernelSize", kh, kw, eh, ew, d.stride, d.padding)) return false;
-        c_ *= m;
-        fits("depthMultiplier", h_ * w_ * c_,
-             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
-                 " channels per example");
-        return true;
-    }
-    bool step(const SeparableConv2D& sc) {
-        DepthwiseConv2D d;
-        d.kernelSize = sc.kernelSize, d.depthMultiplier = sc.depthMultiplier, d.stride = sc.stride;
-        d.dilationRate = sc.dilationRate, d.padding = sc.padding;
-        if (!step(d)) return false;
-        fits("filters", c_ * sc.filters,
-             "a pointwise kernel of " + std::to_string(c_) + " channels x " + std::to_string(sc.filters) + " filters");
-        c_ = sc.filters;
-        fits("filters", h_ * w_ * c_,
-             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
-                 " filters per example");
-        return true;
-    }
-    bool step(const Conv2DTranspose& t) {
-        if (firstFlat_) return false;
-        const int64_t kh = t.kernelSize.h, kw = t.kernelSize.w, f = t.filters;
-        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
-        fits("kernelSize", kh * kw * f, "a fan-in of " + window + " x " + std::to_string(f) + " filters");
-        fits("kernelSize", kh * kw * c_, "a fan-out of " + window + " x " + std::to_string(c_) + " channels");
-        fits("filters", kh * kw * c_ * f,
-             "a kernel of " + window + " x " + std::to_string(f) + " filters x " + std::to_string(c_) + " channels");
-        const bool valid = t.padding == Padding::Valid;
-        h_ = h_ * t.stride.h + (valid ? std::max<int64_t>(kh - t.stride.h, 0) : 0);
-        w_ = w_ * t.stride.w + (valid ? std::max<int64_t>(kw - t.stride.w, 0) : 0);
-        fits("stride", std::max(h_, w_) + std::max(t.stride.h, t.stride.w), "the upsampled image's side");
-        c_ = f;
-        fits("filters", h_ * w_ * c_,
-             "an output of " + std::to_string(h_) + "x" + std::to_string(w_) + " x " + std::to_string(c_) +
-                 " filters per example");
-        return true;
-    }
-    bool step(const Conv1D& cv) {
-        if (firstFlat_) return false;
-        Conv2D c;  // a 1 x k window: Conv2D's sizes
-        c.filters = cv.filters, c.kernelSize = {1, cv.kernelSize}, c.stride = {1, cv.stride};
-        c.dilationRate = {1, cv.dilationRate}, c.padding = cv.padding;
-        return step(c);
-    }
-    template <class Pool>
-    bool pool1d(const Pool& p) {
-        if (firstFlat_) return false;
-        const int64_t k = p.poolSize;
-        return slide("poolSize", 1, k, 1, k, Size2{1, p.stride ? p.stride : p.poolSize}, p.padding);
-    }
-    bool step(const MaxPool1D& p) { return pool1d(p); }
-    bool step(const AveragePool1D& p) { return pool1d(p); }
-    template <class Pool>
-    bool pool(const Pool& p) {
-        if (firstFlat_) return false;
-        const int64_t k = p.poolSize;
-        return slide("poolSize", k, k, k, k, p.stride ? p.stride : p.poolSize, p.padding);
-    }
-    bool step(const MaxPool2D& p) { return pool(p); }
-    bool step(const AveragePool2D& p) { return pool(p); }
-    bool step(const GlobalAveragePooling2D&) {
-        h_ = w_ = 1;
-        return true;
-    }
-    bool step(const GlobalMaxPooling2D&) {
-        h_ = w_ = 1;
-        return true;
-    }
-    bool step(const Flatten&) {
-        c_ *= h_ * w_;  // the same values as before, which fit
-        h_ = w_ = 1;
-        return true;
-    }
-    // These keep the shape.
-    bool step(const BatchNormalization&) { return true; }
-    bool step(const ActivationLayer&) { return true; }
-    bool step(const Dropout&) { return true; }
-    bool step(const Softmax&) { return true; }
-    // The element-wise merges keep the shape; compile checks that their inputs agree.
-    template <MergeKind K>
-    bool step(const Merge<K>&) {
-        return true;
-    }
-    // Concatenate adds its inputs' sizes along the axis (compile checks the rest).
-    bool step(const Concatenate& cat) {
-        const bool flat = h_ == 1 && w_ == 1;
-        const int k = cat.axis < 0 ? (flat ? 1 : 3) + 1 + cat.axis : cat.axis;
-        if (k < 1 || k > (flat ? 1 : 3)) return false;
-        const size_t d = flat ? 2 : size_t(k - 1);
-        std::array<int64_t, 3> out = {h_, w_, c_};
-        for (const auto& s : others_) out[d] += s[d];
-        fits("axis", out[0] * out[1] * out[2],
-             "an output of " + std::to_string(out[0] * out[1] * out[2]) + " values per example");
-        h_ = out[0], w_ = out[1], c_ = out[2];
-        return true;
-    }
-
-    // `what` (its count of values `n`) fits an int, or the error blames `field`.
-    void fits(const char* field, int64_t n, const std::string& what) const {
-        if (n > kMax)
-            failAt(source_, path_ + "." + field,
-                   "the layer's sizes overflow: " + what + " is " + std::to_string(n) + " values (" +
-                       std::to_string(uint64_t(n) * 4) + " bytes as floats), more than the " + std::to_string(kMax) +
-                       " values a tensor can hold");
-    }
-    // With 'valid' padding a window spanning more than the image is compile's error.
-    bool fitsValid(int64_t spanH, int64_t spanW, Padding p) const {
-        return p != Padding::Valid || (spanH <= h_ && spanW <= w_);
-    }
-    // A kh x kw window spanning eh x ew pixels (dilated) with strides s over
-    // the image: the output size, and the extent the window covers with
-    // padding, must fit an int.
-    bool slide(const char* field, int64_t kh, int64_t kw, int64_t eh, int64_t ew, Size2 s, Padding p) {
-        if (!fitsValid(eh, ew, p)) return false;
-        const std::string window = std::to_string(kh) + "x" + std::to_string(kw);
-        fits(field, kh * kw, "a " + window + " window");
-        int64_t oh, ow;
-        if (p == Padding::Valid) {
-            oh = (h_ - eh) / s.h + 1, ow = (w_ - ew) / s.w + 1;
-        } else {
-            oh = (h_ + s.h - 1) / s.h, ow = (w_ + s.w - 1) / s.w;
-            const int64_t covered = std::max((oh - 1) * s.h + eh, (ow - 1) * s.w + ew);
-            // Window::make computes in + s - 1 left to right: in + s must fit.
-            if (h_ + s.h > kMax || w_ + s.w > kMax || covered > kMax)
-                failAt(source_, path_ + "." + (std::max(s.h, s.w) > std::max(kh, kw) ? "stride" : field),
-                       "the layer's sizes overflow: a " + window + " window with stride " + s.str() +
-                           " and 'same' padding over a " + std::to_string(h_) + "x" + std::to_string(w_) +
-                           " image spans more than " + std::to_string(kMax) + " pixels");
-        }
-        h_ = oh, w_ = ow;
-        return true;
-    }
-
     const std::string& source_;
-    std::string path_;
-    std::vector<std::array<int64_t, 3>> inputs_;
-    std::vector<std::array<int64_t, 3>> outs_;    // each layer's output
-    std::vector<std::array<int64_t, 3>> others_;  // a merge layer's inputs after the first
-    int64_t h_ = 1, w_ = 1, c_ = 1;
-    bool firstFlat_ = false;  // the layer reads a flat model input first
+    std::vector<Shape3> inputs_;  // each model input's shape
+    std::vector<Shape3> outs_;    // each layer's output
 };
 
 // Duplicate keys are errors: nlohmann::json would keep the last one silently.

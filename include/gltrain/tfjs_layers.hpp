@@ -317,8 +317,7 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
     if (!model.compiled()) throw ArgumentError("exportTfjs: the model is not compiled (call compile first)");
     // A stack of layers exports as a Sequential, anything else as a functional Model.
     const std::vector<size_t> outputs = model.outputLayers();
-    bool stack = model.inputShapes().size() == 1 && outputs == std::vector<size_t>{model.layerCount() - 1};
-    for (size_t i = 0; i < model.layerCount(); ++i) stack = stack && model.inbound(i) == std::vector<int>{int(i) - 1};
+    const bool stack = model.isStack();
     std::set<std::string> names;
     for (size_t i = 0; i < model.layerCount(); ++i) names.insert(model.layerName(i));
     // A name for a layer the export adds (a LeakyReLU split off a Dense), unlike any other.

@@ -55,10 +55,9 @@ val layerFields() {
 val layerSpecs(const SequentialImpl& m) {
     val a = val::array();
     // A functional model's layers say what they read ("inputs"), as a model file's do.
-    bool stack = m.model->inputShapes().size() == 1 && m.model->outputLayers().size() == 1;
-    if (m.compiled())
-        for (size_t i = 0; i < m.model->layerCount(); ++i)
-            stack = stack && m.model->inbound(i) == std::vector<int>{int(i) - 1};
+    // Before compile inbound() is not known: there, only the inputs and outputs say.
+    const bool stack =
+        m.compiled() ? m.model->isStack() : m.model->inputShapes().size() == 1 && m.model->outputLayers().size() == 1;
     for (size_t i = 0; i < m.model->layerCount(); ++i) {
         nlohmann::ordered_json j = layerToJson(m.model->layer(i));
         if (!stack)

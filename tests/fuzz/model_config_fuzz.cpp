@@ -53,6 +53,11 @@ bool walk(size_t i, const gltrain::Layer& l, const gltrain::Shape3& input, gltra
             s = Window::make("fuzz", s, s.height, s.width, 1, 1, Padding::Valid, s.channels).out;
         } else if (std::holds_alternative<Flatten>(l)) {
             s = {1, 1, s.size()};
+        } else if (!std::holds_alternative<BatchNormalization>(l) && !std::holds_alternative<ActivationLayer>(l) &&
+                   !std::holds_alternative<Dropout>(l)) {
+            // Not modelled here (merges, Softmax's axis, the other windowed layers): the
+            // parser's walk runs the layer's own shape() and may stop at it, as compile does.
+            return false;
         }
     } catch (const ArgumentError&) {
         return false;  // compile's shape error

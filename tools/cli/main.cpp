@@ -181,8 +181,7 @@ std::string shapeText(Shape3 s) {
 void printSummary(const ModelConfig& config, const Model& model) {
     const std::vector<Model::LayerSummary> layers = model.summary();
     // A stack of layers lists them; a functional model also says what each reads.
-    bool stack = true;
-    for (size_t i = 0; i < model.layerCount(); ++i) stack = stack && model.inbound(i) == std::vector<int>{int(i) - 1};
+    const bool stack = model.isStack();
     long total = 0;
     for (const auto& l : layers) total += long(l.parameters);
     std::printf("model: %s%s%s, input %s, %zu layers, %ld parameters\n", config.source.c_str(),

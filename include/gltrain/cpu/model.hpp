@@ -72,14 +72,10 @@ public:
         std::vector<HostMatrix> slots;  // optimizer state, each shaped like value
         HostMatrix grad;                // this step's gradient (trainable parameters)
     };
-    // One layer: its spec, inferred shapes and window, parameters and statistics.
+    // One layer: its spec, inferred geometry (name, shapes, window, inputs), parameters and statistics.
     struct Layer {
-        std::string name;
         gltrain::Layer spec;
-        Shape3 in, out;
-        Window window;
-        std::vector<int> inbound;  // graph::LayerGeometry::inbound and ins
-        std::vector<Shape3> ins;
+        graph::LayerGeometry geometry;
         std::vector<Variable> params, buffers;
     };
 
@@ -104,11 +100,11 @@ public:
     void forEachSaved(F&& f) {
         for (auto& L : layers_) {
             for (auto& v : L.params) {
-                f(L.name + "/" + v.name, v, v.value);
+                f(L.geometry.name + "/" + v.name, v, v.value);
                 for (size_t s = 0; s < v.slots.size(); ++s)
-                    f(L.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]);
+                    f(L.geometry.name + "/" + v.name + "/slot" + std::to_string(s), v, v.slots[s]);
             }
-            for (auto& v : L.buffers) f(L.name + "/" + v.name, v, v.value);
+            for (auto& v : L.buffers) f(L.geometry.name + "/" + v.name, v, v.value);
         }
     }
     // Parameters ("kernel", "bias", "gamma", "beta") and statistics ("moving_mean", "moving_variance").
@@ -198,7 +194,7 @@ private:
         if (slot) return *slot;
         std::vector<graph::ModelLayer> layers;
         for (const Layer& L : layers_) {
-            graph::ModelLayer ml{&L.spec, {L.name, L.in, L.out, L.window, L.inbound, L.ins}, {}};
+            graph::ModelLayer ml{&L.spec, L.geometry, {}};
             for (const auto* list : {&L.params, &L.buffers})
                 for (const Variable& v : *list) ml.variables.push_back({v.name, v.shape, list == &L.params});
             layers.push_back(std::move(ml));
@@ -224,7 +220,7 @@ private:
         for (const Layer& L : layers_)
             for (const auto* list : {&L.params, &L.buffers})
                 for (const Variable& v : *list)
-                    o.bound[m.variables.at(L.name + "/" + v.name)] = const_cast<HostMatrix*>(&v.value);
+                    o.bound[m.variables.at(L.geometry.name + "/" + v.name)] = const_cast<HostMatrix*>(&v.value);
         if (mode != Mode::Predict) {
             wanted.push_back(m.lossMean);
             if (mode == Mode::Evaluate) wanted.push_back(m.lossRows);
@@ -233,7 +229,7 @@ private:
         if (mode == Mode::Train) {
             for (Layer& L : layers_)
                 for (Variable& v : L.params) {
-                    const graph::ValueId grad = m.grads.at(m.variables.at(L.name + "/" + v.name));
+                    const graph::ValueId grad = m.grads.at(m.variables.at(L.geometry.name + "/" + v.name));
                     o.bound[grad] = &v.grad;
                     wanted.push_back(grad);
                 }
@@ -334,11 +330,11 @@ private:
             const float unbias = s.variance ? float(m > 1 ? m / (m - 1) : 1.0) : 1.0f;
             const std::string layer = s.variable.substr(0, s.variable.rfind('/'));
             for (auto& L : layers_)
-                if (L.name == layer) {
+                if (L.geometry.name == layer) {
                     const BatchNormalization& bn = std::get<BatchNormalization>(L.spec);
                     float* avg = find(L.buffers, s.variable.substr(layer.size() + 1).c_str()).value.data.data();
                     const float* stat = (*p.run)[s.batchValue].data.data();
-                    for (int c = 0; c < L.out.channels; ++c)
+                    for (int c = 0; c < L.geometry.out.channels; ++c)
                         avg[c] = bn.momentum * avg[c] + (1.0f - bn.momentum) * unbias * stat[size_t(c)];
                 }
         }

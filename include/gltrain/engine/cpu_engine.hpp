@@ -106,15 +106,10 @@ private:
         std::vector<cpu::Model::Layer> out;
         for (const CompiledLayer& L : layers) {
             cpu::Model::Layer c;
-            c.name = L.geometry.name;
             c.spec = *L.spec;
-            c.in = L.geometry.in;
-            c.out = L.geometry.out;
-            c.window = L.geometry.window;
-            c.inbound = L.geometry.inbound;
-            c.ins = L.geometry.ins;
+            c.geometry = L.geometry;
             for (const ModelVariable& v : vars.list) {
-                if (v.layer != c.name) continue;
+                if (v.layer != c.geometry.name) continue;
                 cpu::Model::Variable h;
                 h.name = v.decl.name;
                 h.shape = v.decl.savedShape;

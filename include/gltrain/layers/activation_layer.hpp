@@ -32,16 +32,12 @@ struct ActivationLayer {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("activation", &ActivationLayer::activation, "The function.").mustGive(),
-            field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
-            field("eluAlpha", &ActivationLayer::eluAlpha,
-                  "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
-            field("name", &ActivationLayer::name, "Default activation_<i>."),
-            field(
-                "trainable", &ActivationLayer::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("activation", &ActivationLayer::activation, "The function.").mustGive(),
+                               field("alpha", &ActivationLayer::alpha, "LeakyReLU slope (default 0.01)."),
+                               field("eluAlpha", &ActivationLayer::eluAlpha,
+                                     "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
+                               field("name", &ActivationLayer::name, "Default activation_<i>."),
+                               trainableField(&ActivationLayer::trainable));
     }
 
     // Its output shape: the input's.

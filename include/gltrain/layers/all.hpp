@@ -20,9 +20,8 @@
 #include "gltrain/layers/depthwise_conv2d.hpp"
 #include "gltrain/layers/dropout.hpp"
 #include "gltrain/layers/flatten.hpp"
-#include "gltrain/layers/global_average_pooling2d.hpp"
+#include "gltrain/layers/global_pool2d.hpp"
 #include "gltrain/layers/merge.hpp"
-#include "gltrain/layers/global_max_pooling2d.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/type_list.hpp"
 

@@ -42,10 +42,7 @@ struct BatchNormalization {
                 .check(ranges::kPositive)
                 .tfjs("epsilon"),
             field("name", &BatchNormalization::name, "Default batch_normalization_<i>."),
-            field(
-                "trainable", &BatchNormalization::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&BatchNormalization::trainable));
     }
 
     // gamma and beta (trained), moving_mean and moving_variance (statistics), each [C].

@@ -17,12 +17,11 @@
 namespace gltrain {
 
 namespace layer_detail {
-// A 1 x k window along a sequence [1, steps, channels], after checking the input is one.
-inline Window sequenceWindow(const ShapeContext& c, int k, int stride, int dilation, Padding padding, int outChannels) {
+// Fails unless the input is a sequence [steps, channels]: an image of height 1.
+inline void needSequence(const ShapeContext& c) {
     if (c.flatModelInput || c.in.height != 1)
         c.fail("needs a sequence [steps, channels] (an image of height 1) but " + c.received() +
                " (build the model with Sequential(ctx, Shape3{1, steps, channels}))");
-    return Window::make(c.who(), c.in, 1, k, 1, stride, padding, outChannels, 1, dilation);
 }
 }  // namespace layer_detail
 
@@ -76,11 +75,7 @@ struct Conv1D {
             field("alpha", &Conv1D::alpha, "LeakyReLU slope (default 0.01)."),
             field("kernelInitializer", &Conv1D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv1D::biasInit, "Default zeros.").tfjs("bias_initializer"),
-            field("name", &Conv1D::name, "Default conv1d_<i>."),
-            field(
-                "trainable", &Conv1D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Conv1D::name, "Default conv1d_<i>."), trainableField(&Conv1D::trainable));
     }
 
     // kernel [k, C, filters] and bias [filters].
@@ -93,13 +88,12 @@ struct Conv1D {
 
     // Its output and its 1 x k window.
     LayerShape shape(const ShapeContext& c) const {
+        layer_detail::needSequence(c);
+        // Conv2D's checks in 64 bits on a 1 x k window (layers/shape.hpp), sizes first (as Conv2D).
+        const Window w = c.convWindow({1, kernelSize}, {1, stride}, {1, dilationRate}, padding, filters);
         if (stride > 1 && dilationRate > 1)
             c.fail("stride " + std::to_string(stride) + " and dilationRate " + std::to_string(dilationRate) +
                    " both exceed 1 (TensorFlow allows one or the other)");
-        if (Window::cappedProduct({kernelSize, c.in.channels, filters}) > Window::kMaxExtent)
-            c.fail("its kernel of " + std::to_string(kernelSize) + "x" + std::to_string(c.in.channels) + "x" +
-                   std::to_string(filters) + " values is more than " + std::to_string(Window::kMaxExtent));
-        const Window w = layer_detail::sequenceWindow(c, kernelSize, stride, dilationRate, padding, filters);
         return {w.out, w};
     }
 
@@ -144,16 +138,13 @@ struct Pool1D {
             field("stride", &Pool1D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &Pool1D::padding, "Default valid.").tfjs("padding"),
             field("name", &Pool1D::name, kMax ? "Default max_pool1d_<i>." : "Default average_pool1d_<i>."),
-            field(
-                "trainable", &Pool1D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&Pool1D::trainable));
     }
 
     // Its output shape and window.
     LayerShape shape(const ShapeContext& c) const {
-        const Window w =
-            layer_detail::sequenceWindow(c, poolSize, stride ? stride : poolSize, 1, padding, c.in.channels);
+        layer_detail::needSequence(c);
+        const Window w = c.window("poolSize", {1, poolSize}, {1, stride ? stride : poolSize}, padding, c.in.channels);
         return {w.out, w};
     }
 

@@ -71,11 +71,7 @@ struct Conv2D {
             field("eluAlpha", &Conv2D::eluAlpha, "ELU's alpha: negative inputs saturate at -eluAlpha (default 1)."),
             field("kernelInitializer", &Conv2D::kernelInit, "Default glorot_uniform.").tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
-            field("name", &Conv2D::name, "Default conv2d_<i>."),
-            field(
-                "trainable", &Conv2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Conv2D::name, "Default conv2d_<i>."), trainableField(&Conv2D::trainable));
     }
 
     // kernel [kh, kw, C, filters] and bias [filters].
@@ -88,17 +84,13 @@ struct Conv2D {
 
     LayerShape shape(const ShapeContext& c) const {
         c.needImage();
+        // The fan-in, fan-out and kernel in 64 bits: kernelSize 2000000000 overflowed an
+        // int in the initializer's fan-in before. Sizes first: the model-file parser stops
+        // at any other error, and every size after it must have been checked.
+        const Window w = c.convWindow(kernelSize, stride, dilationRate, padding, filters);
         if ((stride.h > 1 && dilationRate.h > 1) || (stride.w > 1 && dilationRate.w > 1))
             c.fail("stride " + stride.str() + " and dilationRate " + dilationRate.str() +
                    " both exceed 1 along an axis (TensorFlow allows one or the other)");
-        const Window w = Window::make(c.who(), c.in, kernelSize.h, kernelSize.w, stride.h, stride.w, padding, filters,
-                                      dilationRate.h, dilationRate.w);
-        // kh*kw*C (the fan-in) and kh*kw*C*F (the kernel), in 64 bits: kernelSize 2000000000
-        // overflowed an int in the initializer's fan-in before.
-        if (Window::cappedProduct({kernelSize.h, kernelSize.w, c.in.channels, filters}) > Window::kMaxExtent)
-            c.fail("its kernel of " + std::to_string(kernelSize.h) + "x" + std::to_string(kernelSize.w) + "x" +
-                   std::to_string(c.in.channels) + "x" + std::to_string(filters) + " values is more than " +
-                   std::to_string(Window::kMaxExtent));
         return {w.out, w};
     }
 

@@ -66,10 +66,7 @@ struct Conv2DTranspose {
                 .tfjs("kernel_initializer"),
             field("biasInitializer", &Conv2DTranspose::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &Conv2DTranspose::name, "Default conv2d_transpose_<i>."),
-            field(
-                "trainable", &Conv2DTranspose::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&Conv2DTranspose::trainable));
     }
 
     // kernel [kh, kw, filters, C] and bias [filters].
@@ -83,18 +80,24 @@ struct Conv2DTranspose {
     // Its output, and the window of the convolution from the output back to the input.
     LayerShape shape(const ShapeContext& c) const {
         c.needImage();
-        auto size = [&](int in, int k, int s) {
-            const int64_t n = int64_t(in) * s + (padding == Padding::Valid ? std::max(k - s, 0) : 0);
-            if (n > Window::kMaxExtent)
-                c.fail("its output side " + std::to_string(in) + " x stride " + std::to_string(s) + " is more than " +
-                       std::to_string(Window::kMaxExtent));
-            return int(n);
+        // In 64 bits (layers/shape.hpp): the window, its fans and kernel, the upsampled image.
+        const std::string win = ShapeContext::size(kernelSize.h, kernelSize.w);
+        const int64_t C = c.in.channels, F = filters;
+        c.fits("kernelSize", {kernelSize.h, kernelSize.w}, "a " + win + " window");
+        c.fits("kernelSize", {kernelSize.h, kernelSize.w, F},
+               "a fan-in of " + win + " x " + std::to_string(F) + " filters");
+        c.fits("kernelSize", {kernelSize.h, kernelSize.w, C},
+               "a fan-out of " + win + " x " + std::to_string(C) + " channels");
+        c.fits("filters", {kernelSize.h, kernelSize.w, C, F},
+               "a kernel of " + win + " x " + std::to_string(F) + " filters x " + std::to_string(C) + " channels");
+        auto side = [&](int in, int k, int s) {
+            return int64_t(in) * s + (padding == Padding::Valid ? std::max<int64_t>(int64_t(k) - s, 0) : 0);
         };
-        const Shape3 out{size(c.in.height, kernelSize.h, stride.h), size(c.in.width, kernelSize.w, stride.w), filters};
-        if (Window::cappedProduct({kernelSize.h, kernelSize.w, c.in.channels, filters}) > Window::kMaxExtent)
-            c.fail("its kernel of " + std::to_string(kernelSize.h) + "x" + std::to_string(kernelSize.w) + "x" +
-                   std::to_string(filters) + "x" + std::to_string(c.in.channels) + " values is more than " +
-                   std::to_string(Window::kMaxExtent));
+        const int64_t oh = side(c.in.height, kernelSize.h, stride.h), ow = side(c.in.width, kernelSize.w, stride.w);
+        c.fits("stride", {std::max(oh, ow) + std::max(stride.h, stride.w)}, "the upsampled image's side");
+        c.fits("filters", {oh, ow, F},
+               "an output of " + ShapeContext::size(oh, ow) + " x " + std::to_string(F) + " filters per example");
+        const Shape3 out{int(oh), int(ow), filters};
         const Window w =
             Window::make(c.who(), out, kernelSize.h, kernelSize.w, stride.h, stride.w, padding, c.in.channels);
         return {out, w};

@@ -45,11 +45,7 @@ struct Dense {
             field("biasInitializer", &Dense::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("inputDim", &Dense::inputDim, "Checked against the previous layer's output size at compile().")
                 .check(ranges::kPositiveInt),
-            field("name", &Dense::name, "Default dense_<i>."),
-            field(
-                "trainable", &Dense::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Dense::name, "Default dense_<i>."), trainableField(&Dense::trainable));
     }
 
     // kernel [in, units] and bias [units].
@@ -62,13 +58,12 @@ struct Dense {
     LayerShape shape(const ShapeContext& c) const {
         if (c.in.height != 1 || c.in.width != 1)
             c.fail("needs a flat input but " + c.received() + "; add a Flatten layer");
+        // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
+        // Sizes first: the model-file parser stops at any other error.
+        c.fits("units", {c.in.channels, units},
+               "a kernel of " + std::to_string(c.in.channels) + " inputs x " + std::to_string(units) + " units");
         if (inputDim > 0 && inputDim != c.in.channels)
             c.fail("expects input of size " + std::to_string(inputDim) + " but " + c.received());
-        // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
-        const int64_t kernelValues = int64_t(c.in.channels) * units;
-        if (kernelValues > Window::kMaxExtent)
-            c.fail("its kernel of " + std::to_string(c.in.channels) + " x " + std::to_string(units) + " = " +
-                   std::to_string(kernelValues) + " values is more than " + std::to_string(Window::kMaxExtent));
         return {{1, 1, units}, {}};
     }
 

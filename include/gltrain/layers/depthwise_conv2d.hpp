@@ -22,15 +22,20 @@ namespace layer_detail {
 inline Window depthwiseWindow(const ShapeContext& c, Size2 kernel, Size2 stride, Size2 dilation, Padding padding,
                               int multiplier) {
     c.needImage();
+    // In 64 bits (layers/shape.hpp): the window, C*M channels, the kernel and the output;
+    // sizes first (as Conv2D).
+    c.span(kernel, dilation, padding);
+    const int64_t C = c.in.channels, M = multiplier;
+    c.fits("kernelSize", {kernel.h, kernel.w}, "a " + ShapeContext::size(kernel.h, kernel.w) + " window");
+    c.fits("depthMultiplier", {C, M}, "an output of " + std::to_string(C) + " channels x " + std::to_string(M));
+    c.fits("depthMultiplier", {kernel.h, kernel.w, C, M},
+           "a depthwise kernel of " + ShapeContext::size(kernel.h, kernel.w) + " x " + std::to_string(C) +
+               " channels x " + std::to_string(M));
+    const Window w = c.window("kernelSize", kernel, stride, padding, C * M, dilation, "depthMultiplier", "channels");
     if ((stride.h > 1 && dilation.h > 1) || (stride.w > 1 && dilation.w > 1))
         c.fail("stride " + stride.str() + " and dilationRate " + dilation.str() +
                " both exceed 1 along an axis (TensorFlow allows one or the other)");
-    if (Window::cappedProduct({kernel.h, kernel.w, c.in.channels, multiplier}) > Window::kMaxExtent)
-        c.fail("its depthwise kernel of " + std::to_string(kernel.h) + "x" + std::to_string(kernel.w) + "x" +
-               std::to_string(c.in.channels) + "x" + std::to_string(multiplier) + " values is more than " +
-               std::to_string(Window::kMaxExtent));
-    return Window::make(c.who(), c.in, kernel.h, kernel.w, stride.h, stride.w, padding, c.in.channels * multiplier,
-                        dilation.h, dilation.w);
+    return w;
 }
 // The [kh, kw, C, M] depthwise kernel, with Keras's fans (kh*kw*C in, kh*kw*M out).
 inline LayerVariable depthwiseKernel(Size2 kernel, int channels, int multiplier, const Initializer& init) {
@@ -92,10 +97,7 @@ struct DepthwiseConv2D {
                 .tfjs("depthwise_initializer"),
             field("biasInitializer", &DepthwiseConv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &DepthwiseConv2D::name, "Default depthwise_conv2d_<i>."),
-            field(
-                "trainable", &DepthwiseConv2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&DepthwiseConv2D::trainable));
     }
 
     // depthwise_kernel [kh, kw, C, M] and bias [C*M].

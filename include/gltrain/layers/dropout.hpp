@@ -27,15 +27,11 @@ struct Dropout {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
-                .check(ranges::kUnitIntervalOpen)
-                .tfjs("rate"),
-            field("name", &Dropout::name, "Default dropout_<i>."),
-            field(
-                "trainable", &Dropout::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("rate", &Dropout::rate, "Fraction dropped while training (default 0.5).")
+                                   .check(ranges::kUnitIntervalOpen)
+                                   .tfjs("rate"),
+                               field("name", &Dropout::name, "Default dropout_<i>."),
+                               trainableField(&Dropout::trainable));
     }
 
     // Its output shape: the input's.

@@ -127,6 +127,15 @@ constexpr LayerField<L, T> field(const char* key, T L::*member, const char* doc)
     return LayerField<L, T>{key, member, doc};
 }
 
+template <class L>
+// The "trainable" field every layer has: one doc line and TF.js name for all.
+constexpr LayerField<L, bool> trainableField(bool L::*member) {
+    return field("trainable", member,
+                 "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen "
+                 "BatchNormalization normalizes with its moving statistics (default true).")
+        .tfjs("trainable");
+}
+
 // ---- what each kind of field value is and how it is checked ------------------
 
 // An empty string when `v` is a value the field may hold, else what is wrong

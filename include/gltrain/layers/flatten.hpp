@@ -25,12 +25,8 @@ struct Flatten {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("name", &Flatten::name, "Default flatten_<i>."),
-            field(
-                "trainable", &Flatten::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("name", &Flatten::name, "Default flatten_<i>."),
+                               trainableField(&Flatten::trainable));
     }
 
     // Its output shape: [1, 1, H*W*C].

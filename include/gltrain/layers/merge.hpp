@@ -55,12 +55,7 @@ struct Merge {
 
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
-        return std::make_tuple(
-            field("name", &Merge::name, "Default <type>_<i>."),
-            field(
-                "trainable", &Merge::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+        return std::make_tuple(field("name", &Merge::name, "Default <type>_<i>."), trainableField(&Merge::trainable));
     }
 
     // Its output shape: its inputs', which must agree.
@@ -119,11 +114,7 @@ struct Concatenate {
             field("axis", &Concatenate::axis, "The axis, the batch being 0; negative from the end (default -1).")
                 .check(Range{-3, 3})
                 .tfjs("axis"),
-            field("name", &Concatenate::name, "Default concatenate_<i>."),
-            field(
-                "trainable", &Concatenate::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            field("name", &Concatenate::name, "Default concatenate_<i>."), trainableField(&Concatenate::trainable));
     }
 
     // Flat inputs have one axis after the batch, images three.
@@ -146,14 +137,20 @@ struct Concatenate {
                    " after the batch");
         Shape3 out = c.in;
         auto dim = [](Shape3& s, int d) -> int& { return d == 1 ? s.height : d == 2 ? s.width : s.channels; };
+        int64_t along = dim(out, k);  // the sizes along the axis, summed in 64 bits
         for (size_t i = 1; i < c.ins.size(); ++i) {
             Shape3 s = c.ins[i];
             dim(s, k) = dim(out, k);
             if (!(s == out))
                 c.fail("needs inputs that agree on every axis but " + std::to_string(axis) + "; it " + c.receivedAll());
             Shape3 t = c.ins[i];
-            dim(out, k) += dim(t, k);
+            along += dim(t, k);
         }
+        const int64_t across = out.size() / dim(out, k);  // the values per step along the axis
+        c.fits(
+            "axis", {across, along},
+            "an output per example of " + std::to_string(across) + " x " + std::to_string(along) + " along the axis");
+        dim(out, k) = int(along);
         return {out, {}};
     }
 

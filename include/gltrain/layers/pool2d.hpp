@@ -43,10 +43,7 @@ struct Pool2D {
             field("stride", &Pool2D::stride, "0 or omitted: poolSize.").check(ranges::kNonNegativeInt),
             field("padding", &Pool2D::padding, "Default valid.").tfjs("padding"),
             field("name", &Pool2D::name, kMax ? "Default max_pool2d_<i>." : "Default average_pool2d_<i>."),
-            field(
-                "trainable", &Pool2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&Pool2D::trainable));
     }
 
     // Its output shape and window.

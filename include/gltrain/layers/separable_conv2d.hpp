@@ -79,10 +79,7 @@ struct SeparableConv2D {
                 .tfjs("pointwise_initializer"),
             field("biasInitializer", &SeparableConv2D::biasInit, "Default zeros.").tfjs("bias_initializer"),
             field("name", &SeparableConv2D::name, "Default separable_conv2d_<i>."),
-            field(
-                "trainable", &SeparableConv2D::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"));
+            trainableField(&SeparableConv2D::trainable));
     }
 
     // depthwise_kernel [kh, kw, C, M], pointwise_kernel [1, 1, C*M, filters] and bias [filters].
@@ -98,10 +95,12 @@ struct SeparableConv2D {
     // Its output and the depthwise window (whose output has C*M channels).
     LayerShape shape(const ShapeContext& c) const {
         const Window w = layer_detail::depthwiseWindow(c, kernelSize, stride, dilationRate, padding, depthMultiplier);
-        if (Window::cappedProduct({w.out.channels, filters}) > Window::kMaxExtent ||
-            Window::cappedProduct({w.out.height, w.out.width, filters}) > Window::kMaxExtent)
-            c.fail("its pointwise kernel or output of " + std::to_string(filters) + " filters over " + w.out.str() +
-                   " is more than " + std::to_string(Window::kMaxExtent) + " values");
+        c.fits("filters", {w.out.channels, filters},
+               "a pointwise kernel of " + std::to_string(w.out.channels) + " channels x " + std::to_string(filters) +
+                   " filters");
+        c.fits("filters", {w.out.height, w.out.width, filters},
+               "an output of " + ShapeContext::size(w.out.height, w.out.width) + " x " + std::to_string(filters) +
+                   " filters per example");
         return {{w.out.height, w.out.width, filters}, w};
     }
 

@@ -30,11 +30,7 @@ struct Softmax {
     // The field table (layers/field.hpp) every reader and writer of layers uses.
     static constexpr auto fields() {
         return std::make_tuple(
-            field("name", &Softmax::name, "Default softmax_<i>."),
-            field(
-                "trainable", &Softmax::trainable,
-                "false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics (default true).")
-                .tfjs("trainable"),
+            field("name", &Softmax::name, "Default softmax_<i>."), trainableField(&Softmax::trainable),
             field(
                 "axis", &Softmax::axis,
                 "The axis, counting the batch as 0: -1 (default) the last, of an image 1 height, 2 width, 3 channels.")

@@ -77,6 +77,16 @@ public:
     const Layer& layer(size_t i) const { return nodes_.at(i).spec; }
     // The layers layer i reads (negative: a model input, LayerGeometry::modelInput(k)); after compile.
     const std::vector<int>& inbound(size_t i) const { return layers_.at(i).geometry.inbound; }
+    // Whether the model is a Sequential's stack: one input, each layer reading
+    // only the one before it (the first the input), the last layer the one
+    // output. Summaries and exports write a stack without wiring.
+    bool isStack() const {
+        if (inputShapes_.size() != 1 || outputLayers() != std::vector<size_t>{nodes_.empty() ? 0 : nodes_.size() - 1})
+            return false;
+        for (size_t i = 0; i < nodes_.size(); ++i)
+            if (!nodes_[i].inbound.empty() && nodes_[i].inbound != std::vector<int>{int(i) - 1}) return false;
+        return true;
+    }
 
     // Infers and checks every shape, then creates and initialises the
     // parameters and optimizer state. Errors name the layer, what it

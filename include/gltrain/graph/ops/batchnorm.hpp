@@ -17,13 +17,20 @@ inline Shapes batchNormShapes(const Shapes& in, std::initializer_list<int> chann
     for (int i : channelVectors) requireChannelVector("a statistic or scale", in[0], in[size_t(i)]);
     return {in[0]};
 }
-inline std::vector<InputSpec> batchNormInputs(const Shape& x, std::initializer_list<Fill> vectors) {
-    std::vector<InputSpec> in{{x}};
-    for (Fill f : vectors) in.push_back({Shape{x.last()}, f});
-    return in;
-}
 inline const std::vector<Shape> kBatchNormExampleShapes = {Shape::batched({6}), Shape::batched({3, 2, 5}),
                                                            Shape::batched({2, 2, 8})};
+// The op table's examples of a batch-norm op: for each example shape s,
+// `values` inputs of shape s (x; or dy, x) then channel vectors filled as `vectors`.
+template <class Op>
+std::vector<Example<Op>> batchNormExamples(int values, std::initializer_list<Fill> vectors) {
+    std::vector<Example<Op>> e;
+    for (const Shape& s : kBatchNormExampleShapes) {
+        std::vector<InputSpec> in(size_t(values), InputSpec{s});
+        for (Fill f : vectors) in.push_back({Shape{s.last()}, f});
+        e.push_back({Op{0.01f}, in});
+    }
+    return e;
+}
 }  // namespace op_detail
 
 // dgamma, dbeta: inputs dy, x, mean, var (the batch's).
@@ -49,13 +56,7 @@ struct BatchNormGradParams {
                                nullptr, c.acc());
     }
     static std::vector<Example<BatchNormGradParams>> examples() {
-        std::vector<Example<BatchNormGradParams>> e;
-        for (const Shape& s : op_detail::kBatchNormExampleShapes) {
-            auto in = op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive});
-            in.insert(in.begin(), InputSpec{s});
-            e.push_back({{0.01f}, in});
-        }
-        return e;
+        return op_detail::batchNormExamples<BatchNormGradParams>(2, {Fill::Normal, Fill::Positive});
     }
 };
 
@@ -90,14 +91,8 @@ struct BatchNormGradInput {
             }
     }
     static std::vector<Example<BatchNormGradInput>> examples() {
-        std::vector<Example<BatchNormGradInput>> e;
-        for (const Shape& s : op_detail::kBatchNormExampleShapes) {
-            auto in =
-                op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal, Fill::Normal});
-            in.insert(in.begin(), InputSpec{s});
-            e.push_back({{0.01f}, in});
-        }
-        return e;
+        return op_detail::batchNormExamples<BatchNormGradInput>(
+            2, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal, Fill::Normal});
     }
 };
 
@@ -137,10 +132,7 @@ struct BatchNormTrain {
                             epsilon, c.out(0).data.data(), c.scratch());
     }
     static std::vector<Example<BatchNormTrain>> examples() {
-        std::vector<Example<BatchNormTrain>> e;
-        for (const Shape& s : op_detail::kBatchNormExampleShapes)
-            e.push_back({{0.01f}, op_detail::batchNormInputs(s, {Fill::Normal, Fill::Normal})});
-        return e;
+        return op_detail::batchNormExamples<BatchNormTrain>(1, {Fill::Normal, Fill::Normal});
     }
 };
 
@@ -180,11 +172,8 @@ struct BatchNormInfer {
                             c.in(3).data.data(), c.in(4).data.data(), epsilon, c.out(0).data.data(), c.scratch());
     }
     static std::vector<Example<BatchNormInfer>> examples() {
-        std::vector<Example<BatchNormInfer>> e;
-        for (const Shape& s : op_detail::kBatchNormExampleShapes)
-            e.push_back(
-                {{0.01f}, op_detail::batchNormInputs(s, {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal})});
-        return e;
+        return op_detail::batchNormExamples<BatchNormInfer>(1,
+                                                            {Fill::Normal, Fill::Positive, Fill::Normal, Fill::Normal});
     }
 };
 

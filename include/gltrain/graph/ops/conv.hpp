@@ -44,6 +44,18 @@ inline std::vector<Window> exampleWindows(int filters) {
     }
     return w;
 }
+// The op table's examples of a windowed op: Op{w} for each window, its inputs
+// of the shapes `inputs(w)` gives (normal values).
+template <class Op, class Inputs>
+std::vector<Example<Op>> windowExamples(const std::vector<Window>& windows, Inputs inputs) {
+    std::vector<Example<Op>> e;
+    for (const Window& w : windows) {
+        Example<Op> x{Op{w}, {}};
+        for (const Shape& s : inputs(w)) x.inputs.push_back({s});
+        e.push_back(std::move(x));
+    }
+    return e;
+}
 }  // namespace op_detail
 
 // dX = the gradient of a convolution for its input: inputs dy, W.
@@ -67,10 +79,9 @@ struct ConvGradInput {
                                  c.ws());
     }
     static std::vector<Example<ConvGradInput>> examples() {
-        std::vector<Example<ConvGradInput>> e;
-        for (const Window& w : op_detail::exampleWindows(4))
-            e.push_back({{w}, {{imageShape(w.out)}, {op_detail::filterShape(w)}}});
-        return e;
+        return op_detail::windowExamples<ConvGradInput>(op_detail::exampleWindows(4), [](const Window& w) {
+            return Shapes{imageShape(w.out), op_detail::filterShape(w)};
+        });
     }
 };
 
@@ -95,10 +106,9 @@ struct ConvGradFilter {
                                   c.ws());
     }
     static std::vector<Example<ConvGradFilter>> examples() {
-        std::vector<Example<ConvGradFilter>> e;
-        for (const Window& w : op_detail::exampleWindows(4))
-            e.push_back({{w}, {{imageShape(w.in)}, {imageShape(w.out)}}});
-        return e;
+        return op_detail::windowExamples<ConvGradFilter>(op_detail::exampleWindows(4), [](const Window& w) {
+            return Shapes{imageShape(w.in), imageShape(w.out)};
+        });
     }
 };
 
@@ -129,10 +139,9 @@ struct Conv {
                     c.out(0).data.data(), nullptr, c.ws());
     }
     static std::vector<Example<Conv>> examples() {
-        std::vector<Example<Conv>> e;
-        for (const Window& w : op_detail::exampleWindows(4))
-            e.push_back({{w}, {{imageShape(w.in)}, {op_detail::filterShape(w)}}});
-        return e;
+        return op_detail::windowExamples<Conv>(op_detail::exampleWindows(4), [](const Window& w) {
+            return Shapes{imageShape(w.in), op_detail::filterShape(w)};
+        });
     }
 };
 
@@ -165,10 +174,9 @@ struct ConvTranspose {
                                  c.ws());
     }
     static std::vector<Example<ConvTranspose>> examples() {
-        std::vector<Example<ConvTranspose>> e;
-        for (const Window& w : op_detail::exampleWindows(4))
-            e.push_back({{w}, {{imageShape(w.out)}, {op_detail::filterShape(w)}}});
-        return e;
+        return op_detail::windowExamples<ConvTranspose>(op_detail::exampleWindows(4), [](const Window& w) {
+            return Shapes{imageShape(w.out), op_detail::filterShape(w)};
+        });
     }
 };
 

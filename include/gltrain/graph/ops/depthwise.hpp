@@ -56,10 +56,10 @@ struct DepthwiseConvGradInput {
                                           c.out(0).data.data());
     }
     static std::vector<Example<DepthwiseConvGradInput>> examples() {
-        std::vector<Example<DepthwiseConvGradInput>> e;
-        for (const Window& w : op_detail::depthwiseExampleWindows())
-            e.push_back({{w}, {{imageShape(w.out)}, {op_detail::depthwiseFilterShape(w)}}});
-        return e;
+        return op_detail::windowExamples<DepthwiseConvGradInput>(
+            op_detail::depthwiseExampleWindows(), [](const Window& w) {
+                return Shapes{imageShape(w.out), op_detail::depthwiseFilterShape(w)};
+            });
     }
 };
 
@@ -85,10 +85,10 @@ struct DepthwiseConvGradFilter {
                                            c.out(0).data.data());
     }
     static std::vector<Example<DepthwiseConvGradFilter>> examples() {
-        std::vector<Example<DepthwiseConvGradFilter>> e;
-        for (const Window& w : op_detail::depthwiseExampleWindows())
-            e.push_back({{w}, {{imageShape(w.in)}, {imageShape(w.out)}}});
-        return e;
+        return op_detail::windowExamples<DepthwiseConvGradFilter>(
+            op_detail::depthwiseExampleWindows(), [](const Window& w) {
+                return Shapes{imageShape(w.in), imageShape(w.out)};
+            });
     }
 };
 
@@ -117,10 +117,9 @@ struct DepthwiseConv {
         cpu::depthwiseConv2d(c.in(0).data.data(), c.in(0).rows, window, c.in(1).data.data(), c.out(0).data.data());
     }
     static std::vector<Example<DepthwiseConv>> examples() {
-        std::vector<Example<DepthwiseConv>> e;
-        for (const Window& w : op_detail::depthwiseExampleWindows())
-            e.push_back({{w}, {{imageShape(w.in)}, {op_detail::depthwiseFilterShape(w)}}});
-        return e;
+        return op_detail::windowExamples<DepthwiseConv>(op_detail::depthwiseExampleWindows(), [](const Window& w) {
+            return Shapes{imageShape(w.in), op_detail::depthwiseFilterShape(w)};
+        });
     }
 };
 

@@ -16,54 +16,55 @@
 
 namespace gltrain::graph {
 
-struct Add {
-    static constexpr const char* kName = "add";
+namespace op_detail {
+// An element-wise op of two operands of one shape, y[i] = f(a[i], b[i]):
+// Op (deriving from Binary<Op>) gives kName, kGlsl (f on the GPU, of `a`
+// and `b`, for ops/elementwise.hpp's recordBinary) and apply (f on the CPU).
+template <class Op>
+struct Binary {
     static constexpr int kInputs = 2, kOutputs = 1;
-    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
     Shapes shapes(const Shapes& in) const {
-        op_detail::requireSame("the operands", in[0], in[1]);
+        requireSame("the operands", in[0], in[1]);
         return {in[0]};
     }
+    template <class R>
+    void gpu(R& r) const {
+        recordBinary(r.list(), Op::kName, Op::kGlsl, r.in(0), r.in(1), r.out(0));
+    }
+    template <class Ctx>
+    void cpu(Ctx& c) const {
+        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
+        float* y = c.out(0).data.data();
+        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = Op::apply(a[i], b[i]);
+    }
+};
+}  // namespace op_detail
+
+// y = a + b.
+struct Add : op_detail::Binary<Add> {
+    static constexpr const char* kName = "add";
+    // f on the GPU and on the CPU.
+    static constexpr const char* kGlsl = "((a) + (b))";
+    static float apply(float a, float b) { return a + b; }
+    static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
     template <class G>
     void grad(G& g) const {
         for (int i = 0; i < 2; ++i)
             if (g.needs(i)) g.grad(i, g.dOut(0));
     }
-    template <class R>
-    void gpu(R& r) const {
-        recordAdd(r.list(), r.in(0), r.in(1), r.out(0));
-    }
-    template <class Ctx>
-    void cpu(Ctx& c) const {
-        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
-        float* y = c.out(0).data.data();
-        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] + b[i];
-    }
     static std::vector<Example<Add>> examples() { return {{{}, {{Shape::batched({3, 5})}, {Shape::batched({3, 5})}}}}; }
 };
 
-struct Mul {
+struct Mul : op_detail::Binary<Mul> {
     static constexpr const char* kName = "mul";
-    static constexpr int kInputs = 2, kOutputs = 1;
+    // f on the GPU and on the CPU.
+    static constexpr const char* kGlsl = "((a) * (b))";
+    static float apply(float a, float b) { return a * b; }
     static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
-    Shapes shapes(const Shapes& in) const {
-        op_detail::requireSame("the operands", in[0], in[1]);
-        return {in[0]};
-    }
     template <class G>
     void grad(G& g) const {
         if (g.needs(0)) g.grad(0, g.add(Mul{}, {g.dOut(0), g.in(1)}));
         if (g.needs(1)) g.grad(1, g.add(Mul{}, {g.dOut(0), g.in(0)}));
-    }
-    template <class R>
-    void gpu(R& r) const {
-        recordMul(r.list(), r.in(0), r.in(1), r.out(0));
-    }
-    template <class Ctx>
-    void cpu(Ctx& c) const {
-        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
-        float* y = c.out(0).data.data();
-        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] * b[i];
     }
     static std::vector<Example<Mul>> examples() { return {{{}, {{Shape::batched({11})}, {Shape::batched({11})}}}}; }
 };
@@ -93,80 +94,44 @@ struct Scale {
 };
 
 // y = a - b.
-struct Sub {
+struct Sub : op_detail::Binary<Sub> {
     static constexpr const char* kName = "sub";
-    static constexpr int kInputs = 2, kOutputs = 1;
+    // f on the GPU and on the CPU.
+    static constexpr const char* kGlsl = "((a) - (b))";
+    static float apply(float a, float b) { return a - b; }
     static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
-    Shapes shapes(const Shapes& in) const {
-        op_detail::requireSame("the operands", in[0], in[1]);
-        return {in[0]};
-    }
     template <class G>
     void grad(G& g) const {
         if (g.needs(0)) g.grad(0, g.dOut(0));
         if (g.needs(1)) g.grad(1, g.add(Scale{-1.0f}, {g.dOut(0)}));
     }
-    template <class R>
-    void gpu(R& r) const {
-        recordSub(r.list(), r.in(0), r.in(1), r.out(0));
-    }
-    template <class Ctx>
-    void cpu(Ctx& c) const {
-        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
-        float* y = c.out(0).data.data();
-        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] - b[i];
-    }
     static std::vector<Example<Sub>> examples() { return {{{}, {{Shape::batched({9})}, {Shape::batched({9})}}}}; }
 };
 
 // 1 where a >= b, else 0: which operand Maximum passed on (its gradient's mask).
-struct GreaterEqual {
+struct GreaterEqual : op_detail::Binary<GreaterEqual> {
     static constexpr const char* kName = "greater_equal";
-    static constexpr int kInputs = 2, kOutputs = 1;
+    // f on the GPU and on the CPU.
+    static constexpr const char* kGlsl = "vec4(greaterThanEqual((a), (b)))";
+    static float apply(float a, float b) { return a >= b ? 1.0f : 0.0f; }
     static constexpr unsigned kGradInputs = 0, kGradOutputs = 0;
-    Shapes shapes(const Shapes& in) const {
-        op_detail::requireSame("the operands", in[0], in[1]);
-        return {in[0]};
-    }
-    template <class R>
-    void gpu(R& r) const {
-        recordBinary(r.list(), "greater_equal", "vec4(greaterThanEqual((a), (b)))", r.in(0), r.in(1), r.out(0));
-    }
-    template <class Ctx>
-    void cpu(Ctx& c) const {
-        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
-        float* y = c.out(0).data.data();
-        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = a[i] >= b[i] ? 1.0f : 0.0f;
-    }
     static std::vector<Example<GreaterEqual>> examples() {
         return {{{}, {{Shape::batched({2, 5})}, {Shape::batched({2, 5})}}}};
     }
 };
 
 // y = max(a, b); the gradient goes to a where a >= b, else to b (as TensorFlow's).
-struct Maximum {
+struct Maximum : op_detail::Binary<Maximum> {
     static constexpr const char* kName = "maximum";
-    static constexpr int kInputs = 2, kOutputs = 1;
+    // f on the GPU and on the CPU.
+    static constexpr const char* kGlsl = "max((a), (b))";
+    static float apply(float a, float b) { return std::max(a, b); }
     static constexpr unsigned kGradInputs = 0b11, kGradOutputs = 0b1;
-    Shapes shapes(const Shapes& in) const {
-        op_detail::requireSame("the operands", in[0], in[1]);
-        return {in[0]};
-    }
     template <class G>
     void grad(G& g) const {
         const auto toA = g.add(Mul{}, {g.dOut(0), g.add(GreaterEqual{}, {g.in(0), g.in(1)})});
         if (g.needs(0)) g.grad(0, toA);
         if (g.needs(1)) g.grad(1, g.add(Sub{}, {g.dOut(0), toA}));
-    }
-    template <class R>
-    void gpu(R& r) const {
-        recordBinary(r.list(), "maximum", "max((a), (b))", r.in(0), r.in(1), r.out(0));
-    }
-    template <class Ctx>
-    void cpu(Ctx& c) const {
-        const float *a = c.in(0).data.data(), *b = c.in(1).data.data();
-        float* y = c.out(0).data.data();
-        for (size_t i = 0, n = c.out(0).data.size(); i < n; ++i) y[i] = std::max(a[i], b[i]);
     }
     static std::vector<Example<Maximum>> examples() {
         return {{{}, {{Shape::batched({3, 4})}, {Shape::batched({3, 4})}}}};
