@@ -273,6 +273,48 @@ inline Size2 fieldValue(const Object& o, const char* k, Size2 def, Range r) {
     };
     return {axis(0), axis(1)};
 }
+// An integer in r at o[k][i] (or o[k][i][j]), as Object::integer reads a number.
+inline int fieldEntry(const Object& o, const char* k, const nlohmann::json& d, const std::string& at, Range r) {
+    const double x = d.is_number() ? d.get<double>() : 0.5;
+    if (!(x == std::floor(x) && r.contains(x)))
+        o.fail(o.at(k) + at, "expected " + r.expected(true) + ", got " + show(d));
+    return int(x);
+}
+// [a, b, c]: 1 to 3 integers, each in r (Reshape's targetShape, Permute's dims).
+inline std::vector<int> fieldValue(const Object& o, const char* k, const std::vector<int>& def, Range r) {
+    if (!o.has(k)) return def;
+    const nlohmann::json& v = o.raw(k);
+    if (!v.is_array() || v.empty() || v.size() > 3)
+        o.fail(o.at(k), "expected a list of 1 to 3 integers, got " + show(v));
+    std::vector<int> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(fieldEntry(o, k, v[i], "[" + std::to_string(i) + "]", r));
+    return out;
+}
+// n, [h, w] or [[top, bottom], [left, right]], each in r (ZeroPadding2D's padding, Cropping2D's cropping).
+inline Margins fieldValue(const Object& o, const char* k, const Margins& def, Range r) {
+    if (!o.has(k)) return def;
+    const nlohmann::json& v = o.raw(k);
+    if (!v.is_array()) return Margins(fieldEntry(o, k, v, "", r));
+    const char* forms = "n, [h, w] or [[top, bottom], [left, right]]";
+    if (v.size() != 2) o.fail(o.at(k), std::string("expected ") + forms + ", got " + show(v));
+    if (!v[0].is_array() && !v[1].is_array())
+        return {fieldEntry(o, k, v[0], "[0]", r), fieldEntry(o, k, v[1], "[1]", r)};
+    int sides[4];
+    for (size_t a = 0; a < 2; ++a) {
+        if (!v[a].is_array() || v[a].size() != 2)
+            o.fail(o.at(k), std::string("expected ") + forms + ", got " + show(v));
+        for (size_t e = 0; e < 2; ++e)
+            sides[a * 2 + e] = fieldEntry(o, k, v[a][e], "[" + std::to_string(a) + "][" + std::to_string(e) + "]", r);
+    }
+    return {sides[0], sides[1], sides[2], sides[3]};
+}
+inline Interpolation fieldValue(const Object& o, const char* k, Interpolation def, Range) {
+    if (!o.has(k)) return def;
+    const std::string name = o.string(k, "");
+    for (Interpolation i : kAllInterpolations)
+        if (lower(name) == interpolationName(i)) return i;
+    o.fail(o.at(k), "unknown value '" + name + "' (valid: nearest, bilinear)");
+}
 inline float fieldValue(const Object& o, const char* k, float def, Range r) { return o.real(k, def, r); }
 inline Activation fieldValue(const Object& o, const char* k, Activation def, Range) { return activation(o, k, def); }
 inline Padding fieldValue(const Object& o, const char* k, Padding def, Range) { return padding(o, k, def); }
@@ -287,6 +329,13 @@ inline bool fieldValue(const Object& o, const char* k, bool def, Range) { return
 // A layer field's value as JSON, as fieldValue reads it back.
 inline nlohmann::json fieldJson(int v) { return v; }
 inline nlohmann::json fieldJson(Size2 v) { return v.square() ? nlohmann::json(v.h) : nlohmann::json{v.h, v.w}; }
+inline nlohmann::json fieldJson(const std::vector<int>& v) { return v; }
+inline nlohmann::json fieldJson(const Margins& m) {
+    if (m.even()) return m.top;
+    if (m.symmetric()) return {m.top, m.left};
+    return {{m.top, m.bottom}, {m.left, m.right}};
+}
+inline nlohmann::json fieldJson(Interpolation i) { return interpolationName(i); }
 inline nlohmann::json fieldJson(float v) { return shortestDouble(v); }
 inline nlohmann::json fieldJson(Activation a) { return activationName(a); }
 inline nlohmann::json fieldJson(Padding p) { return paddingName(p); }
@@ -689,6 +738,35 @@ private:
     bool step(const Flatten&) {
         c_ *= h_ * w_;  // the same values as before, which fit
         h_ = w_ = 1;
+        return true;
+    }
+    // The shape layers: compile's shape functions check them; here only the sizes that grow.
+    bool step(const Reshape& r) {
+        Shape3 out;
+        if (!r.resolve(h_ * w_ * c_, &out).empty()) return false;
+        h_ = out.height, w_ = out.width, c_ = out.channels;
+        return true;
+    }
+    // Permute and Cropping2D keep or shrink the sizes.
+    bool step(const Permute& p) {
+        Shape3 out;
+        if (!p.permuted(Shape3{int(h_), int(w_), int(c_)}, &out).empty()) return false;
+        h_ = out.height, w_ = out.width, c_ = out.channels;
+        return true;
+    }
+    bool step(const Cropping2D& cr) {
+        if (cr.cropping.rows() >= h_ || cr.cropping.cols() >= w_) return false;
+        h_ -= cr.cropping.rows(), w_ -= cr.cropping.cols();
+        return true;
+    }
+    bool step(const ZeroPadding2D& z) {
+        h_ += z.padding.rows(), w_ += z.padding.cols();
+        fits("padding", h_ * w_ * c_, "an output of " + std::to_string(h_ * w_ * c_) + " values per example");
+        return true;
+    }
+    bool step(const UpSampling2D& u) {
+        h_ *= u.size.h, w_ *= u.size.w;
+        fits("size", h_ * w_ * c_, "an output of " + std::to_string(h_ * w_ * c_) + " values per example");
         return true;
     }
     // These keep the shape.
