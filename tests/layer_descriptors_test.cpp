@@ -36,6 +36,13 @@ float otherValue(float def, Range r) {
 }
 // Not square, so the printer writes [h, w].
 Size2 otherValue(Size2 def, Range r) { return {otherValue(def.h, r), otherValue(otherValue(def.w, r), r)}; }
+// Valid for both list fields (Reshape's targetShape, Permute's dims).
+std::vector<int> otherValue(const std::vector<int>&, Range) { return {2, 1}; }
+// Neither even nor symmetric, so the printer writes [[top, bottom], [left, right]].
+Margins otherValue(const Margins&, Range) { return {1, 2, 0, 3}; }
+Interpolation otherValue(Interpolation def, Range) {
+    return def == Interpolation::Nearest ? Interpolation::Bilinear : Interpolation::Nearest;
+}
 Activation otherValue(Activation def, Range) { return def == Activation::GELU ? Activation::Tanh : Activation::GELU; }
 Padding otherValue(Padding def, Range) { return def == Padding::Same ? Padding::Valid : Padding::Same; }
 Initializer otherValue(const Initializer&, Range) { return Initializer::constant(0.25f); }
@@ -240,18 +247,20 @@ TEST(LayerDescriptors, TheDtsDeclaresEveryLayerAsItsFieldTableDoes) {
 
 TEST(LayerDescriptors, TheDtsNameUnionsAreTheTables) {
     const std::string dts = readDts();
-    std::set<std::string> activations, optimizers, losses, initializers, paddings;
+    std::set<std::string> activations, optimizers, losses, initializers, paddings, interpolations;
     for (Activation a : kAllActivations) activations.insert(activationName(a));
     for (const ActivationAlias& a : kActivationAliases) activations.insert(a.name);
     for (OptimizerKind k : kAllOptimizers) optimizers.insert(optimizerName(k));
     for (const LossName& l : kLossNames) losses.insert(l.name);
     for (Initializer::Kind k : Initializer::kNamedKinds) initializers.insert(Initializer{k, 0}.name());
     for (Padding p : kAllPaddings) paddings.insert(paddingName(p));
+    for (Interpolation i : kAllInterpolations) interpolations.insert(interpolationName(i));
     EXPECT_EQ(literals(typeAlias(dts, "ActivationName")), activations);
     EXPECT_EQ(literals(typeAlias(dts, "OptimizerName")), optimizers);
     EXPECT_EQ(literals(typeAlias(dts, "LossName")), losses);
     EXPECT_EQ(literals(typeAlias(dts, "InitializerName")), initializers);
     EXPECT_EQ(literals(typeAlias(dts, "Padding")), paddings);
+    EXPECT_EQ(literals(typeAlias(dts, "Interpolation")), interpolations);
 }
 #endif
 

@@ -290,11 +290,56 @@ export interface ConcatenateLayer {
   /** false freezes the layer: no gradient, optimizer state or update for its parameters; a frozen BatchNormalization normalizes with its moving statistics. */
   trainable?: boolean;
 }
+/** Each example's values in another shape of the same size (free: rows are stored flat). */
+export interface ReshapeLayer {
+  type: 'reshape';
+  /** The shape after the batch: 1 to 3 sizes, one of them may be -1 (the rest). */
+  targetShape: number[];
+  name?: string;
+  trainable?: boolean;
+}
+/** Each example's axes reordered: output axis k is input axis dims[k] (from 1, after the batch). */
+export interface PermuteLayer {
+  type: 'permute';
+  /** A permutation of the axes after the batch, from 1: [2, 1] for [steps, features], [3, 1, 2] moves an image's channels first. */
+  dims: number[];
+  name?: string;
+  trainable?: boolean;
+}
+/** Zeros around each image: [H, W, C] -> [top + H + bottom, left + W + right, C]. */
+export interface ZeroPadding2DLayer {
+  type: 'zeropadding2d' | 'zero_padding2d';
+  /** n on every side, [h, w] or [[top, bottom], [left, right]] (default 1). */
+  padding?: number | [number, number] | [[number, number], [number, number]];
+  name?: string;
+  trainable?: boolean;
+}
+/** Each image without its edges: [H, W, C] -> [H - top - bottom, W - left - right, C]. */
+export interface Cropping2DLayer {
+  type: 'cropping2d';
+  /** n from every side, [h, w] or [[top, bottom], [left, right]] (default 0). */
+  cropping?: number | [number, number] | [[number, number], [number, number]];
+  name?: string;
+  trainable?: boolean;
+}
+/** How UpSampling2D fills the new pixels: each pixel repeated, or TF.js's resizeBilinear. */
+export type Interpolation = 'nearest' | 'bilinear';
+/** Each image enlarged: [H, W, C] -> [H*sh, W*sw, C]. */
+export interface UpSampling2DLayer {
+  type: 'upsampling2d' | 'up_sampling2d';
+  /** n or [sh, sw]: the factors along the height and width (default 2). */
+  size?: number | [number, number];
+  /** nearest (default) or bilinear. */
+  interpolation?: Interpolation;
+  name?: string;
+  trainable?: boolean;
+}
 /** A layer as `add()` takes it (a model file's `layers[]` entry). */
 export type LayerSpec =
   | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
   | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer
-  | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer | GlobalMaxPooling2DLayer;
+  | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer | GlobalMaxPooling2DLayer
+  | ReshapeLayer | PermuteLayer | ZeroPadding2DLayer | Cropping2DLayer | UpSampling2DLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName =
   | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel';

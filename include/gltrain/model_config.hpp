@@ -272,6 +272,48 @@ inline Size2 fieldValue(const Object& o, const char* k, Size2 def, Range r) {
     };
     return {axis(0), axis(1)};
 }
+// An integer in r at o[k][i] (or o[k][i][j]), as Object::integer reads a number.
+inline int fieldEntry(const Object& o, const char* k, const nlohmann::json& d, const std::string& at, Range r) {
+    const double x = d.is_number() ? d.get<double>() : 0.5;
+    if (!(x == std::floor(x) && r.contains(x)))
+        o.fail(o.at(k) + at, "expected " + r.expected(true) + ", got " + show(d));
+    return int(x);
+}
+// [a, b, c]: 1 to 3 integers, each in r (Reshape's targetShape, Permute's dims).
+inline std::vector<int> fieldValue(const Object& o, const char* k, const std::vector<int>& def, Range r) {
+    if (!o.has(k)) return def;
+    const nlohmann::json& v = o.raw(k);
+    if (!v.is_array() || v.empty() || v.size() > 3)
+        o.fail(o.at(k), "expected a list of 1 to 3 integers, got " + show(v));
+    std::vector<int> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(fieldEntry(o, k, v[i], "[" + std::to_string(i) + "]", r));
+    return out;
+}
+// n, [h, w] or [[top, bottom], [left, right]], each in r (ZeroPadding2D's padding, Cropping2D's cropping).
+inline Margins fieldValue(const Object& o, const char* k, const Margins& def, Range r) {
+    if (!o.has(k)) return def;
+    const nlohmann::json& v = o.raw(k);
+    if (!v.is_array()) return Margins(fieldEntry(o, k, v, "", r));
+    const char* forms = "n, [h, w] or [[top, bottom], [left, right]]";
+    if (v.size() != 2) o.fail(o.at(k), std::string("expected ") + forms + ", got " + show(v));
+    if (!v[0].is_array() && !v[1].is_array())
+        return {fieldEntry(o, k, v[0], "[0]", r), fieldEntry(o, k, v[1], "[1]", r)};
+    int sides[4];
+    for (size_t a = 0; a < 2; ++a) {
+        if (!v[a].is_array() || v[a].size() != 2)
+            o.fail(o.at(k), std::string("expected ") + forms + ", got " + show(v));
+        for (size_t e = 0; e < 2; ++e)
+            sides[a * 2 + e] = fieldEntry(o, k, v[a][e], "[" + std::to_string(a) + "][" + std::to_string(e) + "]", r);
+    }
+    return {sides[0], sides[1], sides[2], sides[3]};
+}
+inline Interpolation fieldValue(const Object& o, const char* k, Interpolation def, Range) {
+    if (!o.has(k)) return def;
+    const std::string name = o.string(k, "");
+    for (Interpolation i : kAllInterpolations)
+        if (lower(name) == interpolationName(i)) return i;
+    o.fail(o.at(k), "unknown value '" + name + "' (valid: nearest, bilinear)");
+}
 inline float fieldValue(const Object& o, const char* k, float def, Range r) { return o.real(k, def, r); }
 inline Activation fieldValue(const Object& o, const char* k, Activation def, Range) { return activation(o, k, def); }
 inline Padding fieldValue(const Object& o, const char* k, Padding def, Range) { return padding(o, k, def); }
@@ -286,6 +328,13 @@ inline bool fieldValue(const Object& o, const char* k, bool def, Range) { return
 // A layer field's value as JSON, as fieldValue reads it back.
 inline nlohmann::json fieldJson(int v) { return v; }
 inline nlohmann::json fieldJson(Size2 v) { return v.square() ? nlohmann::json(v.h) : nlohmann::json{v.h, v.w}; }
+inline nlohmann::json fieldJson(const std::vector<int>& v) { return v; }
+inline nlohmann::json fieldJson(const Margins& m) {
+    if (m.even()) return m.top;
+    if (m.symmetric()) return {m.top, m.left};
+    return {{m.top, m.bottom}, {m.left, m.right}};
+}
+inline nlohmann::json fieldJson(Interpolation i) { return interpolationName(i); }
 inline nlohmann::json fieldJson(float v) { return shortestDouble(v); }
 inline nlohmann::json fieldJson(Activation a) { return activationName(a); }
 inline nlohmann::json fieldJson(Padding p) { return paddingName(p); }

@@ -164,6 +164,10 @@ inline Json fieldJson(int v, TfjsForm form) {
     return form == TfjsForm::Square ? Json{v, v} : form == TfjsForm::Single ? Json::array({v}) : Json(v);
 }
 inline Json fieldJson(Size2 v, TfjsForm) { return Json{v.h, v.w}; }
+inline Json fieldJson(const std::vector<int>& v, TfjsForm) { return v; }
+// Keras keeps padding and cropping as [[top, bottom], [left, right]].
+inline Json fieldJson(const Margins& m, TfjsForm) { return {{m.top, m.bottom}, {m.left, m.right}}; }
+inline Json fieldJson(Interpolation i, TfjsForm) { return interpolationName(i); }
 inline Json fieldJson(float v, TfjsForm) { return shortest(v); }
 inline Json fieldJson(Padding p, TfjsForm) { return paddingName(p); }
 inline Json fieldJson(const Initializer& i, TfjsForm) { return initializer(i); }
@@ -276,6 +280,11 @@ inline void exportExtras(const Softmax&, Json&) {}  // the field table writes it
 template <MergeKind K>
 void exportExtras(const Merge<K>&, Json&) {}
 inline void exportExtras(const Concatenate&, Json&) {}
+inline void exportExtras(const Reshape&, Json&) {}  // the field table writes target_shape
+inline void exportExtras(const Permute&, Json&) {}  // and dims
+inline void exportExtras(const ZeroPadding2D&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const Cropping2D&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const UpSampling2D&, Json& c) { c["data_format"] = "channels_last"; }
 
 // The layers whose input is a sequence [steps, channels] in Keras (rank 3 with the batch).
 template <class L>
@@ -585,6 +594,36 @@ struct LayerReader {
             fail(std::string(key) + " must be n or [h, w], got " + Reader::brief(*j));
         return {r.integer(j->at(0), where + ": " + key), r.integer(j->back(), where + ": " + key)};
     }
+    // A list of integers: Reshape's target_shape, Permute's dims.
+    std::vector<int> integers(const char* key, const std::vector<int>& fallback) const {
+        const Json* j = get(key);
+        if (!j) return fallback;
+        if (!j->is_array()) fail(std::string(key) + " must be a list of integers, got " + Reader::brief(*j));
+        std::vector<int> out;
+        for (const Json& d : *j) out.push_back(r.integer(d, where + ": " + key));
+        return out;
+    }
+    // n, [h, w] or [[top, bottom], [left, right]]: ZeroPadding2D's padding, Cropping2D's cropping.
+    Margins margins(const char* key, const Margins& fallback) const {
+        const Json* j = get(key);
+        if (!j) return fallback;
+        const std::string at = where + ": " + key;
+        if (j->is_number()) return Margins(r.integer(*j, at));
+        const auto bad = [&] {
+            fail(std::string(key) + " must be n, [h, w] or [[top, bottom], [left, right]], got " + Reader::brief(*j));
+        };
+        if (!j->is_array() || j->size() != 2) bad();
+        const Json &a = (*j)[0], &b = (*j)[1];
+        if (a.is_number() && b.is_number()) return {r.integer(a, at), r.integer(b, at)};
+        if (!a.is_array() || !b.is_array() || a.size() != 2 || b.size() != 2) bad();
+        return {r.integer(a[0], at), r.integer(a[1], at), r.integer(b[0], at), r.integer(b[1], at)};
+    }
+    Interpolation interpolation(const char* key, Interpolation fallback) const {
+        const std::string name = string(key, interpolationName(fallback));
+        for (Interpolation i : kAllInterpolations)
+            if (name == interpolationName(i)) return i;
+        fail(std::string(key) + " '" + name + "' is not supported (nearest, bilinear)");
+    }
     void require(const char* key, const Json& expected, const std::string& why) const {
         const Json* j = get(key);
         if (j && *j != expected) fail(std::string(key) + " " + Reader::brief(*j) + " is not supported (" + why + ")");
@@ -763,6 +802,21 @@ inline Layer importLayer(Concatenate c, LayerImport& im) {
     return c;
 }
 inline Layer importLayer(Softmax s, LayerImport&) { return s; }  // its axis is in the field table
+// Reshape to one size is flat; to two or three, a sequence or an image (compile checks the sizes).
+inline Layer importLayer(Reshape r, LayerImport& im) {
+    im.image = r.targetShape.size() >= 2;
+    return r;
+}
+inline Layer importLayer(Permute p, LayerImport&) { return p; }
+template <class L>
+Layer importImageLayer(L l, LayerImport& im) {
+    im.needImage();
+    im.l.channelsLast();
+    return l;
+}
+inline Layer importLayer(ZeroPadding2D z, LayerImport& im) { return importImageLayer(z, im); }
+inline Layer importLayer(Cropping2D c, LayerImport& im) { return importImageLayer(c, im); }
+inline Layer importLayer(UpSampling2D u, LayerImport& im) { return importImageLayer(u, im); }
 
 // Whether a Keras class name is layer L's (its name, or another name Keras has for it).
 template <class L, class = void>
@@ -1028,6 +1082,12 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                         v = l.initializer(f.tfjsKey, v);
                     } else if constexpr (std::is_same_v<T, bool>) {
                         v = l.boolean(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+                        v = l.integers(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, Margins>) {
+                        v = l.margins(f.tfjsKey, v);
+                    } else if constexpr (std::is_same_v<T, Interpolation>) {
+                        v = l.interpolation(f.tfjsKey, v);
                     } else {
                         static_assert(std::is_same_v<T, std::string>, "parseTfjs: read the new kind of field");
                         v = l.string(f.tfjsKey, v);

@@ -17,9 +17,10 @@
 //     and rows (cli_check.sh), against "M" to 1e-5.
 //   interop_fixture import <dir>
 //     loads the models TensorFlow.js built and saved (<dir>/tfjs_M/model.json for M in
-//     {cnn, gap, act}), checks their predictions against TF.js's own in
+//     {cnn, gap, act, shp, res}), checks their predictions against TF.js's own in
 //     <dir>/tfjs_expected.safetensors to 1e-4, then fine-tunes each for a few steps
-//     on real rows and checks that the loss went down.
+//     on real rows and checks that the loss went down; res (its base frozen) and shp
+//     go back to <dir>/{res,shp}_back_tfjs/ with gltrain's predictions.
 //
 // Errors are max |gltrain - expected| / max(1, max |expected|) over all values.
 // Exit status 0 when every check passes; each check prints one line either way.
@@ -216,7 +217,7 @@ bool importModels(Context& ctx, const std::string& dir) {
     const HostMatrix train = rows(data.images, kHeldOut, kTrainRows);
     const std::vector<int> labels(data.labels.begin() + kHeldOut, data.labels.begin() + kHeldOut + kTrainRows);
     bool ok = true;
-    for (const std::string name : {"cnn", "gap", "act", "res"}) {
+    for (const std::string name : {"cnn", "gap", "act", "shp", "res"}) {
         const std::string path = dir + "/tfjs_" + name + "/model.json";
         auto model = loadTfjs(ctx, path);
         ok &= report(path + " predicts what TensorFlow.js predicted",
@@ -238,13 +239,14 @@ bool importModels(Context& ctx, const std::string& dir) {
         std::printf("%s fine-tuning %s: loss on the %d training rows %.4f -> %.4f after %ld steps\n",
                     down ? "ok  " : "FAIL", path.c_str(), kTrainRows, double(before), double(after), model->step());
         ok &= down;
-        if (!functional) continue;
-        ok &= report(path + ": the frozen base kept its weights",
-                     relativeError(model->weight(base, "kernel"), baseKernel), 0.0);
-        // Exported back for TF.js to load (tfjs_check.mjs check-roundtrip).
-        saveTfjs(*model, dir + "/res_back_tfjs");
-        saveSafetensorsFile(dir + "/res_back_expected.safetensors",
-                            {{"x", tensorOf(x)}, {"res", tensorOf(model->predict(x))}});
+        if (functional)
+            ok &= report(path + ": the frozen base kept its weights",
+                         relativeError(model->weight(base, "kernel"), baseKernel), 0.0);
+        // The functional model and the shape layers' go back for TF.js to load (tfjs_check.mjs check-roundtrip).
+        if (!functional && name != "shp") continue;
+        saveTfjs(*model, dir + "/" + name + "_back_tfjs");
+        saveSafetensorsFile(dir + "/" + name + "_back_expected.safetensors",
+                            {{"x", tensorOf(x)}, {name, tensorOf(model->predict(x))}});
     }
     // A model of two inputs and two outputs, exported for TF.js to load (check-roundtrip):
     // an image and a flat input, a Concatenate of the two, a classification and a value head.

@@ -9,7 +9,8 @@
 //     <dir>/expected.safetensors against gltrain's ("mlp", "cnn") to 1e-4.
 //   node tfjs_check.mjs check-roundtrip <dir>
 //     tf.loadLayersModel on <dir>/res_back_tfjs/ (the functional tfjs_res after gltrain fine-tuned
-//     it with its base frozen) predicts what gltrain did (res_back_expected.safetensors).
+//     it with its base frozen) and <dir>/shp_back_tfjs/ (tfjs_shp, fine-tuned) predicts what
+//     gltrain did ({res,shp}_back_expected.safetensors).
 //   node tfjs_check.mjs make-models <dir>
 //     builds two models in TF.js with seeded random weights and batch-norm statistics
 //     (tfjs_cnn: Conv2D, BatchNormalization, pooling, LeakyReLU, gelu_new (which TF.js saves
@@ -17,8 +18,9 @@
 //     tfjs_gap: strided Conv2D, ReLU layer, GlobalAveragePooling2D, an Activation('softmax')
 //     layer; tfjs_act: a Dense with each of TF.js's activations elu, selu, relu6, swish,
 //     mish, hardSigmoid, softsign, gelu (the erf form), an ELU layer and a ReLU layer capped
-//     at 6), saves them as <dir>/tfjs_{cnn,gap,act}/ (model.json + weights.bin) and their
-//     predictions for the same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "res");
+//     at 6; tfjs_shp: ZeroPadding2D, Cropping2D, UpSampling2D bilinear and nearest, Permute,
+//     Reshape), saves them as <dir>/tfjs_{cnn,gap,act,shp}/ (model.json + weights.bin) and their
+//     predictions for the same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "shp", "res");
 //     and tfjs_res, a functional model (a residual block with batch normalization, a Concatenate with the input).
 //
 // Errors are max |tfjs - expected| / max(1, max |expected|). Exit status 0 when every check passes.
@@ -181,6 +183,20 @@ async function makeModels(dir) {
   act.add(tf.layers.reLU({ maxValue: 6 }));
   act.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
 
+  // The shape layers: padding, cropping, bilinear and nearest upsampling, Permute and Reshape.
+  const shp = tf.sequential({ name: 'tfjs_shp' });
+  shp.add(tf.layers.conv2d({ inputShape: [28, 28, 1], filters: 4, kernelSize: 3, activation: 'relu' }));  // 26x26x4
+  shp.add(tf.layers.zeroPadding2d({ padding: [[1, 0], [2, 1]] }));                                         // 27x29
+  shp.add(tf.layers.cropping2D({ cropping: [[2, 1], [0, 3]] }));                                           // 24x26
+  shp.add(tf.layers.maxPooling2d({ poolSize: 2 }));                                                        // 12x13
+  shp.add(tf.layers.upSampling2d({ size: [3, 2], interpolation: 'bilinear' }));                            // 36x26
+  shp.add(tf.layers.upSampling2d({ size: [1, 2] }));                                                       // 36x52
+  shp.add(tf.layers.conv2d({ filters: 3, kernelSize: 3, strides: 3 }));                                    // 12x17x3
+  shp.add(tf.layers.permute({ dims: [3, 1, 2] }));                                                         // 3x12x17
+  shp.add(tf.layers.reshape({ targetShape: [36, 17] }));                                                   // 36x17
+  shp.add(tf.layers.permute({ dims: [2, 1] }));                                                            // 17x36
+  shp.add(tf.layers.flatten());
+  shp.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
 
   // A functional model: a residual block with batch normalization, a Concatenate with the input.
   const inp = tf.input({ shape: [28, 28, 1], name: 'image' });
@@ -191,7 +207,7 @@ async function makeModels(dir) {
   const res = tf.model({ name: 'tfjs_res', inputs: inp, outputs: tf.layers.dense({ units: 10, activation: 'softmax', name: 'head' }).apply(pooled) });
 
   const predictions = { x };
-  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['act', act, 300], ['res', res, 400]]) {
+  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['act', act, 300], ['shp', shp, 500], ['res', res, 400]]) {
     randomizeWeights(model, seed);
     await model.save(toFiles(path.join(dir, `tfjs_${name}`)));
     const y = model.predict(input(model, x));
@@ -204,12 +220,14 @@ async function makeModels(dir) {
 // The functional model gltrain imported, fine-tuned with its base frozen and exported
 // back (<dir>/res_back_tfjs/): TF.js predicts what gltrain predicted (res_back_expected.safetensors).
 async function checkRoundTrip(dir) {
-  const expected = readSafetensors(path.join(dir, 'res_back_expected.safetensors'));
-  const model = await tf.loadLayersModel(fromFiles(path.join(dir, 'res_back_tfjs')));
-  const layers = model.layers.map((l) => l.getClassName()).join(', ');
-  const y = model.predict(input(model, expected.x));
-  report(`tf.loadLayersModel(res_back_tfjs) [${layers}] predicts what gltrain predicted after fine-tuning`,
-         relativeError(await y.data(), expected.res.data), 1e-4);
+  for (const name of ['res', 'shp']) {
+    const expected = readSafetensors(path.join(dir, `${name}_back_expected.safetensors`));
+    const model = await tf.loadLayersModel(fromFiles(path.join(dir, `${name}_back_tfjs`)));
+    const layers = model.layers.map((l) => l.getClassName()).join(', ');
+    const y = model.predict(input(model, expected.x));
+    report(`tf.loadLayersModel(${name}_back_tfjs) [${layers}] predicts what gltrain predicted after fine-tuning`,
+           relativeError(await y.data(), expected[name].data), 1e-4);
+  }
   // A gltrain model of two inputs and two outputs: TF.js takes [image, extra] and gives both heads.
   const multi = readSafetensors(path.join(dir, 'multi_expected.safetensors'));
   const two = await tf.loadLayersModel(fromFiles(path.join(dir, 'multi_tfjs')));

@@ -164,6 +164,11 @@ const tests = {
                 alpha: 0.5, kernelInitializer: 'he_normal', biasInitializer: 'he_uniform', name: 'c1', trainable: false },
       maxpool1d: { type: 'maxpool1d', poolSize: 3, stride: 1, padding: 'same', name: 'mp1', trainable: false },
       averagepool1d: { type: 'averagepool1d', poolSize: 4, stride: 2, padding: 'same', name: 'ap1', trainable: false },
+      reshape: { type: 'reshape', targetShape: [2, -1], name: 'rs', trainable: false },
+      permute: { type: 'permute', dims: [2, 1, 3], name: 'pm', trainable: false },
+      zeropadding2d: { type: 'zeropadding2d', padding: [[1, 0], [2, 3]], name: 'zp', trainable: false },
+      cropping2d: { type: 'cropping2d', cropping: [1, 2], name: 'cr', trainable: false },
+      upsampling2d: { type: 'upsampling2d', size: [2, 3], interpolation: 'bilinear', name: 'up', trainable: false },
     };
     assertEq(JSON.stringify(Object.keys(specs).sort()), JSON.stringify([...gl.layerTypes].sort()), 'a spec for every layer type');
     const ctx = new gl.Context(WEBGL);

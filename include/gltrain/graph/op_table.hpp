@@ -17,6 +17,7 @@
 #include "gltrain/graph/ops/math.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
 #include "gltrain/graph/ops/random.hpp"
+#include "gltrain/graph/ops/spatial.hpp"
 
 namespace gltrain::graph {
 
@@ -29,7 +30,8 @@ using OpTypes =
              BatchNormTrain, BatchNormInfer, BatchNormGradParams, BatchNormGradInput,                           //
              SoftmaxAxis, SoftmaxAxisGrad,                                                                      //
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount,    //
-             Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad>;
+             Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad,              //
+             Transpose, PadImage, CropImage, Upsample, UpsampleGrad>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

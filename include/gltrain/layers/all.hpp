@@ -23,6 +23,11 @@
 #include "gltrain/layers/global_pool2d.hpp"
 #include "gltrain/layers/merge.hpp"
 #include "gltrain/layers/softmax.hpp"
+#include "gltrain/layers/cropping2d.hpp"
+#include "gltrain/layers/permute.hpp"
+#include "gltrain/layers/reshape.hpp"
+#include "gltrain/layers/up_sampling2d.hpp"
+#include "gltrain/layers/zero_padding2d.hpp"
 #include "gltrain/type_list.hpp"
 
 namespace gltrain {
@@ -31,7 +36,7 @@ using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAvera
                             BatchNormalization, ActivationLayer, Dropout, Softmax,                                //
                             Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
                             DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
-                            GlobalMaxPooling2D>;
+                            GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").

@@ -14,9 +14,12 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "gltrain/activation.hpp"
 #include "gltrain/initializer.hpp"
+#include "gltrain/interpolation.hpp"
+#include "gltrain/margins.hpp"
 #include "gltrain/window.hpp"
 
 namespace gltrain {
@@ -146,6 +149,27 @@ inline std::string fieldProblem(int v, Range r) {
 inline std::string fieldProblem(Size2 v, Range r) {
     return r.contains(v.h) && r.contains(v.w) ? "" : "must be " + r.mustBe(true) + ", got " + v.str();
 }
+// "[1, 2, 3]": a list of sizes as the model config writes it.
+inline std::string intListStr(const std::vector<int>& v) {
+    std::string s = "[";
+    for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+    return s + "]";
+}
+// A list of sizes (Reshape's targetShape, Permute's dims): 1 to 3 of them, each in r.
+inline std::string fieldProblem(const std::vector<int>& v, Range r) {
+    if (v.empty() || v.size() > 3) return "must have 1 to 3 values, got " + intListStr(v);
+    for (int x : v)
+        if (!r.contains(x)) return "values must be " + r.mustBe(true) + ", got " + intListStr(v);
+    return "";
+}
+inline std::string fieldProblem(const Margins& v, Range r) {
+    return r.contains(v.top) && r.contains(v.bottom) && r.contains(v.left) && r.contains(v.right)
+               ? ""
+               : "must be " + r.mustBe(true) + ", got " + v.str();
+}
+inline std::string fieldProblem(Interpolation i, Range) {
+    return isInterpolation(i) ? "" : std::to_string(int(i)) + " is not an Interpolation (nearest or bilinear)";
+}
 inline std::string fieldProblem(float v, Range r) {
     return std::isfinite(v) && r.contains(v) ? "" : "must be " + r.mustBe(false) + ", got " + std::to_string(v);
 }
@@ -188,6 +212,18 @@ constexpr const char* tsType<int>() {
 template <>
 constexpr const char* tsType<Size2>() {
     return "number | [number, number]";
+}
+template <>
+constexpr const char* tsType<std::vector<int>>() {
+    return "number[]";
+}
+template <>
+constexpr const char* tsType<Margins>() {
+    return "number | [number, number] | [[number, number], [number, number]]";
+}
+template <>
+constexpr const char* tsType<Interpolation>() {
+    return "Interpolation";
 }
 template <>
 constexpr const char* tsType<float>() {

@@ -20,6 +20,7 @@
 #include "gltrain/reference/pooling.hpp"
 #include "gltrain/reference/random.hpp"
 #include "gltrain/reference/softmax.hpp"
+#include "gltrain/reference/spatial.hpp"
 
 namespace gltrain::ref {
 
@@ -426,6 +427,26 @@ std::vector<HostMatrixT<T>> run(const graph::BatchMean&, const graph_detail::Ins
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::BatchMeanGrad&, const graph_detail::Ins<T>& in) {
     return {HostMatrixT<T>(in[1]->rows, 1, in[0]->data[0] / T(in[1]->rows))};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Transpose& o, const graph_detail::Ins<T>& in) {
+    return {permuteAxes(*in[0], o.in, o.perm)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::PadImage& o, const graph_detail::Ins<T>& in) {
+    return {padImages(*in[0], o.in, o.pad)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::CropImage& o, const graph_detail::Ins<T>& in) {
+    return {cropImages(*in[0], o.in, o.crop)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::Upsample& o, const graph_detail::Ins<T>& in) {
+    return {upsampleImages(*in[0], o.in, o.size, o.interpolation)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::UpsampleGrad& o, const graph_detail::Ins<T>& in) {
+    return {upsampleImagesBackward(*in[0], o.in, o.size, o.interpolation)};
 }
 
 // A whole graph in precision T for one batch size: every node, in order.
