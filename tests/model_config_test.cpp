@@ -326,6 +326,12 @@ TEST(ModelConfig, LayerSizesAreRangeCheckedIn64Bits) {
         {R"({"input": [1, 100, 1000], "layers": [{"type": "conv1d", "filters": 3000000, "kernelSize": 1}]})",
          "layers[0].filters: the layer's sizes overflow: a kernel of 1x1 x 1000 channels x 3000000 filters is "
          "3000000000 values"},
+        {image + R"({"type": "zeropadding2d", "padding": 100000}]})",
+         "layers[0].padding: the layer's sizes overflow: an output of 200028x200028 x 1 channels is 40011200784 "
+         "values"},
+        {image + R"({"type": "upsampling2d", "size": [100000, 10000]}]})",
+         "layers[0].size: the layer's sizes overflow: an output of 2800000x280000 x 1 channels is 784000000000 "
+         "values"},
         {R"({"input": 2000000000, "layers": [{"type": "concatenate", "inputs": ["input", "input"]}]})",
          "layers[0].axis: the layer's sizes overflow: an output per example of 1 x 4000000000 along the axis is "
          "4000000000 values"},
