@@ -128,7 +128,8 @@ TEST(EpochCallbacks, OptionsAreCheckedBeforeAnythingRuns) {
               "validationX/validationY, or monitor loss)");
     f.earlyStopping.monitor.name = "val_acc";
     EXPECT_EQ(message([&] { m.fit(d.x, d.y, f); }),
-              "fit: earlyStopping.monitor 'val_acc' is not loss, accuracy, val_loss or val_accuracy");
+              "fit: earlyStopping.monitor 'val_acc' is none of the model's figures (loss, accuracy, or one of "
+              "them after val_)");
     f.earlyStopping = {};
     f.reduceLrOnPlateau.patience = 1;
     f.reduceLrOnPlateau.monitor.name = "loss";
@@ -152,9 +153,17 @@ TEST(EpochCallbacks, OptionsAreCheckedBeforeAnythingRuns) {
     EXPECT_FLOAT_EQ(j.reduceLrOnPlateau.monitor.minDelta, 0.01f);
     EXPECT_TRUE(j.keepBest.enabled);
     EXPECT_EQ(j.keepBest.monitor.name, "loss");
+    // A metric's name is checked against the model's when the fit begins; the mode is read here.
+    EXPECT_EQ(fitOptionsFromJson(nlohmann::json::parse(R"({"keepBest": {"monitor": "auc", "mode": "max"}})"), "f.json")
+                  .keepBest.monitor.mode,
+              MonitorMode::Max);
     EXPECT_NE(message([&] {
-                  fitOptionsFromJson(nlohmann::json::parse(R"({"earlyStopping": {"monitor": "acc"}})"), "f.json");
-              }).find("earlyStopping.monitor: unknown value 'acc' (valid: loss, accuracy, val_loss, val_accuracy)"),
+                  fitOptionsFromJson(nlohmann::json::parse(R"({"earlyStopping": {"monitor": 3}})"), "f.json");
+              }).find("earlyStopping.monitor: expected a figure's name"),
+              std::string::npos);
+    EXPECT_NE(message([&] {
+                  fitOptionsFromJson(nlohmann::json::parse(R"({"earlyStopping": {"mode": "up"}})"), "f.json");
+              }).find("earlyStopping.mode: unknown value 'up' (valid: auto, min, max)"),
               std::string::npos);
 }
 

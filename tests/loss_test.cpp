@@ -400,6 +400,17 @@ TEST(Loss, BadExpressionsAreNamedWhereTheyAre) {
                       {"compile.loss.delta", "an expression loss has no delta"});
     expectConfigError(R"({"loss": {"type": "huber", "expression": "yPred"}})",
                       {"compile.loss.expression", "only an expression loss"});
+    // Deep nesting is refused, by the expression's check (65 ops) or, hostile (100000 levels),
+    // by the parser before anything could recurse that deep.
+    auto nested = [](int depth) {
+        std::string e;
+        for (int k = 0; k < depth; ++k) e += R"({"op": "abs", "x": )";
+        return e + "\"yPred\"" + std::string(size_t(depth), '}');
+    };
+    expectConfigError(R"({"loss": {"type": "expression", "expression": )" + nested(70) + "}}",
+                      {"compile.loss.expression.x.x.x", "ops nest deeper than 64"});
+    expectConfigError(R"({"loss": {"type": "expression", "expression": )" + nested(100000) + "}}",
+                      {"compile.loss.expression.x.x.x", "nested deeper than 256 levels"});
     // Not one value per row: named at compile.
     const LossSpec l = compileOf(R"({"loss": {"type": "expression", "name": "elementwise", "expression":
         {"op": "abs", "x": {"op": "sub", "a": "yPred", "b": "yTrue"}}}})")

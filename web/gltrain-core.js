@@ -60,20 +60,24 @@ function lossOperand(op, v) {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   throw argError(`a loss's ${op}: expected a tensor or a finite number, got ${v}`);
 }
-// compile()'s options with a loss function recorded as an expression loss.
+// compile()'s options with loss and metric functions recorded as expressions
+// (a metric's is its rows' mean, reported by the function's name).
 function recordedLoss(options) {
-  const record = (fn) => {
+  const record = (what) => (fn) => {
     if (typeof fn !== 'function') return fn;
     const name = fn.name || 'custom';
     const out = fn(new LossTensor('yTrue'), new LossTensor('yPred'));
     if (!(out instanceof LossTensor))
-      throw argError(`compile: loss ${name} must return an expression of yTrue and yPred (their methods: sub, abs, ` +
-                     `mean, ...), got ${typeof out}`);
+      throw argError(`compile: ${what} ${name} must return an expression of yTrue and yPred (their methods: sub, ` +
+                     `abs, mean, ...), got ${typeof out}`);
     return { type: 'expression', name, expression: out.expression };
   };
-  const loss = options?.loss;
-  if (typeof loss !== 'function' && !(Array.isArray(loss) && loss.some((l) => typeof l === 'function'))) return options;
-  return { ...options, loss: Array.isArray(loss) ? loss.map(record) : record(loss) };
+  const { loss, metrics } = options ?? {};
+  const out = { ...options };
+  if (typeof loss === 'function' || Array.isArray(loss))
+    out.loss = Array.isArray(loss) ? loss.map(record('loss')) : record('loss')(loss);
+  if (Array.isArray(metrics)) out.metrics = metrics.map(record('metric'));
+  return out;
 }
 const INT_MAX = 2 ** 31 - 1;  // the largest count the module's int arguments take
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -734,6 +738,15 @@ function makeApi(M) {
     get history() { return this._raw.history(); }
     summary() { return this._raw.layers(); }
     layerSpecs() { return M.layerSpecs(this._raw); }
+    // A Dataset of several inputs' rows and outputs' targets (arrays, one per input and output), side by side as
+    // this model reads them (io; after compile): what fit([x...], [y...]) makes for one call, kept for many.
+    dataset(xs, ys) {
+      if (!isInputList(xs)) throw argError(`dataset: x must be an array of each input's rows, got ${describe(xs)}`);
+      if (ys !== undefined && !Array.isArray(ys)) throw argError(`dataset: y must be an array of targets (one per output), got ${describe(ys)}`);
+      const x = packInputs('dataset', this, xs);
+      const y = ys === undefined ? undefined : packTargets('dataset', this, ys, x.length / this.inputSize);
+      return new Dataset(call(() => M.DatasetImpl.fromArrays(x, y, this.inputSize, 'dataset')));
+    }
 
     add(layer) {
       this.#idle('add');

@@ -29,6 +29,10 @@ async function loadSource(source) {
     const from = dataset(source.dataset, 'load');
     return from.slice(source.start ?? 0, source.count ?? from.count - (source.start ?? 0));
   }
+  if (Array.isArray(source.x)) {  // several inputs (and outputs): packed as the model reads them
+    if (source.features !== undefined) throw argError('load: with an array of inputs, the model says the features (no features)');
+    return needModel('load (several inputs)').dataset(source.x, source.y);
+  }
   if (source.x !== undefined) {
     const features = source.features;
     if (typeof features !== 'number') throw argError('load: {x, y} needs features (values per row)');
@@ -61,15 +65,17 @@ const ops = {
     return { count: d.count, features: d.features, imageRows: d.imageRows, imageCols: d.imageCols };
   },
   build({ model: spec, compile }) {
-    if (!spec || typeof spec !== 'object' || !Array.isArray(spec.layers) || !('input' in spec)) {
-      throw argError('build: the model is {input, layers: [...]} (input: a flat size or [height, width, channels])');
+    if (!spec || typeof spec !== 'object' || !Array.isArray(spec.layers) || !('input' in spec || 'inputs' in spec)) {
+      throw argError('build: the model is {input, layers: [...]} (input: a flat size or [height, width, channels]) ' +
+                     'or {inputs, layers, outputs}');
     }
-    const { input, layers, ...rest } = spec;
+    const { input, inputs, layers, outputs, ...rest } = spec;
     const extra = Object.keys(rest);
-    if (extra.length) throw argError(`build: unknown key '${extra[0]}' in the model (valid: input, layers)`);
+    if (extra.length) throw argError(`build: unknown key '${extra[0]}' in the model (valid: input, inputs, layers, outputs)`);
     // A functional model's layers name their "inputs" (as model.layerSpecs() and save() write them).
-    const functional = layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
-    const m = functional ? gl.Model.fromConfig(ctx, { input, layers }) : new gl.Sequential(ctx, input);
+    const functional = inputs !== undefined || outputs !== undefined ||
+                       layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
+    const m = functional ? gl.Model.fromConfig(ctx, spec) : new gl.Sequential(ctx, input);
     try {
       if (!functional) for (const l of layers) m.add(l);
       m.compile(compile);
@@ -199,9 +205,9 @@ function withRows(spec, where, fn) {
     if (part !== d) part.delete();
   }
 }
-// data: a Float32Array, or {dataset, start?, count?}.
+// data: a Float32Array, an array of them (several inputs), or {dataset, start?, count?}.
 function predictWith(m, data, options, classes) {
-  if (data instanceof Float32Array) return classes ? m.predictClasses(data, options) : m.predict(data, options);
+  if (data instanceof Float32Array || Array.isArray(data)) return classes ? m.predictClasses(data, options) : m.predict(data, options);
   if (!data || typeof data.dataset !== 'string') throw argError('predict: data is a Float32Array or {dataset, start?, count?}');
   return withRows(data, 'predict', (part) => (classes ? m.predictClasses(part, options) : m.predict(part, options)));
 }

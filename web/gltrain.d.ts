@@ -99,6 +99,32 @@ export declare class LossTensor {
 /** A loss: a name, a name with parameters, a custom loss (a function compile() records, or its record). */
 export type Loss = LossName | LossOptions | ExpressionLoss | ((yTrue: LossTensor, yPred: LossTensor) => LossTensor);
 
+/**
+ * A metric by name. 'accuracy' (or 'acc') is the one the output's loss implies, as Keras resolves it: sparse categorical
+ * for class labels, binary for binary cross-entropy or one column, else categorical. Precision, recall and binary
+ * accuracy count a prediction above `threshold` (default 0.5) as positive and a target above 0.5 as positive; 'auc' is
+ * the ROC curve's area from `thresholds` (default 200) thresholds, as Keras's AUC. Every loss name is a metric too (its
+ * mean, on the model's output).
+ */
+export type MetricName =
+  | 'accuracy' | 'acc' | 'binary_accuracy' | 'categorical_accuracy' | 'sparse_categorical_accuracy'
+  | 'precision' | 'recall' | 'auc' | LossName;
+/** A metric with its parameters; `name` is what history calls it (default: its type). */
+export interface MetricOptions {
+  type: MetricName;
+  name?: string;
+  /** binary_accuracy, precision, recall: a prediction above it is positive (default 0.5). */
+  threshold?: number;
+  /** auc: how many thresholds the curve is sampled at (3 to 10000, default 200). */
+  thresholds?: number;
+}
+/**
+ * A metric: a name, a name with parameters, or a function of (yTrue, yPred) giving one value per row (as a custom loss),
+ * reported as the rows' mean under the function's name.
+ */
+export type Metric =
+  | MetricName | MetricOptions | ExpressionLoss | ((yTrue: LossTensor, yPred: LossTensor) => LossTensor);
+
 /** A fully connected layer: y = f(x·kernel + bias), kernel [in, units]. */
 export interface DenseLayer {
   type: 'dense';
@@ -371,6 +397,12 @@ export interface CompileOptions {
   loss?: Loss | Loss[];
   /** A model of several outputs: each output's weight in the loss training minimizes (default 1 each). */
   lossWeights?: number[];
+  /**
+   * Figures each epoch (history's `metrics`) and evaluate report, summed over all rows. Softmax cross-entropy reports
+   * `accuracy` without asking. With several outputs a metric goes to each output it fits, named
+   * `<output layer>_<name>`.
+   */
+  metrics?: Metric[];
   /** Default Adam, lr 1e-3. */
   optimizer?: OptimizerName | OptimizerOptions;
   /** Overrides the optimizer's learning rate. */
@@ -407,6 +439,8 @@ export interface EpochEvent {
   accuracy: number | null;
   valLoss: number | null;
   valAccuracy: number | null;
+  /** The compiled metrics by name (`val_<name>` on the validation data); null where not finite. */
+  metrics: Record<string, number | null>;
   seconds: number;
   samplesPerSecond: number;
 }
@@ -438,14 +472,19 @@ export interface BeginFitOptions {
    */
   snapshotEvery?: number;
   /** Stops after `patience` epochs (default 1) without improvement (Keras's EarlyStopping); restoreBest ends in the best epoch's state (weights, optimizer state, step). */
-  earlyStopping?: { monitor?: Monitor; minDelta?: number; patience?: number; restoreBest?: boolean };
+  earlyStopping?: { monitor?: Monitor; minDelta?: number; mode?: MonitorMode; patience?: number; restoreBest?: boolean };
   /** Multiplies the learning rate by `factor` (default 0.1, not below minLr) after `patience` epochs (default 1) without improvement; it stays so after the fit. */
-  reduceLrOnPlateau?: { monitor?: Monitor; minDelta?: number; patience?: number; factor?: number; minLr?: number };
+  reduceLrOnPlateau?: { monitor?: Monitor; minDelta?: number; mode?: MonitorMode; patience?: number; factor?: number; minLr?: number };
   /** Keeps the best epoch's checkpoint by `monitor`: `bestCheckpoint()`. */
-  keepBest?: { monitor?: Monitor; minDelta?: number };
+  keepBest?: { monitor?: Monitor; minDelta?: number; mode?: MonitorMode };
 }
-/** The epoch figure a fit callback watches (default 'val_loss'): losses improve downward, accuracies upward. */
-export type Monitor = 'loss' | 'accuracy' | 'val_loss' | 'val_accuracy';
+/**
+ * The epoch figure a fit callback watches (default 'val_loss'): the loss, the accuracy, a compiled metric's name, or
+ * one of those after 'val_' (on the validation data).
+ */
+export type Monitor = 'loss' | 'accuracy' | 'val_loss' | 'val_accuracy' | (string & {});
+/** Which way a watched figure improves: 'auto' (default) as the figure does (losses down, accuracies, precision, recall and AUC up, custom metrics down). */
+export type MonitorMode = 'auto' | 'min' | 'max';
 /** What `fit()` takes: beginFit's options and the callbacks. */
 export interface FitOptions extends BeginFitOptions {
   /** Called after every step. */
@@ -475,6 +514,8 @@ export interface Evaluation {
   loss: number | null;
   /** Classification only. */
   accuracy: number | null;
+  /** The compiled metrics by name; null where not finite. */
+  metrics: Record<string, number | null>;
 }
 /** Rows per batch for evaluate and predict (default 256). */
 export interface BatchOptions { batchSize?: number }
@@ -722,6 +763,11 @@ export interface Model extends Deletable {
   /** The layers as add() takes them: each one's type and the fields that differ from their defaults (a functional
    *  model's also name their `inputs`: earlier layers, or 'input'). */
   layerSpecs(): Array<LayerSpec & { inputs?: string[] }>;
+  /**
+   * A Dataset of each input's rows and each output's targets side by side, as this model reads them (`io`; after
+   * compile): what `fit([x...], [y...])` makes for one call, kept for many (and what a worker's `load` makes).
+   */
+  dataset(x: Float32Array[], y?: Targets[]): Dataset;
   /** Checks every shape; a model whose checkpoint (and so every snapshot fit() takes) would pass the
    *  2 GiB one WebAssembly buffer holds is an ArgumentError naming its size, before anything is allocated. */
   compile(options?: CompileOptions): this;
@@ -926,14 +972,13 @@ export declare function yieldToEventLoop(): Promise<void>;
 /** What `TrainingWorker.load` reads: arrays (transferred with `transfer`), IDX file URLs, or rows of a loaded dataset. */
 export type WorkerDataSource =
   | { x: Float32Array; y?: Targets; features: number }
+  /** A model of several inputs and outputs (built first): each input's rows and each output's targets. */
+  | { x: Float32Array[]; y?: Targets[] }
   | { images: string; labels: string; start?: number; count?: number }
   /** Rows of a dataset loaded before (nothing fetched again). */
   | { dataset: string; start?: number; count?: number };
-/** As a model file's "input" and "layers". */
-export interface WorkerModelSpec {
-  input: ModelInput;
-  layers: LayerSpec[];
-}
+/** As a model file's "input" and "layers", or a functional model's config (several inputs and outputs). */
+export type WorkerModelSpec = ModelConfig;
 /** What onEvaluate is told (WorkerFitOptions.evaluateEvery). */
 export interface EvaluateEvent { type: 'evaluate'; step: number; loss: number | null; accuracy: number | null; ms: number }
 /** What `TrainingWorker.fit` takes: beginFit's options (validation by dataset name) and callbacks. */
@@ -957,7 +1002,8 @@ export interface WorkerFitOptions extends Omit<BeginFitOptions, 'validationData'
 /** A loaded dataset's rows, features and image size (0 for non-images). */
 export interface DatasetInfo { count: number; features: number; imageRows: number; imageCols: number }
 /** Rows to predict: values, or rows of a loaded dataset. */
-export type WorkerPredictData = Float32Array | { dataset: string; start?: number; count?: number };
+/** Rows, each input's rows (a model of several inputs), or rows of a loaded dataset. */
+export type WorkerPredictData = Float32Array | Float32Array[] | { dataset: string; start?: number; count?: number };
 
 /** A gltrain worker training on an OffscreenCanvas: the page stays responsive. */
 export declare class TrainingWorker {
@@ -983,6 +1029,8 @@ export declare class TrainingWorker {
   /** As Sequential.profileStep, on a loaded dataset. */
   profileStep(dataset: string, options?: ProfileOptions): Promise<PassTiming[]>;
   /** As Sequential.predict. */
+  /** Several outputs, given each input's rows: each output's predictions. */
+  predict(data: Float32Array[], options?: BatchOptions): Promise<Float32Array[]>;
   predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
   /** As Sequential.predictClasses. */
   predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;

@@ -103,10 +103,12 @@ export class TrainingWorker {
   }
 
   // Loads a dataset into the worker under `name`: {x, y} arrays (transferred
-  // when transfer is true) or IDX files {images: url, labels: url, start?, count?}.
+  // when transfer is true; arrays of them for a model of several inputs and
+  // outputs, built first) or IDX files {images: url, labels: url, start?, count?}.
   // Relative file URLs are resolved against the page (document.baseURI).
   load(name, source, { transfer = false } = {}) {
-    const t = transfer && source?.x ? [source.x.buffer, ...(source.y ? [source.y.buffer] : [])] : [];
+    const arrays = source?.x === undefined ? [] : [source.x, source.y].flat().filter((a) => ArrayBuffer.isView(a));
+    const t = transfer ? [...new Set(arrays.map((a) => a.buffer))] : [];
     if (source && typeof source === 'object' && source.x === undefined) {
       source = { ...source };
       for (const k of ['images', 'labels']) if (typeof source[k] === 'string') source[k] = pageUrl(source[k]);

@@ -49,8 +49,12 @@ inline std::string opList() {
     return s;
 }
 
-// Checks e's form (ops, operands, constants), naming the path of what is wrong.
-inline void check(const Json& e, const std::string& path, const Fail& fail) {
+// How deep ops may nest: far past any loss, and a bound on the recursion of check and build.
+constexpr int kMaxDepth = 64;
+
+// Checks e's form (ops, operands, constants, nesting), naming the path of what is wrong.
+inline void check(const Json& e, const std::string& path, const Fail& fail, int depth = 0) {
+    if (depth > kMaxDepth) return fail(path, "ops nest deeper than " + std::to_string(kMaxDepth));
     if (e.is_string()) {
         if (e != "yTrue" && e != "yPred") fail(path, "unknown tensor '" + e.get<std::string>() + "' (yTrue or yPred)");
         return;
@@ -64,7 +68,7 @@ inline void check(const Json& e, const std::string& path, const Fail& fail) {
     const std::string op = e["op"];
     auto operand = [&](const char* k) {
         if (!e.contains(k)) fail(path, op + " needs \"" + k + "\"");
-        check(e[k], path + "." + k, fail);
+        check(e[k], path + "." + k, fail, depth + 1);
     };
     auto number = [&](const char* k) {
         if (!e.contains(k) || !e[k].is_number() || !std::isfinite(e[k].get<double>()))

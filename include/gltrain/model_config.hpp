@@ -483,9 +483,47 @@ inline LossSpec lossSpec(const nlohmann::json& v, const std::string& source, con
     return l;
 }
 
+// "auc" or {"type": "precision", "threshold": 0.7, "name": "p70"}: a metric of kMetricNames, any
+// loss (by name, with its parameters, or a custom {"type": "expression", ...}) as a metric.
+inline MetricSpec metricSpec(const nlohmann::json& v, const std::string& source, const std::string& at) {
+    if (!v.is_string() && !v.is_object()) failAt(source, at, "expected a metric name or {type, ...}, got " + show(v));
+    const nlohmann::json asObject = v.is_string() ? nlohmann::json{{"type", v}} : v;
+    if (!asObject.contains("type") || !asObject["type"].is_string())
+        failAt(source, at, "a metric needs a type ('accuracy', 'auc', 'mae', ...)");
+    const std::string type = lower(asObject["type"].get<std::string>());
+    MetricSpec m;
+    if (!metricByName(type, &m)) {
+        if (type != "expression")
+            failAt(source, v.is_string() ? at : at + ".type",
+                   "unknown metric '" + asObject["type"].get<std::string>() + "' (valid: " + metricNameList() +
+                       ", expression)");
+    }
+    if (m.kind == MetricKind::Loss || type == "expression") {  // a loss as a metric, with the loss's keys
+        nlohmann::json lossJson = asObject;
+        lossJson.erase("name");
+        if (type == "expression" && asObject.contains("name")) lossJson["name"] = asObject["name"];
+        m = MetricSpec::ofLoss(lossSpec(lossJson, source, at), type == "expression" ? "custom" : type);
+        if (type == "expression") m.name = m.loss.customName;
+        if (asObject.contains("name")) {
+            if (!asObject["name"].is_string()) failAt(source, at + ".name", "expected a string");
+            m.name = asObject["name"].get<std::string>();
+        }
+        return m;
+    }
+    Object o(asObject, source, at, {"type", "threshold", "thresholds", "name"});
+    if (o.has("threshold") && m.kind != MetricKind::BinaryAccuracy && m.kind != MetricKind::Precision &&
+        m.kind != MetricKind::Recall && m.kind != MetricKind::Accuracy)
+        o.fail(o.at("threshold"), "metric " + type + " has no threshold (binary_accuracy, precision and recall have)");
+    if (o.has("thresholds") && m.kind != MetricKind::Auc) o.fail(o.at("thresholds"), "only auc has thresholds");
+    m.threshold = o.real("threshold", m.threshold);
+    m.thresholds = o.integer("thresholds", m.thresholds, 3, 10000);
+    m.name = o.string("name", m.name);
+    return m;
+}
+
 inline CompileOptions compileOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
     Object o(j, source, path,
-             {"loss", "lossWeights", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
+             {"loss", "lossWeights", "metrics", "optimizer", "learningRate", "schedule", "clipNorm", "seed", "onNaN"});
     CompileOptions c;
     // A loss by name or with its parameters; `at` is where it was read.
     auto lossNamed = [&](const nlohmann::json& v, const std::string& at) { return lossSpec(v, source, at); };
@@ -510,6 +548,12 @@ inline CompileOptions compileOptions(const nlohmann::json& j, const std::string&
             c.lossWeights.push_back(v[k].get<float>());
         }
     }
+    if (o.has("metrics")) {
+        const nlohmann::json& v = o.raw("metrics");
+        if (!v.is_array()) o.fail(o.at("metrics"), "expected an array of metrics, got " + show(v));
+        for (size_t k = 0; k < v.size(); ++k)
+            c.metrics.push_back(metricSpec(v[k], source, o.at("metrics") + "[" + std::to_string(k) + "]"));
+    }
     c.optimizer = optimizer(o);
     c.optimizer.lr = o.real("learningRate", c.optimizer.lr, kPositive);
     c.schedule = schedule(o);
@@ -519,25 +563,33 @@ inline CompileOptions compileOptions(const nlohmann::json& j, const std::string&
     return c;
 }
 
-// A callback's monitor: {"monitor": "val_loss", "minDelta": 0, ...} (the keys of o).
+// A callback's monitor: {"monitor": "val_loss", "minDelta": 0, "mode": "auto"} (the keys of o):
+// the figure is checked against the model's when the fit begins.
 inline Monitor monitor(const Object& o, Monitor m) {
-    static const char* const kNames[] = {"loss", "accuracy", "val_loss", "val_accuracy"};
-    const int i = o.choice("monitor", -1, {kNames[0], kNames[1], kNames[2], kNames[3]});
-    if (i >= 0) m.name = kNames[i];
+    if (o.has("monitor")) {
+        const nlohmann::json& v = o.raw("monitor");
+        if (!v.is_string() || v.get<std::string>().empty())
+            o.fail(o.at("monitor"),
+                   "expected a figure's name (loss, accuracy, a metric's, or one of them after "
+                   "val_), got " +
+                       show(v));
+        m.name = v.get<std::string>();
+    }
     m.minDelta = o.real("minDelta", m.minDelta, kNonNegative);
+    m.mode = MonitorMode(o.choice("mode", int(m.mode), {"auto", "min", "max"}));
     return m;
 }
 inline void epochCallbacks(const Object& o, FitOptions& f) {
     if (o.has("earlyStopping")) {
         const Object e(o.raw("earlyStopping"), o.source(), o.at("earlyStopping"),
-                       {"monitor", "minDelta", "patience", "restoreBest"});
+                       {"monitor", "minDelta", "mode", "patience", "restoreBest"});
         f.earlyStopping.monitor = monitor(e, f.earlyStopping.monitor);
         f.earlyStopping.patience = e.integer("patience", 1, 1);
         f.earlyStopping.restoreBest = e.boolean("restoreBest", f.earlyStopping.restoreBest);
     }
     if (o.has("reduceLrOnPlateau")) {
         const Object r(o.raw("reduceLrOnPlateau"), o.source(), o.at("reduceLrOnPlateau"),
-                       {"monitor", "minDelta", "patience", "factor", "minLr"});
+                       {"monitor", "minDelta", "mode", "patience", "factor", "minLr"});
         ReduceLrOnPlateau& p = f.reduceLrOnPlateau;
         p.monitor = monitor(r, p.monitor);
         p.patience = r.integer("patience", 1, 1);
@@ -545,7 +597,7 @@ inline void epochCallbacks(const Object& o, FitOptions& f) {
         p.minLr = r.real("minLr", p.minLr, kNonNegative);
     }
     if (o.has("keepBest")) {
-        const Object k(o.raw("keepBest"), o.source(), o.at("keepBest"), {"monitor", "minDelta"});
+        const Object k(o.raw("keepBest"), o.source(), o.at("keepBest"), {"monitor", "minDelta", "mode"});
         f.keepBest.enabled = true;
         f.keepBest.monitor = monitor(k, f.keepBest.monitor);
     }
@@ -633,12 +685,22 @@ private:
 
 // Duplicate keys are errors: nlohmann::json would keep the last one silently.
 // The parser's callback sees keys in order; a stack of open containers gives
-// the JSON path for the message.
+// the JSON path for the message. Nesting is bounded too: the parser does not
+// recurse, but copying and destroying a value does, so a hostile file nested
+// 100000 deep would exhaust the stack after parsing.
 class DuplicateKeyCheck {
 public:
+    // Far past any model file (a custom loss's expression nests up to 64 ops).
+    static constexpr size_t kMaxDepth = 256;
+
     explicit DuplicateKeyCheck(std::string source) : source_(std::move(source)) {}
     bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
         using E = nlohmann::json::parse_event_t;
+        if ((event == E::object_start || event == E::array_start) && open_.size() >= kMaxDepth) {
+            const std::string p = path();
+            throw FormatError(source_ + ": " + (p.empty() ? "" : p + ": ") + "nested deeper than " +
+                              std::to_string(kMaxDepth) + " levels");
+        }
         switch (event) {
             case E::object_start: open_.push_back({false, 0, {}, {}}); break;
             case E::array_start: open_.push_back({true, 0, {}, {}}); break;

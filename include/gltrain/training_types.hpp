@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "gltrain/error.hpp"
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/loss_spec.hpp"
+#include "gltrain/metric_spec.hpp"
 #include "gltrain/ops/loss_scale.hpp"
 #include "gltrain/optimizer_config.hpp"
 #include "gltrain/random.hpp"
@@ -42,6 +44,10 @@ struct CompileOptions {
     std::vector<LossSpec> losses;
     // A model of several outputs: each output's weight in the loss training minimizes (empty: 1 each).
     std::vector<float> lossWeights;
+    // Figures reported each epoch and by evaluate (Keras's metrics), of every output, by name in
+    // history (several outputs: "<output layer>_<name>"). Softmax cross-entropy's accuracy is
+    // reported without asking, as "accuracy".
+    std::vector<MetricSpec> metrics;
     OptimizerConfig optimizer{};  // Adam 1e-3
     Schedule schedule{};          // constant
     float clipNorm = 0.0f;        // > 0: clip gradients by their global L2 norm
@@ -92,19 +98,26 @@ inline std::vector<int> targetLabels(const Targets& y, int r0, int n) {
     return out;
 }
 
-// The epoch figure a callback watches, by Keras's name: "loss", "accuracy",
-// "val_loss" or "val_accuracy". Losses improve downward, accuracies upward.
+// Whether a watched figure improves upward or downward (auto: losses
+// downward, accuracies and the metrics that are better larger upward).
+enum class MonitorMode { Auto, Min, Max };
+// The epoch figure a callback watches, by Keras's name: "loss", "accuracy", a
+// metric's name (CompileOptions::metrics), or any of them after "val_".
 struct Monitor {
-    // "loss", "accuracy", "val_loss" or "val_accuracy".
+    // "loss", "accuracy", a metric's name, or one of those after "val_".
     std::string name = "val_loss";
     // An improvement is more than this.
     float minDelta = 0.0f;
-    // Whether name is one of the four.
-    bool valid() const { return name == "loss" || name == "accuracy" || name == "val_loss" || name == "val_accuracy"; }
+    // Which way improves (Auto: as the figure says; the model resolves it when a fit begins).
+    MonitorMode mode = MonitorMode::Auto;
     // Whether it is a validation figure (the fit needs validation data).
     bool validation() const { return name.rfind("val_", 0) == 0; }
-    // Accuracies improve upward, losses downward.
-    bool higherIsBetter() const { return name == "accuracy" || name == "val_accuracy"; }
+    // The name without "val_".
+    std::string figure() const { return validation() ? name.substr(4) : name; }
+    // Whether larger is better (Auto: only the accuracy; metrics are resolved to Min or Max).
+    bool higherIsBetter() const {
+        return mode == MonitorMode::Max || (mode == MonitorMode::Auto && figure() == "accuracy");
+    }
 };
 // Stops a fit after `patience` epochs without improvement (0: off); with
 // restoreBest the model ends in its state at the best epoch (weights,
@@ -198,6 +211,9 @@ struct EpochInfo {
     float loss = 0, accuracy = 0;
     // Validation loss and accuracy (NaN without validation data).
     float valLoss = std::numeric_limits<float>::quiet_NaN(), valAccuracy = std::numeric_limits<float>::quiet_NaN();
+    // The compiled metrics by name, over the epoch's rows, and with validation data the
+    // same figures on it as "val_<name>".
+    std::map<std::string, float> metrics;
     // The epoch's time and throughput.
     double seconds = 0, samplesPerSecond = 0;
     // The global step at the epoch's end.
@@ -205,10 +221,12 @@ struct EpochInfo {
 };
 // An epoch's figure as a Monitor names it (NaN when the epoch has none).
 inline float monitored(const EpochInfo& e, const Monitor& m) {
-    return m.name == "loss"       ? e.loss
-           : m.name == "accuracy" ? e.accuracy
-           : m.name == "val_loss" ? e.valLoss
-                                  : e.valAccuracy;
+    if (m.name == "loss") return e.loss;
+    if (m.name == "accuracy") return e.accuracy;
+    if (m.name == "val_loss") return e.valLoss;
+    if (m.name == "val_accuracy") return e.valAccuracy;
+    const auto it = e.metrics.find(m.name);
+    return it == e.metrics.end() ? std::numeric_limits<float>::quiet_NaN() : it->second;
 }
 // Whether `value` improves on `best` (NaN: no best yet) by more than minDelta.
 inline bool improves(const Monitor& m, float value, float best) {
@@ -228,6 +246,8 @@ struct Callbacks {
 struct Evaluation {
     // Mean loss, and accuracy (NaN for regression).
     float loss = 0, accuracy = std::numeric_limits<float>::quiet_NaN();
+    // The compiled metrics, by name.
+    std::map<std::string, float> metrics;
 };
 
 // The rows an epoch visits, in order: 0 .. n-1, or (shuffle) a Fisher-Yates

@@ -2,6 +2,7 @@
 // profiling and predicting.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -53,6 +54,13 @@ double SequentialImpl::restore() {
     });
 }
 
+// The compiled metrics by name ("val_<name>" on validation data), NaN as null.
+static val metricsObject(const std::map<std::string, float>& metrics) {
+    val o = val::object();
+    for (const auto& [name, value] : metrics) o.set(name, numberOrNull(value));
+    return o;
+}
+
 val SequentialImpl::epochObject(const EpochInfo& e) {
     val o = val::object();
     o.set("type", std::string("epoch"));
@@ -62,6 +70,7 @@ val SequentialImpl::epochObject(const EpochInfo& e) {
     o.set("accuracy", numberOrNull(e.accuracy));
     o.set("valLoss", numberOrNull(e.valLoss));
     o.set("valAccuracy", numberOrNull(e.valAccuracy));
+    o.set("metrics", metricsObject(e.metrics));
     o.set("seconds", e.seconds);
     o.set("samplesPerSecond", e.samplesPerSecond);
     return o;
@@ -108,6 +117,7 @@ val SequentialImpl::evaluate(DatasetImpl& data, val options) {
         val o = val::object();
         o.set("loss", numberOrNull(e.loss));
         o.set("accuracy", numberOrNull(e.accuracy));
+        o.set("metrics", metricsObject(e.metrics));
         return o;
     });
 }

@@ -139,8 +139,9 @@ nlohmann::json jsonFrom(const val& v, const std::string& where, const std::strin
         return d;
     }
     const std::string at = where + ": " + (path.empty() ? "" : path + ": ");
-    // (Options nest two or three levels; a cycle would recurse until the stack ran out.)
-    if (depth >= 16) throw ArgumentError(at + "nested more than 16 levels deep (a cycle?)");
+    // (Options nest a few levels, a recorded loss's expression up to 64 ops; a cycle would
+    // recurse until the stack ran out.)
+    if (depth >= 80) throw ArgumentError(at + "nested more than 80 levels deep (a cycle?)");
     if (v.isArray()) {
         nlohmann::json a = nlohmann::json::array();
         const int n = v["length"].as<int>();

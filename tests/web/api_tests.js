@@ -327,7 +327,7 @@ const tests = {
     expectError(() => m.compile({ optimizer: { constructor: 5 } }), 'ArgumentError', "compile: optimizer.constructor: unknown key");
     const cyclic = { type: 'adam' };
     cyclic.self = cyclic;
-    expectError(() => m.compile({ optimizer: cyclic }), 'ArgumentError', 'nested more than 16 levels deep (a cycle?)');
+    expectError(() => m.compile({ optimizer: cyclic }), 'ArgumentError', 'nested more than 80 levels deep (a cycle?)');
     expectError(() => m.compile({ learningRate: Infinity }), 'ArgumentError', 'compile: learningRate: expected a positive number, got Infinity');
     assert(!m.compiled, 'not compiled after rejected compiles');
     const m2 = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 6 }).add({ type: 'dense', units: 3 });
@@ -587,6 +587,41 @@ const tests = {
     expectError(() => m.compile({ loss: (t, p) => p.sub('x') }), 'ArgumentError', "a loss's sub: expected a tensor or a finite number, got x");
     expectError(() => m.compile({ loss: (t, p) => p.div(t).mean() }), 'ArgumentError', 'compile: loss.expression.x.b: div divides by a constant only');
     m.delete(); ctx.delete();
+  },
+
+  async 'metrics: by name, with parameters and as functions, in history, evaluate and callbacks, on both engines'() {
+    const n = 40;
+    const x = randomData(n, 4, 1, 11).x;
+    const y = new Float32Array(n * 2);
+    for (let r = 0; r < n; r++) for (let j = 0; j < 2; j++) y[2 * r + j] = x[4 * r + j] + 0.5 * x[4 * r + 2] > 0 ? 1 : 0;
+    const xv = x.subarray(0, 16 * 4), yv = y.subarray(0, 16 * 2);
+    function sq(yTrue, yPred) { return yPred.sub(yTrue).square().mean(-1); }
+    for (const backend of ['webgl', 'cpu']) {
+      const ctx = new gl.Context({ backend });
+      const m = new gl.Sequential(ctx, 4).add({ type: 'dense', units: 2, activation: 'sigmoid' })
+        .compile({ loss: 'binary_crossentropy', optimizer: { type: 'sgd', lr: 0.5 },
+                   metrics: ['accuracy', 'auc', { type: 'precision', threshold: 0.3, name: 'p30' }, 'mse', sq] });
+      const r = await m.fit(x, y, { epochs: 3, batchSize: 7, validationData: { x: xv, y: yv },
+                                    keepBest: { monitor: 'val_auc' } });
+      const h = r.history;
+      assertEq(Object.keys(h[0].metrics).sort().join(), 'auc,mse,p30,sq,val_auc,val_mse,val_p30,val_sq', `${backend}: names`);
+      assert(h[0].accuracy >= 0 && h[0].accuracy <= 1, `${backend}: binary accuracy as accuracy`);
+      let best = 0;
+      for (let k = 1; k < h.length; k++) if (h[k].metrics.val_auc > h[best].metrics.val_auc) best = k;
+      assert(m.bestCheckpoint() !== null, `${backend}: kept the best of val_auc (epoch ${best})`);
+      const e = m.evaluate(x, y);
+      assert(Math.abs(e.metrics.sq - e.metrics.mse) < 1e-6, `${backend}: the function's metric equals mse`);
+      assert(e.metrics.auc > 0.5 && e.metrics.auc <= 1, `${backend}: auc ${e.metrics.auc}`);
+      // Precision at 0.3 from the predictions, as the definition says.
+      const p = m.predict(x);
+      let tp = 0, pos = 0;
+      for (let i = 0; i < p.length; i++) if (p[i] > 0.3) { pos++; if (y[i] > 0.5) tp++; }
+      assert(Math.abs(e.metrics.p30 - tp / pos) < 1e-5, `${backend}: precision ${e.metrics.p30} vs ${tp / pos}`);
+      expectError(() => m.compile({ metrics: ['acuracy'] }), 'ArgumentError', "unknown metric 'acuracy'");
+      await expectReject(m.fit(x, y, { epochs: 9, keepBest: { monitor: 'val_auk' } }), 'ArgumentError',
+                         "'val_auk' is none of the model's figures");
+      m.delete(); ctx.delete();
+    }
   },
 
   async 'losses, validation data and split, beginFit / stepOnce / trainFor / takeEvents'() {
@@ -1090,6 +1125,22 @@ const tests = {
     badLabels[5] = 7;
     expectError(() => m.evaluate([xa, xb], [badLabels, values]), 'ArgumentError', 'label 7 at row 5 is outside [0, 3)');
     expectError(() => build().compile({ loss: ['mse'] }), 'ArgumentError', 'compile: 1 losses for 2 outputs');
+    // The worker: built from the same config, fed arrays, trained; its predictions are arrays too.
+    const w = await TrainingWorker.create({ context: { backend: 'cpu' } });
+    const config = { inputs: [{ name: 'a', shape: 5 }, { name: 'b', shape: 4 }], layers: m.layerSpecs(), outputs: ['classes', 'values'] };
+    await expectReject(w.load('two', { x: [xa, xb], y: [labels, values] }), 'ArgumentError', 'load (several inputs): no model');
+    await w.build(config, { loss: ['softmax_cross_entropy', 'mse'], lossWeights: [1, 0.5], metrics: ['mae'] });
+    const info = await w.load('two', { x: [xa, xb], y: [labels, values] });
+    assertEq(info.count, rows, 'the packed rows');
+    const wr = await w.fit('two', { epochs: 2, batchSize: 8 });
+    assertEq(wr.history.length, 2, 'the worker trained');
+    assertEq(Object.keys(wr.history[1].metrics).join(), 'values_mae', "the values output's mae, by its layer");
+    await w.loadCheckpoint(m.saveCheckpoint());
+    const [wp, wq] = await w.predict([xa, xb]);
+    assert(sameArray(wp, p) && sameArray(wq, q), 'the worker predicts what the model does with its weights');
+    const we = await w.evaluate('two');
+    assert(Math.abs(we.loss - after.loss) < 1e-5, `the worker evaluates the same (${we.loss} vs ${after.loss})`);
+    w.terminate();
     m.delete();
     again.delete();
     ctx.delete();
@@ -1110,7 +1161,7 @@ const tests = {
     expectError(() => m.beginFit(x, y, { earlyStopping: { patience: 1 } }), 'ArgumentError',
                 'fit: earlyStopping.monitor is val_loss but the fit has no validation data');
     expectError(() => m.beginFit(x, y, { keepBest: { monitor: 'acc' } }), 'ArgumentError',
-                "keepBest.monitor: unknown value 'acc' (valid: loss, accuracy, val_loss, val_accuracy)");
+                "fit: keepBest.monitor 'acc' is none of the model's figures (loss, accuracy, or one of them after val_)");
     assertEq(mlp(ctx, 8, 16, 4).bestCheckpoint(), null, 'none before a fit keeps one');
     ctx.delete();
   },

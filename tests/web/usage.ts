@@ -35,7 +35,11 @@ export async function main(): Promise<number> {
   const heads: Model = new gl.Model(ctx, { inputs: [input, meta], outputs: [
     gl.layers.dense({ units: 3 }).apply(gl.layers.concatenate().apply([gl.layers.flatten().apply(block), meta])),
     gl.layers.dense({ units: 1 }).apply(meta)] });
-  heads.compile({ loss: ['softmax_cross_entropy', 'mse'], lossWeights: [1, 0.5] });
+  heads.compile({ loss: ['softmax_cross_entropy', 'mse'], lossWeights: [1, 0.5],
+                  metrics: ['accuracy', { type: 'auc', thresholds: 50 }, (t, p) => p.sub(t).abs().mean()] });
+  const evaluated: Record<string, number | null> = heads.evaluate([new Float32Array(64), new Float32Array(4)],
+                                                                  [new Int32Array(1), new Float32Array(1)]).metrics;
+  void evaluated;
   const [headClasses, headValues]: Float32Array[] = heads.predict([new Float32Array(64), new Float32Array(4)]);
   const sizes: number[] = heads.io.outputs.map((o) => o.targetColumns);
   void headClasses, headValues, sizes;

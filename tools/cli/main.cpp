@@ -597,6 +597,7 @@ int evaluate(const std::vector<std::string>& argv) {
     const Evaluation e = l.model->evaluate(l.data.x, l.data.y, batch);
     std::printf("loss=%.4f", double(e.loss));
     if (!std::isnan(e.accuracy)) std::printf(" accuracy=%.4f", double(e.accuracy));
+    for (const auto& [name, value] : e.metrics) std::printf(" %s=%.4f", name.c_str(), double(value));
     std::printf(" rows=%d\n", l.data.x.rows);
     return 0;
 }

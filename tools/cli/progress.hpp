@@ -66,6 +66,7 @@ public:
         if (!std::isnan(e.accuracy)) line += " accuracy=" + fixed(e.accuracy, 4);
         if (!std::isnan(e.valLoss)) line += " val_loss=" + fixed(e.valLoss, 4);
         if (!std::isnan(e.valAccuracy)) line += " val_accuracy=" + fixed(e.valAccuracy, 4);
+        for (const auto& [name, value] : e.metrics) line += " " + name + "=" + fixed(value, 4);
         line += " time=" + fixed(float(e.seconds), 1) + "s samples/s=" + fixed(float(e.samplesPerSecond), 0);
         print(line);
     }

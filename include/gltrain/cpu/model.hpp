@@ -80,7 +80,10 @@ public:
     };
 
     Model(std::vector<Layer> layers, const TrainingSetup& setup)
-        : layers_(std::move(layers)), inputSize_(setup.io.inputSize()), setup_(setup) {
+        : layers_(std::move(layers)),
+          inputSize_(setup.io.inputSize()),
+          setup_(setup),
+          sums_(graph::EpochSums::of(setup.io)) {
         outputSize_ = setup.io.outputSize();
         for (auto& L : layers_)
             for (auto& v : L.params) v.grad = HostMatrix(v.value.rows, v.value.cols);
@@ -124,7 +127,7 @@ public:
         gatherRows(p, d, offset, batch, true);
         p.run->run(step);
         const float lossMean = (*p.run)[p.graph->lossMean].data[0];
-        if (p.graph->correct != graph::kNoValue) correct_ += int((*p.run)[p.graph->correct].data[0]);
+        addSums(p, sums_);
         if (setup_.skipBadSteps && !std::isfinite(lossMean)) {
             if (setup_.revertOnBadLoss) revert();
             return lossMean;
@@ -140,24 +143,26 @@ public:
     bool updateRejected() const { return updateRejected_; }
     // The host wrote the state (a checkpoint, setWeight): no step before it may be undone.
     void stateWritten() { revertible_ = false; }
-    int correctSum() const { return correct_; }
+    // The correct predictions and metric sums since resetSums().
+    const graph::EpochSums& sums() const { return sums_; }
     // The learning rate the schedule scales from, from the next step on.
     void setLearningRate(float lr) { setup_.optimizer.lr = lr; }
-    void resetSums() { correct_ = 0; }
+    void resetSums() { sums_ = graph::EpochSums::of(setup_.io); }
 
     // Loss (mean over rows) and correct predictions over all of d, in batches
     // (the last may be short); inference mode.
-    LossSums evaluate(const Dataset& d, int batchSize) {
-        LossSums total;
+    // Also adds the correct predictions and metric sums to `sums`.
+    double evaluate(const Dataset& d, int batchSize, graph::EpochSums& sums) {
+        double loss = 0;
         for (int r0 = 0; r0 < d.n; r0 += batchSize) {
             const int b = std::min(batchSize, d.n - r0);
             Plan& p = plan(b, Mode::Evaluate);
             gatherRows(p, d, r0, b, false);
             p.run->run();
-            for (float l : (*p.run)[p.graph->lossRows].data) total.loss += double(l);
-            if (p.graph->correct != graph::kNoValue) total.correct += int((*p.run)[p.graph->correct].data[0]);
+            for (float l : (*p.run)[p.graph->lossRows].data) loss += double(l);
+            addSums(p, sums);
         }
-        return total;
+        return loss;
     }
 
     // The training step's graph on d's first `batch` rows, each op (or fused
@@ -225,6 +230,7 @@ private:
             wanted.push_back(m.lossMean);
             if (mode == Mode::Evaluate) wanted.push_back(m.lossRows);
             if (m.correct != graph::kNoValue) wanted.push_back(m.correct);
+            wanted.insert(wanted.end(), m.metricSums.begin(), m.metricSums.end());
         }
         if (mode == Mode::Train) {
             for (Layer& L : layers_)
@@ -257,6 +263,16 @@ private:
                           y + size_t(r) * size_t(C));
         }
         if (m.correctSoFar != graph::kNoValue) (*p.run)[m.correctSoFar].data[0] = 0.0f;
+        for (graph::ValueId v : m.metricSoFar) std::fill((*p.run)[v].data.begin(), (*p.run)[v].data.end(), 0.0f);
+    }
+
+    // A run's counts (each batch's own: the inputs of its sums so far are 0) added to `s`.
+    void addSums(Plan& p, graph::EpochSums& s) {
+        const graph::ModelGraph& m = *p.graph;
+        if (m.correct != graph::kNoValue) s.correct += double((*p.run)[m.correct].data[0]);
+        size_t at = 0;
+        for (graph::ValueId v : m.metricSums)
+            for (float x : (*p.run)[v].data) s.metrics[at++] += double(x);
     }
 
     // Every array of the training state: parameters, their slots, statistics
@@ -359,7 +375,7 @@ private:
     bool revertible_ = false;           // previous_ is that state
     bool updateRejected_ = false;
     std::vector<std::pair<const float*, size_t>> clipList_;
-    int correct_ = 0;
+    graph::EpochSums sums_;
 };
 
 }  // namespace gltrain::cpu

@@ -64,7 +64,11 @@ public:
         return out;
     }
     float lastLoss() override { return lastLoss_; }
-    CorrectCount epochCorrect() override { return {double(model_.correctSum()), epochRows_}; }
+    EpochSums epochSums() override {
+        EpochSums s = model_.sums();
+        s.rows = epochRows_;
+        return s;
+    }
     Evaluation validate(int batchSize) override { return evaluation(*val_, batchSize); }
     void endFit(long) override {
         train_ = cpu::Dataset{};
@@ -146,10 +150,11 @@ private:
         return d;
     }
     Evaluation evaluation(const cpu::Dataset& d, int batchSize) {
-        const cpu::LossSums s = model_.evaluate(d, batchSize);
+        EpochSums s = EpochSums::of(io_);
         Evaluation e;
-        e.loss = float(s.loss / d.n);
-        if (io_.accuracyOutput() >= 0) e.accuracy = float(double(s.correct) / d.n);
+        e.loss = float(model_.evaluate(d, batchSize, s) / d.n);
+        if (io_.accuracyOutput() >= 0) e.accuracy = float(s.correct / d.n);
+        metricFigures(io_, s.metrics, d.n, e.metrics, e.accuracy);
         return e;
     }
 

@@ -11,9 +11,12 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "gltrain/graph/model_graph.hpp"
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/pass_list.hpp"
 #include "gltrain/training_types.hpp"
@@ -28,7 +31,8 @@ struct FitData {
     int trainRows = 0;  // x's first rows train
     int valRows = 0;    // the next ones validate (validationSplit); or options.validationX/Y
     FitOptions options;
-    bool accuracy = true;  // the model reports accuracy (it has a softmax cross-entropy output)
+    bool accuracy = true;                // the model reports accuracy (it has a softmax cross-entropy output)
+    const graph::ModelIO* io = nullptr;  // the model's metrics (null: none)
 };
 
 // One training step: the global step it is (0-based: the update's t is step + 1),
@@ -51,11 +55,8 @@ struct LossReading {
     long step = 0;  // the step it belongs to
     int rows = 0;
 };
-// Correct predictions over the rows counted since the epoch started.
-struct CorrectCount {
-    double correct = 0;
-    long rows = 0;
-};
+using graph::EpochSums;
+using graph::metricFigures;
 
 class Engine {
 public:
@@ -79,14 +80,14 @@ public:
     virtual bool everyLossKnown() const = 0;
     virtual void beginFit(const FitData& data) = 0;
     virtual void fitStarting(long /*step*/) {}
-    virtual void startEpoch() = 0;  // the correct counts start again
+    virtual void startEpoch() = 0;  // the correct counts and metric sums start again
     virtual StepResult step(const StepRequest& r) = 0;
     virtual void stepDone(long /*step*/, int /*snapshotEvery*/) {}
     // asyncLoss: a read of the last step's loss through a fence, one at a time.
     virtual void issueLossRead(long /*step*/, int /*rows*/) {}
     virtual std::optional<LossReading> takeLossRead(bool /*wait*/) { return std::nullopt; }
     virtual float lastLoss() = 0;  // the last step's mean loss
-    virtual CorrectCount epochCorrect() = 0;
+    virtual EpochSums epochSums() = 0;
     virtual Evaluation validate(int batchSize) = 0;  // on the fit's validation data
     // The fit ended (done, stopped or abandoned): the engine settles its last
     // step and, unless lost, keeps the state as the snapshot.

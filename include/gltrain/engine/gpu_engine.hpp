@@ -70,7 +70,7 @@ public:
         if (!snapshotCurrent_ || snapshot_.step != step) takeSnapshot(step);
     }
     void startEpoch() override {
-        correctHost_ = 0;
+        hostSums_ = EpochSums::of(io_);
         countedRows_ = rowsInSums_ = 0;
         resetSums();
     }
@@ -90,7 +90,7 @@ public:
         replaying_ = !r.counted;
         if (r.counted && rowsInSums_ + p.batch > ctx_.exactIntegerLimit()) {
             // The next count could pass what the storage holds exactly (2048 for half floats).
-            correctHost_ += readCorrectSums();
+            addDeviceSums(hostSums_);
             resetSums();
             rowsInSums_ = 0;
         }
@@ -136,7 +136,12 @@ public:
         return r;
     }
     float lastLoss() override { return readLoss(last_->lossMean); }
-    CorrectCount epochCorrect() override { return {correctHost_ + readCorrectSums(), countedRows_}; }
+    EpochSums epochSums() override {
+        EpochSums s = hostSums_;
+        addDeviceSums(s);
+        s.rows = countedRows_;
+        return s;
+    }
     Evaluation validate(int batchSize) override {
         Evaluation e = evaluateDevice(*val_, batchSize);
         bindFit();
@@ -258,6 +263,7 @@ private:
         s.inputSize = io_.inputSize();
         s.targetCols = io_.targetCols();
         s.labels = io_.labels();
+        s.metrics = io_.metrics;
         s.lossScaling = training && lossScalingOn();
         s.update = options_.optimizer;
         // On half-float storage eps is at least kHalfFloatMinEps.
@@ -301,12 +307,17 @@ private:
         for (GpuStep* p : {full_, ragged_})
             if (p) p->resetSums();
     }
-    // The correct predictions counted on the GPU since the sums were last reset.
-    float readCorrectSums() {
-        float n = 0;
+    // Adds what the fit's steps counted on the GPU since the sums were last reset to `s`.
+    void addDeviceSums(EpochSums& s) {
         for (GpuStep* p : {full_, ragged_})
-            if (p) n += readValue(p->correctSum.front());
-        return n;
+            if (p) addSums(*p, s);
+    }
+    // Adds a step's sums (correct predictions, metrics) to `s`.
+    void addSums(GpuStep& p, EpochSums& s) {
+        s.correct += readValue(p.correctSum.front());
+        size_t at = 0;
+        for (PingPong& m : p.metricSums)
+            for (float v : m.front().download().data) s.metrics[at++] += double(v);
     }
 
     // Uploads rows [r0, r0 + n) of x and y.
@@ -360,12 +371,13 @@ private:
         for (GpuStep* p : {pf, pr})
             if (p) p->resetSums();
         const bool classes = io_.accuracyOutput() >= 0;
-        double lossSum = 0, correct = 0;
+        double lossSum = 0;
+        EpochSums sums = EpochSums::of(io_);
         // Takes a step's sums into the host's; before a count could pass what the
         // storage holds exactly (2^24 rows, 2048 for half floats) and at the end.
         auto take = [&](GpuStep& p) {
             lossSum += readValue(p.lossSum.front());
-            if (classes) correct += readValue(p.correctSum.front());
+            addSums(p, sums);
             p.resetSums();
         };
         long fullRows = 0;
@@ -385,7 +397,8 @@ private:
             if (p) take(*p);
         Evaluation e;
         e.loss = float(lossSum / d.n);
-        if (classes) e.accuracy = float(correct / d.n);
+        if (classes) e.accuracy = float(sums.correct / d.n);
+        metricFigures(io_, sums.metrics, d.n, e.metrics, e.accuracy);
         return e;
     }
 
@@ -514,7 +527,7 @@ private:
     std::unique_ptr<DeviceData> train_, val_;
     GpuStep *full_ = nullptr, *ragged_ = nullptr, *last_ = nullptr;
     int shuffledEpoch_ = -1;
-    double correctHost_ = 0;
+    EpochSums hostSums_;  // the epoch's sums taken from the GPU before it (the GPU's are reset then)
     long countedRows_ = 0, rowsInSums_ = 0;
     bool replaying_ = false;
     std::unique_ptr<AsyncReadback> lossReader_;  // asyncLoss: the loss, read through a fence

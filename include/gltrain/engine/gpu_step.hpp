@@ -59,10 +59,11 @@ struct GpuStep {
     Tensor lossRows, lossMean;
     PingPong correctSum;  // correct predictions accumulated over an epoch / an evaluation
     PingPong lossSum;
-    PassList forward;       // gather + forward (predict, evaluate)
-    PassList train;         // forward + loss + backward + updates (or the dense chain's passes)
-    size_t lossPasses = 0;  // train's first passes, up to the one that writes lossMean
-    PassList evalTail;      // loss, sums (after forward)
+    std::deque<PingPong> metricSums;  // each metric's sums (graph::ModelIO::metrics), accumulated the same way
+    PassList forward;                 // gather + forward (predict, evaluate)
+    PassList train;                   // forward + loss + backward + updates (or the dense chain's passes)
+    size_t lossPasses = 0;            // train's first passes, up to the one that writes lossMean
+    PassList evalTail;                // loss, sums (after forward)
     std::vector<Pass*> gathers;
     std::vector<Pass*> dropouts;
     std::vector<Pass*> updates;  // one per parameter; per-step lr and bias corrections
@@ -112,6 +113,7 @@ struct GpuStep {
     void resetSums() {
         correctSum.front().clear();
         lossSum.front().clear();
+        for (PingPong& m : metricSums) m.front().clear();
     }
 };
 
@@ -129,10 +131,11 @@ struct GpuStepSource {
     const ModelVariables* vars = nullptr;
     std::vector<GpuVariable>* values = nullptr;  // by ModelVariables index
     GpuStepState* state = nullptr;
-    int inputSize = 0, targetCols = 0;  // values per row of x, of the targets
-    bool labels = true;                 // the targets are class labels, one column (graph::ModelIO::labels)
-    bool lossScaling = false;           // on (the compile options, and on the half-float backend by default)
-    OptimizerConfig update{};           // the optimizer as the update passes run it
+    int inputSize = 0, targetCols = 0;        // values per row of x, of the targets
+    bool labels = true;                       // the targets are class labels, one column (graph::ModelIO::labels)
+    bool lossScaling = false;                 // on (the compile options, and on the half-float backend by default)
+    std::vector<graph::ModelMetric> metrics;  // the metrics, whose sums each step keeps
+    OptimizerConfig update{};                 // the optimizer as the update passes run it
 };
 
 // Whether the small dense step (ops/mlp.hpp) computes `loss`: today's fused losses without label smoothing.
@@ -170,6 +173,7 @@ public:
         p.lossMean = Tensor(ctx_, 1, 1);
         p.correctSum = PingPong(ctx_, HostMatrix(1, 1));
         p.lossSum = PingPong(ctx_, HostMatrix(1, 1));
+        for (const graph::ModelMetric& m : s_.metrics) p.metricSums.emplace_back(ctx_, HostMatrix(1, m.sums()));
         // Row gathers: x into the forward, y into the loss; their sources are bound
         // by GpuStep::bind (a pass with an unbound input refuses to run).
         for (int which = 0; which < 2; ++which) {
@@ -226,6 +230,11 @@ private:
             o.bound[m_.correct] = &p.correctSum.back();
             p.swaps.push_back(&p.correctSum);
         }
+        for (size_t k = 0; k < m_.metricSums.size(); ++k) {
+            o.bound[m_.metricSoFar[k]] = &p.metricSums[k].front();
+            o.bound[m_.metricSums[k]] = &p.metricSums[k].back();
+            p.swaps.push_back(&p.metricSums[k]);
+        }
         if (training && s_.state->lossScale)
             o.bound[m_.seed] = &s_.state->lossScale->front();  // the gradients are scaled by it
         for (auto& [name, v] : m_.variables) o.bound[v] = &variable(name).value->front();
@@ -250,6 +259,7 @@ private:
         std::vector<graph::ValueId> wanted{m_.output, m_.logits, m_.lossMean};
         if (!training) wanted.push_back(m_.lossRows);
         if (m_.correct != graph::kNoValue) wanted.push_back(m_.correct);
+        wanted.insert(wanted.end(), m_.metricSums.begin(), m_.metricSums.end());
         for (auto& [param, grad] : m_.grads) wanted.push_back(grad);
         for (auto& s : m_.statistics) wanted.push_back(s.batchValue);
         p.graph = std::make_unique<graph::GpuPlan>(ctx_, m_.g, B, wanted, std::move(o));
@@ -370,7 +380,8 @@ private:
     // Records nothing and returns false for any other model or a step past
     // smallDenseStepMacs.
     bool recordDenseChainStep(GpuStep& p) {
-        if (o_.clipNorm > 0.0f || s_.lossScaling || m_.packed || !smallDenseLoss(o_.loss)) return false;
+        if (o_.clipNorm > 0.0f || s_.lossScaling || m_.packed || !m_.metricSums.empty() || !smallDenseLoss(o_.loss))
+            return false;
         const auto chain = graph::matchDenseChain(m_.g, m_.x, m_.logits);
         if (!chain) return false;
         SmallMlp m;

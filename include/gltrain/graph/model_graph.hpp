@@ -10,6 +10,7 @@
 #include "gltrain/graph/layer_build.hpp"
 #include "gltrain/graph/loss_graph.hpp"
 #include "gltrain/layers.hpp"
+#include "gltrain/metric_spec.hpp"
 #include "gltrain/ops/loss.hpp"
 
 namespace gltrain::graph {
@@ -44,6 +45,16 @@ struct ModelOutput {
     int targetCols() const { return loss.labels() ? 1 : width; }
 };
 
+// A metric of one output (CompileOptions::metrics), resolved for it
+// (metric_spec.hpp's resolveMetric), and the name history gives it.
+struct ModelMetric {
+    int output = 0;
+    MetricSpec spec{};
+    std::string name;
+    // Its sums per row.
+    int sums() const { return metricSumsPerRow(spec); }
+};
+
 // What a model reads and what its loss compares. With one input and one
 // output the batch's rows are that input and the targets that output's; with
 // several, each row holds the inputs side by side (in order, each flattened)
@@ -53,6 +64,8 @@ struct ModelOutput {
 struct ModelIO {
     std::vector<Shape3> inputs;
     std::vector<ModelOutput> outputs;
+    // The metrics reported each epoch and by evaluate, each a running sum in the graph.
+    std::vector<ModelMetric> metrics;
     // Several inputs or outputs: rows and targets are packed.
     bool packed() const { return inputs.size() > 1 || outputs.size() > 1; }
     // Values per row of x.
@@ -83,6 +96,35 @@ struct ModelIO {
     }
 };
 
+// What the rows counted since the epoch started add up to: correct
+// predictions, and each metric's sums (graph::ModelIO::metrics, side by side).
+struct EpochSums {
+    double correct = 0;
+    std::vector<double> metrics;
+    long rows = 0;
+
+    // Zero sums for io's metrics.
+    static EpochSums of(const graph::ModelIO& io) {
+        EpochSums s;
+        size_t n = 0;
+        for (const graph::ModelMetric& m : io.metrics) n += size_t(m.sums());
+        s.metrics.assign(n, 0.0);
+        return s;
+    }
+};
+// io's metrics from their sums over `rows` rows, by name, into `out` — but a
+// metric named "accuracy" (one output's, asked for) into `accuracy`, where
+// softmax cross-entropy's goes.
+inline void metricFigures(const ModelIO& io, const std::vector<double>& sums, long rows,
+                          std::map<std::string, float>& out, float& accuracy) {
+    size_t at = 0;
+    for (const ModelMetric& m : io.metrics) {
+        const float v = float(metricValue(m.spec, sums.data() + at, rows));
+        (m.name == "accuracy" ? accuracy : out[m.name]) = v;
+        at += size_t(m.sums());
+    }
+}
+
 struct ModelGraphOptions {
     ModelIO io;
     uint32_t seed = 1;  // dropout's masks
@@ -97,10 +139,12 @@ struct ModelGraph {
     ValueId output = kNoValue;           // after a final Softmax; several outputs: side by side, flat
     ValueId lossRows = kNoValue, lossMean = kNoValue, seed = kNoValue;  // several outputs: the weighted sums
     ValueId correctSoFar = kNoValue, correct = kNoValue;  // softmax cross-entropy's running count (accuracyOutput's)
-    std::map<std::string, ValueId> variables;             // "<layer>/<variable>"
-    std::vector<BatchStatistic> statistics;               // training: batch normalization's
-    std::map<ValueId, ValueId> grads;                     // training: trainable parameter -> its gradient
-    bool packed = false;                                  // several inputs or outputs (ModelIO::packed)
+    // Each metric's (ModelIO::metrics) running sums [K]: an input (the sums so far) and the sums after this batch.
+    std::vector<ValueId> metricSoFar, metricSums;
+    std::map<std::string, ValueId> variables;  // "<layer>/<variable>"
+    std::vector<BatchStatistic> statistics;    // training: batch normalization's
+    std::map<ValueId, ValueId> grads;          // training: trainable parameter -> its gradient
+    bool packed = false;                       // several inputs or outputs (ModelIO::packed)
 };
 
 namespace model_graph_detail {
@@ -172,7 +216,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
     m.y = g.input("y", io.labels() ? Shape{kBatch, 1}
                        : m.packed  ? Shape::batched({io.targetCols()})
                                    : Shape::batched({io.outputs[0].width}));
-    std::vector<ValueId> predictions;
+    std::vector<ValueId> predictions, targets;
     ValueId lossRows = kNoValue, lossMean = kNoValue;
     int targetAt = 0;
     for (size_t k = 0; k < io.outputs.size(); ++k) {
@@ -185,6 +229,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
         const std::string name = io.outputs.size() == 1 ? "loss" : "loss_" + std::to_string(k);
         const ValueId y = columns(g, m.y, targetAt, out.targetCols(), name.c_str());
         targetAt += out.targetCols();
+        targets.push_back(y);
         // The loss reads the logits or (losses on probabilities, custom ones) the output.
         const ValueId prediction = out.loss.readsLogits() ? logits : rows(g, value, name);
         if (!out.loss.labels() && g.shape(y) != g.shape(prediction))
@@ -203,6 +248,28 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
     }
     m.lossRows = lossRows;
     m.lossMean = lossMean;
+    // The metrics: each row's statistics (or a loss's rows), summed into the batches' running sums.
+    for (size_t k = 0; k < io.metrics.size(); ++k) {
+        const ModelMetric& mm = io.metrics[k];
+        const std::string name = "metric_" + mm.name;
+        const size_t out = size_t(mm.output);
+        const size_t layer = io.outputs[out].layer < 0 ? layers.size() - 1 : size_t(io.outputs[out].layer);
+        const ValueId value = rows(g, predictions[out], name);
+        ValueId statistics;
+        if (mm.spec.kind == MetricKind::Loss) {
+            // Cross-entropies on logits read those before a final Softmax; the others the output (mse
+            // too, unlike the loss, as Keras's metric on the model's predictions).
+            const bool logits = mm.spec.loss.readsLogits() && mm.spec.loss.kind != LossKind::MeanSquaredError &&
+                                !layers.empty() && logitsOf[layer] != kNoValue;
+            statistics =
+                addLoss(g, mm.spec.loss, logits ? rows(g, logitsOf[layer], name) : value, targets[out], name).rows;
+        } else {
+            statistics =
+                g.add1(MetricRows{mm.spec.kind, mm.spec.threshold, mm.spec.thresholds}, {value, targets[out]}, name);
+        }
+        m.metricSoFar.push_back(g.input(name + "_so_far", Shape{mm.sums()}));
+        m.metricSums.push_back(g.add1(RunningSum{}, {statistics, m.metricSoFar.back()}, name));
+    }
     // The predictions: the output, or the outputs side by side as rows.
     m.output = predictions[0];
     for (size_t k = 1; k < predictions.size(); ++k) {

@@ -16,6 +16,7 @@
 #include "gltrain/graph/ops/loss.hpp"
 #include "gltrain/graph/ops/math.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
+#include "gltrain/graph/ops/metric.hpp"
 #include "gltrain/graph/ops/random.hpp"
 #include "gltrain/graph/ops/spatial.hpp"
 
@@ -31,7 +32,7 @@ using OpTypes =
              SoftmaxAxis, SoftmaxAxisGrad,                                                                      //
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount,    //
              Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad,              //
-             Transpose, PadImage, CropImage, Upsample, UpsampleGrad>;
+             Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -2,7 +2,7 @@
 // of `batchSize` steps over an order drawn from (seed, epoch), the short last
 // batch (unless dropRemainder), losses read every `lossEvery` steps (now, or
 // through a fence with asyncLoss), the NaN policy, epoch means of the losses
-// read weighted by their steps' rows, accuracy over the epoch's rows,
+// read weighted by their steps' rows, accuracy and metrics over the epoch's rows,
 // validation at each epoch's end, history and callbacks.
 //
 // After a lost context the engine rebuilds itself from its snapshot and the
@@ -149,18 +149,17 @@ private:
         e.step = step_;
         if (epochLossRows_ == 0 || o_.lossEvery == 0) takeLoss({engine_.lastLoss(), step_, lastRows_}, nullptr);
         e.loss = float(epochLossSum_ / double(std::max(1L, epochLossRows_)));
-        if (data_.accuracy) {
-            const CorrectCount c = engine_.epochCorrect();
-            e.accuracy = float(c.correct / double(std::max(1L, c.rows)));
-        } else {
-            e.accuracy = std::numeric_limits<float>::quiet_NaN();
-        }
+        const EpochSums sums = engine_.epochSums();
+        e.accuracy = data_.accuracy ? float(sums.correct / double(std::max(1L, sums.rows)))
+                                    : std::numeric_limits<float>::quiet_NaN();
+        if (data_.io) metricFigures(*data_.io, sums.metrics, sums.rows, e.metrics, e.accuracy);
         e.seconds = seconds(epochStart_);
         e.samplesPerSecond = double(epochRows_) / std::max(1e-9, e.seconds);
         if (data_.valRows > 0 || o_.validationX) {
             const Evaluation v = engine_.validate(o_.batchSize);
             e.valLoss = v.loss;
             e.valAccuracy = v.accuracy;
+            for (const auto& [name, value] : v.metrics) e.metrics["val_" + name] = value;
         }
         history_.push_back(e);
         epochCallbacks(e);  // first: onEpoch sees the best checkpoint of this epoch

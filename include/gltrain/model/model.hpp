@@ -257,7 +257,7 @@ public:
                 throw ArgumentError("fit: validationSplit leaves no training or validation rows");
             n -= nVal;
         }
-        checkEpochCallbacks(o, nVal > 0 || o.validationX);
+        const FitOptions watched = checkEpochCallbacks(o, nVal > 0 || o.validationX);
         if (o.dropRemainder && o.batchSize > n)
             throw ArgumentError("fit: batchSize " + std::to_string(o.batchSize) + " is larger than the " +
                                 std::to_string(n) + " training rows, and dropRemainder leaves out a short batch");
@@ -266,7 +266,7 @@ public:
         best_.clear();
         bestEpoch_ = -1;
         if (step_ >= long(o.epochs) * stepsPerEpoch(n, o)) return;  // trained that far already
-        fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, o, io_.accuracyOutput() >= 0});
+        fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, watched, io_.accuracyOutput() >= 0, &io_});
         loop_ = std::make_unique<FitLoop>(*engine_, options_, *fitData_, std::move(cb), step_, history_,
                                           [this] { return saveCheckpoint(); });
     }
@@ -539,6 +539,12 @@ protected:
         if (!(options.clipNorm >= 0.0f)) throw ArgumentError("compile: clipNorm must be >= 0");
         if (options.smallDenseStepMacs < 0) throw ArgumentError("compile: smallDenseStepMacs must be >= 0");
         checkLossSpec(options.loss);
+        for (const MetricSpec& m : options.metrics) {
+            if (int(m.kind) < 0 || int(m.kind) > int(MetricKind::Loss))
+                throw ArgumentError("compile: metric " + std::to_string(int(m.kind)) + " is not a MetricKind");
+            if (const std::string problem = metricProblem(m); !problem.empty())
+                throw ArgumentError("compile: " + problem);
+        }
         if (options.onNaN != NanPolicy::Stop && options.onNaN != NanPolicy::Skip && options.onNaN != NanPolicy::Ignore)
             throw ArgumentError("compile: onNaN " + std::to_string(int(options.onNaN)) + " is not a NanPolicy");
     }
@@ -570,6 +576,7 @@ protected:
                                     std::to_string(o.width));
             io.outputs.push_back(o);
         }
+        io.metrics = compiledMetrics(options, io, layers, outs);
         requireCheckpointFits(layers, options);
         // Shapes are good: now the engine's work.
         engine_.reset();
@@ -701,22 +708,38 @@ private:
         step_ = std::stol(parseSafetensors(bytes, what).metadata.at("step"));
         engine_->stateWritten(step_, &bytes);
     }
-    // The epoch callbacks' options (FitOptions::earlyStopping, ...), before anything runs.
-    void checkEpochCallbacks(const FitOptions& o, bool validation) const {
-        auto monitor = [&](const char* what, const Monitor& m) {
+    // The epoch callbacks' options (FitOptions::earlyStopping, ...), before anything runs;
+    // returns o with each monitor's direction resolved (MonitorMode::Auto: as its figure is).
+    FitOptions checkEpochCallbacks(FitOptions o, bool validation) const {
+        auto monitor = [&](const char* what, Monitor& m) {
             const std::string where = std::string("fit: ") + what + ".monitor";
-            if (!m.valid())
-                throw ArgumentError(where + " '" + m.name + "' is not loss, accuracy, val_loss or val_accuracy");
+            const std::string figure = m.figure();
+            const graph::ModelMetric* metric = nullptr;
+            for (const graph::ModelMetric& mm : io_.metrics)
+                if (mm.name == figure) metric = &mm;
+            if (figure != "loss" && figure != "accuracy" && !metric) {
+                std::string names = "loss, accuracy";
+                for (const graph::ModelMetric& mm : io_.metrics)
+                    if (mm.name != "accuracy") names += ", " + mm.name;
+                throw ArgumentError(where + " '" + m.name + "' is none of the model's figures (" + names +
+                                    ", or one of them after val_)");
+            }
+            if (figure == "accuracy" && !metric && io_.accuracyOutput() < 0)
+                throw ArgumentError(where + " is " + m.name +
+                                    ", which only softmax cross-entropy reports (or compile with metrics: accuracy)");
             if (m.validation() && !validation)
                 throw ArgumentError(where + " is " + m.name + " but the fit has no validation data (give " +
-                                    "validationSplit or validationX/validationY, or monitor " + m.name.substr(4) + ")");
-            if (m.higherIsBetter() && !options_.loss.labels())
-                throw ArgumentError(where + " is " + m.name + ", which only softmax cross-entropy reports");
+                                    "validationSplit or validationX/validationY, or monitor " + figure + ")");
+            if (int(m.mode) < 0 || int(m.mode) > int(MonitorMode::Max))
+                throw ArgumentError(where + "'s mode " + std::to_string(int(m.mode)) + " is not a MonitorMode");
+            if (m.mode == MonitorMode::Auto)
+                m.mode = (metric ? metricHigherIsBetter(metric->spec) : figure == "accuracy") ? MonitorMode::Max
+                                                                                              : MonitorMode::Min;
             if (!(m.minDelta >= 0.0f)) throw ArgumentError(where + "'s minDelta must be >= 0");
         };
         if (o.earlyStopping.patience < 0) throw ArgumentError("fit: earlyStopping.patience must be >= 0 (0: off)");
         if (o.earlyStopping.patience > 0) monitor("earlyStopping", o.earlyStopping.monitor);
-        const ReduceLrOnPlateau& r = o.reduceLrOnPlateau;
+        ReduceLrOnPlateau& r = o.reduceLrOnPlateau;
         if (r.patience < 0) throw ArgumentError("fit: reduceLrOnPlateau.patience must be >= 0 (0: off)");
         if (r.patience > 0) {
             monitor("reduceLrOnPlateau", r.monitor);
@@ -725,6 +748,48 @@ private:
             if (!(r.minLr >= 0.0f)) throw ArgumentError("fit: reduceLrOnPlateau.minLr must be >= 0");
         }
         if (o.keepBest.enabled) monitor("keepBest", o.keepBest.monitor);
+        return o;
+    }
+    // compile's metrics, resolved for each output (several outputs: named "<output layer>_<name>";
+    // a metric goes to each output whose targets it fits, and must fit one), with the accuracy
+    // softmax cross-entropy reports anyway left out.
+    static std::vector<graph::ModelMetric> compiledMetrics(const CompileOptions& options, const graph::ModelIO& io,
+                                                           const std::vector<CompiledLayer>& layers,
+                                                           const std::vector<size_t>& outs) {
+        std::vector<graph::ModelMetric> out;
+        for (const MetricSpec& asked : options.metrics) {
+            bool fits = false;
+            std::string misfit;  // why it does not fit the first output it does not
+            for (size_t k = 0; k < io.outputs.size(); ++k) {
+                graph::ModelMetric m{int(k), asked, metricName(asked)};
+                const std::string where = io.outputs.size() == 1 ? ""
+                                                                 : " of output " + std::to_string(k) + " (" +
+                                                                       layers[outs[k]].geometry.name + ")";
+                if (const std::string problem = resolveMetric(m.spec, io.outputs[k].loss, io.outputs[k].width);
+                    !problem.empty()) {
+                    if (misfit.empty()) misfit = problem + where;
+                    continue;
+                }
+                fits = true;
+                if (m.spec.kind == MetricKind::Loss && m.spec.loss.kind == LossKind::Custom) try {
+                        graph::checkLoss(m.spec.loss, io.outputs[k].width);
+                    } catch (const Error& e) {
+                        throw ArgumentError("compile: metric " + m.name + where + ": " + e.what());
+                    }
+                if (io.outputs.size() == 1 && m.spec.kind == MetricKind::SparseCategoricalAccuracy &&
+                    m.name == "accuracy" && io.accuracyOutput() == 0)
+                    continue;  // reported as accuracy already
+                if (io.outputs.size() > 1 && !layers.empty()) m.name = layers[outs[k]].geometry.name + "_" + m.name;
+                for (const graph::ModelMetric& other : out)
+                    if (other.name == m.name) throw ArgumentError("compile: metric " + m.name + " is given twice");
+                if (m.name == "loss" || (m.name == "accuracy" && io.accuracyOutput() >= 0))
+                    throw ArgumentError("compile: a metric may not be named " + m.name +
+                                        " (the model reports that figure itself)");
+                out.push_back(std::move(m));
+            }
+            if (!fits) throw ArgumentError("compile: " + misfit);
+        }
+        return out;
     }
     void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
         if (!io_.packed()) return gltrain::checkData(what, x, y, inputSize_, outputSize_, options_.loss);

@@ -336,6 +336,48 @@ std::vector<HostMatrixT<T>> run(const graph::CorrectCount&, const graph_detail::
     return {graph_detail::scalar(in[2]->data[0] + T(correctCount(*in[0], graph_detail::labels(*in[1]))))};
 }
 
+// The metrics' ops (graph/ops/metric.hpp), from metric_spec.hpp's definitions.
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::MetricRows& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&P = *in[0], &Y = *in[1];
+    const int K = metricSumsPerRow(o.spec());
+    HostMatrixT<T> out(P.rows, K);
+    const HostMatrixT<int> predicted = argmaxRows(P);
+    for (int r = 0; r < P.rows; ++r) {
+        auto positive = [&](int c) { return P(r, c) > T(o.threshold); };
+        auto actual = [&](int c) { return Y(r, c) > T(0.5); };
+        switch (o.kind) {
+            case MetricKind::BinaryAccuracy: {
+                int agree = 0;
+                for (int c = 0; c < P.cols; ++c) agree += positive(c) == actual(c);
+                out(r, 0) = T(agree) / T(P.cols);
+                break;
+            }
+            case MetricKind::CategoricalAccuracy: out(r, 0) = T(predicted(r, 0) == argmaxRows(Y)(r, 0)); break;
+            case MetricKind::SparseCategoricalAccuracy: out(r, 0) = T(T(predicted(r, 0)) == Y(r, 0)); break;
+            case MetricKind::Precision:
+            case MetricKind::Recall:
+                for (int c = 0; c < P.cols; ++c) {
+                    out(r, 0) += T(positive(c) && actual(c));
+                    out(r, 1) += T(o.kind == MetricKind::Precision ? positive(c) : actual(c));
+                }
+                break;
+            default:
+                for (int i = 0; i < o.thresholds; ++i)
+                    for (int c = 0; c < P.cols; ++c)
+                        if (P(r, c) > T(aucThreshold(i, o.thresholds))) out(r, 2 * i + (actual(c) ? 0 : 1)) += T(1);
+        }
+    }
+    return {out};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::RunningSum&, const graph_detail::Ins<T>& in) {
+    HostMatrixT<T> out = *in[1];
+    for (int r = 0; r < in[0]->rows; ++r)
+        for (int c = 0; c < in[0]->cols; ++c) out.data[size_t(c)] += (*in[0])(r, c);
+    return {out};
+}
+
 // The math ops (graph/ops/math.hpp), from their definitions.
 namespace graph_detail {
 template <class T>
