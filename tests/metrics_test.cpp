@@ -208,7 +208,7 @@ TEST(Metrics, CallbacksWatchMetricsInTheirDirection) {
     }
 }
 
-// Several outputs: each output's metrics, named after its layer.
+// Several outputs: each output's metrics and loss, named after its layer.
 TEST(Metrics, SeveralOutputsNameTheirMetricsAfterTheirLayers) {
     const SymbolicTensor in = Input(kIn + 1);
     const SymbolicTensor a = Dense{kOut, Activation::Sigmoid}(in), b = Dense{2}(in);
@@ -230,6 +230,8 @@ TEST(Metrics, SeveralOutputsNameTheirMetricsAfterTheirLayers) {
         EXPECT_NEAR(e.metrics.at(la + "_mae"), expected(p[0], ya, 0.5).mae, 1e-5);
         EXPECT_NEAR(e.metrics.at(lb + "_accuracy"), e.accuracy, 1e-6);
         EXPECT_EQ(e.metrics.count(lb + "_mae"), 0u) << "mae compares values; " << lb << "'s targets are labels";
+        // Each output's own loss, whose sum (weights 1) is the model's.
+        EXPECT_NEAR(e.metrics.at(la + "_loss") + e.metrics.at(lb + "_loss"), e.loss, 1e-5);
     }
 }
 

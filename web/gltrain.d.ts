@@ -400,7 +400,7 @@ export interface CompileOptions {
   /**
    * Figures each epoch (history's `metrics`) and evaluate report, summed over all rows. Softmax cross-entropy reports
    * `accuracy` without asking. With several outputs a metric goes to each output it fits, named
-   * `<output layer>_<name>`.
+   * `<output layer>_<name>`, and each output's own loss is reported as `<output layer>_loss`.
    */
   metrics?: Metric[];
   /** Default Adam, lr 1e-3. */

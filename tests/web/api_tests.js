@@ -311,7 +311,7 @@ const tests = {
     expectError(() => m.compile({ optimizer: 'adagrad' }), 'ArgumentError', "compile: optimizer: unknown optimizer 'adagrad' (valid: sgd, momentum, nesterov, adam, adamw, rmsprop)");
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: -1 } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got -1');
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: NaN } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got NaN');
-    expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', 'compile: los: unknown key (valid: loss, lossWeights, optimizer, learningRate, schedule, clipNorm, seed, onNaN)');
+    expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', 'compile: los: unknown key (valid: loss, lossWeights, metrics, optimizer, learningRate, schedule, clipNorm, seed, onNaN)');
     expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy, sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy, mae, mean_absolute_error, huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, expression)");
     expectError(() => m.compile({ loss: { type: 'huber', delta: -1 } }), 'ArgumentError', 'compile: loss.delta: expected a positive number, got -1');
     expectError(() => m.compile({ schedule: { type: 'cosine', totalSteps: 0 } }), 'ArgumentError', 'compile: schedule.totalSteps: expected a positive integer, got 0');
@@ -593,7 +593,7 @@ const tests = {
     const n = 40;
     const x = randomData(n, 4, 1, 11).x;
     const y = new Float32Array(n * 2);
-    for (let r = 0; r < n; r++) for (let j = 0; j < 2; j++) y[2 * r + j] = x[4 * r + j] + 0.5 * x[4 * r + 2] > 0 ? 1 : 0;
+    for (let r = 0; r < n; r++) for (let j = 0; j < 2; j++) y[2 * r + j] = x[4 * r + j] + 0.5 * x[4 * r + 2] > 1.5 ? 1 : 0;  // x in [0.5, 1.5)
     const xv = x.subarray(0, 16 * 4), yv = y.subarray(0, 16 * 2);
     function sq(yTrue, yPred) { return yPred.sub(yTrue).square().mean(-1); }
     for (const backend of ['webgl', 'cpu']) {
@@ -1134,7 +1134,8 @@ const tests = {
     assertEq(info.count, rows, 'the packed rows');
     const wr = await w.fit('two', { epochs: 2, batchSize: 8 });
     assertEq(wr.history.length, 2, 'the worker trained');
-    assertEq(Object.keys(wr.history[1].metrics).join(), 'values_mae', "the values output's mae, by its layer");
+    assertEq(Object.keys(wr.history[1].metrics).join(), 'classes_loss,values_loss,values_mae',
+             "each output's loss and the values output's mae, by their layers");
     await w.loadCheckpoint(m.saveCheckpoint());
     const [wp, wq] = await w.predict([xa, xb]);
     assert(sameArray(wp, p) && sameArray(wq, q), 'the worker predicts what the model does with its weights');
@@ -1467,7 +1468,7 @@ const tests = {
     await expectReject(w.buildFromTfjs('{', ex.weightData), 'FormatError', 'model.json');
     await expectReject(w.build({ input: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add: units: expected a positive integer, got');
     await expectReject(w.build({ inputSize: 784, layers: [] }), 'ArgumentError', 'build: the model is {input, layers: [...]}');
-    await expectReject(w.build({ input: 784, layers: [], name: 'x' }), 'ArgumentError', "build: unknown key 'name' in the model (valid: input, layers)");
+    await expectReject(w.build({ input: 784, layers: [], name: 'x' }), 'ArgumentError', "build: unknown key 'name' in the model (valid: input, inputs, layers, outputs)");
     await expectReject(w.build({ input: [28, 28], layers: [] }), 'ArgumentError', 'Sequential: input: expected a positive integer or [height, width, channels]');
     await expectReject(w.fit('nope'), 'ArgumentError', "fit: no dataset named 'nope'");
     await expectReject(w.load('bad', { images: 'data/missing', labels: 'data/missing' }), 'IoError', 'HTTP 404');

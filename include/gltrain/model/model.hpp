@@ -750,13 +750,19 @@ private:
         if (o.keepBest.enabled) monitor("keepBest", o.keepBest.monitor);
         return o;
     }
-    // compile's metrics, resolved for each output (several outputs: named "<output layer>_<name>";
+    // compile's metrics, resolved for each output (several outputs: each output's loss, and metrics named
+    // "<output layer>_<name>";
     // a metric goes to each output whose targets it fits, and must fit one), with the accuracy
     // softmax cross-entropy reports anyway left out.
     static std::vector<graph::ModelMetric> compiledMetrics(const CompileOptions& options, const graph::ModelIO& io,
                                                            const std::vector<CompiledLayer>& layers,
                                                            const std::vector<size_t>& outs) {
         std::vector<graph::ModelMetric> out;
+        // Several outputs: each one's own loss (unweighted), as Keras's history has "<output>_loss".
+        if (io.outputs.size() > 1)
+            for (size_t k = 0; k < io.outputs.size(); ++k)
+                out.push_back({int(k), MetricSpec::ofLoss(io.outputs[k].loss, "loss"),
+                               layers[outs[k]].geometry.name + "_loss"});
         for (const MetricSpec& asked : options.metrics) {
             bool fits = false;
             std::string misfit;  // why it does not fit the first output it does not
