@@ -232,11 +232,16 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {config(dense, "", R"({"validationSplit": 1.5})"), "fit.validationSplit: expected a number in [0, 1), got 1.5"},
         {config(dense, "", R"({"shuffle": 1})"), "fit.shuffle: expected true or false, got 1"},
         {R"({"layers": [{"type": "dense", "units": 2}]})", "model.json: input: required"},
-        {R"({"input": [28, 28], "layers": [{"type": "flatten"}]})",
-         "input: expected a positive integer or [height, width, channels], got an array of 2 values"},
+        {R"({"input": [28, 28, 1, 1], "layers": [{"type": "flatten"}]})",
+         "input: expected a positive integer, [steps], [steps, features] or [height, width, channels], got an array "
+         "of 4 values"},
+        {R"({"input": [], "layers": [{"type": "flatten"}]})",
+         "input: expected a positive integer, [steps], [steps, features] or [height, width, channels], got an array "
+         "of 0 values"},
         {R"({"input": [28, 0, 1], "layers": [{"type": "flatten"}]})", "input[1]: expected a positive integer, got 0"},
         {R"({"input": "784", "layers": [{"type": "flatten"}]})",
-         "input: expected a positive integer or [height, width, channels], got the string \"784\""},
+         "input: expected a positive integer, [steps], [steps, features] or [height, width, channels], got the "
+         "string \"784\""},
         {R"({"input": 4})", "model.json: layers: required"},
         {R"({"input": 4, "layers": []})", "layers: expected a non-empty array of layer objects, got []"},
         {R"({"input": 4, "layers": {}})", "layers: expected a non-empty array of layer objects, got an object"},
@@ -460,7 +465,11 @@ TEST(ModelConfig, PartsParseAloneAndNameTheirKeys) {
     EXPECT_EQ(errorOf([] { inputShapeFromJson(nlohmann::json::parse("[28, 0, 1]"), "Sequential"); }),
               "Sequential: input[1]: expected a positive integer, got 0");
     EXPECT_EQ(errorOf([] { inputShapeFromJson(nlohmann::json::parse(R"({"inputSize": 4})"), "Sequential"); }),
-              "Sequential: input: expected a positive integer or [height, width, channels], got an object");
+              "Sequential: input: expected a positive integer, [steps], [steps, features] or [height, width, "
+              "channels], got an object");
+    // [steps] is a flat row of token ids; [steps, features] a sequence, an image of height 1.
+    EXPECT_EQ(inputShapeFromJson(nlohmann::json::parse("[12]"), "Sequential"), (Shape3{1, 1, 12}));
+    EXPECT_EQ(inputShapeFromJson(nlohmann::json::parse("[12, 5]"), "Sequential"), (Shape3{1, 12, 5}));
 }
 
 }  // namespace model_config_test

@@ -48,9 +48,10 @@ TEST(ModelConv, ShapeErrorsNameTheLayer) {
         Sequential m(ctx, Shape3{8, 8, 1});
         m.add(Conv2D{8, 3}).add(Dense{10});
         EXPECT_NE(
-            message([&] {
-                m.compile({});
-            }).find("layer dense_1: needs a flat input but receives [batch, 6, 6, 8] from conv2d_0; add a Flatten layer"),
+            message([&] { m.compile({}); })
+                .find(
+                    "layer dense_1: needs a flat input or a sequence [steps, features] but receives [batch, 6, 6, 8] from "
+                    "conv2d_0; add a Flatten layer"),
             std::string::npos)
             << message([&] { m.compile({}); });
     }

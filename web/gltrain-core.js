@@ -530,10 +530,11 @@ function makeApi(M) {
     constructor(layer, inbound, shape) {
       this.layer = layer;      // the layer's spec ({type, ...}); null for a model input
       this.inbound = inbound;  // the values it reads
-      this.shape = shape;      // a model input's shape (a flat size or [h, w, c])
+      this.shape = shape;      // a model input's shape (a flat size, [steps], [steps, features] or [h, w, c])
     }
   }
-  // A model input: {shape: n} (rows of n features) or {shape: [h, w, c]} (NHWC images).
+  // A model input: {shape: n} (rows of n features), {shape: [steps]} (token ids),
+  // {shape: [steps, features]} (sequences) or {shape: [h, w, c]} (NHWC images).
   function input(options) {
     if (!options || typeof options !== 'object' || !('shape' in options)) {
       throw argError(`input: expected {shape: n or [height, width, channels], name?}, got ${describe(options)}`);
@@ -543,8 +544,12 @@ function makeApi(M) {
       throw argError(`input: name must be a non-empty string, got ${describe(name)}`);
     }
     const ok = (Number.isInteger(shape) && shape > 0) ||
-               (Array.isArray(shape) && shape.length === 3 && shape.every((v) => Number.isInteger(v) && v > 0));
-    if (!ok) throw argError(`input: shape must be a positive integer or [height, width, channels], got ${describe(shape)}`);
+               (Array.isArray(shape) && shape.length >= 1 && shape.length <= 3 &&
+                shape.every((v) => Number.isInteger(v) && v > 0));
+    if (!ok) {
+      throw argError('input: shape must be a positive integer, [steps], [steps, features] or [height, width, channels], ' +
+                     `got ${describe(shape)}`);
+    }
     const v = new SymbolicTensor(null, [], shape);
     v.name = name;
     return v;

@@ -294,6 +294,31 @@ export interface Pool2DLayer {
 export interface GlobalAveragePooling2DLayer { type: 'globalaveragepooling2d' | 'global_average_pooling2d'; name?: string; trainable?: boolean }
 /** The largest value of each channel over the image: [H, W, C] to [C]. */
 export interface GlobalMaxPooling2DLayer { type: 'globalmaxpooling2d' | 'global_max_pooling2d'; name?: string; trainable?: boolean }
+/** A table of inputDim vectors of outputDim values: token ids [steps] to a sequence [steps, outputDim]. */
+export interface EmbeddingLayer {
+  type: 'embedding';
+  /** The vocabulary: token ids are 0 .. inputDim - 1. */
+  inputDim: number;
+  /** Each token's vector length. */
+  outputDim: number;
+  embeddingsInitializer?: Initializer;
+  name?: string;
+  trainable?: boolean;
+}
+/** Layer normalization over the last axis: (x - mean) / sqrt(var + epsilon) * gamma + beta. */
+export interface LayerNormalizationLayer {
+  type: 'layernormalization' | 'layer_normalization';
+  /** Added to the variance (default 0.001). */
+  epsilon?: number;
+  gammaInitializer?: Initializer;
+  betaInitializer?: Initializer;
+  name?: string;
+  trainable?: boolean;
+}
+/** The mean of each feature over the steps: [steps, features] to [features]. */
+export interface GlobalAveragePooling1DLayer { type: 'globalaveragepooling1d' | 'global_average_pooling1d'; name?: string; trainable?: boolean }
+/** The largest value of each feature over the steps: [steps, features] to [features]. */
+export interface GlobalMaxPooling1DLayer { type: 'globalmaxpooling1d' | 'global_max_pooling1d'; name?: string; trainable?: boolean }
 /** [H, W, C] -> [H*W*C] (free: rows are stored flat). */
 export interface FlattenLayer { type: 'flatten'; name?: string; trainable?: boolean }
 /** Batch normalization over the channels: batch statistics in training, moving averages in inference. */
@@ -365,10 +390,11 @@ export type LayerSpec =
   | DenseLayer | Conv2DLayer | Pool2DLayer | GlobalAveragePooling2DLayer | FlattenLayer | BatchNormalizationLayer
   | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer
   | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer | GlobalMaxPooling2DLayer
-  | ReshapeLayer | PermuteLayer | ZeroPadding2DLayer | Cropping2DLayer | UpSampling2DLayer;
+  | ReshapeLayer | PermuteLayer | ZeroPadding2DLayer | Cropping2DLayer | UpSampling2DLayer
+  | GlobalAveragePooling1DLayer | GlobalMaxPooling1DLayer | EmbeddingLayer | LayerNormalizationLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName =
-  | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel';
+  | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel' | 'embeddings';
 
 /** An optimizer and its hyper-parameters (defaults as in Keras). */
 export interface OptimizerOptions {

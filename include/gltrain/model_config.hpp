@@ -620,10 +620,12 @@ inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source,
     return f;
 }
 
-// A model's input: the size of a flat input (784) or an image shape
-// [height, width, channels]; `path` names it in errors.
+// A model's input: the size of a flat input (784), [steps] (token ids, the
+// same rows), a sequence [steps, features] (stored as an image of height 1,
+// Conv1D's [1, steps, features]) or an image shape [height, width, channels];
+// `path` names it in errors.
 inline Shape3 inputShape(const nlohmann::json& v, const std::string& source, const std::string& path) {
-    const char* expect = "a positive integer or [height, width, channels]";
+    const char* expect = "a positive integer, [steps], [steps, features] or [height, width, channels]";
     const double maxInt = double(std::numeric_limits<int>::max());
     auto dim = [&](const nlohmann::json& d, const std::string& at) {
         if (!d.is_number() ||
@@ -632,10 +634,16 @@ inline Shape3 inputShape(const nlohmann::json& v, const std::string& source, con
         return int(d.get<double>());
     };
     if (v.is_number()) return Shape3{1, 1, dim(v, path)};
-    if (!v.is_array() || v.size() != 3)
+    if (!v.is_array() || v.empty() || v.size() > 3)
         failAt(source, path,
                std::string("expected ") + expect + ", got " + show(v) +
                    (v.is_array() ? " of " + std::to_string(v.size()) + " values" : ""));
+    if (v.size() == 1) return Shape3{1, 1, dim(v[0], path + "[0]")};
+    if (v.size() == 2) {
+        const Shape3 s{1, dim(v[0], path + "[0]"), dim(v[1], path + "[1]")};
+        if (double(s.width) * s.channels > maxInt) failAt(source, path, "the sequence shape has too many values");
+        return s;
+    }
     Shape3 s{dim(v[0], path + "[0]"), dim(v[1], path + "[1]"), dim(v[2], path + "[2]")};
     if (double(s.height) * s.width * s.channels > maxInt) failAt(source, path, "the image shape has too many values");
     return s;

@@ -26,6 +26,8 @@
 //   Conv2DTranspose          <-> Conv2DTranspose (kernel [kh, kw, filters, C]; no dilation or output_padding)
 //   Conv1D, MaxPooling1D, AveragePooling1D <-> the gltrain layers over sequences [steps, channels], imported
 //                            from a [null, steps, channels] input as images [1, steps, channels]
+//   GlobalAveragePooling1D, GlobalMaxPooling1D <-> the gltrain layers over such sequences
+//   Dense on a sequence [steps, features] <-> Dense (applied at each step; the same kernel)
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (any axis), Activation, LeakyReLU, ELU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus, elu (alpha 1: all TF.js runs), selu, relu6,
@@ -258,6 +260,23 @@ inline void exportExtras(const MaxPool2D& p, Json& c) { exportPoolExtras(p, c); 
 inline void exportExtras(const AveragePool2D& p, Json& c) { exportPoolExtras(p, c); }
 inline void exportExtras(const GlobalAveragePooling2D&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const GlobalMaxPooling2D&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const Embedding&, Json& c) {
+    c.update({{"mask_zero", false},
+              {"embeddings_regularizer", nullptr},
+              {"activity_regularizer", nullptr},
+              {"embeddings_constraint", nullptr}});
+}
+inline void exportExtras(const LayerNormalization&, Json& c) {
+    c.update({{"axis", -1},
+              {"center", true},
+              {"scale", true},
+              {"beta_regularizer", nullptr},
+              {"gamma_regularizer", nullptr},
+              {"beta_constraint", nullptr},
+              {"gamma_constraint", nullptr}});
+}
+inline void exportExtras(const GlobalAveragePooling1D&, Json& c) { c["data_format"] = "channels_last"; }
+inline void exportExtras(const GlobalMaxPooling1D&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const Flatten&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const BatchNormalization&, Json& c) {
     const Json zeros = {{"class_name", "Zeros"}, {"config", Json::object()}};
@@ -291,6 +310,8 @@ template <class L>
 struct IsSequenceLayer : std::false_type {};
 template <>
 struct IsSequenceLayer<Conv1D> : std::true_type {};
+template <PoolKind K>
+struct IsSequenceLayer<GlobalPool1D<K>> : std::true_type {};
 template <PoolKind K>
 struct IsSequenceLayer<Pool1D<K>> : std::true_type {};
 
@@ -347,9 +368,13 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
             {{"name", layer + "/" + which}, {"shape", tfjs_detail::shapeJson(shape)}, {"dtype", "float32"}});
     };
     const Shape3 in0 = model.inputShape();
-    // A model that starts with a 1-D layer reads sequences [steps, channels].
-    const bool sequence = std::visit(
-        [](const auto& l) { return tfjs_detail::IsSequenceLayer<std::decay_t<decltype(l)>>::value; }, model.layer(0));
+    // A model that starts with a 1-D layer, or any layer but a 2-D one on an input [1, steps, channels],
+    // reads sequences [steps, channels].
+    const bool sequence =
+        std::visit([](const auto& l) { return tfjs_detail::IsSequenceLayer<std::decay_t<decltype(l)>>::value; },
+                   model.layer(0)) ||
+        (in0.height == 1 && in0.width > 1 &&
+         (std::holds_alternative<Dense>(model.layer(0)) || std::holds_alternative<LayerNormalization>(model.layer(0))));
     auto batchShapeOf = [](Shape3 s, bool sequence) {
         return sequence                        ? Json{nullptr, s.width, s.channels}
                : s.height == 1 && s.width == 1 ? Json{nullptr, s.channels}
@@ -684,8 +709,9 @@ struct LayerImport {
 
 // Each layer's checks of the TF.js config beyond its mapped fields (which are
 // read and range-checked by then), and the gltrain layer it becomes.
+// Dense reads a flat input or a sequence [steps, features] (Keras applies it at each step); compile
+// names an image input as the error it is.
 inline Layer importLayer(Dense d, LayerImport& im) {
-    if (im.image) im.l.fail("needs a flat input but receives an image (add a Flatten layer before it)");
     im.l.requireNull(
         {"kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"});
     im.keepsBias();
@@ -762,6 +788,27 @@ Layer importGlobalPool(G g, LayerImport& im) {
 }
 inline Layer importLayer(GlobalAveragePooling2D g, LayerImport& im) { return importGlobalPool(g, im); }
 inline Layer importLayer(GlobalMaxPooling2D g, LayerImport& im) { return importGlobalPool(g, im); }
+inline Layer importLayer(GlobalAveragePooling1D g, LayerImport& im) { return importGlobalPool(g, im); }
+// Token ids [steps] in, a sequence [steps, outputDim] out.
+inline Layer importLayer(Embedding e, LayerImport& im) {
+    if (im.image) im.l.fail("needs token ids [steps] but receives an image or a sequence");
+    im.l.requireNull({"embeddings_regularizer", "activity_regularizer", "embeddings_constraint"});
+    if (im.l.boolean("mask_zero", false)) im.l.fail("mask_zero: true is not supported");
+    im.image = true;
+    return e;
+}
+// Over the last axis only, with its scale and shift.
+inline Layer importLayer(LayerNormalization n, LayerImport& im) {
+    const LayerReader& l = im.l;
+    l.requireNull({"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"});
+    const Json* axis = l.get("axis");
+    const Json a = axis && axis->is_array() && axis->size() == 1 ? (*axis)[0] : axis ? *axis : Json(-1);
+    if (a != Json(-1)) l.fail("axis " + Reader::brief(*axis) + " is not supported (only -1, the last axis)");
+    if (!l.boolean("center", true) || !l.boolean("scale", true))
+        l.fail("center and scale must be true (gltrain's LayerNormalization always has gamma and beta)");
+    return n;
+}
+inline Layer importLayer(GlobalMaxPooling1D g, LayerImport& im) { return importGlobalPool(g, im); }
 inline Layer importLayer(Flatten f, LayerImport& im) {
     im.l.channelsLast();
     im.image = false;

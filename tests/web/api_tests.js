@@ -1071,7 +1071,8 @@ const tests = {
     expectError(() => bad.compile({}), 'ArgumentError',
                 'compile: layer add_2: needs inputs of one shape but receives [batch, 4] from dense_0 and [batch, 5] from dense_1');
     expectError(() => gl.layers.dense({ units: 2 }).apply(7), 'ArgumentError', "dense.apply: input 0 is a number, not a value from gl.input() or a layer's apply()");
-    expectError(() => gl.input({ shape: [2, 3] }), 'ArgumentError', 'input: shape must be a positive integer or [height, width, channels]');
+    expectError(() => gl.input({ shape: [2, 3, 4, 5] }), 'ArgumentError',
+                'input: shape must be a positive integer, [steps], [steps, features] or [height, width, channels]');
     expectError(() => new gl.Model(ctx, { inputs: a, outputs: b }), 'ArgumentError', "Model: inputs[0] must be made by gl.input()");
     expectError(() => new gl.Model(ctx, { inputs: gl.input({ shape: 8 }), outputs: a }), 'ArgumentError',
                 "Model: a layer reads a gl.input() that is not the model's inputs");

@@ -13,6 +13,8 @@
 #include "gltrain/graph/ops/conv.hpp"
 #include "gltrain/graph/ops/depthwise.hpp"
 #include "gltrain/graph/ops/elementwise.hpp"
+#include "gltrain/graph/ops/embedding.hpp"
+#include "gltrain/graph/ops/layer_norm.hpp"
 #include "gltrain/graph/ops/loss.hpp"
 #include "gltrain/graph/ops/math.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
@@ -32,7 +34,8 @@ using OpTypes =
              SoftmaxAxis, SoftmaxAxisGrad,                                                                      //
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount,    //
              Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad,              //
-             Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum>;
+             Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum,                    //
+             EmbeddingLookup, EmbeddingGrad, LayerNorm, LayerNormGradInput, Standardize>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -19,8 +19,11 @@
 #include "gltrain/layers/dense.hpp"
 #include "gltrain/layers/depthwise_conv2d.hpp"
 #include "gltrain/layers/dropout.hpp"
+#include "gltrain/layers/embedding.hpp"
 #include "gltrain/layers/flatten.hpp"
+#include "gltrain/layers/global_pool1d.hpp"
 #include "gltrain/layers/global_pool2d.hpp"
+#include "gltrain/layers/layer_normalization.hpp"
 #include "gltrain/layers/merge.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/layers/cropping2d.hpp"
@@ -36,7 +39,8 @@ using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAvera
                             BatchNormalization, ActivationLayer, Dropout, Softmax,                                //
                             Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
                             DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
-                            GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D>;
+                            GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
+                            GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").

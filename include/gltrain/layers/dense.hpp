@@ -1,5 +1,9 @@
 // Dense: a fully connected layer, out = activation(in x kernel + bias), with
-// the bias and the activation fused into the matmul pass. Needs a flat input.
+// the bias and the activation fused into the matmul pass. Takes a flat input,
+// or a sequence [steps, features] (an image of height 1, as Conv1D's), which
+// it maps position by position on its last axis as Keras does: a 1x1
+// convolution, whose filter [features, units] is Dense's kernel — so the
+// B x (steps * features) rows are read in place, no reshape to B * steps rows.
 #pragma once
 #include <string>
 #include <tuple>
@@ -48,28 +52,37 @@ struct Dense {
             field("name", &Dense::name, "Default dense_<i>."), trainableField(&Dense::trainable));
     }
 
-    // kernel [in, units] and bias [units].
+    // kernel [in, units] and bias [units]; `in` is the features of a sequence's position.
     std::vector<LayerVariable> variables(Shape3 in) const {
-        const int n = in.size();
+        const int n = in.height == 1 ? in.channels : in.size();
         return {{"kernel", {n, units}, true, kernelInit, n, units, n, units},
                 {"bias", {units}, true, biasInit, 1, units, n, units}};
     }
 
+    // [units], or [steps, units] on a sequence with its 1x1 window.
     LayerShape shape(const ShapeContext& c) const {
-        if (c.in.height != 1 || c.in.width != 1)
-            c.fail("needs a flat input but " + c.received() + "; add a Flatten layer");
+        if (c.in.height != 1)
+            c.fail("needs a flat input or a sequence [steps, features] but " + c.received() + "; add a Flatten layer");
         // Counted in 64 bits: inputs x units overflowed an int (undefined behaviour) before.
         // Sizes first: the model-file parser stops at any other error.
         c.fits("units", {c.in.channels, units},
                "a kernel of " + std::to_string(c.in.channels) + " inputs x " + std::to_string(units) + " units");
         if (inputDim > 0 && inputDim != c.in.channels)
             c.fail("expects input of size " + std::to_string(inputDim) + " but " + c.received());
-        return {{1, 1, units}, {}};
+        if (c.in.width == 1) return {{1, 1, units}, {}};
+        c.fits("units", {c.in.width, units},
+               "an output of " + std::to_string(c.in.width) + " steps x " + std::to_string(units) + " units");
+        const Window w = Window::make(c.who(), c.in, 1, 1, 1, 1, Padding::Valid, units);
+        return {w.out, w};
     }
 
-    // x·kernel + bias, activated: one pass with the product's epilogue (graph/gpu_plan.hpp).
+    // x·kernel + bias, activated: one pass with the product's epilogue (graph/gpu_plan.hpp);
+    // on a sequence, the 1x1 convolution's pass with its epilogue.
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
-        const graph::ValueId y = b.add(graph::MatMul{}, {graph::asFlat(b, x), b.variable("kernel")});
+        const graph::ValueId y =
+            b.layer.in.width == 1
+                ? b.add(graph::MatMul{}, {graph::asFlat(b, x), b.variable("kernel")})
+                : b.add(graph::Conv{b.layer.window}, {graph::asImage(b, x, b.layer.in), b.variable("kernel")});
         return graph::activated(b, b.add(graph::BiasAdd{}, {y, b.variable("bias")}), activation,
                                 activationAlpha(activation, alpha, eluAlpha));
     }
