@@ -58,13 +58,14 @@ MatD randomFill(const InputSpec& s, int rows, int cols, std::mt19937& rng) {
     MatD m(rows, cols);
     std::normal_distribution<double> normal(0.0, 1.0);
     std::uniform_real_distribution<double> unit(0.0, 1.0), positive(0.5, 2.0);
-    std::uniform_int_distribution<int> label(0, std::max(0, s.classes - 1));
+    std::uniform_int_distribution<int> label(0, std::max(0, s.classes - 1)), masked(-1, std::max(0, s.classes - 1));
     for (double& v : m.data) {
         switch (s.fill) {
             case Fill::Normal: v = normal(rng); break;
             case Fill::Labels: v = label(rng); break;
             case Fill::Unit: v = unit(rng); break;
             case Fill::Positive: v = positive(rng); break;
+            case Fill::MaskedLabels: v = masked(rng); break;
         }
         if (s.fill != Fill::Labels) v = double(float(v));  // representable in float: every engine sees the same numbers
     }

@@ -217,7 +217,8 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
         {config(dense, R"({"loss": "hinge"})"),
          "compile.loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy, "
          "sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy, mae, mean_absolute_error, "
-         "huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, expression)"},
+         "huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, "
+         "sequence_softmax_cross_entropy, expression)"},
         {config(dense, R"({"schedule": {"type": "cosine", "totalSteps": 0}})"),
          "compile.schedule.totalSteps: expected a positive integer, got 0"},
         {config(dense, R"({"schedule": "linear"})"),

@@ -146,6 +146,63 @@ TEST(ModelSequence, EmbeddingLayerNormalizationModelStepMatchesTheReference) {
     }
 }
 
+// The same model trained with the sequence loss (a class id per step; -1 masks a step): one SGD
+// step against the reference, its loss the mean over the counted steps; bad class ids refused.
+TEST(ModelSequence, SequenceCrossEntropyStepMatchesTheReference) {
+    const int N = 3, T = 5, V = 7, D = 4, H = 6;
+    const double lr = 0.2;
+    for (Context* ctx : engines()) {
+        SCOPED_TRACE(engineName(ctx));
+        Sequential m(*ctx, T);
+        m.add(Embedding{V, D}).add(Dense{H, Activation::Tanh}).add(LayerNormalization{}).add(Dense{V});
+        CompileOptions c;
+        c.loss = LossKind::SequenceCrossEntropy;
+        c.optimizer.kind = OptimizerKind::SGD;
+        c.optimizer.lr = float(lr);
+        m.compile(c);
+        const HostMatrix ids = tokenIds(N, T, V, 130), e = randomMatrix(V, D, 131), w1 = randomMatrix(D, H, 132),
+                         w2 = randomMatrix(H, V, 133), b2 = randomMatrix(1, V, 134);
+        HostMatrix y = tokenIds(N, T, V, 135);
+        y(0, 1) = -1.0f, y(2, 4) = -1.0f;  // masked steps
+        m.setWeight("embedding_0", "embeddings", e);
+        m.setWeight("dense_1", "kernel", w1);
+        m.setWeight("dense_3", "kernel", w2);
+        m.setWeight("dense_3", "bias", b2);
+        FitOptions f;
+        f.batchSize = N;
+        f.shuffle = false;
+        const std::vector<EpochInfo> h = m.fit(ids, Targets(y), f);
+
+        const MatD Ids = ids.cast<double>(), E = e.cast<double>(), W1 = w1.cast<double>(), W2 = w2.cast<double>();
+        const MatD A0 = asRows(ref::embeddingLookup(Ids, E), D);
+        const MatD Z1 = ref::matmul(A0, W1), A1 = ref::activate(Z1, Activation::Tanh);
+        const MatD G(1, H, 1.0), B(1, H, 0.0);
+        const MatD L = ref::layerNorm(A1, G, B, 1e-3);
+        const MatD Y = ref::addBias(ref::matmul(L, W2), b2.cast<double>());
+        const ref::SequenceLoss<double> loss = ref::sequenceCrossEntropy(asRows(Y, T * V), y.cast<double>());
+        const MatD dY = asRows(loss.grad, V);
+        const MatD dZ1 =
+            ref::activationGrad(ref::layerNormGradInput(A1, G, ref::matmulNT(dY, W2), 1e-3), Z1, Activation::Tanh);
+        EXPECT_NEAR(h.at(0).loss, loss.mean, 1e-5 * loss.mean);
+        EXPECT_LE(maxRelDiff(m.weight("dense_3", "kernel"), sgd(W2, ref::matmulTN(L, dY), lr)), 1e-4);
+        EXPECT_LE(maxRelDiff(m.weight("dense_1", "kernel"), sgd(W1, ref::matmulTN(A0, dZ1), lr)), 1e-4);
+        EXPECT_LE(maxRelDiff(m.weight("embedding_0", "embeddings"),
+                             sgd(E, ref::embeddingGrad(Ids, asRows(ref::matmulNT(dZ1, W1), T * D), V), lr)),
+                  1e-4);
+        // A class id past the classes, or not an integer: refused before the step, naming where.
+        y(1, 2) = float(V);
+        EXPECT_NE(message([&] {
+                      m.fit(ids, Targets(y), f);
+                  }).find("the class id 7.000000 at row 1, step 2 is not an integer below 7"),
+                  std::string::npos)
+            << message([&] { m.fit(ids, Targets(y), f); });
+        EXPECT_NE(message([&] {
+                      m.fit(ids, Targets(HostMatrix(N, T * V)), f);
+                  }).find("y has 35 columns, the model's output has 5 steps (a class id per step)"),
+                  std::string::npos);
+    }
+}
+
 // A table of 70000 x 64, past a MAX_TEXTURE_SIZE of 4096 rows: paged on the GPU, where an SGD
 // step and the predictions agree with the CPU engine's, and the step's bits are the same twice.
 TEST(ModelSequence, EmbeddingTablePagedPastTheTextureLimitTrains) {

@@ -388,6 +388,28 @@ function makeApi(M) {
       }
       return new Dataset(call(() => M.DatasetImpl.fromIdx(images, labels, options.numClasses)));
     }
+    // A UTF-8 text's bytes (ArrayBuffer or Uint8Array) as byte tokens for a model of input
+    // [context] trained with 'sequence_softmax_cross_entropy': {train, validation}, each a
+    // Dataset of windows of `context` bytes whose targets are the next bytes. train: one
+    // epoch's windows drawn from `seed`; validation: the held-out tail (heldOut, default
+    // 0.1: from byte floor(0.9 N)) cut into windows, null when heldOut is 0.
+    static fromText(bytes, options = {}) {
+      if (options === null || typeof options !== 'object') throw argError('Dataset.fromText: options must be an object');
+      for (const k of Object.keys(options)) {
+        if (!['context', 'heldOut', 'seed'].includes(k)) {
+          throw argError(`Dataset.fromText: unknown option '${k}' (valid: context, heldOut, seed)`);
+        }
+      }
+      const { context = 64, heldOut = 0.1, seed = 1 } = options;
+      if (!Number.isInteger(context) || context < 1) {
+        throw argError(`Dataset.fromText: context must be a positive integer, got ${describe(context)}`);
+      }
+      if (typeof heldOut !== 'number') throw argError(`Dataset.fromText: heldOut must be a number, got ${describe(heldOut)}`);
+      if (typeof seed !== 'number') throw argError(`Dataset.fromText: seed must be a number, got ${describe(seed)}`);
+      const part = (validation) => new Dataset(call(() => M.DatasetImpl.fromText(bytes, context, heldOut, seed, validation)));
+      const train = part(false);
+      return { train, validation: heldOut > 0 ? part(true) : null };
+    }
     // Fetches and parses two IDX files.
     static async fetchIdx(imagesUrl, labelsUrl, options = {}) {
       const get = async (url) => {

@@ -36,7 +36,8 @@ export type LossName =
   | 'softmax_cross_entropy' | 'mse' | 'mean_squared_error' | 'binary_cross_entropy'
   | 'sparse_categorical_crossentropy' | 'categorical_crossentropy' | 'binary_crossentropy'
   | 'mae' | 'mean_absolute_error' | 'huber' | 'huber_loss'
-  | 'kl_divergence' | 'kld' | 'kullback_leibler_divergence' | 'categorical_hinge';
+  | 'kl_divergence' | 'kld' | 'kullback_leibler_divergence' | 'categorical_hinge'
+  | 'sequence_softmax_cross_entropy';
 /** A loss with its parameters (a model file's {"type": "huber", "delta": 2}). */
 export interface LossOptions {
   type: LossName;
@@ -723,7 +724,7 @@ export interface Dataset extends Deletable {
   /** Rows [start, start + count) as a new Dataset (a copy). */
   slice(start: number, count?: number): Dataset;
 }
-/** `gl.Dataset.fromArrays`, `fromIdx`, `fetchIdx`. */
+/** `gl.Dataset.fromArrays`, `fromIdx`, `fetchIdx`, `fromText`. */
 export interface DatasetConstructor {
   /** Rows of `features` values in x, with labels or target values y (or none, for predict). */
   fromArrays(x: Float32Array, y: Targets | undefined, features: number): Dataset;
@@ -731,10 +732,20 @@ export interface DatasetConstructor {
   fromIdx(images: ArrayBuffer | ArrayBufferView, labels: ArrayBuffer | ArrayBufferView, options?: { numClasses?: number }): Dataset;
   /** fromIdx on two fetched IDX files (URLs are the page's). */
   fetchIdx(imagesUrl: string | URL, labelsUrl: string | URL, options?: { numClasses?: number }): Promise<Dataset>;
+  /**
+   * A UTF-8 text's bytes as byte tokens, for a model of input [context] trained with 'sequence_softmax_cross_entropy':
+   * windows of `context` bytes (default 64) whose targets are the next bytes. train: one epoch's windows drawn from
+   * `seed`; validation: the held-out tail (`heldOut`, default 0.1) cut into windows, null when heldOut is 0.
+   */
+  fromText(bytes: ArrayBuffer | ArrayBufferView, options?: { context?: number; heldOut?: number; seed?: number }):
+    { train: Dataset; validation: Dataset | null };
 }
 
-/** As a model file's "input": the number of input features, or images as [height, width, channels] (rows of h*w*c values, NHWC). */
-export type ModelInput = number | [number, number, number];
+/**
+ * As a model file's "input": the number of input features, [steps] (token ids), a sequence [steps, features], or
+ * images as [height, width, channels] (rows of h*w*c values, NHWC).
+ */
+export type ModelInput = number | [number] | [number, number] | [number, number, number];
 
 /** A value of a functional model being built: `gl.input()` or a layer's `apply()`. */
 export interface SymbolicTensor {

@@ -25,6 +25,7 @@ enum class LossKind {
     Huber,                    // mean over a row of Huber's loss of prediction - target (delta)
     KlDivergence,             // sum over a row of t log(t / p), both clipped to [1e-7, 1] (Keras's)
     CategoricalHinge,         // max(0, 1 + max((1 - t) p) - sum t p) (Keras's)
+    SequenceCrossEntropy,     // a class id [B, steps] per step of a sequence against its logits (-1: masked)
     Custom                    // each row's loss built from graph ops by LossSpec::custom
 };
 // The names a model config, the CLI and the JavaScript API accept for each
@@ -39,7 +40,7 @@ struct LossName {
     // The loss's fromLogits when named so (binary cross-entropy).
     bool fromLogits = true;
 };
-inline constexpr std::array<LossName, 15> kLossNames = {{
+inline constexpr std::array<LossName, 16> kLossNames = {{
     {"softmax_cross_entropy", LossKind::SoftmaxCrossEntropy},
     {"mse", LossKind::MeanSquaredError},
     {"mean_squared_error", LossKind::MeanSquaredError},
@@ -55,6 +56,7 @@ inline constexpr std::array<LossName, 15> kLossNames = {{
     {"kld", LossKind::KlDivergence},
     {"kullback_leibler_divergence", LossKind::KlDivergence},
     {"categorical_hinge", LossKind::CategoricalHinge},
+    {"sequence_softmax_cross_entropy", LossKind::SequenceCrossEntropy},
 }};
 
 // The loss of a model's output.
@@ -83,12 +85,14 @@ struct LossSpec {
     // as it always has) rather than the model's output.
     bool readsLogits() const {
         return kind == LossKind::SoftmaxCrossEntropy || kind == LossKind::CategoricalCrossEntropy ||
-               kind == LossKind::MeanSquaredError || (kind == LossKind::BinaryCrossEntropy && fromLogits);
+               kind == LossKind::SequenceCrossEntropy || kind == LossKind::MeanSquaredError ||
+               (kind == LossKind::BinaryCrossEntropy && fromLogits);
     }
     // Whether a final Softmax layer may end a model trained with it: the softmax cross-entropies
     // (which read the logits before it) and the losses on the model's output.
     bool allowsFinalSoftmax() const {
-        return kind == LossKind::SoftmaxCrossEntropy || kind == LossKind::CategoricalCrossEntropy || !readsLogits();
+        return kind == LossKind::SoftmaxCrossEntropy || kind == LossKind::CategoricalCrossEntropy ||
+               kind == LossKind::SequenceCrossEntropy || !readsLogits();
     }
 };
 

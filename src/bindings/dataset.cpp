@@ -13,6 +13,7 @@
 
 #include "errors.hpp"
 #include "gltrain/idx.hpp"
+#include "gltrain/text_data.hpp"
 #include "values.hpp"
 
 namespace gltrain::js {
@@ -58,6 +59,24 @@ DatasetImpl* DatasetImpl::fromArrays(val xs, val ys, val features, std::string w
             }
         }
         d->x = HostMatrix(int(rows), int(cols), floatsFrom(xs, where + ": x"));
+        return d.release();
+    });
+}
+
+DatasetImpl* DatasetImpl::fromText(val bytes, int context, double heldOut, double seed, bool validation) {
+    return guard([&]() -> DatasetImpl* {
+        if (!(seed >= 0 && seed <= 4294967295.0 && seed == std::floor(seed)))
+            throw ArgumentError("Dataset.fromText: seed must be an integer in [0, 4294967295], got " +
+                                std::to_string(seed));
+        TextOptions o;
+        o.context = context;
+        o.heldOut = heldOut;
+        o.seed = uint32_t(seed);
+        const TextData text(bytesFrom(bytes, "Dataset.fromText: bytes"), o);
+        TextWindows w = validation ? text.validationWindows() : text.trainWindows(0);
+        auto d = std::make_unique<DatasetImpl>();
+        d->x = std::move(w.x);
+        d->y = Targets(std::move(w.y));
         return d.release();
     });
 }
@@ -146,6 +165,7 @@ EMSCRIPTEN_BINDINGS(gltrain_dataset) {
     class_<DatasetImpl>("DatasetImpl")
         .class_function("fromArrays", &DatasetImpl::fromArrays, allow_raw_pointers())
         .class_function("fromIdx", &DatasetImpl::fromIdx, allow_raw_pointers())
+        .class_function("fromText", &DatasetImpl::fromText, allow_raw_pointers())
         .function("count", &DatasetImpl::count)
         .function("features", &DatasetImpl::features)
         .function("imageRows", &DatasetImpl::getImageRows)

@@ -169,6 +169,12 @@ const tests = {
       zeropadding2d: { type: 'zeropadding2d', padding: [[1, 0], [2, 3]], name: 'zp', trainable: false },
       cropping2d: { type: 'cropping2d', cropping: [1, 2], name: 'cr', trainable: false },
       upsampling2d: { type: 'upsampling2d', size: [2, 3], interpolation: 'bilinear', name: 'up', trainable: false },
+      globalaveragepooling1d: { type: 'globalaveragepooling1d', name: 'ga1', trainable: false },
+      globalmaxpooling1d: { type: 'globalmaxpooling1d', name: 'gm1', trainable: false },
+      embedding: { type: 'embedding', inputDim: 9, outputDim: 3, embeddingsInitializer: 'he_normal', name: 'em',
+                   trainable: false },
+      layernormalization: { type: 'layernormalization', epsilon: 0.25, gammaInitializer: 'glorot_normal',
+                            betaInitializer: 'he_uniform', name: 'ln', trainable: false },
     };
     assertEq(JSON.stringify(Object.keys(specs).sort()), JSON.stringify([...gl.layerTypes].sort()), 'a spec for every layer type');
     const ctx = new gl.Context(WEBGL);
@@ -312,7 +318,7 @@ const tests = {
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: -1 } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got -1');
     expectError(() => m.compile({ optimizer: { type: 'adam', lr: NaN } }), 'ArgumentError', 'compile: optimizer.lr: expected a positive number, got NaN');
     expectError(() => m.compile({ los: 'mse' }), 'ArgumentError', 'compile: los: unknown key (valid: loss, lossWeights, metrics, optimizer, learningRate, schedule, clipNorm, seed, onNaN)');
-    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy, sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy, mae, mean_absolute_error, huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, expression)");
+    expectError(() => m.compile({ loss: 'hinge' }), 'ArgumentError', "compile: loss: unknown value 'hinge' (valid: softmax_cross_entropy, mse, mean_squared_error, binary_cross_entropy, sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy, mae, mean_absolute_error, huber, huber_loss, kl_divergence, kld, kullback_leibler_divergence, categorical_hinge, sequence_softmax_cross_entropy, expression)");
     expectError(() => m.compile({ loss: { type: 'huber', delta: -1 } }), 'ArgumentError', 'compile: loss.delta: expected a positive number, got -1');
     expectError(() => m.compile({ schedule: { type: 'cosine', totalSteps: 0 } }), 'ArgumentError', 'compile: schedule.totalSteps: expected a positive integer, got 0');
     expectError(() => m.compile({ seed: -1 }), 'ArgumentError', 'compile: seed: expected an integer in [0, 4294967295], got -1');
@@ -1018,6 +1024,32 @@ const tests = {
       expectError(() => m.setTrainable('dense_0', 'no'), 'ArgumentError', 'setTrainable: layer must be a string and trainable true or false');
       ctx.delete();
     }
+  },
+
+  async 'sequence model: Dataset.fromText windows; Embedding -> Dense -> LayerNormalization -> Dense per step with the sequence loss learns; both engines agree'() {
+    const text = new TextEncoder().encode('the quick brown fox jumps over the lazy dog. '.repeat(12));  // 540 bytes
+    const { train, validation } = gl.Dataset.fromText(text, { context: 8, seed: 3 });
+    assertEq(train.count, Math.floor(Math.floor(0.9 * text.length) / 8), 'an epoch of windows covers the training part');
+    assertEq(validation.count, Math.floor((text.length - Math.floor(0.9 * text.length) - 1) / 8), 'the held-out windows');
+    expectError(() => gl.Dataset.fromText(text, { context: 600 }), 'ArgumentError', 'fewer than a window of 600');
+    expectError(() => gl.Dataset.fromText(text, { window: 8 }), 'ArgumentError', "Dataset.fromText: unknown option 'window'");
+    const finals = [];
+    for (const backend of ['webgl', 'cpu']) {
+      const ctx = new gl.Context({ backend });
+      const m = new gl.Sequential(ctx, [8])
+        .add({ type: 'embedding', inputDim: 256, outputDim: 12 })
+        .add({ type: 'dense', units: 16, activation: 'gelu' })
+        .add({ type: 'layernormalization' })
+        .add({ type: 'dense', units: 256 })
+        .compile({ loss: 'sequence_softmax_cross_entropy', optimizer: { type: 'adam', lr: 0.02 }, seed: 5 });
+      const r = await m.fit(train, { epochs: 4, batchSize: 16, shuffle: false });
+      assert(r.history[3].loss < 0.8 * r.history[0].loss, `${backend}: it learns (${r.history.map((e) => e.loss)})`);
+      finals.push(r.history[3].loss);
+      assertEq(m.predict(validation.x(0, 2)).length, 2 * 8 * 256, `${backend}: 256 logits per step`);
+      ctx.delete();
+    }
+    assert(Math.abs(finals[0] - finals[1]) < 1e-3 * finals[1], `WebGL2 and the CPU engine agree (${finals})`);
+    train.delete(); validation.delete();
   },
 
   async 'functional models: gl.input, layers applied to values, merges; both engines agree; summary, layerSpecs, fromConfig and indexeddb:// round-trip; errors name the layer'() {

@@ -308,6 +308,24 @@ else
   fail "SIGINT: training printed no step line within 60 s: $(cat int.err)"
 fi
 
+# ---- text: byte tokens for a sequence model ----------------------------------------
+# A repeated sentence: a tiny Embedding -> Dense -> LayerNormalization -> Dense model learns its next bytes.
+for i in $(seq 40); do printf 'the quick brown fox jumps over the lazy dog. '; done > text.txt
+cat > text.json <<'JSON'
+{"input": [8], "layers": [{"type": "embedding", "inputDim": 256, "outputDim": 12},
+  {"type": "dense", "units": 16, "activation": "gelu"}, {"type": "layernormalization"}, {"type": "dense", "units": 256}],
+ "compile": {"loss": "sequence_softmax_cross_entropy", "optimizer": {"type": "adam", "lr": 0.02}},
+ "fit": {"epochs": 6, "batchSize": 16}}
+JSON
+expect 0 "text: 1620 bytes to train on, 180 held out; train windows of 8 bytes" "$G" train text.json --data text:text.txt \
+  --backend cpu --checkpoint text.safetensors
+first=$(grep -o '^epoch=1/6 .*loss=[0-9.]*' out | grep -o 'loss=[0-9.]*' | cut -d= -f2)
+last=$(grep -o '^epoch=6/6 .*loss=[0-9.]*' out | grep -o 'loss=[0-9.]*' | cut -d= -f2)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.7 * a) }' || fail "text: the loss did not fall ($first -> $last)"
+expect 0 "test windows of 8 bytes" "$G" evaluate text.json --checkpoint text.safetensors --data text:text.txt --backend cpu
+expect 2 "not a regular file" "$G" train text.json --data text:.
+expect 1 "text trains a model of an input [context]" "$G" train xor.json --data text:text.txt --backend cpu
+
 if [ "$failures" != 0 ]; then
   echo "cli_test: $failures failure(s)" >&2
   exit 1

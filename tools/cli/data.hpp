@@ -1,6 +1,7 @@
 // Where the command line's data comes from: Fashion-MNIST as Debian installs
 // it, a directory of IDX files named as MNIST names them, a pair of IDX files,
-// or a CSV file — turned into the rows and targets a given model takes.
+// a CSV file, or a text file (text:FILE, byte tokens for a sequence model) —
+// turned into the rows and targets a given model takes.
 #pragma once
 #include <sys/stat.h>
 
@@ -15,6 +16,7 @@
 #include "gltrain/csv.hpp"
 #include "gltrain/idx.hpp"
 #include "gltrain/sequential.hpp"
+#include "gltrain/text_data.hpp"
 
 namespace gltrain::cli {
 
@@ -23,10 +25,12 @@ inline bool isCsv(const std::string& path) {
     return path.size() >= 4 &&
            (path.compare(path.size() - 4, 4, ".csv") == 0 || path.compare(path.size() - 4, 4, ".CSV") == 0);
 }
+// "text:FILE": the file's bytes as tokens.
+inline bool isText(const std::string& data) { return data.compare(0, 5, "text:") == 0; }
 }  // namespace data_detail
 
 struct DataOptions {
-    std::string data;            // --data: "fashion-mnist", a directory of IDX files or a .csv file
+    std::string data;            // --data: "fashion-mnist", a directory of IDX files, a .csv file or text:FILE
     std::string images, labels;  // --images / --labels: IDX files (instead of --data)
     std::string split;           // --split: train or test (IDX directories)
     std::string labelColumn;     // --label-column (CSV); empty: the command's default
@@ -51,13 +55,19 @@ inline DataOptions dataOptions(const Args& a, const char* defaultSplit) {
     if (a.has("--data") && (a.has("--images") || a.has("--labels")))
         throw UsageError("give --data or --images/--labels, not both");
     if (!a.has("--data") && !a.has("--images"))
-        throw UsageError("no data: give --data fashion-mnist|DIR|FILE.csv, or --images FILE [--labels FILE]");
+        throw UsageError("no data: give --data fashion-mnist|DIR|FILE.csv|text:FILE, or --images FILE [--labels FILE]");
     if (a.has("--labels") && !a.has("--images")) throw UsageError("--labels needs --images");
     if ((a.has("--data") && d.data.empty()) || (a.has("--images") && d.images.empty()))
         throw UsageError("the data path is empty");
     // What --data names is settled here, before the model is built: a missing
     // path is a runtime error naming it, a path of another kind a usage error.
-    if (!d.data.empty() && d.data != "fashion-mnist") {
+    if (data_detail::isText(d.data)) {
+        struct stat st;
+        const std::string file = d.data.substr(5);
+        if (file.empty()) throw UsageError("--data text:FILE: the path is empty");
+        if (::stat(file.c_str(), &st) != 0) throw IoError("--data " + d.data + ": " + std::strerror(errno));
+        if (!S_ISREG(st.st_mode)) throw UsageError("--data " + d.data + ": not a regular file");
+    } else if (!d.data.empty() && d.data != "fashion-mnist") {
         struct stat st;
         if (::stat(d.data.c_str(), &st) != 0) throw IoError("--data " + d.data + ": " + std::strerror(errno));
         if (!S_ISDIR(st.st_mode) && !data_detail::isCsv(d.data))
@@ -66,7 +76,7 @@ inline DataOptions dataOptions(const Args& a, const char* defaultSplit) {
                              "(IDX files: --images FILE --labels FILE)");
     }
     if (a.has("--split") && (d.data.empty() || data_detail::isCsv(d.data)))
-        throw UsageError("--split is for fashion-mnist or a directory of IDX files");
+        throw UsageError("--split is for fashion-mnist, a directory of IDX files or text:FILE");
     d.split = a.choice("--split", defaultSplit, {"train", "test"});
     d.labelColumn = a.value("--label-column");
     if (a.has("--header") && a.has("--no-header")) throw UsageError("give --header or --no-header, not both");
@@ -103,12 +113,38 @@ inline Targets classTargets(std::vector<int> labels, const Model& model) {
 
 }  // namespace data_detail
 
+// A text file's bytes for a model of an input [context] of token ids trained
+// with the sequence loss: the train split is one epoch's random windows (the
+// compile seed's), the test split the held-out last 10% cut into windows.
+inline Data loadText(const DataOptions& o, const Model& model) {
+    const std::string file = o.data.substr(5);
+    const Shape3 in = model.inputShape();
+    if (in.height != 1 || in.width != 1 || model.options().loss.kind != LossKind::SequenceCrossEntropy)
+        throw ArgumentError("--data " + o.data +
+                            ": text trains a model of an input [context] (token ids) with the loss "
+                            "sequence_softmax_cross_entropy");
+    TextOptions t;
+    t.context = in.channels;
+    t.seed = model.options().seed;
+    const TextData text(readFile(file, "text"), t);
+    TextWindows w = o.split == "train" ? text.trainWindows(0) : text.validationWindows();
+    if (w.x.rows == 0) throw ArgumentError("--data " + o.data + ": no held-out windows");
+    Data d;
+    d.description = file + " (text: " + std::to_string(text.trainBytes()) + " bytes to train on, " +
+                    std::to_string(text.validationBytes()) + " held out; " + o.split + " windows of " +
+                    std::to_string(t.context) + " bytes)";
+    d.x = data_detail::firstRows(std::move(w.x), o.limit);
+    d.y = Targets(data_detail::firstRows(std::move(w.y), o.limit));
+    return d;
+}
+
 // Reads the data for `model`: labels must name one of its outputs (softmax
 // cross-entropy) and a CSV's label column must give one value per output
 // otherwise. `needTargets` false (predict): a CSV has no label column unless
 // one is named, and --images needs no --labels.
 inline Data loadData(const DataOptions& o, const Model& model, bool needTargets) {
     using namespace data_detail;
+    if (isText(o.data)) return loadText(o, model);
     const bool classes = model.options().loss.labels();
     const int outputs = model.outputSize();
     Data d;

@@ -82,6 +82,9 @@ inline LossNodes addLoss(Graph& g, const LossSpec& loss, ValueId prediction, Val
         case LossKind::MeanSquaredError:
             fused(g.add(PointwiseLossOp{PointwiseLoss::MeanSquaredError}, {prediction, target}, name));
             return n;
+        case LossKind::SequenceCrossEntropy:  // its mean is over the counted steps, not the rows' mean
+            fused(g.add(SequenceCrossEntropy{}, {prediction, target}, name));
+            return n;
         case LossKind::BinaryCrossEntropy:
             if (loss.fromLogits) {
                 fused(g.add(PointwiseLossOp{PointwiseLoss::BinaryCrossEntropyWithLogits},

@@ -41,8 +41,9 @@ struct ModelOutput {
     int width = 0;        // values per row (its layer's output size)
     LossSpec loss{};      // labels [B, 1] (loss.labels()); otherwise values shaped like the output
     float weight = 1.0f;  // its share of the loss training minimizes (several outputs)
-    // Columns of its targets in a row: 1 (a class label) or the output's values.
-    int targetCols() const { return loss.labels() ? 1 : width; }
+    int steps = 1;        // a sequence output's steps [1, steps, classes]: the sequence loss's targets per row
+    // Columns of its targets in a row: 1 (a class label), a class per step, or the output's values.
+    int targetCols() const { return loss.kind == LossKind::SequenceCrossEntropy ? steps : loss.labels() ? 1 : width; }
 };
 
 // A metric of one output (CompileOptions::metrics), resolved for it
@@ -215,7 +216,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
     // against its columns of y.
     m.y = g.input("y", io.labels() ? Shape{kBatch, 1}
                        : m.packed  ? Shape::batched({io.targetCols()})
-                                   : Shape::batched({io.outputs[0].width}));
+                                   : Shape::batched({io.outputs[0].targetCols()}));
     std::vector<ValueId> predictions, targets;
     ValueId lossRows = kNoValue, lossMean = kNoValue;
     int targetAt = 0;
@@ -232,7 +233,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
         targets.push_back(y);
         // The loss reads the logits or (losses on probabilities, custom ones) the output.
         const ValueId prediction = out.loss.readsLogits() ? logits : rows(g, value, name);
-        if (!out.loss.labels() && g.shape(y) != g.shape(prediction))
+        if (!out.loss.labels() && out.loss.kind != LossKind::SequenceCrossEntropy && g.shape(y) != g.shape(prediction))
             throw ShapeError("output " + std::to_string(k) + " is " + g.shape(prediction).str() +
                              " but its targets are " + g.shape(y).str());
         const LossNodes nodes = addLoss(g, out.loss, prediction, y, name);

@@ -26,8 +26,9 @@ namespace gltrain::graph {
 using Shapes = std::vector<Shape>;
 
 // How a test fills an op's input: normal values, class labels (in [0, classes)),
-// values in [0, 1] (binary targets), or positive values (variances).
-enum class Fill { Normal, Labels, Unit, Positive };
+// values in [0, 1] (binary targets), positive values (variances), or class
+// labels where -1 (a masked step of a sequence loss) is as likely as each class.
+enum class Fill { Normal, Labels, Unit, Positive, MaskedLabels };
 struct InputSpec {
     Shape shape;
     Fill fill = Fill::Normal;

@@ -20,6 +20,7 @@
 #include "gltrain/graph/ops/matmul.hpp"
 #include "gltrain/graph/ops/metric.hpp"
 #include "gltrain/graph/ops/random.hpp"
+#include "gltrain/graph/ops/sequence_loss.hpp"
 #include "gltrain/graph/ops/spatial.hpp"
 
 namespace gltrain::graph {
@@ -35,7 +36,8 @@ using OpTypes =
              SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad, PointwiseLossOp, PointwiseLossGrad, CorrectCount,    //
              Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad,              //
              Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum,                    //
-             EmbeddingLookup, EmbeddingGrad, LayerNorm, LayerNormGradInput, Standardize>;
+             EmbeddingLookup, EmbeddingGrad, LayerNorm, LayerNormGradInput, Standardize, SequenceCrossEntropy,  //
+             SequenceCrossEntropyGrad>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -44,6 +44,10 @@ inline void checkTargets(const char* what, const Targets& y, int outputSize, con
         return;
     }
     if (y.isLabels()) throw ArgumentError(std::string(what) + ": this loss needs target values (a matrix), not labels");
+    if (loss.kind == LossKind::SequenceCrossEntropy && y.values.cols != outputSize)
+        throw ArgumentError(std::string(what) + ": y has " + std::to_string(y.values.cols) +
+                            " columns, the model's output has " + std::to_string(outputSize) +
+                            " steps (a class id per step)");
     if (y.values.cols != outputSize)
         throw ArgumentError(std::string(what) + ": y has " + std::to_string(y.values.cols) +
                             " columns, the model outputs " + std::to_string(outputSize));
@@ -63,8 +67,9 @@ inline void checkTargets(const char* what, const Targets& y, int outputSize, con
 }
 
 // Rows for a model of `inputSize` inputs and `outputSize` outputs trained with `loss`.
+// `classes`: the sequence loss's classes per step (its targets must be integers below it; negative: masked).
 inline void checkData(const char* what, const HostMatrix& x, const Targets& y, int inputSize, int outputSize,
-                      const LossSpec& loss) {
+                      const LossSpec& loss, int classes = 0) {
     if (x.rows <= 0) throw ArgumentError(std::string(what) + ": x has no rows");
     requireConsistent(what, "x", x);
     if (!y.isLabels()) requireConsistent(what, "y", y.values);
@@ -76,6 +81,15 @@ inline void checkData(const char* what, const HostMatrix& x, const Targets& y, i
                             std::to_string(y.rows()));
     requireFinite(what, x);
     checkTargets(what, y, outputSize, loss);
+    if (loss.kind == LossKind::SequenceCrossEntropy)
+        for (size_t i = 0; i < y.values.data.size(); ++i) {
+            const float v = y.values.data[i];
+            if (v != std::floor(v) || v >= float(classes))
+                throw ArgumentError(std::string(what) + ": the class id " + std::to_string(v) + " at row " +
+                                    std::to_string(i / size_t(y.values.cols)) + ", step " +
+                                    std::to_string(i % size_t(y.values.cols)) + " is not an integer below " +
+                                    std::to_string(classes) + " (negative: a masked step)");
+        }
 }
 
 }  // namespace gltrain

@@ -562,6 +562,7 @@ protected:
             o.width = layers.empty() ? inputSize_ : layers[outs[k]].geometry.out.size();
             o.loss = outputLoss(options, k);
             o.weight = options.lossWeights.empty() ? 1.0f : options.lossWeights[k];
+            o.steps = layers.empty() ? 1 : layers[outs[k]].geometry.out.width;
             const LossKind kind = o.loss.kind;
             if (kind == LossKind::Custom) try {  // its errors now, not at the first fit
                     graph::checkLoss(o.loss, o.width);
@@ -798,7 +799,11 @@ private:
         return out;
     }
     void checkData(const char* what, const HostMatrix& x, const Targets& y) const {
-        if (!io_.packed()) return gltrain::checkData(what, x, y, inputSize_, outputSize_, options_.loss);
+        if (!io_.packed())
+            return gltrain::checkData(
+                what, x, y, inputSize_,
+                options_.loss.kind == LossKind::SequenceCrossEntropy ? io_.outputs[0].targetCols() : outputSize_,
+                options_.loss, outputSize_ / io_.outputs[0].steps);
         // Rows and targets packed as io() says (several inputs or outputs).
         gltrain::checkData(what, x, y, inputSize_, io_.targetCols(), LossKind::MeanSquaredError);
         int at = 0;

@@ -1,14 +1,17 @@
 // The sequence layers' formulas, in any precision: an embedding table's
 // lookup and its gradient (the sum of the gradients of each token's uses),
-// and layer normalization over the last axis with its gradients, written
+// layer normalization over the last axis with its gradients, written
 // from the definitions (mean, variance, and the derivative of
-// (x - mean) / sqrt(var + eps) by the chain rule over the whole group).
+// (x - mean) / sqrt(var + eps) by the chain rule over the whole group), and
+// the softmax cross-entropy at every step of a sequence.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "gltrain/graph/ops/embedding.hpp"
 #include "gltrain/graph/ops/layer_norm.hpp"
+#include "gltrain/graph/ops/sequence_loss.hpp"
 #include "gltrain/host_matrix.hpp"
 #include "gltrain/reference/check.hpp"
 
@@ -109,6 +112,57 @@ std::vector<HostMatrixT<T>> run(const graph::EmbeddingLookup&, const std::vector
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::EmbeddingGrad& o, const std::vector<const HostMatrixT<T>*>& in) {
     return {embeddingGrad(*in[0], *in[1], o.vocab)};
+}
+
+// Softmax cross-entropy at every step: logits N x (T*V), targets N x T (a negative
+// target masks its step). rows(r) = the mean of row r's counted steps' losses (0
+// with none); mean = the mean over every counted step; grad = d(mean)/d(logits).
+template <class T>
+struct SequenceLoss {
+    HostMatrixT<T> rows;
+    T mean = 0;
+    HostMatrixT<T> grad;
+};
+template <class T>
+SequenceLoss<T> sequenceCrossEntropy(const HostMatrixT<T>& logits, const HostMatrixT<T>& targets) {
+    const int steps = targets.cols, V = logits.cols / steps;
+    SequenceLoss<T> out{HostMatrixT<T>(logits.rows, 1), T(0), HostMatrixT<T>(logits.rows, logits.cols)};
+    long count = 0;
+    for (T v : targets.data) count += v >= T(0);
+    T total = 0;
+    for (int r = 0; r < logits.rows; ++r) {
+        T sum = 0;
+        int n = 0;
+        for (int t = 0; t < steps; ++t) {
+            if (targets(r, t) < T(0)) continue;
+            const int label = int(std::lround(double(targets(r, t))));
+            T m = logits(r, t * V);
+            for (int j = 1; j < V; ++j) m = std::max(m, logits(r, t * V + j));
+            T s = 0;
+            for (int j = 0; j < V; ++j) s += std::exp(logits(r, t * V + j) - m);
+            sum += std::log(s) + m - logits(r, t * V + label);
+            ++n;
+            for (int j = 0; j < V; ++j)
+                out.grad(r, t * V + j) =
+                    (std::exp(logits(r, t * V + j) - m) / s - (j == label ? T(1) : T(0))) / T(std::max(count, 1L));
+        }
+        out.rows(r, 0) = n ? sum / T(n) : T(0);
+        total += sum;
+    }
+    out.mean = count ? total / T(count) : T(0);
+    return out;
+}
+
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SequenceCrossEntropy&, const std::vector<const HostMatrixT<T>*>& in) {
+    const SequenceLoss<T> l = sequenceCrossEntropy(*in[0], *in[1]);
+    return {l.rows, HostMatrixT<T>(1, 1, l.mean)};
+}
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::SequenceCrossEntropyGrad&, const std::vector<const HostMatrixT<T>*>& in) {
+    HostMatrixT<T> g = sequenceCrossEntropy(*in[0], *in[1]).grad;
+    for (T& v : g.data) v *= (*in[2])(0, 0);
+    return {g};
 }
 
 }  // namespace gltrain::ref

@@ -1,0 +1,35 @@
+// loss/sequence_xent_grad: d(mean loss)/d(logits) of loss/sequence_xent_sums' mean, times the seed.
+// inputs: X, Y, COUNT, SCALE?
+// uniforms: classes (V)
+// output: N x (T*V), any layout; Y is N x T target ids, COUNT 1 x 1 (the counted steps), SCALE 1 x 1 (the seed; absent: 1)
+// formula: G[r, tV + v] = (softmax(X[r, tV ..])[v] - (v == Y[r, t])) * SCALE / COUNT; 0 where Y[r, t] < 0
+uniform int classes;
+
+float gradAt(int r, int c) {
+    int t = c / classes, v = c - t * classes, base = t * classes;
+    float label = Y_at(r, t);
+    if (label < 0.0) return 0.0;
+    float m = X_at(r, base);
+    for (int j = 1; j < classes; ++j) m = max(m, X_at(r, base + j));
+    float s = 0.0;
+    for (int j = 0; j < classes; ++j) s += exp(X_at(r, base + j) - m);
+    float p = exp(X_at(r, c) - m) / s;
+#if SCALE_BOUND
+    float seed = SCALE_at(0, 0);
+#else
+    float seed = 1.0;
+#endif
+    return (p - (float(v) == label ? 1.0 : 0.0)) * seed / max(COUNT_at(0, 0), 1.0);
+}
+
+void main() {
+    ivec2 t = outTexel();
+    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
+    vec4 v = vec4(0.0);
+    for (int i = 0; i < lanes; ++i) {
+        int c = t.x * lanes + i;
+        if (c >= cols) break;
+        v[i] = gradAt(t.y, c);
+    }
+    setOutput(v);
+}
