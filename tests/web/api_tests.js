@@ -309,7 +309,7 @@ const tests = {
     expectError(() => m.add('dense'), 'ArgumentError', 'add: expected a layer object such as {"type": "dense", "units": 10}, got the string "dense"');
     expectError(() => new gl.Sequential(ctx, 0), 'ArgumentError', 'Sequential: input: expected a positive integer, got 0');
     expectError(() => new gl.Sequential(ctx, { inputSize: 4 }), 'ArgumentError',
-                'Sequential: input: expected a positive integer or [height, width, channels], got an object');
+                'Sequential: input: expected a positive integer, [steps], [steps, features] or [height, width, channels], got an object');
     expectError(() => m.compile(), 'ArgumentError', 'compile: the model has no layers');
     m.add({ type: 'dense', units: 6, activation: 'relu', name: 'hidden' })
       .add({ type: 'dense', units: 3, inputDim: 5, name: 'out' });
@@ -955,8 +955,8 @@ const tests = {
     const held = all.slice(59000, 500);
     all.delete();
     const ctx = new gl.Context(WEBGL);
-    expectError(() => new gl.Sequential(ctx, [28, 28]), 'ArgumentError',
-                'Sequential: input: expected a positive integer or [height, width, channels], got an array of 2 values');
+    expectError(() => new gl.Sequential(ctx, [28, 28, 1, 1]), 'ArgumentError',
+                'Sequential: input: expected a positive integer, [steps], [steps, features] or [height, width, channels], got an array of 4 values');
     expectError(() => new gl.Sequential(ctx, [28, 0, 1]), 'ArgumentError', 'Sequential: input[1]: expected a positive integer, got 0');
     expectError(() => new gl.Sequential(ctx, [28, 28, 1.5]), 'ArgumentError', 'Sequential: input[2]: expected a positive integer, got 1.5');
     expectError(() => new gl.Sequential(ctx, [65536, 65536, 1]), 'ArgumentError', 'Sequential: input: the image shape has too many values');
@@ -1502,7 +1502,7 @@ const tests = {
     await expectReject(w.build({ input: 784, layers: [{ type: 'dense', units: 0 }] }), 'ArgumentError', 'add: units: expected a positive integer, got');
     await expectReject(w.build({ inputSize: 784, layers: [] }), 'ArgumentError', 'build: the model is {input, layers: [...]}');
     await expectReject(w.build({ input: 784, layers: [], name: 'x' }), 'ArgumentError', "build: unknown key 'name' in the model (valid: input, inputs, layers, outputs)");
-    await expectReject(w.build({ input: [28, 28], layers: [] }), 'ArgumentError', 'Sequential: input: expected a positive integer or [height, width, channels]');
+    await expectReject(w.build({ input: [28, 28, 1, 1], layers: [] }), 'ArgumentError', 'Sequential: input: expected a positive integer, [steps], [steps, features] or [height, width, channels]');
     await expectReject(w.fit('nope'), 'ArgumentError', "fit: no dataset named 'nope'");
     await expectReject(w.load('bad', { images: 'data/missing', labels: 'data/missing' }), 'IoError', 'HTTP 404');
     // stop() reaches a running fit.

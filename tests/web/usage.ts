@@ -75,6 +75,16 @@ export async function main(): Promise<number> {
   // @ts-expect-error: texel reads are 'auto', 'sampled' or 'texelFetch'
   void new gl.Context({ fetch: 'texture' });
   const data = gl.Dataset.fromArrays(x, y, 4);
+  // Byte-level text for a sequence model of input [context].
+  const text = gl.Dataset.fromText(new TextEncoder().encode('some text'), { context: 4, heldOut: 0.2, seed: 7 });
+  const windows: number = text.train.count + (text.validation ? text.validation.count : 0);
+  void windows;
+  const lm = new gl.Sequential(ctx, [4]).add({ type: 'embedding', inputDim: 256, outputDim: 8 })
+    .add({ type: 'layernormalization', epsilon: 1e-5 }).add({ type: 'dense', units: 256 })
+    .compile({ loss: 'sequence_softmax_cross_entropy' });
+  void lm;
+  // @ts-expect-error: fromText's options are context, heldOut and seed
+  gl.Dataset.fromText(new Uint8Array(8), { window: 4 });
   const ev = model.evaluate(data, { batchSize: 4 });
   const passes: PassTiming[] = model.profileStep(data, { batchSize: 4, reps: 3 });
   const slowest: string = passes.reduce((a, b) => (b.ms > a.ms ? b : a)).kernel + (passes[0].gpuTimer ? ' (GPU timer)' : '');
