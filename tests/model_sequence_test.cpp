@@ -200,6 +200,10 @@ TEST(ModelSequence, SequenceCrossEntropyStepMatchesTheReference) {
                       m.fit(ids, Targets(HostMatrix(N, T * V)), f);
                   }).find("y has 35 columns, the model's output has 5 steps (a class id per step)"),
                   std::string::npos);
+        CompileOptions withAccuracy = c;  // accuracy per token is to come: a clear error until then
+        withAccuracy.metrics = {MetricSpec{}};
+        EXPECT_NE(message([&] { m.compile(withAccuracy); }).find("has no metrics yet"), std::string::npos)
+            << message([&] { m.compile(withAccuracy); });
     }
 }
 

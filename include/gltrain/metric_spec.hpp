@@ -125,6 +125,9 @@ inline std::string metricProblem(const MetricSpec& m) {
 // labels -> sparse categorical, binary cross-entropy or one column -> binary,
 // else categorical). Returns what does not fit ("" when it does).
 inline std::string resolveMetric(MetricSpec& m, const LossSpec& loss, int width) {
+    if (loss.kind == LossKind::SequenceCrossEntropy)  // its targets are a class per step: no metric reads those yet
+        return "metric " + metricName(m) + ": an output trained with " + lossName(loss.kind) +
+               " has no metrics yet (accuracy per token is to come)";
     if (m.kind == MetricKind::Accuracy)
         m.kind = loss.labels()                                             ? MetricKind::SparseCategoricalAccuracy
                  : loss.kind == LossKind::BinaryCrossEntropy || width == 1 ? MetricKind::BinaryAccuracy
