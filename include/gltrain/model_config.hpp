@@ -19,7 +19,10 @@
 // A functional model's layers name what they read ("inputs": ["dense_0", "input"]);
 // several inputs are "inputs": [{"name": "image", "shape": [28, 28, 1]}, ...] (layers
 // read them by name), several outputs "outputs": ["classes", "box"] (layer names),
-// with "loss": [one per output] and "lossWeights" in "compile".
+// with "loss": [one per output] and "lossWeights" in "compile". A shared
+// layer's later call is {"shares": "encoder", "inputs": ["input_b"]}: the
+// layer "encoder" (its options and weights) applied again, named "encoder@1"
+// (its k-th call: "encoder@k").
 //
 // Everything is checked while parsing, before a model exists: an error is a
 // FormatError whose message names the source and the JSON path of the bad
@@ -76,6 +79,9 @@ struct ModelConfig {
     std::vector<std::vector<int>> inbound;
     // The output layers ("outputs": their names), in order; empty: the last layer.
     std::vector<int> outputs;
+    // For each layer of a functional model, the layer whose weights it shares
+    // ("shares": its name; -1: its own; model/symbolic.hpp's LayerNode::shares).
+    std::vector<int> shares;
     // The "compile" object's options.
     CompileOptions compile;
     FitOptions fit;  // validationX / validationY stay null
@@ -814,6 +820,27 @@ inline std::vector<int> layerInputs(const nlohmann::json& j, const std::map<std:
     }
     return out;
 }
+// A shared layer's later call, {"shares": "<layer>", "inputs": [...]}: the
+// layer it shares (one with weights of its own, before it) and the call's
+// name ("<layer>@<k>", its k-th call, as Model names it).
+inline std::pair<int, std::string> sharedCall(const nlohmann::json& spec, const std::map<std::string, int>& before,
+                                              const std::vector<int>& shares, const std::string& source,
+                                              const std::string& path) {
+    for (const auto& [key, value] : spec.items())
+        if (key != "shares")
+            failAt(source, path + "." + key,
+                   "a shared layer's call has only \"shares\" and \"inputs\" (its options are the layer's)");
+    const nlohmann::json& name = spec["shares"];
+    const auto it = name.is_string() ? before.find(name.get<std::string>()) : before.end();
+    if (it == before.end() || it->second < 0)
+        failAt(source, path + ".shares", "expected the name of a layer before this one, got " + show(name));
+    if (shares.at(size_t(it->second)) >= 0)
+        failAt(source, path + ".shares",
+               "'" + name.get<std::string>() + "' is a call of a shared layer: name the layer itself");
+    int k = 1;
+    for (int owner : shares) k += owner == it->second;
+    return {it->second, name.get<std::string>() + "@" + std::to_string(k)};
+}
 }  // namespace model_config_detail
 
 // A parsed JSON document (already free of duplicate keys) as a ModelConfig.
@@ -862,11 +889,21 @@ inline ModelConfig modelConfigFromJson(const nlohmann::json& j, const std::strin
             spec.erase("inputs");
             anyInputs = true;
         }
-        c.layers.push_back(layer(spec, source, path));
         c.inbound.push_back(std::move(inbound));
+        if (spec.is_object() && spec.contains("shares")) {  // a shared layer's later call
+            const auto [owner, name] = sharedCall(spec, names, c.shares, source, path);
+            c.layers.push_back(c.layers[size_t(owner)]);
+            c.shares.push_back(owner);
+            names[name] = int(i);
+            anyInputs = true;
+            continue;
+        }
+        c.layers.push_back(layer(spec, source, path));
+        c.shares.push_back(-1);
         const std::string& given = givenLayerName(c.layers.back());
         names[given.empty() ? defaultLayerName(c.layers.back(), i) : given] = int(i);
     }
+    if (!anyInputs) c.shares.clear();
     if (top.has("outputs")) {
         const nlohmann::json& list = top.raw("outputs");
         if (!list.is_array() || list.empty())
@@ -921,7 +958,8 @@ inline std::unique_ptr<Model> makeModel(Context& ctx, const ModelConfig& config)
         return s;
     }
     std::vector<LayerNode> nodes;
-    for (size_t i = 0; i < config.layers.size(); ++i) nodes.push_back({config.layers[i], config.inbound[i]});
+    for (size_t i = 0; i < config.layers.size(); ++i)
+        nodes.push_back({config.layers[i], config.inbound[i], config.shares.empty() ? -1 : config.shares[i]});
     return std::make_unique<Model>(ctx, config.inputs.empty() ? std::vector<Shape3>{config.input} : config.inputs,
                                    std::move(nodes), config.outputs, config.inputNames);
 }

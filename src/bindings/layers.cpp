@@ -59,7 +59,10 @@ val layerSpecs(const SequentialImpl& m) {
     const bool stack =
         m.compiled() ? m.model->isStack() : m.model->inputShapes().size() == 1 && m.model->outputLayers().size() == 1;
     for (size_t i = 0; i < m.model->layerCount(); ++i) {
-        nlohmann::ordered_json j = layerToJson(m.model->layer(i));
+        // A shared layer's later call names the layer (model_config.hpp).
+        const int owner = m.model->shares(i);
+        nlohmann::ordered_json j = owner < 0 ? layerToJson(m.model->layer(i))
+                                             : nlohmann::ordered_json{{"shares", m.model->layerName(size_t(owner))}};
         if (!stack)
             for (int k : m.model->inbound(i)) j["inputs"].push_back(m.model->inboundName(k));
         a.call<void>("push", toJs(j));
@@ -114,6 +117,7 @@ val SequentialImpl::layers() const {
         val inbound = val::array();
         for (const std::string& n : L.inbound) inbound.call<void>("push", n);
         o.set("inbound", inbound);
+        if (!L.shares.empty()) o.set("shares", L.shares);
         o.set("trainable", layerTrainable(model->layer(i)));
         o.set("name", model->layerName(i));
         o.set("type", type);

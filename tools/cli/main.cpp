@@ -190,8 +190,9 @@ void printSummary(const ModelConfig& config, const Model& model) {
     for (const auto& l : layers) {
         std::string from;
         for (const std::string& n : l.inbound) from += (from.empty() ? "<- " : ", ") + n;
-        std::printf("  %-26s %-16s %-*ld%s%s\n", l.name.c_str(), shapeText(l.output).c_str(), stack ? 0 : 9,
-                    long(l.parameters), stack ? "" : from.c_str(), l.trainable ? "" : " (frozen)");
+        std::printf("  %-26s %-16s %-*ld%s%s%s\n", l.name.c_str(), shapeText(l.output).c_str(), stack ? 0 : 9,
+                    long(l.parameters), stack ? "" : from.c_str(), l.trainable ? "" : " (frozen)",
+                    l.shares.empty() ? "" : (" (shares " + l.shares + "'s weights)").c_str());
     }
 }
 

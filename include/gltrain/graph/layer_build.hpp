@@ -22,7 +22,11 @@ struct LayerGeometry {
     // The layers whose outputs it reads, in order (negative: a model input,
     // modelInput(k)); empty: the layer before it (the model input for the first).
     std::vector<int> inbound;
-    std::vector<Shape3> ins;                // each inbound value's shape (`in` is the first); empty: just `in`
+    std::vector<Shape3> ins;  // each inbound value's shape (`in` is the first); empty: just `in`
+    // A shared layer's later call: the layer whose variables it reads (empty: its own).
+    std::string weightsOf;
+    // The layer whose variables it reads: weightsOf, or its own name.
+    const std::string& variablesOf() const { return weightsOf.empty() ? name : weightsOf; }
     static constexpr int kModelInput = -1;  // the model's (first) input
     // Model input k as an inbound index.
     static constexpr int modelInput(int k) { return -1 - k; }

@@ -202,7 +202,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
                      L.geometry,
                      o.training,
                      o.seed,
-                     [&](const char* n) { return m.variables.at(L.geometry.name + "/" + n); },
+                     [&](const char* n) { return m.variables.at(L.geometry.variablesOf() + "/" + n); },
                      &m.statistics};
         outputs.push_back(std::visit(
             [&](const auto& layer) {

@@ -77,14 +77,18 @@ public:
     const Layer& layer(size_t i) const { return nodes_.at(i).spec; }
     // The layers layer i reads (negative: a model input, LayerGeometry::modelInput(k)); after compile.
     const std::vector<int>& inbound(size_t i) const { return layers_.at(i).geometry.inbound; }
+    // The layer whose weights layer i uses: a shared layer's first call (-1: its own weights).
+    int shares(size_t i) const { return nodes_.at(i).shares; }
     // Whether the model is a Sequential's stack: one input, each layer reading
     // only the one before it (the first the input), the last layer the one
-    // output. Summaries and exports write a stack without wiring.
+    // output, no layer shared. Summaries and exports write a stack without wiring.
     bool isStack() const {
         if (inputShapes_.size() != 1 || outputLayers() != std::vector<size_t>{nodes_.empty() ? 0 : nodes_.size() - 1})
             return false;
         for (size_t i = 0; i < nodes_.size(); ++i)
-            if (!nodes_[i].inbound.empty() && nodes_[i].inbound != std::vector<int>{int(i) - 1}) return false;
+            if ((!nodes_[i].inbound.empty() && nodes_[i].inbound != std::vector<int>{int(i) - 1}) ||
+                nodes_[i].shares >= 0)
+                return false;
         return true;
     }
 
@@ -99,6 +103,7 @@ public:
         std::vector<bool> read(nodes_.size(), false);
         for (size_t i = 0; i < nodes_.size(); ++i) {
             CompiledLayer L = inferLayer(i, layers, options);
+            if (nodes_[i].shares >= 0) checkSharedCall(L, layers[size_t(nodes_[i].shares)]);
             for (auto& other : layers)
                 if (other.geometry.name == L.geometry.name)
                     throw ArgumentError("compile: two layers are named '" + L.geometry.name + "'");
@@ -126,14 +131,20 @@ public:
     Model& setTrainable(const std::string& layer, bool trainable) {
         if (fitting())
             throw ArgumentError("setTrainable: a fit is in progress (let it finish, or call endFit() first)");
-        Layer& spec = nodes_.at(indexOf(layer, "setTrainable")).spec;
-        if (layerTrainable(spec) == trainable) return *this;
+        size_t at = indexOf(layer, "setTrainable");
+        if (nodes_[at].shares >= 0) at = size_t(nodes_[at].shares);  // a shared layer: every call of it
+        if (layerTrainable(nodes_[at].spec) == trainable) return *this;
+        auto set = [&] {
+            for (size_t i = 0; i < nodes_.size(); ++i)
+                if (i == at || nodes_[i].shares == int(at))
+                    std::visit([&](auto& l) { l.trainable = trainable; }, nodes_[i].spec);
+        };
         if (!compiled()) {
-            std::visit([&](auto& l) { l.trainable = trainable; }, spec);
+            set();
             return *this;
         }
         const State kept = state();
-        std::visit([&](auto& l) { l.trainable = trainable; }, spec);
+        set();
         compile(options());
         restoreState(kept);
         return *this;
@@ -151,6 +162,8 @@ public:
         std::vector<std::string> inbound;
         // false: frozen.
         bool trainable = true;
+        // A shared layer's later call: the layer whose weights it uses (its parameters are counted there).
+        std::string shares;
     };
     // Every layer, in order: name, type, output shape, parameters, inbound layers; after compile.
     std::vector<LayerSummary> summary() const {
@@ -162,7 +175,8 @@ public:
             s.type = layerType(*L.spec);
             s.output = L.geometry.out;
             s.trainable = layerTrainable(*L.spec);
-            s.parameters = parameterCount(*L.spec, L.geometry.in);
+            s.shares = L.geometry.weightsOf;
+            s.parameters = s.shares.empty() ? parameterCount(*L.spec, L.geometry.in) : 0;
             for (int k : L.geometry.inbound) s.inbound.push_back(inboundName(k));
             out.push_back(std::move(s));
         }
@@ -493,6 +507,18 @@ public:
                                              ? "input " + std::to_string(graph::LayerGeometry::inputIndex(k)) +
                                                    ", which the model does not have"
                                              : "layer " + std::to_string(k) + ", which is not before it"));
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            const int owner = nodes[i].shares;
+            if (owner < 0) continue;
+            if (size_t(owner) >= i || nodes[size_t(owner)].shares >= 0)
+                throw ArgumentError("Model: layer " + std::to_string(i) + " shares the weights of layer " +
+                                    std::to_string(owner) + ", which is not a layer before it with weights of its own");
+            if (nodes[i].spec.index() != nodes[size_t(owner)].spec.index())
+                throw ArgumentError("Model: layer " + std::to_string(i) + " (" + layerType(nodes[i].spec) +
+                                    ") shares the weights of layer " + std::to_string(owner) + ", a " +
+                                    layerType(nodes[size_t(owner)].spec));
+            nodes[i].spec = nodes[size_t(owner)].spec;  // one layer: its calls have its options
+        }
         std::vector<bool> seen(nodes.size(), false);
         for (int o : outputs) {
             if (o < 0 || size_t(o) >= nodes.size())
@@ -631,6 +657,11 @@ private:
     }
     // Layer i's name: given, or "<kDefaultName>_<i>".
     std::string nameOf(size_t i) const {
+        if (const int owner = nodes_[i].shares; owner >= 0) {  // the owner's k-th call: "<owner>@<k>"
+            int k = 1;
+            for (size_t j = size_t(owner) + 1; j < i; ++j) k += nodes_[j].shares == owner;
+            return nameOf(size_t(owner)) + "@" + std::to_string(k);
+        }
         const std::string& given = givenLayerName(nodes_[i].spec);
         return given.empty() ? defaultLayerName(nodes_[i].spec, i) : given;
     }
@@ -651,6 +682,7 @@ private:
         L.spec = &spec;
         L.geometry.name = nameOf(i);
         L.geometry.inbound = nodes_[i].inbound;
+        if (nodes_[i].shares >= 0) L.geometry.weightsOf = nameOf(size_t(nodes_[i].shares));
         if (L.geometry.inbound.empty())
             L.geometry.inbound.push_back(i == 0 ? graph::LayerGeometry::kModelInput : int(i) - 1);
         ShapeContext c;
@@ -684,6 +716,25 @@ private:
         L.geometry.out = s.out;
         L.geometry.window = s.window;
         return L;
+    }
+
+    // A shared layer's later call reads its first call's variables: they must
+    // fit what it receives, and statistics (a moving average per call) are not shared.
+    static void checkSharedCall(const CompiledLayer& call, const CompiledLayer& owner) {
+        const std::string where =
+            "compile: layer " + call.geometry.name + " (a call of shared layer " + owner.geometry.name + ")";
+        for (const LayerVariable& v : layerVariables(*owner.spec, owner.geometry.in))
+            if (!v.trainable)
+                throw ArgumentError(where + ": a " + layerType(*owner.spec) + " keeps statistics of what it reads (" +
+                                    v.name +
+                                    "), which a layer applied twice cannot share; give each call its own layer");
+        const std::vector<LayerVariable> mine = layerVariables(*call.spec, call.geometry.in),
+                                         theirs = layerVariables(*owner.spec, owner.geometry.in);
+        for (size_t k = 0; k < mine.size(); ++k)
+            if (mine[k].rows != theirs.at(k).rows || mine[k].cols != theirs.at(k).cols)
+                throw ArgumentError(where + ": receives " + call.geometry.in.str() + " but its weights (" +
+                                    mine[k].name + ") were made for " + owner.geometry.in.str() + ", what " +
+                                    owner.geometry.name + " receives");
     }
 
     // Every entry that computes comes through here: after a lost context the

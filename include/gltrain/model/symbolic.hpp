@@ -7,11 +7,24 @@
 //   auto y = gltrain::Add{}({h, gltrain::Conv2D{..}(h)});      // a residual merge
 //   gltrain::Model model(ctx, x, gltrain::Dense{10}(gltrain::Flatten{}(y)));
 //
-// A value may feed several layers (branches). Each call makes a new layer:
-// applying one layer value twice makes two layers with their own weights.
+// A value may feed several layers (branches). Each call of a layer value
+// makes a new layer: applying `Dense{8}` twice makes two layers with their
+// own weights. A shared layer (tfjs-layers' layer object called twice:
+// siamese towers, a shared embedding) is a gltrain::Shared, whose calls all
+// read and train one set of weights (the gradients of its uses add up):
+//
+//   gltrain::Shared<gltrain::Dense> tower(gltrain::Dense{8, Activation::Relu});
+//   auto a = gltrain::Input(16, "a"), b = gltrain::Input(16, "b");
+//   auto d = gltrain::Subtract{}({tower(a), tower(b)});
+//
+// In the model its first call is the layer ("dense_0": its weights, options,
+// trainable flag and checkpoint tensors), each later call a layer of its own
+// named "<first>@<k>" (dense_0@1) with no weights of its own (LayerNode::shares).
+// A layer with statistics (BatchNormalization) cannot be shared.
 // Shapes are inferred and checked by compile(), whose errors name the layer
 // and where each input came from.
 #pragma once
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +43,9 @@ struct LayerNode {
     // The layers it reads, by index (graph::LayerGeometry::kModelInput: the
     // model's input); empty: the layer before it (the model's input for the first).
     std::vector<int> inbound;
+    // A shared layer's later call: the earlier layer (its first call) whose
+    // weights and options it uses; -1: a layer of its own.
+    int shares = -1;
 };
 
 // A functional model's layers as built from its values: its inputs' shapes
@@ -64,7 +80,8 @@ public:
         if (inputs.empty()) throw ArgumentError("Model: it needs an input (gltrain::Input)");
         if (outputs.empty()) throw ArgumentError("Model: it needs an output (a layer's value)");
         FunctionalGraph f;
-        std::map<const Node*, int> index;  // layer -> its place; input k -> LayerGeometry::modelInput(k)
+        Walk walk;  // layer -> its place; input k -> LayerGeometry::modelInput(k)
+        std::map<const Node*, int>& index = walk.index;
         bool named = false;
         for (size_t k = 0; k < inputs.size(); ++k) {
             const SymbolicTensor& in = inputs[k];
@@ -85,7 +102,7 @@ public:
         for (size_t k = 0; k < outputs.size(); ++k) {
             if (outputs[k].isInput())
                 throw ArgumentError("Model: output " + std::to_string(k) + " is an Input, not a layer's value");
-            const int at = visit(outputs[k].node_.get(), index, f.nodes);
+            const int at = visit(outputs[k].node_.get(), walk, f.nodes);
             for (int o : f.outputs)
                 if (o == at) throw ArgumentError("Model: output " + std::to_string(k) + " is given twice");
             f.outputs.push_back(at);
@@ -102,27 +119,60 @@ public:
 
     template <class L>
     friend SymbolicTensor applyLayer(const L& layer, const std::vector<SymbolicTensor>& inputs);
+    template <class L>
+    friend class Shared;
     friend SymbolicTensor Input(Shape3 shape, std::string name);
 
 private:
     struct Node {
-        std::optional<Layer> layer;  // none: a model input
+        std::optional<Layer> layer;           // none: a model input
+        std::shared_ptr<const Layer> shared;  // a Shared's call: the Shared (null: a layer of its own)
         std::vector<SymbolicTensor> inbound;
         Shape3 inputShape;
         std::string inputName;
     };
     explicit SymbolicTensor(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
 
-    // Post-order from the output: a layer after everything it reads.
-    static int visit(const Node* n, std::map<const Node*, int>& index, std::vector<LayerNode>& out) {
-        if (auto it = index.find(n); it != index.end()) return it->second;
+    // `layer` applied to `inputs`, checked; `shared`: a Shared's call (null: a layer of its own).
+    template <class L>
+    static SymbolicTensor applied(const L& layer, const std::vector<SymbolicTensor>& inputs,
+                                  std::shared_ptr<const Layer> shared) {
+        if constexpr (isMergeLayer<L>) {
+            if (inputs.size() < 2)
+                throw ArgumentError(std::string(L::kType) + ": merges two or more values, applied to " +
+                                    std::to_string(inputs.size()));
+        } else if (inputs.size() != 1) {
+            throw ArgumentError(std::string(L::kType) + ": takes one value, applied to " +
+                                std::to_string(inputs.size()) + " (merge them first, e.g. with Concatenate)");
+        }
+        auto n = std::make_shared<Node>();
+        n->layer = layer;
+        n->shared = std::move(shared);
+        n->inbound = inputs;
+        return SymbolicTensor(std::move(n));
+    }
+
+    // What a walk from the outputs has placed: each value's layer, and each Shared's first call.
+    struct Walk {
+        std::map<const Node*, int> index;
+        std::map<const Layer*, int> firstCall;
+    };
+    // Post-order from the output: a layer after everything it reads (a
+    // Shared's first call placed is its layer; the later ones share it).
+    static int visit(const Node* n, Walk& walk, std::vector<LayerNode>& out) {
+        if (auto it = walk.index.find(n); it != walk.index.end()) return it->second;
         if (!n->layer)
             throw ArgumentError("Model: a layer reads an Input of shape " + n->inputShape.str() +
                                 " that is not one of the model's inputs");
         LayerNode node{*n->layer, {}};
-        for (const SymbolicTensor& in : n->inbound) node.inbound.push_back(visit(in.node_.get(), index, out));
+        for (const SymbolicTensor& in : n->inbound) node.inbound.push_back(visit(in.node_.get(), walk, out));
+        const int at = int(out.size());
+        if (n->shared) {
+            const auto first = walk.firstCall.emplace(n->shared.get(), at).first;
+            if (first->second != at) node.shares = first->second;
+        }
         out.push_back(std::move(node));
-        return index[n] = int(out.size()) - 1;
+        return walk.index[n] = at;
     }
 
     std::shared_ptr<const Node> node_;
@@ -142,18 +192,29 @@ inline SymbolicTensor Input(int size, std::string name = "") { return Input(Shap
 // `layer` applied to `inputs` (one, or a merge layer's several): what a layer's call does (layers/call.hpp).
 template <class L>
 SymbolicTensor applyLayer(const L& layer, const std::vector<SymbolicTensor>& inputs) {
-    if constexpr (isMergeLayer<L>) {
-        if (inputs.size() < 2)
-            throw ArgumentError(std::string(L::kType) + ": merges two or more values, applied to " +
-                                std::to_string(inputs.size()));
-    } else if (inputs.size() != 1) {
-        throw ArgumentError(std::string(L::kType) + ": takes one value, applied to " + std::to_string(inputs.size()) +
-                            " (merge them first, e.g. with Concatenate)");
-    }
-    auto n = std::make_shared<SymbolicTensor::Node>();
-    n->layer = layer;
-    n->inbound = inputs;
-    return SymbolicTensor(std::move(n));
+    return SymbolicTensor::applied(layer, inputs, nullptr);
 }
+
+// One layer applied several times with one set of weights (see the comment
+// at the top of this header): copies of a Shared are the same layer.
+template <class L>
+class Shared {
+public:
+    // The layer to share.
+    explicit Shared(L layer) : layer_(std::make_shared<const Layer>(std::move(layer))) {}
+    // The layer applied to one value.
+    SymbolicTensor operator()(const SymbolicTensor& x) const { return (*this)(std::vector<SymbolicTensor>{x}); }
+    // The layer applied to a merge layer's several values.
+    SymbolicTensor operator()(std::initializer_list<SymbolicTensor> xs) const {
+        return (*this)(std::vector<SymbolicTensor>(xs));
+    }
+    // The layer applied to a merge layer's several values.
+    SymbolicTensor operator()(const std::vector<SymbolicTensor>& xs) const {
+        return SymbolicTensor::applied(std::get<L>(*layer_), xs, layer_);
+    }
+
+private:
+    std::shared_ptr<const Layer> layer_;
+};
 
 }  // namespace gltrain

@@ -51,6 +51,7 @@ struct ModelVariables {
         m.slots = o.optimizer.stateSlots();
         const uint32_t seed = o.seed;
         for (size_t i = 0; i < layers.size(); ++i) {
+            if (!layers[i].geometry.weightsOf.empty()) continue;  // a shared layer's variables are its first call's
             const size_t first = m.list.size();
             const std::vector<LayerVariable> vars = layerVariables(*layers[i].spec, layers[i].geometry.in);
             for (size_t k = 0; k < vars.size(); ++k) {
@@ -139,7 +140,8 @@ inline std::vector<uint8_t> initialCheckpoint(const ModelVariables& vars, const 
 inline void requireCheckpointFits(const std::vector<CompiledLayer>& layers, const CompileOptions& options) {
     double params = 0, statistics = 0;
     for (const CompiledLayer& L : layers)
-        for (const LayerVariable& v : layerVariables(*L.spec, L.geometry.in))
+        for (const LayerVariable& v :
+             L.geometry.weightsOf.empty() ? layerVariables(*L.spec, L.geometry.in) : std::vector<LayerVariable>{})
             (v.trainable ? params : statistics) += double(v.size());
     const int slotsPerParam = options.optimizer.stateSlots();
     const double slots = params * slotsPerParam, bytes = 8.0 + 4.0 * (params + slots + statistics);
