@@ -177,18 +177,55 @@ TEST(TfjsLayers, FunctionalModelRoundTripPredictsTheSame) {
         edit(j["modelTopology"]["config"]);
         return formatError([&] { importTfjs(test::context(), j.dump(), art.weightData); });
     };
-    const std::string shared = edited([](auto& c) {
-        auto& nodes = c["layers"][4]["inbound_nodes"];
-        nodes.push_back(nodes[0]);
-    });
-    EXPECT_NE(shared.find("layer 4 'add_3' (Add): is applied 2 times (shared layers are not supported"),
+    const std::string tensor = edited([](auto& c) { c["layers"][4]["inbound_nodes"][0][0][2] = 1; });
+    EXPECT_NE(tensor.find("layer 4 'add_3' (Add): reads tensor 1 of 'conv2d_0' (only each layer's one output"),
               std::string::npos)
-        << shared;
+        << tensor;
     const std::string unknown = edited([](auto& c) { c["layers"][4]["inbound_nodes"][0][1][0] = "bn"; });
-    EXPECT_NE(unknown.find("'add_3' (Add): reads 'bn', which is not a layer before it"), std::string::npos) << unknown;
-    const std::string outputs = edited([](auto& c) { c["output_layers"].push_back(c["output_layers"][0]); });
-    EXPECT_NE(outputs.find("output_layers: models of several outputs are not supported yet"), std::string::npos)
+    EXPECT_NE(unknown.find("'add_3' (Add): reads 'bn', which is not a layer or input before it"), std::string::npos)
+        << unknown;
+    const std::string node = edited([](auto& c) { c["layers"][4]["inbound_nodes"][0][1][1] = 1; });
+    EXPECT_NE(node.find("'add_3' (Add): reads 'batch_normalization_2' (its inbound node 1), which is not"),
+              std::string::npos)
+        << node;
+    const std::string outputs = edited([](auto& c) { c["output_layers"][0][0] = "nope"; });
+    EXPECT_NE(outputs.find("output_layers: [\"nope\",0,0] is not [name, node, 0] of a layer's output"),
+              std::string::npos)
         << outputs;
+}
+
+// Two inputs, a shared Dense (one layer entry with two inbound nodes, read as
+// node 0 and node 1) and two outputs export as TF.js writes them and import back.
+TEST(TfjsLayers, SharedLayersAndSeveralInputsAndOutputsRoundTrip) {
+    Shared<Dense> tower{Dense{4, Activation::LeakyReLU, 0.1f}};
+    const SymbolicTensor a = Input(5, "left"), b = Input(5, "right");
+    const SymbolicTensor ha = tower(a), hb = tower(b);
+    Model m(test::context(), {a, b}, {Dense{3}(Subtract{}({ha, hb})), Dense{2}(hb)});
+    CompileOptions c;
+    c.losses = {LossKind::SoftmaxCrossEntropy, LossKind::MeanSquaredError};
+    m.compile(c);
+    const TfjsArtifacts art = exportTfjs(m);
+    const auto config = nlohmann::json::parse(art.modelJson)["modelTopology"]["config"];
+    EXPECT_EQ(config["input_layers"], nlohmann::json::parse(R"([["left", 0, 0], ["right", 0, 0]])"));
+    // The tower and its split LeakyReLU: one entry each, two inbound nodes each.
+    const auto& layers = config["layers"];
+    EXPECT_EQ(layers[2]["name"], "dense_0");
+    EXPECT_EQ(layers[2]["inbound_nodes"], nlohmann::json::parse(R"([[["left", 0, 0, {}]], [["right", 0, 0, {}]]])"));
+    EXPECT_EQ(layers[3]["inbound_nodes"],
+              nlohmann::json::parse(R"([[["dense_0", 0, 0, {}]], [["dense_0", 1, 0, {}]]])"));
+    EXPECT_EQ(layers[4]["inbound_nodes"],
+              nlohmann::json::parse(R"([[["dense_0_leaky_relu", 0, 0, {}], ["dense_0_leaky_relu", 1, 0, {}]]])"));
+    EXPECT_EQ(config["output_layers"], nlohmann::json::parse(R"([["dense_3", 0, 0], ["dense_4", 0, 0]])"));
+    EXPECT_EQ(nlohmann::json::parse(art.modelJson)["weightsManifest"][0]["weights"].size(), 6u);
+    expectRoundTrip(m, 10);
+    auto back = importTfjs(test::context(), art.modelJson, art.weightData);
+    EXPECT_EQ(back->inputShapes().size(), 2u);
+    EXPECT_EQ(back->inboundName(graph::LayerGeometry::modelInput(1)), "right");
+    EXPECT_EQ(back->outputLayers().size(), 2u);
+    // Each entry's later node is a call placed as soon as what it reads is there.
+    EXPECT_EQ(back->layerName(1), "dense_0@1");
+    EXPECT_EQ(back->summary()[1].shares, "dense_0");
+    EXPECT_EQ(back->summary()[3].shares, "dense_0_leaky_relu");
 }
 
 // Every activation TF.js can run round-trips under its TF.js name, fused and as a layer.

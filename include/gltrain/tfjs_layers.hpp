@@ -90,10 +90,20 @@ inline constexpr const char* kTfjsShardName = "group1-shard1of1.bin";
 
 // A parsed TF.js Layers model, validated but not yet on a GPU.
 struct TfjsModel {
-    Shape3 inputShape;          // [1, 1, n] for flat input rows
+    Shape3 inputShape;          // [1, 1, n] for flat input rows; the first of several
     std::vector<Layer> layers;  // in order, named as in the file
-    // A functional model's: what each layer reads (indices; -1 the input); empty for a Sequential.
+    // A functional model's: what each layer reads (indices; negative: a model
+    // input, graph::LayerGeometry::modelInput); empty for a Sequential.
     std::vector<std::vector<int>> inbound;
+    // A functional model's inputs in input_layers' order (shapes; names when several).
+    std::vector<Shape3> inputShapes;
+    // The names of several inputs (empty: one input).
+    std::vector<std::string> inputNames;
+    // A functional model's output layers, in output_layers' order.
+    std::vector<int> outputs;
+    // A functional model's: for each layer, the layer whose weights it shares (a
+    // shared layer's later inbound node, model/symbolic.hpp's LayerNode::shares; -1: its own).
+    std::vector<int> shares;
     // Every weight as "<layer>/<variable>" in Keras's shape (Sequential's checkpoint names and shapes).
     std::vector<std::pair<std::string, TensorData>> weights;
 };
@@ -381,11 +391,15 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
                                                : Json{nullptr, s.height, s.width, s.channels};
     };
     const Json batchInputShape = batchShapeOf(in0, sequence);
-    // A functional model: its InputLayers first, and each layer's inbound node. outName[i]: the
-    // layer whose output is layer i's (its LeakyReLU, when one is split off it).
+    // A functional model: its InputLayers first, and each layer's inbound node. outRef[i]: the
+    // layer and node whose output is layer i's (its LeakyReLU, when one is split off it; a
+    // shared layer's later call: a later node of the layer's entries).
+    using Ref = std::pair<std::string, int>;
     std::vector<std::string> inputNames;
-    std::vector<std::string> outName;
-    std::vector<std::string> reads;  // the layer being written reads these
+    std::vector<Ref> outRef;
+    std::vector<Ref> reads;                           // the layer being written reads these
+    std::vector<size_t> entriesOfNow;                 // the entries of `layers` the layer being written makes
+    std::map<size_t, std::vector<size_t>> entriesOf;  // a shared layer's entries
     for (size_t k = 0; !stack && k < model.inputShapes().size(); ++k) {
         const std::string inputName = freshName(model.inboundName(graph::LayerGeometry::modelInput(int(k))));
         inputNames.push_back(inputName);
@@ -405,11 +419,12 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
         Json entry = {{"class_name", className}, {"config", config}};
         if (!stack) {
             Json node = Json::array();
-            for (const std::string& from : reads) node.push_back(Json{from, 0, 0, Json::object()});
+            for (const Ref& from : reads) node.push_back(Json{from.first, from.second, 0, Json::object()});
             entry["name"] = config["name"];
             entry["inbound_nodes"] = Json::array({node});
-            reads = {config["name"].get<std::string>()};  // what a layer split off it reads
+            reads = {{config["name"].get<std::string>(), 0}};  // what a layer split off it reads
         }
+        entriesOfNow.push_back(layers.size());
         layers.push_back(std::move(entry));
     };
     auto leaky = [&](const std::string& name, float alpha) {
@@ -421,9 +436,20 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
         const Shape3 in = model.layerInputShape(i);
         reads.clear();
         for (int k : model.inbound(i))
-            reads.push_back(k >= 0  ? outName.at(size_t(k))
-                            : stack ? std::string()
-                                    : inputNames.at(size_t(graph::LayerGeometry::inputIndex(k))));
+            reads.push_back(k >= 0  ? outRef.at(size_t(k))
+                            : stack ? Ref()
+                                    : Ref{inputNames.at(size_t(graph::LayerGeometry::inputIndex(k))), 0});
+        entriesOfNow.clear();
+        if (const int owner = model.shares(i); owner >= 0) {  // a later call: a node of each of its entries
+            for (size_t e : entriesOf.at(size_t(owner))) {
+                Json node = Json::array();
+                for (const Ref& from : reads) node.push_back(Json{from.first, from.second, 0, Json::object()});
+                layers[e]["inbound_nodes"].push_back(std::move(node));
+                reads = {{layers[e]["name"].get<std::string>(), int(layers[e]["inbound_nodes"].size()) - 1}};
+            }
+            outRef.push_back(reads.at(0));
+            continue;
+        }
         std::visit(
             [&](const auto& layer) {
                 using L = std::decay_t<decltype(layer)>;
@@ -455,14 +481,15 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
                 if (leakyAlpha) leaky(freshName(name + "_leaky_relu"), *leakyAlpha);
             },
             model.layer(i));
-        outName.push_back(stack ? name : layers.back()["name"].get<std::string>());
+        outRef.push_back(stack ? Ref{name, 0} : Ref{layers.back()["name"].get<std::string>(), 0});
+        entriesOf[i] = entriesOfNow;
     }
     Json config = {{"name", stack ? "sequential" : "model"}, {"layers", std::move(layers)}};
     if (!stack) {
         config["input_layers"] = Json::array();
         for (const std::string& n : inputNames) config["input_layers"].push_back(Json{n, 0, 0});
         config["output_layers"] = Json::array();
-        for (size_t o : outputs) config["output_layers"].push_back(Json{outName.at(o), 0, 0});
+        for (size_t o : outputs) config["output_layers"].push_back(Json{outRef.at(o).first, outRef.at(o).second, 0});
     }
     Json j = {{"format", "layers-model"},
               {"generatedBy", "gltrain"},
@@ -989,38 +1016,97 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         names.insert(n);
         return n;
     };
-    // A functional model: each layer by name -> its index (-1: the input) and whether its output is an image.
-    std::map<std::string, int> indexOf;
+    // A functional model: each layer's outputs by (name, node index) -> the
+    // layer giving it (negative: a model input), and whether a layer's output is an image.
+    using Ref = std::pair<std::string, int>;
+    std::map<Ref, int> valueOf;
     std::map<std::string, bool> imageOut;
-    std::string inputName;
-    // The layer names a functional layer's one inbound node reads ([[["name", 0, 0, {}], ...]]).
-    auto inboundNames = [&](const Json& entry, const tfjs_detail::LayerReader& l) {
+    // The model's inputs in input_layers' order, by name.
+    std::map<std::string, int> inputIndex;
+    if (functional) {
+        const Json& inputs = r.field(config, "input_layers", "modelTopology.config");
+        if (!inputs.is_array() || inputs.empty())
+            r.fail("modelTopology.config.input_layers must be a non-empty array of [name, 0, 0]");
+        for (const Json& in : inputs) {
+            if (!in.is_array() || in.empty() || !in[0].is_string())
+                r.fail("modelTopology.config.input_layers: expected [name, 0, 0], got " +
+                       tfjs_detail::Reader::brief(in));
+            if (!inputIndex.emplace(in[0].get<std::string>(), int(inputIndex.size())).second)
+                r.fail("modelTopology.config.input_layers names '" + in[0].get<std::string>() + "' twice");
+        }
+        model.inputShapes.resize(inputIndex.size());
+    }
+    // Each inbound node of a functional layer ([[["name", node, 0, {}], ...], ...]): the outputs it reads.
+    auto inboundNodes = [&](const Json& entry, const tfjs_detail::LayerReader& l) {
         const Json* nodes = tfjs_detail::Reader::optional(entry, "inbound_nodes");
         if (!nodes || !nodes->is_array())
             l.fail("has no inbound_nodes (a functional model's layers say what they read)");
-        if (nodes->size() != 1)
-            l.fail(nodes->empty()
-                       ? "has no inbound node (only the model's InputLayer reads nothing)"
-                       : "is applied " + std::to_string(nodes->size()) +
-                             " times (shared layers are not supported: each call is a new layer in gltrain)");
-        const Json& node = (*nodes)[0];
-        if (!node.is_array() || node.empty()) l.fail("inbound_nodes[0] must be a non-empty array of [layer, 0, 0, {}]");
-        std::vector<std::string> out;
-        for (const Json& t : node) {
-            if (!t.is_array() || t.size() < 3 || !t[0].is_string())
-                l.fail("an inbound tensor must be [layer, node, tensor, kwargs], got " + tfjs_detail::Reader::brief(t));
-            if (t[1] != Json(0) || t[2] != Json(0))
-                l.fail("reads node " + tfjs_detail::Reader::brief(t[1]) + ", tensor " +
-                       tfjs_detail::Reader::brief(t[2]) + " of '" + t[0].get<std::string>() +
-                       "' (only each layer's one output is supported)");
-            if (t.size() > 3 && !(t[3].is_object() && t[3].empty()))
-                l.fail("passes arguments to its call (" + tfjs_detail::Reader::brief(t[3]) +
-                       "), which is not supported");
-            const std::string from = t[0].get<std::string>();
-            if (!indexOf.count(from)) l.fail("reads '" + from + "', which is not a layer before it");
-            out.push_back(from);
+        if (nodes->empty()) l.fail("has no inbound node (only the model's InputLayers read nothing)");
+        std::vector<std::vector<Ref>> out;
+        for (size_t n = 0; n < nodes->size(); ++n) {
+            const Json& node = (*nodes)[n];
+            if (!node.is_array() || node.empty())
+                l.fail("inbound_nodes[" + std::to_string(n) + "] must be a non-empty array of [layer, node, 0, {}]");
+            out.emplace_back();
+            for (const Json& t : node) {
+                if (!t.is_array() || t.size() < 3 || !t[0].is_string() || !t[1].is_number_integer() || t[1] < 0)
+                    l.fail("an inbound tensor must be [layer, node, tensor, kwargs], got " +
+                           tfjs_detail::Reader::brief(t));
+                if (t[2] != Json(0))
+                    l.fail("reads tensor " + tfjs_detail::Reader::brief(t[2]) + " of '" + t[0].get<std::string>() +
+                           "' (only each layer's one output is supported)");
+                if (t.size() > 3 && !(t[3].is_object() && t[3].empty()))
+                    l.fail("passes arguments to its call (" + tfjs_detail::Reader::brief(t[3]) +
+                           "), which is not supported");
+                out.back().push_back({t[0].get<std::string>(), t[1].get<int>()});
+            }
         }
         return out;
+    };
+    // A call of a layer (its inbound node `node`) that reads outputs not made
+    // yet (a later layer's): made once they are.
+    struct Call {
+        size_t layer;  // the layer's first call
+        std::string name;
+        int node;
+        std::vector<Ref> reads;
+        bool softmax, image;  // a Softmax split off the layer follows each call; the layer reads an image
+    };
+    std::vector<Call> pending;
+    auto ready = [&](const Call& c) {
+        for (const Ref& from : c.reads)
+            if (!valueOf.count(from)) return false;
+        return c.node == 0 || valueOf.count({c.name, c.node - 1});
+    };
+    // A later call: a layer sharing the first's weights, and its own Softmax when one is split off.
+    auto makeCall = [&](const Call& c) {
+        if (imageOut.at(c.reads[0].first) != c.image)
+            r.fail("layer '" + c.name + "' is applied to an image and to flat rows (its inbound nodes 0 and " +
+                   std::to_string(c.node) + ")");
+        std::vector<int> in;
+        for (const Ref& from : c.reads) in.push_back(valueOf.at(from));
+        const Layer layer = model.layers[c.layer], softmax = model.layers[c.layer + (c.softmax ? 1 : 0)];
+        model.layers.push_back(layer);
+        model.inbound.push_back(std::move(in));
+        model.shares.push_back(int(c.layer));
+        if (c.softmax) {
+            model.layers.push_back(softmax);
+            model.inbound.push_back({int(model.layers.size()) - 2});
+            model.shares.push_back(int(c.layer + 1));
+        }
+        valueOf[{c.name, c.node}] = int(model.layers.size()) - 1;
+    };
+    auto makeReadyCalls = [&] {
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (size_t k = 0; k < pending.size(); ++k)
+                if (ready(pending[k])) {
+                    makeCall(pending[k]);
+                    pending.erase(pending.begin() + std::ptrdiff_t(k));
+                    progress = true;
+                    break;
+                }
+        }
     };
 
     for (size_t i = 0; i < layerList.size(); ++i) {
@@ -1042,23 +1128,28 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         }
         const Json* batchShape = l.get("batch_input_shape");
         if (!batchShape) batchShape = l.get("batch_shape");  // Keras 3
-        std::vector<std::string> reads;                      // a functional layer's inbound layers
+        std::vector<std::vector<Ref>> calls;                 // a functional layer's inbound nodes
         if (functional && cls == "InputLayer") {
-            if (haveInput) l.fail("a second InputLayer: models of several inputs are not supported yet");
+            const auto k = inputIndex.find(name);
+            if (k == inputIndex.end()) l.fail("is not one of modelTopology.config.input_layers");
             if (!batchShape) l.fail("has no batch_input_shape (the model's input size is unknown)");
-            model.inputShape = tfjs_detail::inputShape(l, *batchShape);
+            const Shape3 shape = tfjs_detail::inputShape(l, *batchShape);
             if (l.boolean("sparse", false) || l.boolean("ragged", false))
                 l.fail("sparse or ragged input is not supported");
+            model.inputShapes[size_t(k->second)] = shape;
             haveInput = true;
-            inputName = name;
-            indexOf[name] = graph::LayerGeometry::kModelInput;
-            imageOut[name] = model.inputShape.height != 1 || model.inputShape.width != 1;
+            valueOf[{name, 0}] = graph::LayerGeometry::modelInput(k->second);
+            imageOut[name] = shape.height != 1 || shape.width != 1;
             continue;
         }
         if (functional) {
-            if (!haveInput) l.fail("comes before the model's InputLayer");
-            reads = inboundNames(entry, l);
-            image = imageOut.at(reads[0]);
+            calls = inboundNodes(entry, l);
+            for (const Ref& from : calls[0])
+                if (!valueOf.count(from))
+                    l.fail("reads '" + from.first + "'" +
+                           (from.second ? " (its inbound node " + std::to_string(from.second) + ")" : "") +
+                           ", which is not a layer or input before it");
+            image = imageOut.at(calls[0][0].first);
         } else if (i == 0 || cls == "InputLayer") {
             if (i != 0) l.fail("an InputLayer must come first");
             if (!batchShape) l.fail("the first layer has no batch_input_shape (the model's input size is unknown)");
@@ -1161,34 +1252,53 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             if (!known)
                 l.fail("layer type " + cls + " is not supported (supported: " + tfjs_detail::supportedClasses() + ")");
         }
-        if (functional) {
-            // The layer reads its inbound layers; a Softmax split off it reads the layer.
-            std::vector<int> in;
-            for (const std::string& from : reads) in.push_back(indexOf.at(from));
-            model.inbound.push_back(std::move(in));
-            indexOf[name] = int(layersBefore);
-            imageOut[name] = image;
-            if (softmaxAfter) model.inbound.push_back({int(layersBefore)});
-        }
         if (softmaxAfter) model.layers.push_back(Softmax{freshName(name + "_softmax")});
+        if (functional) {
+            // The layer's first call reads its inbound layers; a Softmax split off it reads the layer.
+            std::vector<int> in;
+            for (const Ref& from : calls[0]) in.push_back(valueOf.at(from));
+            model.inbound.push_back(std::move(in));
+            model.shares.push_back(-1);
+            if (softmaxAfter) {
+                model.inbound.push_back({int(layersBefore)});
+                model.shares.push_back(-1);
+            }
+            valueOf[{name, 0}] = int(model.layers.size()) - 1;
+            imageOut[name] = image;
+            // Its later calls (a shared layer): each a layer sharing its weights.
+            for (size_t n = 1; n < calls.size(); ++n)
+                pending.push_back({layersBefore, name, int(n), calls[n], softmaxAfter, image});
+            makeReadyCalls();
+        }
     }
     if (functional) {
-        // One output, the last layer: every other layer leads to it.
+        for (const Call& c : pending)
+            for (const Ref& from : c.reads)
+                if (!valueOf.count(from))
+                    r.fail("layer '" + c.name + "' (its inbound node " + std::to_string(c.node) + ") reads '" +
+                           from.first + "' (node " + std::to_string(from.second) + "), which no layer or input makes");
+        if (inputIndex.size() > 1) model.inputNames.resize(inputIndex.size());
+        for (const auto& [inputName, k] : inputIndex) {
+            if (!valueOf.count({inputName, 0}))
+                r.fail("modelTopology.config.input_layers names '" + inputName + "', which is not an InputLayer");
+            if (inputIndex.size() > 1) model.inputNames[size_t(k)] = inputName;
+        }
+        model.inputShape = model.inputShapes.at(0);
+        // The output layers, by name and node.
         const Json& outputs = r.field(config, "output_layers", "modelTopology.config");
-        if (!outputs.is_array() || outputs.size() != 1 || !outputs[0].is_array() || outputs[0].empty())
-            r.fail("modelTopology.config.output_layers: models of several outputs are not supported yet");
-        const Json& lastEntry = layerList.back();
-        const std::string lastName =
-            lastEntry.is_object() && lastEntry.contains("name") && lastEntry["name"].is_string()
-                ? lastEntry["name"].get<std::string>()
-                : lastEntry.value("config", Json::object()).value("name", std::string());
-        if (outputs[0][0] != Json(lastName))
-            r.fail("the output layer " + tfjs_detail::Reader::brief(outputs[0][0]) +
-                   " is not the last layer in modelTopology.config.layers");
-        const Json& inputs = r.field(config, "input_layers", "modelTopology.config");
-        if (!inputs.is_array() || inputs.size() != 1 || !inputs[0].is_array() || inputs[0].empty() ||
-            inputs[0][0] != Json(inputName))
-            r.fail("modelTopology.config.input_layers must name the one InputLayer");
+        if (!outputs.is_array() || outputs.empty())
+            r.fail("modelTopology.config.output_layers must be a non-empty array of [name, node, 0]");
+        for (const Json& o : outputs) {
+            const bool wellFormed = o.is_array() && o.size() >= 2 && o[0].is_string() && o[1].is_number_integer();
+            const auto it = wellFormed ? valueOf.find({o[0].get<std::string>(), o[1].get<int>()}) : valueOf.end();
+            if (it == valueOf.end() || it->second < 0)
+                r.fail("modelTopology.config.output_layers: " + tfjs_detail::Reader::brief(o) +
+                       " is not [name, node, 0] of a layer's output");
+            if (!wellFormed || (o.size() > 2 && o[2] != Json(0)))
+                r.fail("modelTopology.config.output_layers: " + tfjs_detail::Reader::brief(o) +
+                       " reads a tensor other than the layer's one output");
+            model.outputs.push_back(it->second);
+        }
     }
     if (!haveInput) r.fail("the model has no input shape");
     if (model.layers.empty()) r.fail("the model has no layers besides its input");
@@ -1274,8 +1384,15 @@ inline std::unique_ptr<Model> importTfjs(Context& ctx, const TfjsModel& parsed, 
         model = std::move(s);
     } else {
         std::vector<LayerNode> nodes;
-        for (size_t i = 0; i < parsed.layers.size(); ++i) nodes.push_back({parsed.layers[i], parsed.inbound[i]});
-        model = std::make_unique<Model>(ctx, parsed.inputShape, std::move(nodes));
+        for (size_t i = 0; i < parsed.layers.size(); ++i)
+            nodes.push_back({parsed.layers[i], parsed.inbound[i], parsed.shares.empty() ? -1 : parsed.shares[i]});
+        try {  // (an output named twice, say)
+            model = std::make_unique<Model>(
+                ctx, parsed.inputShapes.empty() ? std::vector<Shape3>{parsed.inputShape} : parsed.inputShapes,
+                std::move(nodes), parsed.outputs, parsed.inputNames);
+        } catch (const ArgumentError& e) {
+            throw FormatError(source + ": " + e.what());
+        }
     }
     try {
         model->compile(options);
@@ -1285,6 +1402,7 @@ inline std::unique_ptr<Model> importTfjs(Context& ctx, const TfjsModel& parsed, 
     // The shape every weight must have, from the shapes compile() inferred.
     std::map<std::string, std::vector<int64_t>> expected;
     for (size_t i = 0; i < model->layerCount(); ++i) {
+        if (model->shares(i) >= 0) continue;  // a shared layer's weights are its first call's
         const std::string& name = model->layerName(i);
         for (const LayerVariable& v : layerVariables(model->layer(i), model->layerInputShape(i)))
             expected[name + "/" + v.name] = v.shape;

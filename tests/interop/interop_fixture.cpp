@@ -20,7 +20,9 @@
 //     {cnn, gap, act, shp, res}), checks their predictions against TF.js's own in
 //     <dir>/tfjs_expected.safetensors to 1e-4, then fine-tunes each for a few steps
 //     on real rows and checks that the loss went down; res (its base frozen) and shp
-//     go back to <dir>/{res,shp}_back_tfjs/ with gltrain's predictions.
+//     go back to <dir>/{res,shp}_back_tfjs/ with gltrain's predictions; tfjs_siam (two
+//     inputs, a shared Dense, two outputs) predicts TF.js's "match" and "value" of
+//     <dir>/siam_expected.safetensors and goes back to <dir>/siam_back_tfjs/.
 //
 // Errors are max |gltrain - expected| / max(1, max |expected|) over all values.
 // Exit status 0 when every check passes; each check prints one line either way.
@@ -247,6 +249,24 @@ bool importModels(Context& ctx, const std::string& dir) {
         saveTfjs(*model, dir + "/" + name + "_back_tfjs");
         saveSafetensorsFile(dir + "/" + name + "_back_expected.safetensors",
                             {{"x", tensorOf(x)}, {name, tensorOf(model->predict(x))}});
+    }
+    // Siamese towers built by TF.js: two inputs through a shared Dense, two heads; and back.
+    {
+        const std::string path = dir + "/tfjs_siam/model.json";
+        const SafetensorsFile siam = loadSafetensorsFile(dir + "/siam_expected.safetensors");
+        auto model = loadTfjs(ctx, path);
+        const HostMatrix left = siam.at("left").toMatrix(), right = siam.at("right").toMatrix();
+        const std::vector<HostMatrix> out = model->predict({left, right});
+        ok &= report(path + " (the shared 'tower' as " + model->layerName(0) + ", " + model->layerName(1) +
+                         ") predicts TensorFlow.js's match head",
+                     relativeError(out.at(0), siam.at("match").toMatrix()), 1e-4);
+        ok &= report(path + " predicts TensorFlow.js's value head",
+                     relativeError(out.at(1), siam.at("value").toMatrix()), 1e-4);
+        saveTfjs(*model, dir + "/siam_back_tfjs");
+        saveSafetensorsFile(dir + "/siam_back_expected.safetensors", {{"left", tensorOf(left)},
+                                                                      {"right", tensorOf(right)},
+                                                                      {"match", tensorOf(out[0])},
+                                                                      {"value", tensorOf(out[1])}});
     }
     // A model of two inputs and two outputs, exported for TF.js to load (check-roundtrip):
     // an image and a flat input, a Concatenate of the two, a classification and a value head.

@@ -21,7 +21,10 @@
 //     at 6; tfjs_shp: ZeroPadding2D, Cropping2D, UpSampling2D bilinear and nearest, Permute,
 //     Reshape), saves them as <dir>/tfjs_{cnn,gap,act,shp}/ (model.json + weights.bin) and their
 //     predictions for the same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "shp", "res");
-//     and tfjs_res, a functional model (a residual block with batch normalization, a Concatenate with the input).
+//     and tfjs_res, a functional model (a residual block with batch normalization, a Concatenate with the input);
+//     and tfjs_siam, two inputs through one shared Dense (a layer with two inbound nodes) and two
+//     outputs, with its rows and predictions in <dir>/siam_expected.safetensors ("left", "right",
+//     "match", "value"). check-roundtrip also loads it back from gltrain (<dir>/siam_back_tfjs/).
 //
 // Errors are max |tfjs - expected| / max(1, max |expected|). Exit status 0 when every check passes.
 import fs from 'node:fs';
@@ -215,6 +218,24 @@ async function makeModels(dir) {
     console.log(`saved tfjs_${name}/ [${model.layers.map((l) => l.getClassName()).join(', ')}], ${model.countParams()} parameters`);
   }
   writeSafetensors(path.join(dir, 'tfjs_expected.safetensors'), predictions);
+
+  // Siamese towers: one Dense applied to both inputs (its weights shared), two heads.
+  const left = tf.input({ shape: [6], name: 'left' }), right = tf.input({ shape: [6], name: 'right' });
+  const tower = tf.layers.dense({ units: 5, activation: 'tanh', name: 'tower' });
+  const hl = tower.apply(left), hr = tower.apply(right);
+  const match = tf.layers.dense({ units: 3, activation: 'softmax', name: 'match' }).apply(tf.layers.concatenate().apply([hl, hr]));
+  const value = tf.layers.dense({ units: 2, name: 'value' }).apply(hr);
+  const siam = tf.model({ name: 'tfjs_siam', inputs: [left, right], outputs: [match, value] });
+  randomizeWeights(siam, 600);
+  await siam.save(toFiles(path.join(dir, 'tfjs_siam')));
+  const rowsOf = (phase) => tf.tensor2d(Array.from({ length: 8 * 6 }, (_, i) => Math.sin(0.37 * i + phase)), [8, 6]);
+  const [l, r] = [rowsOf(0), rowsOf(1.3)];
+  const [m, v] = siam.predict([l, r]);
+  const f32 = async (t) => ({ shape: t.shape, data: await t.data() });
+  writeSafetensors(path.join(dir, 'siam_expected.safetensors'),
+                   { left: await f32(l), right: await f32(r), match: await f32(m), value: await f32(v) });
+  console.log(`saved tfjs_siam/: inputs ${siam.inputNames.join(', ')}, outputs ${siam.outputNames.join(', ')}, ` +
+              `'tower' applied ${tower.inboundNodes.length} times, ${siam.countParams()} parameters`);
 }
 
 // The functional model gltrain imported, fine-tuned with its base frozen and exported
@@ -238,6 +259,15 @@ async function checkRoundTrip(dir) {
          'the classes head predicts what gltrain did', relativeError(await ys[0].data(), multi.classes.data), 1e-4);
   report('tf.loadLayersModel(multi_tfjs): the values head predicts what gltrain did',
          relativeError(await ys[1].data(), multi.values.data), 1e-4);
+  // tfjs_siam through gltrain and back: its shared layer is one layer of two inbound nodes again.
+  const siam = readSafetensors(path.join(dir, 'siam_back_expected.safetensors'));
+  const back = await tf.loadLayersModel(fromFiles(path.join(dir, 'siam_back_tfjs')));
+  const shared = back.layers.filter((l) => l.inboundNodes.length > 1).map((l) => l.name);
+  const [m, v] = back.predict([tf.tensor(siam.left.data, siam.left.shape), tf.tensor(siam.right.data, siam.right.shape)]);
+  report(`tf.loadLayersModel(siam_back_tfjs): layers applied twice [${shared.join(', ')}]; the match head ` +
+         'predicts what gltrain did', shared.includes('tower') ? relativeError(await m.data(), siam.match.data) : Infinity, 1e-4);
+  report('tf.loadLayersModel(siam_back_tfjs): the value head predicts what gltrain did',
+         relativeError(await v.data(), siam.value.data), 1e-4);
 }
 
 const [mode, dir] = process.argv.slice(2);
