@@ -534,12 +534,14 @@ function makeApi(M) {
 
   // A model made by the module itself (an import), for Sequential's constructor to wrap.
   class Imported { constructor(raw, input) { this.raw = raw; this.input = input; } }
-  // A TF.js model's input as a model file's: [h, w, c], or the number of features.
-  function tfjsInput(text) {
+  // A TF.js model's input as a model file's: [h, w, c], or the number of features
+  // (`name`: the InputLayer of that name; none: the first layer's).
+  function tfjsInput(text, name) {
     try {
       const j = JSON.parse(text);
       const layers = (j.modelTopology?.model_config ?? j.modelTopology)?.config?.layers ?? [];
-      const shape = layers[0]?.config?.batch_input_shape?.slice(1);
+      const layer = name === undefined ? layers[0] : layers.find((l) => l?.config?.name === name);
+      const shape = layer?.config?.batch_input_shape?.slice(1);
       if (!shape || shape.some((v) => !Number.isInteger(v))) return undefined;
       return shape.length === 1 ? shape[0] : shape;
     } catch {
@@ -549,10 +551,11 @@ function makeApi(M) {
 
   // ---- the functional API: values of a model being built (tfjs-layers' SymbolicTensor)
   class SymbolicTensor {
-    constructor(layer, inbound, shape) {
+    constructor(layer, inbound, shape, call = null) {
       this.layer = layer;      // the layer's spec ({type, ...}); null for a model input
       this.inbound = inbound;  // the values it reads
       this.shape = shape;      // a model input's shape (a flat size, [steps], [steps, features] or [h, w, c])
+      this.call = call;        // the LayerCall applied: applied twice, one layer with shared weights
     }
   }
   // A model input: {shape: n} (rows of n features), {shape: [steps]} (token ids),
@@ -577,7 +580,9 @@ function makeApi(M) {
     return v;
   }
   // A layer to apply: gl.layers.dense({units: 10}).apply(x); a merge layer's
-  // apply takes an array (gl.layers.add().apply([a, b])). Each apply makes a new layer.
+  // apply takes an array (gl.layers.add().apply([a, b])). Applied again (to
+  // other values), it is the same layer, its weights shared (tfjs-layers'
+  // semantics): the model file's {shares: name} call, named "<name>@<k>".
   class LayerCall {
     constructor(spec) { this.spec = spec; }
     apply(x) {
@@ -588,7 +593,7 @@ function makeApi(M) {
         }
       });
       if (xs.length === 0) throw argError(`${this.spec.type}.apply: no inputs`);
-      return new SymbolicTensor(this.spec, xs, null);
+      return new SymbolicTensor(this.spec, xs, null, this);
     }
   }
   // gl.layers.<type>(config): one factory per layer type (gl.layerTypes).
@@ -622,12 +627,21 @@ function makeApi(M) {
       names.set(x, several ? (x.name ?? `input_${k}`) : 'input');
     });
     const list = [];
+    const calls = new Map();  // a LayerCall placed -> {name, count}: its later applies share its weights
     const visit = (v) => {
       if (names.has(v)) return names.get(v);
       if (!v.layer) throw argError('Model: a layer reads a gl.input() that is not the model\'s inputs');
       const reads = v.inbound.map(visit);
-      const name = v.layer.name ?? call(() => M.defaultLayerName(v.layer, list.length));
-      list.push({ ...v.layer, inputs: reads });
+      const first = calls.get(v.call);
+      let name;
+      if (first) {
+        name = `${first.name}@${++first.count}`;
+        list.push({ shares: first.name, inputs: reads });
+      } else {
+        name = v.layer.name ?? call(() => M.defaultLayerName(v.layer, list.length));
+        list.push({ ...v.layer, inputs: reads });
+        calls.set(v.call, { name, count: 0 });
+      }
       names.set(v, name);
       return name;
     };
@@ -689,6 +703,13 @@ function makeApi(M) {
       const imported = new Imported(call(() => M.SequentialImpl.fromTfjs(ctx._raw, text, weightData, options)), tfjsInput(text));
       const m = imported.raw.isSequential() ? new Sequential(ctx, imported) : new Model(ctx, imported);
       m.#compileOptions = options;
+      // Several inputs or outputs: save() names them, as fromConfig() reads them back.
+      const { inputs, outputs } = m.io;
+      if (inputs.length > 1) {
+        m.#head = { inputs: inputs.map(({ name }) => ({ name, shape: tfjsInput(text, name) })), outputs: outputs.map((o) => o.name) };
+      } else if (outputs.length > 1 && m.#head) {
+        m.#head = { ...m.#head, outputs: outputs.map((o) => o.name) };
+      }
       return m;
     }
 
@@ -740,8 +761,8 @@ function makeApi(M) {
       if (!file || typeof file !== 'object' || !Array.isArray(file.layers) || (file.input === undefined && file.inputs === undefined)) {
         throw new GltrainError('FormatError', `load: ${url}: not a gltrain model file ({input, layers, compile})`);
       }
-      // A functional model's file names each layer's "inputs".
-      const functional = file.inputs !== undefined || file.layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
+      // A functional model's file names each layer's "inputs" (or shares a layer).
+      const functional = file.inputs !== undefined || file.layers.some((l) => l && typeof l === 'object' && ('inputs' in l || 'shares' in l));
       const { compile: _c, fit: _f, description: _d, ...config } = file;
       const m = functional ? Model.fromConfig(ctx, config) : new Sequential(ctx, file.input);
       try {

@@ -72,9 +72,9 @@ const ops = {
     const { input, inputs, layers, outputs, ...rest } = spec;
     const extra = Object.keys(rest);
     if (extra.length) throw argError(`build: unknown key '${extra[0]}' in the model (valid: input, inputs, layers, outputs)`);
-    // A functional model's layers name their "inputs" (as model.layerSpecs() and save() write them).
+    // A functional model's layers name their "inputs" or share a layer (as model.layerSpecs() and save() write them).
     const functional = inputs !== undefined || outputs !== undefined ||
-                       layers.some((l) => l && typeof l === 'object' && 'inputs' in l);
+                       layers.some((l) => l && typeof l === 'object' && ('inputs' in l || 'shares' in l));
     const m = functional ? gl.Model.fromConfig(ctx, spec) : new gl.Sequential(ctx, input);
     try {
       if (!functional) for (const l of layers) m.add(l);

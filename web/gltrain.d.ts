@@ -585,6 +585,8 @@ export interface LayerSummary {
   inbound: string[];
   /** false: frozen. */
   trainable: boolean;
+  /** A shared layer's later call ('tower@1'): the layer whose weights it uses (its params are 0: they are counted there). */
+  shares?: string;
 }
 
 /** The capability report of a Context: the device, its limits, measured precision, and the engine chosen and why. */
@@ -756,7 +758,8 @@ export interface SymbolicTensor {
   /** A model input's shape (null for a layer's output). */
   readonly shape: ModelInput | null;
 }
-/** A layer to apply (`gl.layers.dense({units: 10})`); each apply makes a new layer, with its own weights. */
+/** A layer to apply (`gl.layers.dense({units: 10})`). Applied to several values it is one layer, its weights shared
+ *  (TF.js's semantics): its later calls are layers named '<name>@<k>' that use its weights. */
 export interface LayerCall {
   readonly spec: LayerSpec;
   /** The layer's output on one value, or a merge layer's on several. */
@@ -771,11 +774,20 @@ export interface FunctionalModelArgs {
   inputs: SymbolicTensor | SymbolicTensor[];
   outputs: SymbolicTensor | SymbolicTensor[];
 }
+/** A shared layer's later call in a model file: the layer `shares` names (its options and weights) applied again. */
+export interface SharedLayerCall {
+  /** The layer applied again: a layer before it with weights of its own (not another call). */
+  shares: string;
+  /** What this call reads (as a layer spec's `inputs`). */
+  inputs?: string[];
+}
+/** A model file's layer: a layer spec (which may name its `inputs`), or a shared layer's later call. */
+export type ModelLayerSpec = (LayerSpec & { inputs?: string[] }) | SharedLayerCall;
 /** A model file's input and layers (layers may name their `inputs`), as `layerSpecs()` and `save` write them;
  *  several inputs are `inputs` (each named, as layers' `inputs` name them) and several outputs `outputs` (layer names). */
 export type ModelConfig =
-  | { input: ModelInput; layers: Array<LayerSpec & { inputs?: string[] }>; outputs?: string[] }
-  | { inputs: Array<{ name: string; shape: ModelInput }>; layers: Array<LayerSpec & { inputs?: string[] }>; outputs?: string[] };
+  | { input: ModelInput; layers: ModelLayerSpec[]; outputs?: string[] }
+  | { inputs: Array<{ name: string; shape: ModelInput }>; layers: ModelLayerSpec[]; outputs?: string[] };
 /** How a model of several inputs or outputs packs their rows side by side (`model.io`). */
 export interface ModelIo {
   inputs: Array<{ name: string; size: number }>;
@@ -798,8 +810,8 @@ export interface Model extends Deletable {
   /** Each layer's name, type, output shape and parameter count. */
   summary(): LayerSummary[];
   /** The layers as add() takes them: each one's type and the fields that differ from their defaults (a functional
-   *  model's also name their `inputs`: earlier layers, or 'input'). */
-  layerSpecs(): Array<LayerSpec & { inputs?: string[] }>;
+   *  model's also name their `inputs`: earlier layers, or 'input'; a shared layer's later call is {shares, inputs}). */
+  layerSpecs(): ModelLayerSpec[];
   /**
    * A Dataset of each input's rows and each output's targets side by side, as this model reads them (`io`; after
    * compile): what `fit([x...], [y...])` makes for one call, kept for many (and what a worker's `load` makes).

@@ -1114,6 +1114,67 @@ const tests = {
     ctx.delete();
   },
 
+  async 'shared layers: a layer applied twice is one layer, its weights shared (tfjs semantics); summary, layerSpecs, fromConfig, freezing; a layer applied once is unchanged'() {
+    const rows = 24;
+    const { x: xa } = randomData(rows, 5, 3), { x: xb } = randomData(rows, 5, 4);
+    const labels = new Int32Array(rows).map((_, i) => (i * 5) % 3);
+    const predictions = [];
+    for (const backend of ['webgl', 'cpu']) {
+      const ctx = new gl.Context({ backend });
+      const a = gl.input({ shape: 5, name: 'a' }), b = gl.input({ shape: 5, name: 'b' });
+      const tower = gl.layers.dense({ units: 4, activation: 'tanh', name: 'tower' });
+      const joined = gl.layers.subtract().apply([tower.apply(a), tower.apply(b)]);
+      const m = new gl.Model(ctx, { inputs: [a, b], outputs: gl.layers.dense({ units: 3 }).apply(joined) })
+        .compile({ optimizer: { type: 'sgd', lr: 0.1 }, seed: 5 });
+      assertEq(JSON.stringify(m.summary().map((l) => [l.name, l.params, l.shares ?? null, l.inbound])),
+               JSON.stringify([['tower', 24, null, ['a']], ['tower@1', 0, 'tower', ['b']],
+                               ['subtract_2', 0, null, ['tower', 'tower@1']], ['dense_3', 15, null, ['subtract_2']]]),
+               `${backend}: the second call is a layer with no weights of its own`);
+      const specs = m.layerSpecs();
+      assertEq(JSON.stringify(specs[1]), JSON.stringify({ shares: 'tower', inputs: ['b'] }), `${backend}: layerSpecs`);
+      const k0 = m.getWeight('tower', 'kernel');
+      const r = await m.fit([xa, xb], [labels], { epochs: 3, batchSize: 8, shuffle: false });
+      assert(r.history[2].loss < r.history[0].loss, `${backend}: it learns`);
+      assert(!sameArray(m.getWeight('tower', 'kernel'), k0), `${backend}: the shared kernel trains`);
+      predictions.push(m.predict([xa, xb])[0]);
+      if (backend === 'cpu') {  // TF.js's form (the tower one layer of two inbound nodes) and back; save() and load()
+        const { modelJson, weightData } = m.exportTfjs();
+        const tower = JSON.parse(modelJson).modelTopology.config.layers.find((l) => l.name === 'tower');
+        assertEq(tower.inbound_nodes.length, 2, 'the exported tower has two inbound nodes');
+        const back = gl.Model.fromTfjs(ctx, modelJson, weightData, { optimizer: { type: 'sgd', lr: 0.1 } });
+        assertEq(back.summary()[1].shares, 'tower', 'imported, the second call shares the tower');
+        assert(sameArray(back.predict([xa, xb])[0], m.predict([xa, xb])[0]), 'exportTfjs -> fromTfjs predicts the same');
+        await back.save('indexeddb://shared-test');
+        const loaded = await gl.Model.load(ctx, 'indexeddb://shared-test');
+        assert(sameArray(loaded.predict([xa, xb])[0], m.predict([xa, xb])[0]), 'indexeddb:// round trip');
+      }
+      // The model file form shares the same way; the checkpoint (the tower's weights once) loads into it.
+      const again = gl.Model.fromConfig(ctx, { inputs: [{ name: 'a', shape: 5 }, { name: 'b', shape: 5 }], layers: specs })
+        .compile({ optimizer: { type: 'sgd', lr: 0.1 } });
+      again.loadCheckpoint(m.saveCheckpoint());
+      assert(sameArray(again.predict([xa, xb])[0], m.predict([xa, xb])[0]), `${backend}: fromConfig + loadCheckpoint predicts the same`);
+      // Freezing a call freezes the layer, in every use.
+      again.setTrainable('tower@1', false);
+      assertEq(again.summary().filter((l) => !l.trainable).map((l) => l.name).join(','), 'tower,tower@1', `${backend}: both calls frozen`);
+      const kept = again.getWeight('tower', 'kernel');
+      await again.fit([xa, xb], [labels], { epochs: 1, batchSize: 8 });
+      assert(sameArray(again.getWeight('tower', 'kernel'), kept), `${backend}: the frozen tower kept its weights`);
+      ctx.delete();
+    }
+    let worst = 0;
+    for (let i = 0; i < predictions[0].length; i++) worst = Math.max(worst, Math.abs(predictions[0][i] - predictions[1][i]));
+    assert(worst < 1e-4, `WebGL2 and the CPU engine agree (worst difference ${worst})`);
+    // Layers applied once, each a layer of its own, as before.
+    const ctx = new gl.Context({ backend: 'cpu' });
+    const input = gl.input({ shape: 5 });
+    const dense = () => gl.layers.dense({ units: 4 });
+    const plain = new gl.Model(ctx, { inputs: input, outputs: gl.layers.add().apply([dense().apply(input), dense().apply(input)]) }).compile({});
+    assertEq(plain.summary().map((l) => l.params).join(','), '24,24,0', 'two layers, two kernels');
+    expectError(() => gl.Model.fromConfig(ctx, { input: 5, layers: [{ type: 'dense', units: 4 }, { shares: 'dense_0', units: 3 }] }), 'ArgumentError',
+                'layers[1].units: a shared layer\'s call has only "shares" and "inputs"');
+    ctx.delete();
+  },
+
   async 'several inputs and outputs: fit, evaluate and predict take arrays; losses per output with weights; save and load'() {
     const ctx = new gl.Context({ backend: 'cpu' });
     const rows = 24;

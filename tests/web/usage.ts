@@ -2,7 +2,7 @@
 // The @ts-expect-error lines must stay errors: the declarations reject those mistakes.
 import createGltrain, {
   GltrainError, TrainingWorker, yieldToEventLoop,
-  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type LossTensor, type Model, type PassTiming, type StepEvent, type Tensor,
+  type Capabilities, type EpochEvent, type FitResult, type Gltrain, type LayerSpec, type LayerSummary, type LossTensor, type Model, type PassTiming, type SharedLayerCall, type StepEvent, type Tensor,
 } from '../../web/gltrain.js';
 import { lossChart, metricChart, fitCallbacks, confusionMatrix, modelSummary } from '../../web/gltrain-vis.js';
 
@@ -43,6 +43,12 @@ export async function main(): Promise<number> {
   const [headClasses, headValues]: Float32Array[] = heads.predict([new Float32Array(64), new Float32Array(4)]);
   const sizes: number[] = heads.io.outputs.map((o) => o.targetColumns);
   void headClasses, headValues, sizes;
+  // A layer applied twice: one layer, its weights shared.
+  const tower = gl.layers.dense({ units: 4, activation: 'tanh' });
+  const siamese: Model = new gl.Model(ctx, { inputs: [meta, gl.input({ shape: 4 })], outputs: gl.layers.subtract().apply([tower.apply(meta), tower.apply(meta)]) });
+  const shares: string | undefined = siamese.summary()[1].shares;
+  const call: SharedLayerCall = { shares: 'dense_0', inputs: ['b'] };
+  void shares, call;
   // @ts-expect-error a dense layer has no 'filters'
   gl.layers.dense({ filters: 3 });
   // @ts-expect-error a functional model has no add()
