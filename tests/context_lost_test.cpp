@@ -210,7 +210,8 @@ TEST(ContextLost, FitWithAShortLastBatchResumesFromTheSnapshot) {
 // A state larger than GpuEngine::kSnapshotBytesPerStep is taken from its
 // fenced reads over several steps, so no one step stalls for all of it
 // (issue 41). Until the last part is in, the snapshot before it stays the
-// one a lost context restores; the fit still ends where an uninterrupted one does.
+// one a lost context restores; the fit still ends where an uninterrupted one does
+// (the snapshot it restores is of step 10 though steps 11-14 ran during its reads).
 TEST(ContextLost, ALargeSnapshotIsTakenOverSeveralSteps) {
 #ifdef __EMSCRIPTEN__
     GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
@@ -219,9 +220,8 @@ TEST(ContextLost, ALargeSnapshotIsTakenOverSeveralSteps) {
     std::vector<int> y;
     data(x, y);
     auto make = [&](Sequential& m) {
-        // 12-1024-1024-3 with Adam: 1,065,987 parameters, 3 values each: 12.8 MB, of which
-        // the 4 MB kernel of dense_1 and each of its two slots fill a step's part alone,
-        // so the reads take 4 steps.
+        // 12-1024-1024-3 with Adam: 1,065,987 parameters, 3 values each: 12.8 MB, read
+        // back from the GPU-side copy in parts of at most 4 MiB, one a step: at least 4 steps.
         m.add(Dense{1024, Activation::ReLU}).add(Dense{1024, Activation::ReLU}).add(Dense{3});
         CompileOptions c;
         c.seed = 3;

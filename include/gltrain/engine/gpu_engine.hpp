@@ -5,7 +5,8 @@
 //
 // It also keeps what a lost GL context takes away: a snapshot of the state
 // (a checkpoint's bytes; at a fit's start and end, and every snapshotEvery
-// steps through fenced reads that never stall a step). When the context comes
+// steps as a GPU-side copy read back a part a step, engine/snapshot_reads.hpp,
+// so no step stalls for it). When the context comes
 // back, the engine makes its variables again from that snapshot and, in a
 // fit, uploads the data again; the fit loop then replays the steps since the
 // snapshot (the shuffle comes from (seed, epoch) and dropout from (seed,
@@ -23,6 +24,7 @@
 #include "gltrain/backend.hpp"
 #include "gltrain/engine/engine.hpp"
 #include "gltrain/engine/gpu_step.hpp"
+#include "gltrain/engine/snapshot_reads.hpp"
 #include "gltrain/readback.hpp"
 
 namespace gltrain {
@@ -204,9 +206,9 @@ public:
     }
     long snapshotStep() const override { return snapshot_.empty() ? 0 : snapshot_.step; }
 
-    // A snapshot's values are taken from their fenced reads at most this many
-    // bytes a step (at least one tensor): a model's whole state at once stalled
-    // the step that took it (NVIDIA H200: 166–282 ms for 70 MB, issue 41).
+    // A snapshot's GPU-side copy is read back at most this many bytes a step
+    // (at least one texel row): a model's whole state at once stalled the step
+    // that took it (NVIDIA H200: 166–282 ms for 70 MB, issue 41).
     static constexpr size_t kSnapshotBytesPerStep = size_t(4) << 20;
     int restorations() const override { return restorations_; }
     void setLearningRate(float lr) override { options_.optimizer.lr = lr; }
@@ -438,40 +440,27 @@ private:
             if (!std::isfinite(x)) return false;
         return true;
     }
-    // Queues a read of every saved tensor (one pixel-pack buffer each, reused);
-    // pollSnapshot() takes it once the GPU is done. One in flight at a time.
+    // Copies every saved tensor on the GPU (snapshot textures, made once);
+    // pollSnapshot() reads the copy back a part a step. One in flight at a time.
     void issueSnapshot(long step) {
         if (snapshotPending_) return;
-        if (snapshotReaders_.empty())
-            for (const SavedTensor& s : vars_.saved)
-                snapshotReaders_.push_back(std::make_unique<AsyncReadback>(tensor(s.var, s.slot)));
-        else
-            for (auto& r : snapshotReaders_) r->issue();
+        std::vector<const Tensor*> saved;
+        for (const SavedTensor& s : vars_.saved) saved.push_back(&tensor(s.var, s.slot));
+        if (!snapshotReads_) snapshotReads_ = std::make_unique<SnapshotReads>(ctx_, saved, kSnapshotBytesPerStep);
+        snapshotReads_->begin(saved);
         snapshotPending_ = true;
         snapshotPendingStep_ = step;
-        collected_ = 0;
-        collectedFinite_ = true;
     }
-    // Takes the next kSnapshotBytesPerStep of a snapshot whose reads are done
-    // into host buffers kept from snapshot to snapshot (no allocation once the
-    // first has been taken); the last part makes it the snapshot.
+    // Takes the next part of a pending snapshot into host buffers kept from
+    // snapshot to snapshot (no allocation once the first has been taken) and
+    // queues the read of the one after; the last part makes it the snapshot.
     void pollSnapshot() {
-        // The fences signal in order: the last one covers them all.
-        if (!snapshotPending_ || (collected_ == 0 && !snapshotReaders_.back()->ready())) return;
-        incoming_.resize(vars_.saved.size());
-        size_t bytes = 0;
-        while (collected_ < vars_.saved.size() && (bytes == 0 || bytes < kSnapshotBytesPerStep)) {
-            HostMatrix& m = incoming_[collected_];
-            snapshotReaders_[collected_++]->get(m);
-            collectedFinite_ = collectedFinite_ && allFinite(m);
-            bytes += m.data.size() * sizeof(float);
-        }
-        if (collected_ < vars_.saved.size()) return;
+        if (!snapshotPending_ || !snapshotReads_->advance(incoming_)) return;
         snapshotPending_ = false;
         if (ctx_.lost()) return;  // read as the context went away: not to be trusted
         // A state the step guard is about to undo (it judges a step's outputs at the
         // next step) is no state to restore: the last snapshot stays.
-        if (!collectedFinite_) return;
+        if (!snapshotReads_->finite()) return;
         snapshot_.step = snapshotPendingStep_;
         snapshot_.bytes.clear();
         std::swap(snapshot_.values, incoming_);  // the old snapshot's buffers take the next one
@@ -481,7 +470,7 @@ private:
     // again from the snapshot, and a fit in progress uploads its data again.
     void rebuild() {
         plans_.clear();  // tensors and passes of the old context: dropped without GL calls
-        snapshotReaders_.clear();
+        snapshotReads_.reset();
         snapshotPending_ = false;
         state_ = GpuStepState{};
         train_.reset();
@@ -536,13 +525,11 @@ private:
     // last snapshot, the reads of the next one, and how often the engine was rebuilt.
     uint64_t generation_ = 0;
     Snapshot snapshot_;
-    bool snapshotCurrent_ = true;  // the snapshot is the model's current state
-    std::vector<std::unique_ptr<AsyncReadback>> snapshotReaders_;
+    bool snapshotCurrent_ = true;                   // the snapshot is the model's current state
+    std::unique_ptr<SnapshotReads> snapshotReads_;  // the GPU-side copy and its reads
     bool snapshotPending_ = false;
     long snapshotPendingStep_ = 0;
-    size_t collected_ = 0;  // the pending snapshot's tensors taken so far
-    bool collectedFinite_ = true;
-    std::vector<HostMatrix> incoming_;  // their values
+    std::vector<HostMatrix> incoming_;  // the pending snapshot's values
     int restorations_ = 0;
     HostMatrix read1x1_;  // the host copy of the step's 1x1 reads, kept
 };
