@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
             return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, size_t(p * double(sorted.size())))];
         };
         const double median = pct(0.5);
-        const double mean = steady.empty() ? 0 : std::accumulate(steady.begin(), steady.end(), 0.0) / double(steady.size());
+        const double mean =
+            steady.empty() ? 0 : std::accumulate(steady.begin(), steady.end(), 0.0) / double(steady.size());
         const size_t maxAt = size_t(std::max_element(ms.begin(), ms.end()) - ms.begin());
         long slow = 0;
         for (double v : steady) slow += v > 2 * median;
@@ -156,9 +157,8 @@ int main(int argc, char** argv) {
             "label=%s backend=%s layers=%zu batch=%d ctx_ms=%.1f compile_ms=%.1f first_step_ms=%.2f epoch1_s=%.3f "
             "steps=%zu median_ms=%.3f mean_ms=%.3f mean_over_median=%.3f p99_ms=%.3f max_ms=%.2f max_step=%zu "
             "slow_steps=%ld\n",
-            o.label.c_str(), backendName(ctx.backend()), o.layers.size(), o.batch, ctxMs, compileMs, ms.front(),
-            epoch1, steady.size(), median, mean, median > 0 ? mean / median : 0.0, pct(0.99), ms[maxAt], maxAt + 1,
-            slow);
+            o.label.c_str(), backendName(ctx.backend()), o.layers.size(), o.batch, ctxMs, compileMs, ms.front(), epoch1,
+            steady.size(), median, mean, median > 0 ? mean / median : 0.0, pct(0.99), ms[maxAt], maxAt + 1, slow);
         std::vector<size_t> order(ms.size());
         std::iota(order.begin(), order.end(), size_t(0));
         std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ms[a] > ms[b]; });

@@ -5,8 +5,11 @@
 # compute tiles; one-texel packed, 4x4 blocks into PackedRows4, 8x4 blocks into
 # PackedRows8; transform feedback up to N = 1024),
 # the convolution layers and CNN steps (bench_conv), and the side-by-side
-# workloads W1-W4 (bench_compare_native) with the step profiles; first the
-# native test suite (gltrain_tests) on that GPU, its summary in the report.
+# workloads W1-W4 (bench_compare_native) with the step profiles, the big MLP's
+# step times one by one (bench_steps: mean against median, the slowest steps)
+# beside PyTorch's eager and CUDA-graph steps (bench/torch_mlp.py, where the
+# machine has PyTorch); first the native test suite (gltrain_tests) on that GPU,
+# its summary in the report.
 #
 # Two steps:
 #   bash scripts/gpu_bench.sh --prepare    here: builds build-bench, copies the three
@@ -34,10 +37,10 @@ if ((prepare)); then
   source scripts/env.sh
   bash scripts/setup.sh
   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_BENCH=ON >/dev/null
-  cmake --build build-bench --target bench_kernels bench_conv bench_compare_native gltrain_tests -j "$GLTRAIN_JOBS" >/dev/null
+  cmake --build build-bench --target bench_kernels bench_conv bench_compare_native bench_steps gltrain_tests -j "$GLTRAIN_JOBS" >/dev/null
   mkdir -p .gpu/data
   grep -qxF '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
-  cp build-bench/bench/bench_kernels build-bench/bench/bench_conv build-bench/bench/bench_compare_native .gpu/
+  cp build-bench/bench/bench_kernels build-bench/bench/bench_conv build-bench/bench/bench_compare_native build-bench/bench/bench_steps .gpu/
   cp build-bench/tests/gltrain_tests .gpu/
   cp /usr/share/datasets/fashion-mnist/*-ubyte.gz .gpu/data/
   echo "gpu_bench: .gpu/ holds the binaries ($(git rev-parse --short HEAD)) and the data ($(du -sh .gpu | cut -f1)); carry it with .gl"
@@ -92,3 +95,14 @@ echo
 echo
 echo "## Where a training step's time goes (bench_compare_native --profile)"
 .gpu/bench_compare_native --profile
+echo
+echo "## Step times one by one (bench_steps) and PyTorch (bench/torch_mlp.py)"
+echo
+echo "MLP 784-2048-2048-10, Adam, batch 512, 1000 steps, loss read every 10 steps, snapshot every 100:"
+echo
+echo '```'
+.gpu/bench_steps --backend gpu --steps 1000
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  python3 bench/torch_mlp.py --steps 1000
+fi
+echo '```'
