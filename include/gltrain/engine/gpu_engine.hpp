@@ -298,6 +298,9 @@ private:
         const int full = fit_->trainRows / o.batchSize, rem = shortBatchRows(fit_->trainRows, o);
         full_ = full ? &plan(o.batchSize, true) : nullptr;
         ragged_ = rem ? &plan(rem, true) : nullptr;
+        // The snapshots' textures and buffers too: nothing is allocated mid-fit.
+        if (o.snapshotEvery > 0 && !snapshotReads_)
+            snapshotReads_ = std::make_unique<SnapshotReads>(ctx_, savedTensors(), kSnapshotBytesPerStep);
         shuffledEpoch_ = -1;
         bindFit();
     }
@@ -444,12 +447,17 @@ private:
     // pollSnapshot() reads the copy back a part a step. One in flight at a time.
     void issueSnapshot(long step) {
         if (snapshotPending_) return;
-        std::vector<const Tensor*> saved;
-        for (const SavedTensor& s : vars_.saved) saved.push_back(&tensor(s.var, s.slot));
+        const std::vector<const Tensor*> saved = savedTensors();
         if (!snapshotReads_) snapshotReads_ = std::make_unique<SnapshotReads>(ctx_, saved, kSnapshotBytesPerStep);
         snapshotReads_->begin(saved);
         snapshotPending_ = true;
         snapshotPendingStep_ = step;
+    }
+    // The tensors a snapshot holds now, in ModelVariables::saved's order.
+    std::vector<const Tensor*> savedTensors() const {
+        std::vector<const Tensor*> saved;
+        for (const SavedTensor& s : vars_.saved) saved.push_back(&tensor(s.var, s.slot));
+        return saved;
     }
     // Takes the next part of a pending snapshot into host buffers kept from
     // snapshot to snapshot (no allocation once the first has been taken) and
