@@ -21,7 +21,8 @@
 //     at 6; tfjs_shp: ZeroPadding2D, Cropping2D, UpSampling2D bilinear and nearest, Permute,
 //     Reshape), saves them as <dir>/tfjs_{cnn,gap,act,shp}/ (model.json + weights.bin) and their
 //     predictions for the same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "shp", "res");
-//     and tfjs_res, a functional model (a residual block with batch normalization, a Concatenate with the input);
+//     and tfjs_res, a functional model (a residual block with a DepthwiseConv2D and batch normalization, a
+//     Concatenate with the input);
 //     and tfjs_siam, two inputs through one shared Dense (a layer with two inbound nodes) and two
 //     outputs, with its rows and predictions in <dir>/siam_expected.safetensors ("left", "right",
 //     "match", "value"). check-roundtrip also loads it back from gltrain (<dir>/siam_back_tfjs/).
@@ -201,10 +202,11 @@ async function makeModels(dir) {
   shp.add(tf.layers.flatten());
   shp.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
 
-  // A functional model: a residual block with batch normalization, a Concatenate with the input.
+  // A functional model: a residual block with a DepthwiseConv2D and batch normalization, a Concatenate with the input.
   const inp = tf.input({ shape: [28, 28, 1], name: 'image' });
   const c1 = tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same', activation: 'relu' }).apply(inp);
-  const c2 = tf.layers.batchNormalization().apply(tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same' }).apply(c1));
+  const d1 = tf.layers.depthwiseConv2d({ kernelSize: 3, padding: 'same', activation: 'relu' }).apply(c1);
+  const c2 = tf.layers.batchNormalization().apply(tf.layers.conv2d({ filters: 6, kernelSize: 3, padding: 'same' }).apply(d1));
   const joined = tf.layers.concatenate().apply([tf.layers.add().apply([c1, c2]), inp]);
   const pooled = tf.layers.flatten().apply(tf.layers.maxPooling2d({ poolSize: 4 }).apply(joined));
   const res = tf.model({ name: 'tfjs_res', inputs: inp, outputs: tf.layers.dense({ units: 10, activation: 'softmax', name: 'head' }).apply(pooled) });

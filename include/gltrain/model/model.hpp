@@ -813,8 +813,8 @@ private:
         // Several outputs: each one's own loss (unweighted), as Keras's history has "<output>_loss".
         if (io.outputs.size() > 1)
             for (size_t k = 0; k < io.outputs.size(); ++k)
-                out.push_back({int(k), MetricSpec::ofLoss(io.outputs[k].loss, "loss"),
-                               layers[outs[k]].geometry.name + "_loss"});
+                out.push_back(
+                    {int(k), MetricSpec::ofLoss(io.outputs[k].loss, "loss"), layers[outs[k]].geometry.name + "_loss"});
         for (const MetricSpec& asked : options.metrics) {
             bool fits = false;
             std::string misfit;  // why it does not fit the first output it does not
