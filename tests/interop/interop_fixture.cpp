@@ -8,6 +8,9 @@
 //     `gltrain predict`), <dir>/M_tfjs/ (the TF.js Layers export) and, in
 //     <dir>/expected.safetensors, "x" (the first 16 rows of the test split, 16 x 784;
 //     trained on rows 16..271) and "M" (gltrain's predictions for them).
+//     It also writes residual_{init,steps,data}.safetensors: a residual block's initial
+//     weights, its first SGD steps' batches and losses, and its weights after them, which
+//     torch_check.py repeats in PyTorch.
 //   interop_fixture check-checkpoint <dir>
 //     builds the same models from scratch, loads <dir>/M.safetensors and checks that
 //     they predict "M" for "x" to 1e-5. Natively and, built with em++, in Chromium on
@@ -92,6 +95,23 @@ const char* const kCnnJson = R"({
   "fit": {"epochs": 1, "batchSize": 32}
 }
 )";
+// A residual block whose first SGD steps torch_check.py repeats in PyTorch from the same
+// initial weights and batches (Keras's "inputs" name what a layer reads; by default the one before).
+const char* const kResidualJson = R"({
+  "description": "interop residual block",
+  "input": 784,
+  "layers": [
+    {"type": "dense", "units": 32, "activation": "tanh", "name": "d0"},
+    {"type": "dense", "units": 32, "activation": "relu", "name": "d1"},
+    {"type": "add", "inputs": ["d0", "d1"], "name": "add"},
+    {"type": "dense", "units": 10, "name": "head"}
+  ],
+  "compile": {"optimizer": {"type": "sgd", "lr": 0.05}},
+  "fit": {"epochs": 1, "batchSize": 16, "shuffle": false}
+}
+)";
+constexpr int kResidualSteps = 3;
+
 // Shapes of the CNN: 28x28x8, 14x14x8 (max pool padding 0 before, 1 after), 7x7x12 (0 / 1),
 // 4x4x12 (0 / 1, not counted in the average), 2x2x8, 32 in NHWC order, 16, 10.
 
@@ -209,6 +229,28 @@ bool exportModels(Context& ctx, const std::string& dir) {
     saveSafetensorsFile(dir + "/expected.safetensors", expected);
     std::printf("wrote %s/{mlp,cnn}.safetensors, {mlp,cnn}.model.json, {mlp,cnn}_tfjs/, expected.safetensors\n",
                 dir.c_str());
+
+    // The residual block: its initial weights, kResidualSteps batches in order, each step's loss
+    // and the weights after them (residual_{init,steps,data}.safetensors).
+    const ModelConfig residual = parseModelConfig(kResidualJson, "residual.model.json");
+    auto model = buildModel(ctx, residual);
+    model->save(dir + "/residual_init.safetensors");
+    const int n = kResidualSteps * residual.fit.batchSize;
+    const std::vector<int> stepLabels(labels.begin(), labels.begin() + n);
+    std::vector<float> losses;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+    model->fit(rows(train, 0, n), stepLabels, residual.fit, cb);
+    model->save(dir + "/residual_steps.safetensors");
+    HostMatrix labelColumn(n, 1);
+    for (int r = 0; r < n; ++r) labelColumn.data[size_t(r)] = float(stepLabels[size_t(r)]);
+    saveSafetensorsFile(dir + "/residual_data.safetensors",
+                        {{"x", tensorOf(rows(train, 0, n))},
+                         {"labels", tensorOf(labelColumn)},
+                         {"losses", tensorOf(HostMatrix(1, int(losses.size()), losses))}});
+    std::printf(
+        "wrote %s/residual_{init,steps,data}.safetensors: %zu SGD steps of a residual block, losses %.4f .. %.4f\n",
+        dir.c_str(), losses.size(), double(losses.front()), double(losses.back()));
     return true;
 }
 

@@ -130,6 +130,57 @@ def cnn():
     ]))
 
 
+class Residual(nn.Module):
+    """interop_fixture.cpp's kResidualJson: d0 -> d1, their sum -> head (logits)."""
+
+    def __init__(self):
+        super().__init__()
+        self.d0, self.d1, self.head = nn.Linear(784, 32), nn.Linear(32, 32), nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = torch.tanh(self.d0(x))
+        return self.head(h + torch.relu(self.d1(h)))
+
+
+def residual_steps(directory):
+    """gltrain's first SGD steps of the residual block, repeated in PyTorch from the same weights and batches:
+    each step's loss and the weights after them agree to 1e-4. Returns the number of failures."""
+    init, _ = read_safetensors(f"{directory}/residual_init.safetensors")
+    after, _ = read_safetensors(f"{directory}/residual_steps.safetensors")
+    data, _ = read_safetensors(f"{directory}/residual_data.safetensors")
+    model = Residual()
+    model.load_state_dict(state_dict_from_gltrain(model, init), strict=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    x = torch.from_numpy(data["x"])
+    labels = torch.from_numpy(data["labels"]).reshape(-1).long()
+    want = data["losses"].reshape(-1)
+    batch = x.shape[0] // len(want)
+    losses = []
+    for step in range(len(want)):
+        rows = slice(step * batch, (step + 1) * batch)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x[rows]), labels[rows])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    failures = 0
+    loss_error = relative_error(np.array(losses), want)
+    ok = loss_error <= 1e-4
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} residual block: PyTorch's {len(want)} SGD steps from gltrain's initial weights "
+          f"give its losses ({', '.join(f'{v:.4f}' for v in losses)}): error {loss_error:.3g} (limit 1e-4)")
+    initial = {k: v.numpy() for k, v in state_dict_from_gltrain(model, init).items()}
+    expected = {k: v.numpy() for k, v in state_dict_from_gltrain(model, after).items()}
+    state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    weight_error = max(relative_error(state[k], expected[k]) for k in expected)
+    moved = max(relative_error(expected[k], initial[k]) for k in expected)
+    ok = weight_error <= 1e-4 and moved > 1e-3
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} residual block: the weights after them are gltrain's: error {weight_error:.3g} "
+          f"(limit 1e-4; the steps moved them by {moved:.3g})")
+    return failures
+
+
 def state_dict_from_gltrain(model, checkpoint):
     """The torch state dict of `model` from a gltrain checkpoint, by module name = gltrain layer name."""
     state = {}
@@ -184,6 +235,7 @@ def main():
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} {name}.safetensors (step {metadata.get('step')}) in torch.nn predicts what "
               f"gltrain predicted: error {error:.3g} (limit 1e-4)")
+    failures += residual_steps(directory)
     return 1 if failures else 0
 
 
