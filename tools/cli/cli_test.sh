@@ -112,6 +112,12 @@ echo 2147483646 > line.safetensors.lock
 expect 0 "checkpoint=line.safetensors" "$G" train line.json --data line.csv --label-column 0
 [ -e line.safetensors.lock ] && fail "a stale lock file was not taken over and removed"
 expect 0 "loss=" "$G" evaluate line.json --checkpoint line.safetensors --data line.csv --label-column 0
+# Metrics a model file asks for: on each epoch's line and evaluate's (the same weights, the
+# same figure as the loss for mse).
+sed 's/"loss": "mse",/"loss": "mse", "metrics": ["mae", {"type": "mse", "name": "sq"}],/' line.json > metrics.json
+expect 0 " mae=" "$G" evaluate metrics.json --checkpoint line.safetensors --data line.csv --label-column 0
+[ "$(value out sq)" = "$(value out loss)" ] || fail "metric sq ($(value out sq)) is not the mse loss ($(value out loss))"
+expect 0 " sq=" "$G" train metrics.json --data line.csv --label-column 0 --epochs 2 --checkpoint metrics.safetensors
 
 # The epoch callbacks. --save-best writes the best epoch's checkpoint as it improves: the
 # file's step is the last best= line's. --early-stopping: a rate too small to move the
