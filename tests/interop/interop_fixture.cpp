@@ -95,23 +95,6 @@ const char* const kCnnJson = R"({
   "fit": {"epochs": 1, "batchSize": 32}
 }
 )";
-// A residual block whose first SGD steps torch_check.py repeats in PyTorch from the same
-// initial weights and batches (Keras's "inputs" name what a layer reads; by default the one before).
-const char* const kResidualJson = R"({
-  "description": "interop residual block",
-  "input": 784,
-  "layers": [
-    {"type": "dense", "units": 32, "activation": "tanh", "name": "d0"},
-    {"type": "dense", "units": 32, "activation": "relu", "name": "d1"},
-    {"type": "add", "inputs": ["d0", "d1"], "name": "add"},
-    {"type": "dense", "units": 10, "name": "head"}
-  ],
-  "compile": {"optimizer": {"type": "sgd", "lr": 0.05}},
-  "fit": {"epochs": 1, "batchSize": 16, "shuffle": false}
-}
-)";
-constexpr int kResidualSteps = 3;
-
 // Shapes of the CNN: 28x28x8, 14x14x8 (max pool padding 0 before, 1 after), 7x7x12 (0 / 1),
 // 4x4x12 (0 / 1, not counted in the average), 2x2x8, 32 in NHWC order, 16, 10.
 
@@ -207,6 +190,23 @@ bool checkCli(const std::string& dir) {
     }
     return ok;
 }
+
+// A residual block whose first SGD steps torch_check.py repeats in PyTorch from the same
+// initial weights and batches (Keras's "inputs" name what a layer reads; by default the one before).
+const char* const kResidualJson = R"({
+  "description": "interop residual block",
+  "input": 784,
+  "layers": [
+    {"type": "dense", "units": 32, "activation": "tanh", "name": "d0"},
+    {"type": "dense", "units": 32, "activation": "relu", "name": "d1"},
+    {"type": "add", "inputs": ["d0", "d1"], "name": "add"},
+    {"type": "dense", "units": 10, "name": "head"}
+  ],
+  "compile": {"optimizer": {"type": "sgd", "lr": 0.05}},
+  "fit": {"epochs": 1, "batchSize": 16, "shuffle": false}
+}
+)";
+constexpr int kResidualSteps = 3;
 
 bool exportModels(Context& ctx, const std::string& dir) {
     std::filesystem::create_directories(dir);
