@@ -447,8 +447,10 @@ TEST(SafetensorsFile, FailedSaveKeepsOldFile) {
     const std::string path = dir.path + "/model.safetensors";
     saveSafetensorsFile(path, tensorsA());
     // The temporary cannot be created (its name, path.tmp.<pid>.<n>, is one the
-    // file system refuses: past 255 bytes, where the file's own name is not).
-    const std::string longPath = dir.path + "/" + std::string(245, 'm');
+    // file system refuses: past 255 bytes, where the file's own name is not). 250
+    // bytes + ".tmp." + at least "1.0" is 258 whatever the pid (a 245-byte name
+    // let a 3-digit pid's temporary through: 255 bytes, after the pids wrapped).
+    const std::string longPath = dir.path + "/" + std::string(250, 'm');
     {
         const std::vector<uint8_t> old = serializeSafetensors(tensorsA());
         std::ofstream(longPath, std::ios::binary)
