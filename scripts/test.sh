@@ -35,7 +35,7 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 # the optimised native run above covers both, and their code paths are the ones
 # the small ModelConv and CpuModel tests run here under the sanitizers.)
 stage "fuzz smoke: libFuzzer + ASan/UBSan on the IDX, safetensors, CSV and model JSON parsers (scripts/fuzz.sh)"
-bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-30}"
+bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-15}"
 
 stage "web build (em++)"
 gltrain_build_web
