@@ -60,7 +60,7 @@ TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
         {"type": "global_average_pooling2d"},
         {"type": "flatten", "name": "flat"},
         {"type": "dense", "units": 7, "activation": "tanh", "kernelInitializer": {"type": "glorot_normal"},
-         "biasInitializer": "zeros", "inputDim": 8},
+         "biasInitializer": {"type": "random_normal", "stddev": 0.02, "mean": -1}, "inputDim": 8},
         {"type": "dropout", "rate": 0.25},
         {"type": "softmax"}
       ],
@@ -103,7 +103,7 @@ TEST(ModelConfig, ReadsEveryLayerTypeAndOption) {
     EXPECT_EQ(d.units, 7);
     EXPECT_EQ(d.activation, Activation::Tanh);
     EXPECT_EQ(d.kernelInit.kind, Initializer::GlorotNormal);
-    EXPECT_EQ(d.biasInit.kind, Initializer::Zeros);
+    EXPECT_EQ(d.biasInit, Initializer::randomNormal(0.02f, -1.0f));
     EXPECT_EQ(d.inputDim, 8);
     EXPECT_FLOAT_EQ(std::get<Dropout>(c.layers[8]).rate, 0.25f);
     EXPECT_TRUE(std::holds_alternative<Softmax>(c.layers[9]));
@@ -196,6 +196,12 @@ TEST(ModelConfig, ErrorsNameThePathAndWhatWasFound) {
          "layers[0].kernelInitializer.type: a constant initializer needs a value"},
         {config(R"({"type": "dense", "units": 2, "kernelInitializer": {"type": "zeros", "value": 1}})"),
          "layers[0].kernelInitializer.value: value is only for {\"type\": \"constant\"}"},
+        {config(R"({"type": "dense", "units": 2, "kernelInitializer": "random_normal"})"),
+         "layers[0].kernelInitializer: random_normal needs its stddev"},
+        {config(R"({"type": "dense", "units": 2, "kernelInitializer": {"type": "random_normal", "stddev": -1}})"),
+         "layers[0].kernelInitializer.stddev: expected a number >= 0"},
+        {config(R"({"type": "dense", "units": 2, "kernelInitializer": {"type": "he_normal", "stddev": 1}})"),
+         "layers[0].kernelInitializer.stddev: stddev is only for {\"type\": \"random_normal\"}"},
         {config(R"({"type": "conv2d", "filters": 2, "padding": "full"})"),
          "layers[0].padding: unknown value 'full' (valid: valid, same)"},
         {config(R"({"type": "maxpool2d", "stride": -1})"), "layers[0].stride: expected an integer >= 0, got -1"},

@@ -278,6 +278,14 @@ TEST(Model, InitialisersAreDeterministicAndPlatformIndependent) {
     double mean = sum / big.data.size(), sd = std::sqrt(sq / big.data.size() - mean * mean);
     EXPECT_NEAR(mean, 0.0, 0.002);
     EXPECT_NEAR(sd, std::sqrt(2.0 / 200.0), 0.002);
+    // random_normal ignores the fans: normal(mean, stddev), GPT's normal(0, 0.02) here shifted to 0.5.
+    HostMatrix rn = Initializer::randomNormal(0.02f, 0.5f).make(200, 500, 3, 2, 7, 3);
+    sum = sq = 0;
+    for (float v : rn.data) sum += v, sq += double(v) * v;
+    mean = sum / rn.data.size(), sd = std::sqrt(sq / rn.data.size() - mean * mean);
+    EXPECT_NEAR(mean, 0.5, 2e-4);
+    EXPECT_NEAR(sd, 0.02, 2e-4);
+    EXPECT_THROW(Initializer::randomNormal(-1.0f).make(2, 2, 2, 2, 1, 0), ArgumentError);
 }
 
 TEST(Model, LearningRateSchedules) {

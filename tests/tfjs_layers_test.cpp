@@ -313,6 +313,18 @@ TEST(TfjsLayers, ModelJsonHasKerasNamesShapesAndOneShard) {
     const HostMatrix k = m->weight("conv2d_0", "kernel");
     EXPECT_EQ(std::vector<uint8_t>(art.weightData.begin(), art.weightData.begin() + std::ptrdiff_t(k.data.size() * 4)),
               TensorData::f32({int64_t(k.data.size())}, k.data).bytes);
+    // A random_normal initializer is Keras's RandomNormal, there and back.
+    Sequential normal(test::context(), 4);
+    normal.add(Dense{2, Activation::Linear, 0.01f, Initializer::randomNormal(0.02f, 0.5f)});
+    normal.compile({});
+    const TfjsArtifacts normalArt = exportTfjs(normal);
+    const Json init =
+        Json::parse(normalArt.modelJson)["modelTopology"]["config"]["layers"][0]["config"]["kernel_initializer"];
+    EXPECT_EQ(init["class_name"], "RandomNormal");
+    EXPECT_EQ(init["config"]["stddev"], 0.02);
+    EXPECT_EQ(init["config"]["mean"], 0.5);
+    EXPECT_EQ(exportTfjs(*importTfjs(test::context(), normalArt.modelJson, normalArt.weightData)).modelJson,
+              normalArt.modelJson);
     // GELU has no name TF.js can load (see tfjs_layers.hpp): refused, naming the layer.
     Sequential gelu(test::context(), 4);
     gelu.add(Dense{3, Activation::GELU}).add(Dense{2});

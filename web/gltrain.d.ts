@@ -23,8 +23,12 @@ export type ActivationName =
   | 'swish' | 'silu' | 'mish' | 'hard_sigmoid' | 'softsign' | 'gelu_exact';
 /** Variable initializers by name. */
 export type InitializerName = 'glorot_uniform' | 'glorot_normal' | 'he_uniform' | 'he_normal' | 'zeros';
-/** An initializer: a name, `{type}`, or a constant value. */
-export type Initializer = InitializerName | { type: InitializerName } | { type: 'constant'; value: number };
+/** An initializer: a name, `{type}`, a constant value, or a normal distribution (mean default 0). */
+export type Initializer =
+  | InitializerName
+  | { type: InitializerName }
+  | { type: 'constant'; value: number }
+  | { type: 'random_normal'; stddev: number; mean?: number };
 /** Optimizers by name. */
 export type OptimizerName = 'sgd' | 'momentum' | 'nesterov' | 'adam' | 'adamw' | 'rmsprop';
 /** Losses by name ('mean_squared_error' is Keras's name for 'mse'). */

@@ -14,15 +14,18 @@
 
 namespace gltrain {
 
-// How a variable's initial values are drawn: Glorot or He (uniform or normal), zeros, or a constant; deterministic
-// from the seed.
+// How a variable's initial values are drawn: Glorot or He (uniform or normal), zeros, a constant, or a normal of a
+// given standard deviation (GPT-style models: normal(0, 0.02)); deterministic from the seed.
 struct Initializer {
     // The kind of initializer.
-    enum Kind { GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros, Constant } kind = GlorotUniform;
-    float value = 0.0f;  // Constant
+    enum Kind { GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros, Constant, RandomNormal } kind = GlorotUniform;
+    float value = 0.0f;  // Constant: the value; RandomNormal: the standard deviation
+    float mean = 0.0f;   // RandomNormal: the mean
 
     // The constant initializer: every value `v`.
     static Initializer constant(float v) { return {Constant, v}; }
+    // Keras's RandomNormal: normal(mean, stddev), whatever the fans.
+    static Initializer randomNormal(float stddev, float mean = 0.0f) { return {RandomNormal, stddev, mean}; }
     // The kinds a name alone selects (a constant needs its value), in the order messages list them.
     static constexpr std::array<Kind, 5> kNamedKinds = {GlorotUniform, GlorotNormal, HeUniform, HeNormal, Zeros};
     // The initializer a model config or the JavaScript API names ("glorot_uniform", ...); ArgumentError for another
@@ -44,12 +47,16 @@ struct Initializer {
             case HeNormal: return "he_normal";
             case Zeros: return "zeros";
             case Constant: return "constant";
+            case RandomNormal: return "random_normal";
         }
         return "?";
     }
 
-    // Same kind (and, for Constant, the same value).
-    bool operator==(const Initializer& o) const { return kind == o.kind && (kind != Constant || value == o.value); }
+    // Same kind (and the same value, and mean, where the kind has them).
+    bool operator==(const Initializer& o) const {
+        return kind == o.kind && (kind != Constant || value == o.value) &&
+               (kind != RandomNormal || (value == o.value && mean == o.mean));
+    }
     // Not operator==.
     bool operator!=(const Initializer& o) const { return !(*this == o); }
 
@@ -61,6 +68,9 @@ struct Initializer {
                                 " (not an Initializer::Kind)");
         if (kind == Constant && !std::isfinite(value))
             throw ArgumentError("initializer: constant value must be finite, got " + std::to_string(value));
+        if (kind == RandomNormal && !(std::isfinite(value) && value >= 0.0f && std::isfinite(mean)))
+            throw ArgumentError("initializer: random_normal needs a finite stddev >= 0 and a finite mean, got stddev " +
+                                std::to_string(value) + ", mean " + std::to_string(mean));
     }
 
     // A fanIn x fanOut matrix (a dense kernel; a bias is 1 x fanOut with the same fans).
@@ -78,7 +88,10 @@ struct Initializer {
         const bool uniform = kind == GlorotUniform || kind == HeUniform;
         const double fans = (kind == GlorotUniform || kind == GlorotNormal) ? double(fanIn + fanOut) / 2.0 : fanIn;
         // Variance 1/fans (Glorot: 2/(in+out), He: 2/in) — uniform limit sqrt(3 var), normal std sqrt(var).
-        const double var = (kind == HeUniform || kind == HeNormal) ? 2.0 / fans : 1.0 / fans;
+        const double var = kind == RandomNormal                      ? double(value) * double(value)
+                           : (kind == HeUniform || kind == HeNormal) ? 2.0 / fans
+                                                                     : 1.0 / fans;
+        const double shift = kind == RandomNormal ? double(mean) : 0.0;
         for (size_t i = 0; i < m.data.size(); ++i) {
             const uint32_t idx = uint32_t(i);
             if (uniform) {
@@ -88,7 +101,7 @@ struct Initializer {
                 double u1 = (double(hash3(seed, stream, 2 * idx) >> 8) + 0.5) * 0x1p-24;
                 double u2 = double(hash3(seed, stream, 2 * idx + 1) >> 8) * 0x1p-24;
                 double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.141592653589793 * u2);
-                m.data[i] = float(z * std::sqrt(var));
+                m.data[i] = float(shift + z * std::sqrt(var));
             }
         }
         return m;

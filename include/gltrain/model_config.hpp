@@ -216,25 +216,37 @@ inline Activation activation(const Object& o, const char* k, Activation def) {
     o.fail(o.at(k), "unknown activation '" + name + "' (valid: " + activationNameList() + ")");
 }
 
-// "he_uniform", {"type": "he_uniform"} or {"type": "constant", "value": 0.1}.
+// "he_uniform", {"type": "he_uniform"}, {"type": "constant", "value": 0.1} or
+// {"type": "random_normal", "stddev": 0.02, "mean": 0}.
 inline Initializer initializer(const Object& o, const char* k, Initializer def) {
     if (!o.has(k)) return def;
     const nlohmann::json& v = o.raw(k);
     const char* const valid =
-        "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, or {\"type\": \"constant\", \"value\": x}";
+        "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, {\"type\": \"constant\", \"value\": x} or "
+        "{\"type\": \"random_normal\", \"stddev\": s, \"mean\": m}";
     std::string type, path = o.at(k);
     if (v.is_string()) {
         type = v.get<std::string>();
+        if (lower(type) == "random_normal")
+            o.fail(path, "random_normal needs its stddev: {\"type\": \"random_normal\", \"stddev\": s}");
     } else {
-        Object io(v, o.source(), path, {"type", "value"});
+        Object io(v, o.source(), path, {"type", "value", "stddev", "mean"});
         if (!io.has("type")) io.fail(path, std::string("needs a type (") + valid + ")");
         type = io.string("type", "");
         path = io.at("type");
-        if (lower(type) == "constant") {
+        const bool constant = lower(type) == "constant", normal = lower(type) == "random_normal";
+        if (constant) {
             if (!io.has("value")) io.fail(path, "a constant initializer needs a value");
             return Initializer::constant(io.real("value", 0.0f));
         }
+        if (normal) {
+            if (!io.has("stddev")) io.fail(path, "a random_normal initializer needs a stddev");
+            return Initializer::randomNormal(io.real("stddev", 0.0f, kNonNegative, "the standard deviation"),
+                                             io.real("mean", 0.0f));
+        }
         if (io.has("value")) io.fail(io.at("value"), "value is only for {\"type\": \"constant\"}");
+        for (const char* f : {"stddev", "mean"})
+            if (io.has(f)) io.fail(io.at(f), std::string(f) + " is only for {\"type\": \"random_normal\"}");
     }
     try {
         return Initializer::parse(lower(type));
@@ -346,6 +358,8 @@ inline nlohmann::json fieldJson(Activation a) { return activationName(a); }
 inline nlohmann::json fieldJson(Padding p) { return paddingName(p); }
 inline nlohmann::json fieldJson(const Initializer& i) {
     if (i.kind == Initializer::Constant) return {{"type", "constant"}, {"value", shortestDouble(i.value)}};
+    if (i.kind == Initializer::RandomNormal)
+        return {{"type", "random_normal"}, {"stddev", shortestDouble(i.value)}, {"mean", shortestDouble(i.mean)}};
     return i.name();
 }
 inline nlohmann::json fieldJson(const std::string& s) { return s; }

@@ -161,6 +161,7 @@ inline const char* initializerClass(Initializer::Kind k) {
         case Initializer::HeNormal: return "HeNormal";
         case Initializer::Zeros: return "Zeros";
         case Initializer::Constant: return "Constant";
+        case Initializer::RandomNormal: return "RandomNormal";
     }
     return "Zeros";
 }
@@ -168,6 +169,9 @@ inline Json initializer(const Initializer& init) {
     if (init.kind == Initializer::Constant)
         return {{"class_name", "Constant"}, {"config", {{"value", shortest(init.value)}}}};
     if (init.kind == Initializer::Zeros) return {{"class_name", "Zeros"}, {"config", Json::object()}};
+    if (init.kind == Initializer::RandomNormal)
+        return {{"class_name", "RandomNormal"},
+                {"config", {{"mean", shortest(init.mean)}, {"stddev", shortest(init.value)}, {"seed", nullptr}}}};
     return {{"class_name", initializerClass(init.kind)}, {"config", {{"seed", nullptr}}}};
 }
 
@@ -711,6 +715,15 @@ struct LayerReader {
             const Json* c = j->contains("config") ? Reader::optional((*j)["config"], "value") : nullptr;
             return c && c->is_number() && std::isfinite(c->get<double>()) ? Initializer::constant(c->get<float>())
                                                                           : fallback;
+        }
+        if (cls == initializerClass(Initializer::RandomNormal)) {
+            const Json* config = j->contains("config") ? &(*j)["config"] : nullptr;
+            const Json* sd = config ? Reader::optional(*config, "stddev") : nullptr;
+            const Json* mean = config ? Reader::optional(*config, "mean") : nullptr;
+            auto finite = [](const Json* x) { return x && x->is_number() && std::isfinite(x->get<double>()); };
+            // Keras's defaults: mean 0, stddev 0.05.
+            const float s = finite(sd) ? sd->get<float>() : 0.05f, m = finite(mean) ? mean->get<float>() : 0.0f;
+            return s >= 0.0f ? Initializer::randomNormal(s, m) : fallback;
         }
         for (Initializer::Kind k : Initializer::kNamedKinds)
             if (cls == initializerClass(k)) return {k, 0.0f};
