@@ -38,8 +38,9 @@ async function loadSource(source) {
     if (typeof features !== 'number') throw argError('load: {x, y} needs features (values per row)');
     return gl.Dataset.fromArrays(source.x, source.y, features);
   }
+  if (source.text !== undefined) return loadText(source);
   if (typeof source.images !== 'string' || typeof source.labels !== 'string') {
-    throw argError('load: give {x, y, features} arrays, {images, labels} IDX file URLs or {dataset, start, count}');
+    throw argError('load: give {x, y, features} arrays, {images, labels} IDX file URLs, {text, ...} or {dataset, start, count}');
   }
   // TrainingWorker.load made relative URLs absolute against the page.
   const full = await gl.Dataset.fetchIdx(new URL(source.images, self.location.href).href,
@@ -50,6 +51,28 @@ async function loadSource(source) {
   } finally {
     full.delete();
   }
+}
+
+// {text, context?, heldOut?, seed?, windows?, validation?}: a text (a URL or its bytes) as byte
+// windows (Dataset.fromText): its training windows, or with validation: true its held-out tail.
+// A URL's bytes are fetched once and kept, so the two parts cost one download.
+const texts = new Map();
+async function loadText({ text, validation = false, ...options }) {
+  let bytes = text;
+  if (typeof text === 'string') {
+    if (!texts.has(text)) {
+      const r = await fetch(new URL(text, self.location.href).href);
+      if (!r.ok) throw new GltrainError('IoError', `load: fetching ${text}: HTTP ${r.status}`);
+      texts.set(text, new Uint8Array(await r.arrayBuffer()));
+    }
+    bytes = texts.get(text);
+  }
+  if (typeof validation !== 'boolean') throw argError('load: {text} validation must be true or false');
+  const parts = gl.Dataset.fromText(bytes, options);
+  const [keep, drop] = validation ? [parts.validation, parts.train] : [parts.train, parts.validation];
+  drop?.delete();
+  if (!keep) throw argError('load: {text, validation: true} needs heldOut > 0');
+  return keep;
 }
 
 const ops = {

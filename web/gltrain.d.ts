@@ -1028,6 +1028,18 @@ export type WorkerDataSource =
   /** A model of several inputs and outputs (built first): each input's rows and each output's targets. */
   | { x: Float32Array[]; y?: Targets[] }
   | { images: string; labels: string; start?: number; count?: number }
+  /**
+   * A text (a URL, fetched once per worker, or its bytes) as byte windows (`Dataset.fromText`): its training windows,
+   * or with `validation: true` its held-out tail.
+   */
+  | {
+      text: string | ArrayBuffer | ArrayBufferView;
+      context?: number;
+      heldOut?: number;
+      seed?: number;
+      windows?: number;
+      validation?: boolean;
+    }
   /** Rows of a dataset loaded before (nothing fetched again). */
   | { dataset: string; start?: number; count?: number };
 /** As a model file's "input" and "layers", or a functional model's config (several inputs and outputs). */
@@ -1067,7 +1079,7 @@ export declare class TrainingWorker {
   /** The layer types the worker's module supports. */
   readonly layerTypes: readonly string[];
   readonly version: string;
-  /** IDX file URLs are resolved against the page (document.baseURI), not the worker script. */
+  /** IDX and text file URLs are resolved against the page (document.baseURI), not the worker script. */
   load(name: string, source: WorkerDataSource, options?: { transfer?: boolean }): Promise<DatasetInfo>;
   /** Replaces the worker's model with one built and compiled from a model description. */
   build(model: WorkerModelSpec, compile?: CompileOptions): Promise<LayerSummary[]>;

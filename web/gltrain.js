@@ -104,14 +104,16 @@ export class TrainingWorker {
 
   // Loads a dataset into the worker under `name`: {x, y} arrays (transferred
   // when transfer is true; arrays of them for a model of several inputs and
-  // outputs, built first) or IDX files {images: url, labels: url, start?, count?}.
+  // outputs, built first), IDX files {images: url, labels: url, start?, count?}, or a
+  // text's byte windows {text: url or bytes, context?, heldOut?, seed?, windows?,
+  // validation?} (Dataset.fromText's; validation: true loads the held-out tail).
   // Relative file URLs are resolved against the page (document.baseURI).
   load(name, source, { transfer = false } = {}) {
     const arrays = source?.x === undefined ? [] : [source.x, source.y].flat().filter((a) => ArrayBuffer.isView(a));
     const t = transfer ? [...new Set(arrays.map((a) => a.buffer))] : [];
     if (source && typeof source === 'object' && source.x === undefined) {
       source = { ...source };
-      for (const k of ['images', 'labels']) if (typeof source[k] === 'string') source[k] = pageUrl(source[k]);
+      for (const k of ['images', 'labels', 'text']) if (typeof source[k] === 'string') source[k] = pageUrl(source[k]);
     }
     return this.#request('load', { name, source }, undefined, t);
   }
