@@ -20,16 +20,28 @@ bash scripts/api_docs.sh
 stage "native build"
 gltrain_build_native
 stage "native tests (CTest on EGL)"
-(cd build && ctest --output-on-failure)
+(cd build && ctest --output-on-failure -j "$GLTRAIN_JOBS")
 stage "native tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
 gltrain_build_asan
 # Leaks are errors, except allocations the GL driver stack keeps for the
 # process's life (tests/lsan.supp lists only Mesa/LLVM/EGL libraries).
-ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1" \
-LSAN_OPTIONS="suppressions=$GLTRAIN_ROOT/tests/lsan.supp:print_suppressions=0" \
-UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-  build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1 \
-    --gtest_filter='-ModelConv.DeeperCnnWithBatchNormBeatsTheSmallCnn:CpuModel.FashionMnistMlpLearns'
+# Two shards side by side (GoogleTest's sharding), each its own log, shown when it ends:
+# at -O0 under the sanitizers most of the time is one thread's host code.
+asan_shard() {
+  ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1" \
+  LSAN_OPTIONS="suppressions=$GLTRAIN_ROOT/tests/lsan.supp:print_suppressions=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX="$1" \
+    build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1 \
+      --gtest_filter='-ModelConv.DeeperCnnWithBatchNormBeatsTheSmallCnn:CpuModel.FashionMnistMlpLearns' \
+      > "build-asan/shard$1.log" 2>&1
+}
+asan_shard 0 & shard0=$!
+asan_shard 1 & shard1=$!
+asan_failed=0
+wait "$shard0" || asan_failed=1
+wait "$shard1" || asan_failed=1
+cat build-asan/shard0.log build-asan/shard1.log
+((asan_failed == 0)) || { echo "test.sh: a sanitizer shard failed (its log is above)"; exit 1; }
 # (The deeper-vs-small CNN comparison trains two models on real data for about a
 # minute, and the CPU backend's Fashion-MNIST run takes 77 s at -O0 under ASan;
 # the optimised native run above covers both, and their code paths are the ones
