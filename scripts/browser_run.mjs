@@ -4,6 +4,8 @@
 // window.gltrainTest = {lines, done, status} (see tests/browser/index.html).
 //   node scripts/browser_run.mjs <dir> [page.html] [--file path]... [-- program args...]
 // --file serves <dir>/path and copies it into the program's file system at /path.
+// GoogleTest's variables in this process's environment (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX,
+// ...) go into the program's (test pages: tests/browser/index.html).
 import path from 'node:path';
 import { startServer, launchChromium } from './browser.mjs';
 
@@ -13,6 +15,7 @@ const own = dash < 0 ? argv : argv.slice(0, dash);
 const args = dash < 0 ? [] : argv.slice(dash + 1);
 const files = [];
 for (let i = own.indexOf('--file'); i >= 0; i = own.indexOf('--file')) files.push(...own.splice(i, 2).slice(1));
+const env = Object.entries(process.env).filter(([k]) => k.startsWith('GTEST_')).map(([k, v]) => `${k}=${v}`);
 const dir = path.resolve(own[0] || 'build-web/tests');
 const pageName = own[1] || 'index.html';
 const timeoutMs = Number(process.env.GLTRAIN_BROWSER_TIMEOUT_MS || 20 * 60 * 1000);
@@ -23,7 +26,8 @@ let status = 1;
 try {
   const page = await context.newPage();
   let printed = 0;
-  const query = [...args.map((a) => 'arg=' + encodeURIComponent(a)), ...files.map((f) => 'file=' + encodeURIComponent(f))].join('&');
+  const query = [...args.map((a) => 'arg=' + encodeURIComponent(a)), ...files.map((f) => 'file=' + encodeURIComponent(f)),
+                 ...env.map((e) => 'env=' + encodeURIComponent(e))].join('&');
   // Wait only for the navigation to commit: the program may start before the
   // page's load event (its wasm compiled first) and then hold the main thread
   // for the whole suite, so 'load' can come minutes late. The poll below waits

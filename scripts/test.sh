@@ -11,6 +11,22 @@ bash scripts/setup.sh
 # Each stage prints the time since the start, so a slow CI run shows where the time went.
 stage() { echo "== $* (at ${SECONDS} s)"; }
 
+# Runs a GoogleTest program ("$2" ...) as two shards side by side (GTEST_TOTAL_SHARDS), each
+# to its own log ($1.0.log, $1.1.log), printed when both end; fails if either does. Most of
+# a test's time is one thread's (shader compiles, reference math, host code at -O0), so on
+# two cores the halves overlap.
+two_shards() {
+  local log=$1 pids=() failed=0 i
+  shift
+  for i in 0 1; do
+    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$i "$@" > "$log.$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in 0 1; do wait "${pids[$i]}" || failed=1; done
+  cat "$log.0.log" "$log.1.log"
+  ((failed == 0)) || { echo "test.sh: a shard ($log.*.log) failed (its log is above)"; return 1; }
+}
+
 # The benchmarks are not tests: the bench scripts build them (bench.sh, bench_compare.sh, ...).
 export GLTRAIN_BENCH=OFF
 stage "source formatting (.clang-format, clang-format 14)"
@@ -25,23 +41,11 @@ stage "native tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-a
 gltrain_build_asan
 # Leaks are errors, except allocations the GL driver stack keeps for the
 # process's life (tests/lsan.supp lists only Mesa/LLVM/EGL libraries).
-# Two shards side by side (GoogleTest's sharding), each its own log, shown when it ends:
-# at -O0 under the sanitizers most of the time is one thread's host code.
-asan_shard() {
-  ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1" \
-  LSAN_OPTIONS="suppressions=$GLTRAIN_ROOT/tests/lsan.supp:print_suppressions=0" \
-  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX="$1" \
-    build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1 \
-      --gtest_filter='-ModelConv.DeeperCnnWithBatchNormBeatsTheSmallCnn:CpuModel.FashionMnistMlpLearns' \
-      > "build-asan/shard$1.log" 2>&1
-}
-asan_shard 0 & shard0=$!
-asan_shard 1 & shard1=$!
-asan_failed=0
-wait "$shard0" || asan_failed=1
-wait "$shard1" || asan_failed=1
-cat build-asan/shard0.log build-asan/shard1.log
-((asan_failed == 0)) || { echo "test.sh: a sanitizer shard failed (its log is above)"; exit 1; }
+ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1" \
+LSAN_OPTIONS="suppressions=$GLTRAIN_ROOT/tests/lsan.supp:print_suppressions=0" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  two_shards build-asan/shard build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1 \
+    --gtest_filter='-ModelConv.DeeperCnnWithBatchNormBeatsTheSmallCnn:CpuModel.FashionMnistMlpLearns'
 # (The deeper-vs-small CNN comparison trains two models on real data for about a
 # minute, and the CPU backend's Fashion-MNIST run takes 77 s at -O0 under ASan;
 # the optimised native run above covers both, and their code paths are the ones
@@ -52,7 +56,7 @@ bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-15}"
 stage "web build (em++)"
 gltrain_build_web
 stage "web tests (the same suite in headless Chromium)"
-node scripts/browser_run.mjs build-web/tests index.html -- --gtest_color=no
+two_shards build-web/shard node scripts/browser_run.mjs build-web/tests index.html -- --gtest_color=no
 stage "the native interop run's checkpoints in Chromium (interop_fixture check-checkpoint on the same files)"
 mkdir -p build-web/tests/interop/files
 cp build/tests/interop/files/{mlp,cnn,expected}.safetensors build-web/tests/interop/files/
