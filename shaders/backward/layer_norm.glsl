@@ -1,31 +1,16 @@
 // backward/layer_norm: the input's gradient of forward/layer_norm.
-// inputs: X, GAMMA, DY
-// uniforms: channels, epsilon
-// output: same shape as X, any layout; GAMMA is 1 x channels
-// formula: DX[r, c] = s (g[c] DY[r, c] - mean_j(g[j] DY[r, j]) - xhat[c] mean_j(g[j] DY[r, j] xhat[j])),
-//          over the group j of c, xhat = (X - m) s, s = 1 / sqrt(v + epsilon)
-// Each element recomputes its group's statistics and two sums (O(channels)).
+// inputs: X, STATS, SUMS, GAMMA, DY
+// uniforms: channels
+// output: same shape as X, any layout; STATS, SUMS are N x 2G (forward/layer_norm_stats,
+//         backward/layer_norm_sums), GAMMA 1 x channels
+// formula: DX[r, c] = s (g[k] DY[r, c] - a / n - xhat[c] b / n), k = c % channels, n = channels,
+//          (m, s) = STATS[r, 2G'..], (a, b) = SUMS[r, 2G'..] of c's group G', xhat = (X - m) s
 uniform int channels;
-uniform float epsilon;
 
 float gradAt(int r, int c) {
-    int k = c % channels, base = c - k;
-    float m = 0.0;
-    for (int j = 0; j < channels; ++j) m += X_at(r, base + j);
-    m /= float(channels);
-    float v = 0.0;
-    for (int j = 0; j < channels; ++j) {
-        float d = X_at(r, base + j) - m;
-        v += d * d;
-    }
-    float s = inversesqrt(v / float(channels) + epsilon);
-    float a = 0.0, b = 0.0;
-    for (int j = 0; j < channels; ++j) {
-        float gdy = GAMMA_at(0, j) * DY_at(r, base + j);
-        a += gdy;
-        b += gdy * (X_at(r, base + j) - m) * s;
-    }
-    float n = float(channels);
+    int g = c / channels, k = c - g * channels;
+    float m = STATS_at(r, 2 * g), s = STATS_at(r, 2 * g + 1);
+    float a = SUMS_at(r, 2 * g), b = SUMS_at(r, 2 * g + 1), n = float(channels);
     return s * (GAMMA_at(0, k) * DY_at(r, c) - a / n - (X_at(r, c) - m) * s * b / n);
 }
 

@@ -1,28 +1,18 @@
 // forward/layer_norm: each group of `channels` consecutive values of a row
 // (an NHWC row's last axis) standardized, then scaled and shifted per channel.
-// inputs: X, GAMMA?, BETA?
+// inputs: X, STATS, GAMMA?, BETA?
 // (both GAMMA and BETA, or neither: the standardized values)
-// uniforms: channels, epsilon
-// output: same shape as X, any layout; GAMMA, BETA are 1 x channels
-// formula: Y[r, c] = (X[r, c] - m) / sqrt(v + epsilon) * GAMMA[c % channels] + BETA[c % channels],
-//          m, v: the mean and (biased) variance of X[r, b .. b + channels - 1], b = c - c % channels
-// Each element sums its own group (O(channels)), the mean first and then the
-// squares around it (no cancellation).
+// uniforms: channels
+// output: same shape as X, any layout; STATS is N x 2G (forward/layer_norm_stats), GAMMA, BETA 1 x channels
+// formula: Y[r, c] = (X[r, c] - STATS[r, 2g]) * STATS[r, 2g + 1] * GAMMA[c % channels] + BETA[c % channels],
+//          g = c / channels
 uniform int channels;
-uniform float epsilon;
 
 float normalizedAt(int r, int c) {
-    int k = c % channels, base = c - k;
-    float m = 0.0;
-    for (int j = 0; j < channels; ++j) m += X_at(r, base + j);
-    m /= float(channels);
-    float v = 0.0;
-    for (int j = 0; j < channels; ++j) {
-        float d = X_at(r, base + j) - m;
-        v += d * d;
-    }
-    float xhat = (X_at(r, c) - m) * inversesqrt(v / float(channels) + epsilon);
+    int g = c / channels;
+    float xhat = (X_at(r, c) - STATS_at(r, 2 * g)) * STATS_at(r, 2 * g + 1);
 #if GAMMA_BOUND
+    int k = c - g * channels;
     return xhat * GAMMA_at(0, k) + BETA_at(0, k);
 #else
     return xhat;

@@ -1,19 +1,16 @@
 // loss/sequence_xent_grad: d(mean loss)/d(logits) of loss/sequence_xent_sums' mean, times the seed.
-// inputs: X, Y, COUNT, SCALE?
+// inputs: X, Y, STATS, COUNT, SCALE?
 // uniforms: classes (V)
-// output: N x (T*V), any layout; Y is N x T target ids, COUNT 1 x 1 (the counted steps), SCALE 1 x 1 (the seed; absent: 1)
+// output: N x (T*V), any layout; Y is N x T target ids, STATS N x 2T each step's (max, sum of exp)
+//         (loss/sequence_xent_stats), COUNT 1 x 1 (the counted steps), SCALE 1 x 1 (the seed; absent: 1)
 // formula: G[r, tV + v] = (softmax(X[r, tV ..])[v] - (v == Y[r, t])) * SCALE / COUNT; 0 where Y[r, t] < 0
 uniform int classes;
 
 float gradAt(int r, int c) {
-    int t = c / classes, v = c - t * classes, base = t * classes;
+    int t = c / classes, v = c - t * classes;
     float label = Y_at(r, t);
     if (label < 0.0) return 0.0;
-    float m = X_at(r, base);
-    for (int j = 1; j < classes; ++j) m = max(m, X_at(r, base + j));
-    float s = 0.0;
-    for (int j = 0; j < classes; ++j) s += exp(X_at(r, base + j) - m);
-    float p = exp(X_at(r, c) - m) / s;
+    float p = exp(X_at(r, c) - STATS_at(r, 2 * t)) / STATS_at(r, 2 * t + 1);
 #if SCALE_BOUND
     float seed = SCALE_at(0, 0);
 #else

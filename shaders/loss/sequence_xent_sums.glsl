@@ -1,7 +1,8 @@
 // loss/sequence_xent_sums: each row's summed softmax cross-entropy over its steps, and how many steps count.
-// inputs: X, Y
+// inputs: X, Y, STATS
 // uniforms: classes (V)
-// output: N x 2, packed: (sum, count) in one texel per row; X is N x (T*V) logits, Y N x T target ids
+// output: N x 2, packed: (sum, count) in one texel per row; X is N x (T*V) logits, Y N x T target ids,
+//         STATS N x 2T each step's (max, sum of exp) (loss/sequence_xent_stats)
 // formula: S[r] = (sum over t with Y[r, t] >= 0 of lse(X[r, tV .. tV + V - 1]) - X[r, tV + Y[r, t]], that count)
 //          a negative target is masked: it counts for nothing; one not an integer below V gives NaN
 uniform int classes;
@@ -19,11 +20,7 @@ void main() {
             count += 1.0;
             continue;
         }
-        float m = X_at(r, base);
-        for (int j = 1; j < classes; ++j) m = max(m, X_at(r, base + j));
-        float s = 0.0;
-        for (int j = 0; j < classes; ++j) s += exp(X_at(r, base + j) - m);
-        sum += m + log(s) - X_at(r, base + int(label));
+        sum += STATS_at(r, 2 * t) + log(STATS_at(r, 2 * t + 1)) - X_at(r, base + int(label));
         count += 1.0;
     }
     setOutput(vec4(sum, count, 0.0, 0.0));

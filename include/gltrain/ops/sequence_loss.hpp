@@ -19,12 +19,24 @@ inline void requireShapes(const char* fn, const Tensor& logits, const Tensor& ta
                             ") and targets N x T, got logits " + (logits ? logits.shapeString() : "empty") +
                             ", targets " + (targets ? targets.shapeString() : "empty"));
 }
+// Each step's (max, sum of exp) of its logits: an N x 2T packed temporary, computed once
+// per step (one fragment per two steps) rather than by every element that needs it.
+inline Tensor& recordStats(PassList& list, const Tensor& logits, const Tensor& targets, int classes) {
+    Tensor& stats = list.temp(logits.context(), logits.rows(), 2 * targets.cols(), Layout::Packed);
+    list.add(Pass(logits.context(), "loss/sequence_xent_stats"))
+        .input("X", logits)
+        .output(stats)
+        .uniformInt("classes", classes);
+    return stats;
+}
 // (sum, count) of each row's counted steps: an N x 2 packed temporary.
-inline Tensor& recordSums(PassList& list, const Tensor& logits, const Tensor& targets, int classes) {
+inline Tensor& recordSums(PassList& list, const Tensor& logits, const Tensor& targets, const Tensor& stats,
+                          int classes) {
     Tensor& sums = list.temp(logits.context(), logits.rows(), 2, Layout::Packed);
     list.add(Pass(logits.context(), "loss/sequence_xent_sums"))
         .input("X", logits)
         .input("Y", targets)
+        .input("STATS", stats)
         .output(sums)
         .uniformInt("classes", classes);
     return sums;
@@ -41,7 +53,8 @@ inline void recordReduce(PassList& list, const Tensor& sums, int what, Tensor& o
 inline void recordSequenceCrossEntropy(PassList& list, const Tensor& logits, const Tensor& targets, int classes,
                                        Tensor* lossPerRow, Tensor* meanLoss) {
     sequence_loss_detail::requireShapes("sequenceCrossEntropy", logits, targets, classes);
-    Tensor& sums = sequence_loss_detail::recordSums(list, logits, targets, classes);
+    const Tensor& stats = sequence_loss_detail::recordStats(list, logits, targets, classes);
+    Tensor& sums = sequence_loss_detail::recordSums(list, logits, targets, stats, classes);
     if (lossPerRow) sequence_loss_detail::recordReduce(list, sums, 0, *lossPerRow);
     if (meanLoss) sequence_loss_detail::recordReduce(list, sums, 1, *meanLoss);
 }
@@ -52,12 +65,14 @@ inline void recordSequenceCrossEntropyGrad(PassList& list, const Tensor& logits,
     sequence_loss_detail::requireShapes("sequenceCrossEntropyGrad", logits, targets, classes);
     if (!grad || grad.rows() != logits.rows() || grad.cols() != logits.cols())
         throw ArgumentError("sequenceCrossEntropyGrad: grad must be shaped like the logits " + logits.shapeString());
-    Tensor& sums = sequence_loss_detail::recordSums(list, logits, targets, classes);
+    const Tensor& stats = sequence_loss_detail::recordStats(list, logits, targets, classes);
+    Tensor& sums = sequence_loss_detail::recordSums(list, logits, targets, stats, classes);
     Tensor& count = list.temp(logits.context(), 1, 1, Layout::Packed);
     sequence_loss_detail::recordReduce(list, sums, 2, count);
     Pass& p = list.add(Pass(logits.context(), "loss/sequence_xent_grad"))
                   .input("X", logits)
                   .input("Y", targets)
+                  .input("STATS", stats)
                   .input("COUNT", count)
                   .output(grad)
                   .uniformInt("classes", classes);
