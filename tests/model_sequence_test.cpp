@@ -6,9 +6,11 @@
 // ids outside the table; shapes, errors and TF.js configs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "gltrain/ops/embedding.hpp"
 #include "gltrain/reference.hpp"
 #include "gltrain/reference/sequence.hpp"
 #include "gltrain/sequential.hpp"
@@ -236,6 +238,35 @@ TEST(ModelSequence, EmbeddingTablePagedPastTheTextureLimitTrains) {
     EXPECT_LE(maxRelDiff(gpu.first, cpu.first.cast<double>()), 1e-5);
     EXPECT_LE(maxRelDiff(gpu.second, cpu.second.cast<double>()), 1e-4);
     EXPECT_NE(gpu.first.data, table.data);  // it trained
+}
+
+// The table's gradient by both GPU kernels (ops/embedding.hpp): the one-hot product a small
+// vocabulary takes and the token scan past kEmbeddingOneHotLimit, on full-size and paged
+// textures, against the sum in double; ids outside the table (negative, too large, not
+// integers) add to no row.
+TEST(ModelSequence, EmbeddingGradientKernelsAgreeWithTheSum) {
+    const int N = 5, T = 3, V = 70, D = 6;
+    HostMatrix ids = tokenIds(N, T, V, 120);
+    ids.data[1] = -1.0f, ids.data[4] = float(V), ids.data[7] = 2.5f, ids.data[9] = ids.data[10];
+    const HostMatrix dy = randomMatrix(N, T * D, 121);
+    MatD want(V, D);
+    for (int r = 0; r < N; ++r)
+        for (int t = 0; t < T; ++t) {
+            const float id = ids.data[size_t(r * T + t)];
+            if (id < 0 || id >= float(V) || id != std::floor(id)) continue;
+            for (int d = 0; d < D; ++d) want.data[size_t(id) * D + size_t(d)] += dy.data[size_t(r * T * D + t * D + d)];
+        }
+    for (Context* ctx : {&test::context(), &test::smallContext()}) {
+        ctx->makeCurrent();
+        for (int64_t limit : {kEmbeddingOneHotLimit, int64_t(0)}) {
+            Tensor idsT(*ctx, ids), dyT(*ctx, dy), grad(*ctx, V, D);
+            PassList list;
+            recordEmbeddingGrad(list, idsT, dyT, grad, limit);
+            list.run();
+            EXPECT_LE(maxRelDiff(grad.download(), want), 1e-6)
+                << (limit ? "one-hot" : "scan") << (ctx == &test::smallContext() ? ", paged" : "");
+        }
+    }
 }
 
 TEST(ModelSequence, ShapesErrorsAndOutOfRangeIds) {

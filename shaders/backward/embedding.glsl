@@ -1,4 +1,5 @@
-// backward/embedding: the table's gradient, a scatter-add each element gathers.
+// backward/embedding: the table's gradient, a scatter-add each element gathers (for a vocabulary
+// too large for ops/embedding.hpp's one-hot product).
 // inputs: IDS, DY
 // uniforms: dim (D)
 // output: V x D, any layout; IDS is N x T (token ids as floats), DY N x (T*D)
