@@ -13,6 +13,7 @@ packages=(
   emscripten nodejs                         # the WebAssembly / WebGL2 build
   chromium                                  # the browser the web tests run in
   dataset-fashion-mnist                     # real Fashion-MNIST IDX files
+  fortunes                                  # issue 39's text corpus (scripts/fortunes_corpus.sh)
   python3 python3-torch python3-numpy       # tests/interop/torch_check.py: checkpoints in PyTorch (1.13, CPU)
   doxygen clang-format                      # scripts/api_docs.sh (the C++ API reference); test.sh's formatting check (14)
 )
