@@ -136,12 +136,40 @@ void expectBatchAboveTheRowsTrainsOneStep(Context& ctx) {
     }
 }
 
+// FitOptions::steps: the fit ends at that global step, its last epoch cut short and
+// reported with the steps it had: the same state as the first steps of a longer fit.
+void expectStepsCutTheLastEpochShort(Context& ctx) {
+    const HostMatrix x = randomMatrix(10, 5, 73);
+    const std::vector<int> y = labelsFor(10);
+    FitOptions f = inOrder(1, 4);  // 3 steps an epoch
+    f.steps = 5;
+    auto a = classifier(ctx);
+    const std::vector<float> losses = stepLosses(*a, x, y, f);
+    EXPECT_EQ(a->step(), 5);
+    ASSERT_EQ(losses.size(), 5u);
+    ASSERT_EQ(a->history().size(), 2u);
+    EXPECT_EQ(a->history()[1].step, 5);
+    EXPECT_NEAR(a->history()[1].loss, (losses[3] + losses[4]) / 2.0, 1e-6);
+    auto b = classifier(ctx);
+    b->beginFit(x, y, inOrder(2, 4));
+    for (int i = 0; i < 5; ++i) b->stepOnce();
+    b->endFit();
+    EXPECT_EQ(a->saveCheckpoint(), b->saveCheckpoint());
+    a->fit(x, y, f);  // there already
+    EXPECT_EQ(a->step(), 5);
+    f.steps = 7;
+    a->fit(x, y, f);
+    EXPECT_EQ(a->step(), 7);
+}
+
 }  // namespace
 
 TEST(FitRagged, ShortLastBatchIsAStepOnTheRemainingRows) { expectShortBatchIsAStepOnTheRemainingRows(test::context()); }
 TEST(FitRagged, ShortLastBatchIsAStepOnTheRemainingRowsOnTheCpu) {
     expectShortBatchIsAStepOnTheRemainingRows(test::cpuContext());
 }
+TEST(FitRagged, StepsCutTheLastEpochShort) { expectStepsCutTheLastEpochShort(test::context()); }
+TEST(FitRagged, StepsCutTheLastEpochShortOnTheCpu) { expectStepsCutTheLastEpochShort(test::cpuContext()); }
 TEST(FitRagged, BatchAboveTheRowCountTrainsOneStep) { expectBatchAboveTheRowsTrainsOneStep(test::context()); }
 TEST(FitRagged, BatchAboveTheRowCountTrainsOneStepOnTheCpu) {
     expectBatchAboveTheRowsTrainsOneStep(test::cpuContext());

@@ -29,8 +29,8 @@ using gltrain::test::sgd;
 
 using gltrain::test::message;
 
-std::vector<Context*> engines() { return {&test::context(), &test::cpuContext()}; }
-const char* engineName(Context* c) { return c == &test::cpuContext() ? "cpu" : "gpu"; }
+using gltrain::test::engineName;
+using gltrain::test::engines;
 
 // One SGD step (lr 0.1, batch 5, softmax cross-entropy) of
 //   conv 3x3 'same' tanh (4 filters) -> `layer` (tanh) -> Flatten -> Dense 3

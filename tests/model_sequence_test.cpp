@@ -29,8 +29,8 @@ using gltrain::test::message;
 using gltrain::test::randomMatrix;
 using gltrain::test::sgd;
 
-std::vector<Context*> engines() { return {&test::context(), &test::cpuContext()}; }
-const char* engineName(Context* c) { return c == &test::cpuContext() ? "cpu" : "gpu"; }
+using gltrain::test::engineName;
+using gltrain::test::engines;
 
 // The same values as rows of `cols`: a [N, T*F] batch as N*T rows of F.
 MatD asRows(MatD m, int cols) {
@@ -202,10 +202,65 @@ TEST(ModelSequence, SequenceCrossEntropyStepMatchesTheReference) {
                       m.fit(ids, Targets(HostMatrix(N, T * V)), f);
                   }).find("y has 35 columns, the model's output has 5 steps (a class id per step)"),
                   std::string::npos);
-        CompileOptions withAccuracy = c;  // accuracy per token is to come: a clear error until then
-        withAccuracy.metrics = {MetricSpec{}};
-        EXPECT_NE(message([&] { m.compile(withAccuracy); }).find("has no metrics yet"), std::string::npos)
-            << message([&] { m.compile(withAccuracy); });
+        CompileOptions withPrecision = c;  // a metric that reads values, not a class id per step
+        withPrecision.metrics = {MetricSpec(MetricKind::Precision)};
+        EXPECT_NE(message([&] { m.compile(withPrecision); })
+                      .find("metric precision: an output trained with sequence_softmax_cross_entropy (a class id per "
+                            "step) has accuracy per token"),
+                  std::string::npos)
+            << message([&] { m.compile(withPrecision); });
+    }
+}
+
+// Accuracy per token (accuracy, sparse_categorical_accuracy) and the loss as a metric on a
+// sequence output, by evaluate and by a fit's epoch, against a count in double from
+// predict(): the steps whose largest logit is at their class id, and their mean loss, over
+// the steps not masked.
+TEST(ModelSequence, AccuracyPerTokenCountsTheUnmaskedSteps) {
+    const int N = 6, T = 4, V = 5;
+    for (Context* ctx : engines()) {
+        SCOPED_TRACE(engineName(ctx));
+        Sequential m(*ctx, T);
+        m.add(Embedding{V, 3}).add(Dense{V});
+        CompileOptions c;
+        c.loss = LossKind::SequenceCrossEntropy;
+        c.optimizer.kind = OptimizerKind::SGD;
+        c.metrics = {MetricSpec{}, MetricKind::SparseCategoricalAccuracy,
+                     MetricSpec::ofLoss(LossKind::SequenceCrossEntropy, "xent")};
+        m.compile(c);
+        m.setWeight("dense_1", "kernel", randomMatrix(3, V, 141, -2.0f, 2.0f));
+        const HostMatrix ids = tokenIds(N, T, V, 142);
+        HostMatrix y = tokenIds(N, T, V, 143);
+        y(0, 0) = y(1, 3) = y(4, 1) = y(4, 2) = -1.0f;  // masked steps
+        const HostMatrix p = m.predict(ids);
+        double right = 0, counted = 0, nats = 0;
+        for (int r = 0; r < N; ++r)
+            for (int t = 0; t < T; ++t) {
+                if (y(r, t) < 0) continue;
+                int best = 0;
+                double sum = 0;
+                for (int v = 1; v < V; ++v)
+                    if (p(r, t * V + v) > p(r, t * V + best)) best = v;
+                for (int v = 0; v < V; ++v) sum += std::exp(double(p(r, t * V + v)) - p(r, t * V + best));
+                right += best == int(y(r, t));
+                nats += std::log(sum) + p(r, t * V + best) - p(r, t * V + int(y(r, t)));
+                counted += 1;
+            }
+        const double want = right / counted, wantLoss = nats / counted;
+        ASSERT_GT(right, 0.0);
+        ASSERT_LT(right, counted);
+        const Evaluation e = m.evaluate(ids, Targets(y));
+        EXPECT_FLOAT_EQ(e.accuracy, float(want));
+        EXPECT_FLOAT_EQ(e.metrics.at("sparse_categorical_accuracy"), float(want));
+        EXPECT_NEAR(e.metrics.at("xent"), wantLoss, 1e-5 * wantLoss);  // per token, not the rows' mean
+        FitOptions f;  // one step on all the rows: the epoch's figures are the weights' before it
+        f.batchSize = N;
+        f.shuffle = false;
+        const std::vector<EpochInfo> h = m.fit(ids, Targets(y), f);
+        EXPECT_FLOAT_EQ(h.at(0).accuracy, float(want));
+        EXPECT_FLOAT_EQ(h.at(0).metrics.at("sparse_categorical_accuracy"), float(want));
+        EXPECT_NEAR(h.at(0).metrics.at("xent"), wantLoss, 1e-5 * wantLoss);
+        EXPECT_NEAR(h.at(0).loss, wantLoss, 1e-5 * wantLoss);  // a batch's loss is per token too
     }
 }
 

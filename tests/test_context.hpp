@@ -89,6 +89,10 @@ inline Context& cpuContext() {
     }());
     return ctx;
 }
+// Both engines: the GPU's (context()) and the CPU backend, for tests that run on each.
+inline std::vector<Context*> engines() { return {&context(), &cpuContext()}; }
+// "gpu" or "cpu", for SCOPED_TRACE.
+inline const char* engineName(const Context* c) { return c == &cpuContext() ? "cpu" : "gpu"; }
 
 // One shape-and-layout case of the kernel tests; `small` runs it on
 // smallContext(), so the tensor is split into pages.

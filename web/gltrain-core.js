@@ -396,17 +396,20 @@ function makeApi(M) {
     static fromText(bytes, options = {}) {
       if (options === null || typeof options !== 'object') throw argError('Dataset.fromText: options must be an object');
       for (const k of Object.keys(options)) {
-        if (!['context', 'heldOut', 'seed'].includes(k)) {
-          throw argError(`Dataset.fromText: unknown option '${k}' (valid: context, heldOut, seed)`);
+        if (!['context', 'heldOut', 'seed', 'windows'].includes(k)) {
+          throw argError(`Dataset.fromText: unknown option '${k}' (valid: context, heldOut, seed, windows)`);
         }
       }
-      const { context = 64, heldOut = 0.1, seed = 1 } = options;
+      const { context = 64, heldOut = 0.1, seed = 1, windows = 0 } = options;
       if (!Number.isInteger(context) || context < 1) {
         throw argError(`Dataset.fromText: context must be a positive integer, got ${describe(context)}`);
       }
+      if (!Number.isInteger(windows) || windows < 0 || windows > 0x7fffffff) {
+        throw argError(`Dataset.fromText: windows must be an integer >= 0 (0: one epoch's), got ${describe(windows)}`);
+      }
       if (typeof heldOut !== 'number') throw argError(`Dataset.fromText: heldOut must be a number, got ${describe(heldOut)}`);
       if (typeof seed !== 'number') throw argError(`Dataset.fromText: seed must be a number, got ${describe(seed)}`);
-      const part = (validation) => new Dataset(call(() => M.DatasetImpl.fromText(bytes, context, heldOut, seed, validation)));
+      const part = (validation) => new Dataset(call(() => M.DatasetImpl.fromText(bytes, context, heldOut, seed, windows, validation)));
       const train = part(false);
       return { train, validation: heldOut > 0 ? part(true) : null };
     }
@@ -982,6 +985,26 @@ function makeApi(M) {
         at += size;
         return p;
       });
+    }
+    // `prompt` (a string's UTF-8 bytes, or bytes) continued by a byte-level language model:
+    // the continuation's bytes, a Uint8Array (model/generate.hpp says how).
+    generate(prompt, options = {}) {
+      plainOptions('generate', options);
+      for (const k of Object.keys(options)) {
+        if (!['length', 'temperature', 'topK', 'seed'].includes(k)) {
+          throw argError(`generate: unknown option '${k}' (valid: length, temperature, topK, seed)`);
+        }
+      }
+      const { length = 100, temperature = 1, topK = 0, seed = 1 } = options;
+      for (const [name, v] of [['length', length], ['topK', topK]]) {  // (embind would wrap a larger one)
+        if (!Number.isInteger(v) || Math.abs(v) > 0x7fffffff) {
+          throw argError(`generate: ${name} must be a 32-bit integer, got ${describe(v)}`);
+        }
+      }
+      if (typeof temperature !== 'number') throw argError(`generate: temperature must be a number, got ${describe(temperature)}`);
+      if (typeof seed !== 'number') throw argError(`generate: seed must be a number, got ${describe(seed)}`);
+      const bytes = typeof prompt === 'string' ? new TextEncoder().encode(prompt) : prompt;
+      return call(() => this._raw.generate(bytes, length, temperature, topK, seed));
     }
     // The arg-max class of each row.
     predictClasses(x, options = {}) {

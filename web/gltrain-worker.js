@@ -182,6 +182,9 @@ const ops = {
   predictClasses({ data, options }) {
     return predictWith(needModel('predictClasses'), data, options, true);
   },
+  generate({ prompt, options }) {
+    return needModel('generate').generate(prompt, options);
+  },
   saveCheckpoint() {
     return needModel('saveCheckpoint').saveCheckpoint();
   },
@@ -239,7 +242,8 @@ function predictWith(m, data, options, classes) {
 // fit: stop, losing / restoring the context (which the fit then notices), the
 // model's snapshot (host bytes, read between the fit's slices: what to keep
 // while the fit waits for a lost context), and, during a fit, saveCheckpoint
-// (the weights of the last completed step, read between slices).
+// (the weights of the last completed step, read between slices) and generate
+// (a sample from them, as a text page shows one every few hundred steps).
 let queue = Promise.resolve();
 const immediate = new Set(['loseContext', 'restoreContext', 'snapshotCheckpoint']);
 self.onmessage = (e) => {
@@ -256,6 +260,6 @@ self.onmessage = (e) => {
       self.postMessage({ id: msg.id, error: { kind: err.kind || err.name || 'Error', message: String(err.message || err) } });
     }
   };
-  if (immediate.has(msg.op) || (msg.op === 'saveCheckpoint' && abort)) run();
+  if (immediate.has(msg.op) || ((msg.op === 'saveCheckpoint' || msg.op === 'generate') && abort)) run();
   else queue = queue.then(run);
 };

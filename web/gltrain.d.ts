@@ -406,12 +406,31 @@ export interface OptimizerOptions {
   type: OptimizerName;
   lr?: number;
   learningRate?: number;
+  /** L2 weight decay (decoupled for adamw) of the parameters it applies to: kernels, and decayInclude's less decayExclude's. */
   weightDecay?: number;
+  /**
+   * Parameters weightDecay applies to besides the kernels: layer names ('embedding_0') or parameters
+   * ('layer_normalization_1/gamma'), '*' matching any run of characters. A pattern matching none is an error.
+   */
+  decayInclude?: string[];
+  /** Parameters weightDecay leaves out (before decayInclude), as decayInclude names them ('dense_2', 'conv2d_*'). */
+  decayExclude?: string[];
   momentum?: number;
   beta1?: number;
   beta2?: number;
   eps?: number;
   rho?: number;
+}
+/** How `generate()` samples: temperature 0 is always the most likely byte; the same seed gives the same bytes. */
+export interface GenerateOptions {
+  /** Bytes to add (default 100). */
+  length?: number;
+  /** Divides the logits before sampling (default 1; 0: greedy). */
+  temperature?: number;
+  /** Sample among the k most likely bytes only (default 0: all). */
+  topK?: number;
+  /** The draws' seed (default 1), an integer in [0, 2^32). */
+  seed?: number;
 }
 /** A learning-rate schedule, with optional warm-up. */
 export interface ScheduleOptions {
@@ -482,6 +501,8 @@ export type Targets = Int32Array | Uint8Array | Uint16Array | Uint32Array | Int8
 /** What `beginFit()` takes (a model file's `fit`). */
 export interface BeginFitOptions {
   epochs?: number;
+  /** Train until the model's step reaches this instead of for `epochs`, the last epoch cut short (0: off). */
+  steps?: number;
   batchSize?: number;
   shuffle?: boolean;
   /**
@@ -740,10 +761,12 @@ export interface DatasetConstructor {
   fetchIdx(imagesUrl: string | URL, labelsUrl: string | URL, options?: { numClasses?: number }): Promise<Dataset>;
   /**
    * A UTF-8 text's bytes as byte tokens, for a model of input [context] trained with 'sequence_softmax_cross_entropy':
-   * windows of `context` bytes (default 64) whose targets are the next bytes. train: one epoch's windows drawn from
-   * `seed`; validation: the held-out tail (`heldOut`, default 0.1) cut into windows, null when heldOut is 0.
+   * windows of `context` bytes (default 64) whose targets are the next bytes. train: `windows` windows (default 0:
+   * one epoch's, trainBytes / context) at uniform positions drawn from `seed` — each one fresh, so steps x batchSize
+   * of them train `steps` steps on windows never seen twice; validation: the held-out tail (`heldOut`, default 0.1)
+   * cut into windows, null when heldOut is 0.
    */
-  fromText(bytes: ArrayBuffer | ArrayBufferView, options?: { context?: number; heldOut?: number; seed?: number }):
+  fromText(bytes: ArrayBuffer | ArrayBufferView, options?: { context?: number; heldOut?: number; seed?: number; windows?: number }):
     { train: Dataset; validation: Dataset | null };
 }
 
@@ -870,6 +893,12 @@ export interface Model extends Deletable {
   predict(xs: Float32Array[], options?: BatchOptions): Float32Array[];
   /** The predicted class (argmax) of each row. */
   predictClasses(x: Float32Array | Dataset, options?: BatchOptions): Int32Array;
+  /**
+   * Continues `prompt` (a string's UTF-8 bytes, or bytes) with a byte-level language model (input [context] token ids,
+   * logits [context, vocab <= 256] per step, trained with 'sequence_softmax_cross_entropy'): the continuation's bytes.
+   * Each byte reruns the model on the last `context` bytes (fewer: they start the window, padding after them).
+   */
+  generate(prompt: string | Uint8Array | ArrayBuffer, options?: GenerateOptions): Uint8Array;
   /** safetensors bytes: weights, optimizer state and step. */
   saveCheckpoint(): ArrayBuffer;
   /**
@@ -1099,6 +1128,8 @@ export declare class TrainingWorker {
   predict(data: WorkerPredictData, options?: BatchOptions): Promise<Float32Array>;
   /** As Sequential.predictClasses. */
   predictClasses(data: WorkerPredictData, options?: BatchOptions): Promise<Int32Array>;
+  /** As Sequential.generate; during a fit, from the weights of the last completed step. */
+  generate(prompt: string | Uint8Array | ArrayBuffer, options?: GenerateOptions): Promise<Uint8Array>;
   /** A copy of rows [start, start + count) of a loaded dataset's x. */
   x(dataset: string, start?: number, count?: number): Promise<Float32Array>;
   /** A copy of a loaded dataset's labels or target values. */

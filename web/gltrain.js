@@ -149,6 +149,8 @@ export class TrainingWorker {
   // Predictions for rows [start, start + count) of a loaded dataset, or for a Float32Array.
   predict(data, options = {}) { return this.#request('predict', { data, options }); }
   predictClasses(data, options = {}) { return this.#request('predictClasses', { data, options }); }
+  // Sequential.generate in the worker; during a fit, from the weights of the last completed step.
+  generate(prompt, options = {}) { return this.#request('generate', { prompt, options }); }
   // A copy of rows [start, start + count) of a loaded dataset's x, and of its targets.
   x(dataset, start, count) { return this.#request('x', { dataset, start, count }); }
   targets(dataset) { return this.#request('targets', { dataset }); }

@@ -59,6 +59,11 @@ struct MetricSpec {
     int thresholds = 200;
     // Loss: the loss whose mean over the rows it reports (a named loss or a custom expression).
     LossSpec loss{};
+    // A sequence output's steps (set at compile; 0: none). SparseCategoricalAccuracy and
+    // the sequence loss are then per token: over the steps counted (a negative id masks
+    // its step, as the sequence loss does), the steps whose largest logit is at their
+    // class id, or the mean of the steps' losses.
+    int steps = 0;
     // The name history and callbacks know it by (empty: the name it was asked by).
     std::string name;
 
@@ -120,14 +125,30 @@ inline std::string metricProblem(const MetricSpec& m) {
     if (m.name.find_first_of(" \t\n\"") != std::string::npos) return what + ": a name has no spaces or quotes";
     return "";
 }
-// `m` for an output trained with `loss`, `width` values per row: Accuracy
-// becomes the accuracy that loss implies (as Keras resolves "accuracy": class
-// labels -> sparse categorical, binary cross-entropy or one column -> binary,
-// else categorical). Returns what does not fit ("" when it does).
-inline std::string resolveMetric(MetricSpec& m, const LossSpec& loss, int width) {
-    if (loss.kind == LossKind::SequenceCrossEntropy)  // its targets are a class per step: no metric reads those yet
+// `m` for an output trained with `loss`, `width` values per row (a sequence
+// output: `steps` steps of width / steps classes): Accuracy becomes the
+// accuracy that loss implies (as Keras resolves "accuracy": class labels ->
+// sparse categorical, binary cross-entropy or one column -> binary, else
+// categorical; a class id per step -> sparse categorical per token). Returns
+// what does not fit ("" when it does).
+inline std::string resolveMetric(MetricSpec& m, const LossSpec& loss, int width, int steps = 1) {
+    if (loss.kind == LossKind::SequenceCrossEntropy) {
+        if (m.kind == MetricKind::Accuracy || m.kind == MetricKind::SparseCategoricalAccuracy) {
+            m.kind = MetricKind::SparseCategoricalAccuracy;
+            m.steps = steps;
+            return "";
+        }
+        if (m.kind == MetricKind::Loss && m.loss.kind == LossKind::SequenceCrossEntropy) {
+            m.steps = steps;
+            return "";
+        }
         return "metric " + metricName(m) + ": an output trained with " + lossName(loss.kind) +
-               " has no metrics yet (accuracy per token is to come)";
+               " (a class id per step) has accuracy per token (accuracy, sparse_categorical_accuracy) and " +
+               lossName(loss.kind) + " as metrics";
+    }
+    if (m.kind == MetricKind::Loss && m.loss.kind == LossKind::SequenceCrossEntropy)
+        return "metric " + metricName(m) + " compares a class id per step, but the output is trained with " +
+               lossName(loss.kind);
     if (m.kind == MetricKind::Accuracy)
         m.kind = loss.labels()                                             ? MetricKind::SparseCategoricalAccuracy
                  : loss.kind == LossKind::BinaryCrossEntropy || width == 1 ? MetricKind::BinaryAccuracy
@@ -155,6 +176,7 @@ inline float aucThreshold(int i, int count) {
 // How many sums each row adds: a hit or a value (1); true positives and
 // predicted or actual positives (2); per threshold, true and false positives (2T).
 inline int metricSumsPerRow(const MetricSpec& m) {
+    if (m.steps > 0) return 2;  // tokens right (or their losses' sum), tokens counted
     switch (m.kind) {
         case MetricKind::Precision:
         case MetricKind::Recall: return 2;
@@ -166,6 +188,7 @@ inline int metricSumsPerRow(const MetricSpec& m) {
 // Ratios of no rows are 0, as Keras's divide_no_nan makes them.
 inline double metricValue(const MetricSpec& m, const double* sums, long rows) {
     auto ratio = [](double a, double b) { return b == 0.0 ? 0.0 : a / b; };
+    if (m.steps > 0) return ratio(sums[0], sums[1]);
     switch (m.kind) {
         case MetricKind::Precision:
         case MetricKind::Recall: return ratio(sums[0], sums[1]);

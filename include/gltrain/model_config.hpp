@@ -184,6 +184,19 @@ public:
         if (!v.is_string()) fail(at(k), "expected a string, got " + show(v));
         return v.get<std::string>();
     }
+    // An array of non-empty strings (absent: none).
+    std::vector<std::string> strings(const char* k) const {
+        std::vector<std::string> out;
+        if (!has(k)) return out;
+        const nlohmann::json& v = j_.at(k);
+        if (!v.is_array()) fail(at(k), "expected an array of strings, got " + show(v));
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (!v[i].is_string() || v[i].get<std::string>().empty())
+                fail(at(k) + "[" + std::to_string(i) + "]", "expected a non-empty string, got " + show(v[i]));
+            out.push_back(v[i].get<std::string>());
+        }
+        return out;
+    }
     // One of `names` (case-insensitive), returned as its index in the list.
     int choice(const char* k, int def, std::initializer_list<const char*> names) const {
         if (!has(k)) return def;
@@ -423,9 +436,10 @@ inline OptimizerConfig optimizer(const Object& compile) {
     if (v.is_string()) {
         name = v.get<std::string>();
     } else {
-        o = std::make_unique<Object>(v, compile.source(), path,
-                                     std::vector<const char*>{"type", "lr", "learningRate", "weightDecay", "momentum",
-                                                              "beta1", "beta2", "eps", "rho"});
+        o = std::make_unique<Object>(
+            v, compile.source(), path,
+            std::vector<const char*>{"type", "lr", "learningRate", "weightDecay", "decayInclude", "decayExclude",
+                                     "momentum", "beta1", "beta2", "eps", "rho"});
         if (!o->has("type")) o->fail(path, "needs a type ('adam', 'sgd', ...)");
         name = o->string("type", "");
     }
@@ -443,6 +457,8 @@ inline OptimizerConfig optimizer(const Object& compile) {
         if (o->has("lr") && o->has("learningRate")) o->fail(path, "give lr or learningRate, not both");
         c.lr = o->real("lr", o->real("learningRate", c.lr, kPositive), kPositive);
         c.weightDecay = o->real("weightDecay", c.weightDecay, kNonNegative);
+        c.decayInclude = o->strings("decayInclude");
+        c.decayExclude = o->strings("decayExclude");
         c.momentum = o->real("momentum", c.momentum, kUnitIntervalOpen);
         c.beta1 = o->real("beta1", c.beta1, kUnitIntervalOpen);
         c.beta2 = o->real("beta2", c.beta2, kUnitIntervalOpen);
@@ -625,10 +641,11 @@ inline void epochCallbacks(const Object& o, FitOptions& f) {
 
 inline FitOptions fitOptions(const nlohmann::json& j, const std::string& source, const std::string& path) {
     Object o(j, source, path,
-             {"epochs", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss",
+             {"epochs", "steps", "batchSize", "shuffle", "dropRemainder", "validationSplit", "lossEvery", "asyncLoss",
               "snapshotEvery", "earlyStopping", "reduceLrOnPlateau", "keepBest"});
     FitOptions f;
     f.epochs = o.integer("epochs", f.epochs, 1);
+    f.steps = o.integer("steps", int(f.steps), 1);
     f.batchSize = o.integer("batchSize", f.batchSize, 1);
     f.shuffle = o.boolean("shuffle", f.shuffle);
     f.dropRemainder = o.boolean("dropRemainder", f.dropRemainder);

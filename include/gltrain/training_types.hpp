@@ -155,6 +155,10 @@ struct KeepBest {
 struct FitOptions {
     // Epochs to train.
     int epochs = 1;
+    // > 0: train until the global step reaches `steps` instead, over as many
+    // epochs as that takes, the last one cut short (Hugging Face's max_steps):
+    // a language model's schedule counts steps, not passes over its windows.
+    long steps = 0;
     // Rows per step.
     int batchSize = 32;
     bool shuffle = true;  // reshuffled every epoch from (seed, epoch)
@@ -190,6 +194,10 @@ inline int trainingRows(int rows, const FitOptions& f) {
 inline int shortBatchRows(int n, const FitOptions& f) { return f.dropRemainder ? 0 : n % f.batchSize; }
 // The steps of an epoch of n training rows: the full batches and the short one.
 inline long stepsPerEpoch(int n, const FitOptions& f) { return n / f.batchSize + (shortBatchRows(n, f) ? 1 : 0); }
+// The global step a fit over n training rows ends at: `steps`, or the end of its last epoch.
+inline long fitEndStep(int n, const FitOptions& f) {
+    return f.steps > 0 ? f.steps : long(f.epochs) * stepsPerEpoch(n, f);
+}
 
 // What onStep is told after each step.
 struct StepInfo {

@@ -63,7 +63,7 @@ DatasetImpl* DatasetImpl::fromArrays(val xs, val ys, val features, std::string w
     });
 }
 
-DatasetImpl* DatasetImpl::fromText(val bytes, int context, double heldOut, double seed, bool validation) {
+DatasetImpl* DatasetImpl::fromText(val bytes, int context, double heldOut, double seed, int windows, bool validation) {
     return guard([&]() -> DatasetImpl* {
         if (!(seed >= 0 && seed <= 4294967295.0 && seed == std::floor(seed)))
             throw ArgumentError("Dataset.fromText: seed must be an integer in [0, 4294967295], got " +
@@ -73,7 +73,7 @@ DatasetImpl* DatasetImpl::fromText(val bytes, int context, double heldOut, doubl
         o.heldOut = heldOut;
         o.seed = uint32_t(seed);
         const TextData text(bytesFrom(bytes, "Dataset.fromText: bytes"), o);
-        TextWindows w = validation ? text.validationWindows() : text.trainWindows(0);
+        TextWindows w = validation ? text.validationWindows() : text.trainWindows(0, windows);
         auto d = std::make_unique<DatasetImpl>();
         d->x = std::move(w.x);
         d->y = Targets(std::move(w.y));

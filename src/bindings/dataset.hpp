@@ -22,9 +22,10 @@ public:
     // Validated IDX files (images: unsigned bytes, N x rows x cols; labels: N
     // integers < numClasses); images scaled to [0, 1].
     static DatasetImpl* fromIdx(emscripten::val images, emscripten::val labels, emscripten::val numClasses);
-    // A text's bytes as tokens (gltrain/text_data.hpp): `validation` false, one epoch's random
-    // training windows of `context` bytes; true, the held-out tail's windows. y: the next bytes.
-    static DatasetImpl* fromText(emscripten::val bytes, int context, double heldOut, double seed, bool validation);
+    // A text's bytes as tokens (gltrain/text_data.hpp): `validation` false, `windows` random training
+    // windows (0: one epoch's) of `context` bytes; true, the held-out tail's windows. y: the next bytes.
+    static DatasetImpl* fromText(emscripten::val bytes, int context, double heldOut, double seed, int windows,
+                                 bool validation);
 
     int count() const { return x.rows; }
     int features() const { return x.cols; }

@@ -93,6 +93,7 @@ EMSCRIPTEN_BINDINGS(gltrain_sequential) {
         .function("profileStep", &SequentialImpl::profileStep)
         .function("predict", &SequentialImpl::predict)
         .function("predictDataset", &SequentialImpl::predictDataset)
+        .function("generate", &SequentialImpl::generate)
         .function("saveCheckpoint", &SequentialImpl::saveCheckpoint)
         .function("snapshotCheckpoint", &SequentialImpl::snapshotCheckpoint)
         .function("bestCheckpoint", &SequentialImpl::bestCheckpoint)

@@ -83,6 +83,7 @@ public:
     val predictMatrix(const HostMatrix& x, int b);
     val predict(val x, val options);
     val predictDataset(DatasetImpl& data, val options);
+    val generate(val prompt, int length, double temperature, int topK, double seed);
 
     // ---- checkpoints, weights, TF.js (io.cpp)
     // A compiled model from TF.js's Layers format: model.json's text and the

@@ -169,4 +169,20 @@ val SequentialImpl::predictDataset(DatasetImpl& data, val options) {
     return guard([&] { return predictMatrix(data.x, batchOption(options, "predict")); });
 }
 
+// The options' types are gltrain-core.js's to check, their ranges Model::generate's.
+val SequentialImpl::generate(val prompt, int length, double temperature, int topK, double seed) {
+    return guard([&] {
+        if (!(seed >= 0 && seed <= 4294967295.0 && seed == std::floor(seed)))
+            throw ArgumentError("generate: seed must be an integer in [0, 4294967295], got " + std::to_string(seed));
+        GenerateOptions o;
+        o.length = length;
+        o.temperature = float(temperature);
+        o.topK = topK;
+        o.seed = uint32_t(seed);
+        owner->makeCurrent();
+        const std::vector<uint8_t> out = model->generate(bytesFrom(prompt, "generate: prompt"), o);
+        return val::global("Uint8Array").new_(arrayBufferCopy(out));
+    });
+}
+
 }  // namespace gltrain::js

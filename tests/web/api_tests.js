@@ -4,6 +4,8 @@
 import createGltrain, { GltrainError, TrainingWorker, yieldToEventLoop } from '/gltrain.js';
 
 const gl = await createGltrain();
+// The bytes tests/model_generate_test.cpp's model samples natively (Generate.TheBrowserSamplesTheSameBytes).
+const GENERATED_NATIVELY = '42,65,240,222,178,94,70,106,17,224,24,156,172,216,18,65';
 // The GPU engine's tests ask for WebGL: on a software renderer (SwiftShader) the
 // default backend 'auto' may train on the CPU ('cpu backend' below tests that).
 const WEBGL = { backend: 'webgl' };
@@ -503,7 +505,7 @@ const tests = {
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: 64, dropRemainder: true }), 'ArgumentError', 'fit: batchSize 64 is larger than the 32 training rows, and dropRemainder leaves out a short batch');
     await expectReject(m.fit(x, y, { epochs: 9, dropRemainder: 1 }), 'ArgumentError', 'fit: dropRemainder: expected true or false, got 1');
     await expectReject(m.fit(x, y, { epochs: 0 }), 'ArgumentError', 'fit: epochs: expected a positive integer, got 0');
-    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', 'fit: epoch: unknown key (valid: epochs, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery, earlyStopping, reduceLrOnPlateau, keepBest)');
+    await expectReject(m.fit(x, y, { epoch: 3 }), 'ArgumentError', 'fit: epoch: unknown key (valid: epochs, steps, batchSize, shuffle, dropRemainder, validationSplit, lossEvery, asyncLoss, snapshotEvery, earlyStopping, reduceLrOnPlateau, keepBest)');
     await expectReject(m.fit(x, y, { epochs: 9, batchSize: '8' }), 'ArgumentError', 'fit: batchSize: expected a positive integer, got the string "8"');
     await expectReject(m.fit(x, Array.from(y), {}), 'ArgumentError', 'fit: y must be an Int32Array (or another integer typed array) of labels or a Float32Array of target values, got an array');
     await expectReject(m.fit(Array.from(x), y, {}), 'ArgumentError', 'fit: x must be a Float32Array or a Dataset, got an array');
@@ -1050,6 +1052,73 @@ const tests = {
     }
     assert(Math.abs(finals[0] - finals[1]) < 1e-3 * finals[1], `WebGL2 and the CPU engine agree (${finals})`);
     train.delete(); validation.delete();
+  },
+
+  async 'language models: generate (greedy is the argmax of predict, a seed gives the bytes of the native build, in the worker too); per-token accuracy; fit steps; fromText windows; weight decay sets'() {
+    // A byte bigram model whose weights come from exact formulas, as tests/model_generate_test.cpp's.
+    const spec = { input: [5], layers: [{ type: 'embedding', inputDim: 256, outputDim: 4 }, { type: 'dense', units: 256 }] };
+    const compile = { loss: 'sequence_softmax_cross_entropy', metrics: ['accuracy'], optimizer: { type: 'adamw', lr: 0.01, weightDecay: 0.1, decayInclude: ['embedding_0'] } };
+    const formula = (n, a, b, c) => Float32Array.from({ length: n }, (_, i) => (((i * a) % b) - c) / 25);
+    const samples = [];
+    for (const backend of ['webgl', 'cpu']) {
+      const ctx = new gl.Context({ backend });
+      const m = new gl.Sequential(ctx, spec.input).add(spec.layers[0]).add(spec.layers[1]).compile(compile);
+      m.setWeight('embedding_0', 'embeddings', formula(1024, 37, 101, 50));
+      m.setWeight('dense_1', 'kernel', formula(1024, 53, 97, 48));
+      const greedy = m.generate('ab', { length: 6, temperature: 0 });
+      const all = [97, 98];
+      for (let i = 0; i < 6; i++) {
+        const n = Math.min(all.length, 5);
+        const window = new Float32Array(5);
+        window.set(all.slice(all.length - n));
+        const p = m.predict(window).subarray((n - 1) * 256, n * 256);
+        let best = 0;
+        for (let v = 1; v < 256; v++) if (p[v] > p[best]) best = v;
+        all.push(best);
+      }
+      assertEq(Array.from(greedy).join(), all.slice(2).join(), `${backend}: temperature 0 is the argmax of predict`);
+      const sampled = m.generate(new TextEncoder().encode('ab'), { length: 16, temperature: 1, seed: 9 });
+      assert(sampled instanceof Uint8Array && sampled.length === 16, `${backend}: 16 bytes`);
+      assertEq(Array.from(sampled).join(), Array.from(m.generate('ab', { length: 16, seed: 9 })).join(), `${backend}: a seed repeats`);
+      samples.push(Array.from(sampled).join());
+      expectError(() => m.generate('ab', { temperature: -1 }), 'ArgumentError', 'temperature must be finite and >= 0');
+      expectError(() => m.generate('ab', { topK: 300 }), 'ArgumentError', 'topK must be in [0, 256]');
+      expectError(() => m.generate('ab', { length: 1.5 }), 'ArgumentError', 'generate: length must be a 32-bit integer');
+      expectError(() => m.generate('ab', { len: 3 }), 'ArgumentError', "generate: unknown option 'len'");
+      expectError(() => m.generate('', {}), 'ArgumentError', 'the prompt is empty');
+      // Accuracy per token, fit's steps, and the decay set (the embeddings opted in) on masked targets.
+      const x = Float32Array.from({ length: 40 }, (_, i) => (i * 7) % 256);
+      const y = new Float32Array(40).fill(-1);
+      const before = m.getWeight('dense_1', 'bias');
+      const r = await m.fit(x, y, { steps: 3, batchSize: 4, lossEvery: 0 });
+      assertEq(m.step, 3, `${backend}: steps ends the fit at step 3`);
+      assertEq(r.history.length, 2, `${backend}: an epoch of 2 steps and one cut to 1`);
+      assertEq(r.history[0].accuracy, 0, `${backend}: no token counted, accuracy 0`);
+      assert(sameArray(m.getWeight('dense_1', 'bias'), before), `${backend}: the bias does not decay`);
+      const e = m.getWeight('embedding_0', 'embeddings')[1];
+      assert(Math.abs(e - formula(2, 37, 101, 50)[1] * (1 - 0.001) ** 3) < 1e-6, `${backend}: the embeddings decay (${e})`);
+      expectError(() => m.compile({ ...compile, optimizer: { type: 'adamw', decayExclude: ['dense_9'] } }), 'ArgumentError',
+                  "optimizer.decayExclude 'dense_9' names no parameter of the model");
+      ctx.delete();
+    }
+    assertEq(samples[0], samples[1], 'WebGL2 and the CPU engine sample the same bytes');
+    assertEq(samples[1], GENERATED_NATIVELY, 'the bytes the native build samples (tests/model_generate_test.cpp)');
+    const text = new TextEncoder().encode('the quick brown fox jumps over the lazy dog. '.repeat(12));
+    const { train, validation } = gl.Dataset.fromText(text, { context: 8, seed: 3, windows: 100 });
+    assertEq(train.count, 100, 'fromText draws the windows asked for');
+    expectError(() => gl.Dataset.fromText(text, { windows: -1 }), 'ArgumentError', 'windows must be an integer >= 0');
+    train.delete(); validation.delete();
+    // The worker generates between a fit's slices, from the last completed step.
+    const w = await TrainingWorker.create({ context: { backend: 'cpu' } });
+    await w.build(spec, compile);
+    const wctx = new gl.Context({ backend: 'cpu' });
+    const m = new gl.Sequential(wctx, spec.input).add(spec.layers[0]).add(spec.layers[1]).compile(compile);
+    m.setWeight('embedding_0', 'embeddings', formula(1024, 37, 101, 50));
+    m.setWeight('dense_1', 'kernel', formula(1024, 53, 97, 48));
+    await w.loadCheckpoint(m.saveCheckpoint());
+    assertEq(Array.from(await w.generate('ab', { length: 16, temperature: 1, seed: 9 })).join(), samples[1], 'the worker samples the same bytes');
+    w.terminate();
+    wctx.delete();
   },
 
   async 'functional models: gl.input, layers applied to values, merges; both engines agree; summary, layerSpecs, fromConfig and indexeddb:// round-trip; errors name the layer'() {

@@ -87,9 +87,14 @@ export async function main(): Promise<number> {
   void windows;
   const lm = new gl.Sequential(ctx, [4]).add({ type: 'embedding', inputDim: 256, outputDim: 8 })
     .add({ type: 'layernormalization', epsilon: 1e-5 }).add({ type: 'dense', units: 256 })
-    .compile({ loss: 'sequence_softmax_cross_entropy' });
-  void lm;
-  // @ts-expect-error: fromText's options are context, heldOut and seed
+    .compile({ loss: 'sequence_softmax_cross_entropy', metrics: ['accuracy'],
+      optimizer: { type: 'adamw', weightDecay: 0.1, decayInclude: ['embedding_0'], decayExclude: ['dense_2'] } });
+  const continuation: Uint8Array = lm.generate('some', { length: 8, temperature: 0.8, topK: 20, seed: 3 });
+  void continuation;
+  await lm.fit(gl.Dataset.fromText(new Uint8Array(64), { context: 4, windows: 40 }).train, { steps: 10, batchSize: 4 });
+  // @ts-expect-error: generate's options are length, temperature, topK and seed
+  lm.generate('some', { temp: 1 });
+  // @ts-expect-error: fromText's options are context, heldOut, seed and windows
   gl.Dataset.fromText(new Uint8Array(8), { window: 4 });
   const ev = model.evaluate(data, { batchSize: 4 });
   const passes: PassTiming[] = model.profileStep(data, { batchSize: 4, reps: 3 });
@@ -158,6 +163,8 @@ export async function main(): Promise<number> {
   const loadedOk: boolean = await worker.loadCheckpoint(workerSnapshot, { resetOptimizer: true });
   void loadedOk;
   const p: Int32Array = await worker.predictClasses({ dataset: 'train', count: 10 });
+  const sample: Uint8Array = await worker.generate(new Uint8Array([104, 105]), { length: 4 });
+  void sample;
   const ex = await worker.exportTfjs();
   const rebuilt: LayerSummary[] = await worker.buildFromTfjs(ex.modelJson, ex.weightData);
   void rebuilt;

@@ -323,12 +323,32 @@ cat > text.json <<'JSON'
  "compile": {"loss": "sequence_softmax_cross_entropy", "optimizer": {"type": "adam", "lr": 0.02}},
  "fit": {"epochs": 6, "batchSize": 16}}
 JSON
-expect 0 "text: 1620 bytes to train on, 180 held out; train windows of 8 bytes" "$G" train text.json --data text:text.txt \
-  --backend cpu --checkpoint text.safetensors
+expect 0 "text: 1620 bytes to train on, 180 held out; 202 train windows of 8 bytes" "$G" train text.json \
+  --data text:text.txt --backend cpu --checkpoint text.safetensors
+grep -q "validation: 22 held-out windows" out || fail "text: the held-out windows do not validate"
+grep -qE "^epoch=6/6 .*val_loss=[0-9.]+" out || fail "text: no val_loss in the epoch lines: $(grep '^epoch=6' out)"
 first=$(grep -o '^epoch=1/6 .*loss=[0-9.]*' out | grep -o 'loss=[0-9.]*' | cut -d= -f2)
 last=$(grep -o '^epoch=6/6 .*loss=[0-9.]*' out | grep -o 'loss=[0-9.]*' | cut -d= -f2)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.7 * a) }' || fail "text: the loss did not fall ($first -> $last)"
 expect 0 "test windows of 8 bytes" "$G" evaluate text.json --checkpoint text.safetensors --data text:text.txt --backend cpu
+# --steps: that many steps of fresh windows (30 x 16 drawn, none trained twice), one epoch cut to them.
+expect 0 "training: 1 epoch of 30 steps (batch 16), steps 1 to 30" "$G" train text.json --data text:text.txt \
+  --backend cpu --steps 30 --checkpoint steps.safetensors
+grep -q "480 train windows of 8 bytes" out || fail "--steps 30: not 30 x 16 windows: $(grep '^data:' out)"
+expect 0 "nothing to do" "$G" train text.json --data text:text.txt --backend cpu --steps 30 --resume steps.safetensors
+# generate: greedy writes the one byte that follows c and k in the sentence (the model sees a
+# byte at a time); a seed gives the same bytes twice.
+expect 0 "checkpoint: text.safetensors" "$G" generate text.json --checkpoint text.safetensors --prompt "the quic" \
+  --length 2 --temperature 0 --backend cpu
+[ "$(cat out)" = "the quick " ] || fail "generate: greedy gave '$(cat out)', not 'the quick '"
+"$G" generate text.json --checkpoint text.safetensors --prompt "the " --length 30 --seed 4 --backend cpu >gen1 2>/dev/null
+"$G" generate text.json --checkpoint text.safetensors --prompt "the " --length 30 --seed 4 --backend cpu >gen2 2>/dev/null
+cmp -s gen1 gen2 && [ "$(wc -c < gen1)" = 35 ] || fail "generate: seed 4 twice gave '$(cat gen1)' and '$(cat gen2)'"
+expect 1 "generate: temperature must be finite and >= 0" "$G" generate text.json --checkpoint text.safetensors \
+  --prompt "the" --temperature -1 --backend cpu
+expect 2 "--prompt TEXT is required" "$G" generate text.json --checkpoint text.safetensors
+expect 1 "the model must read [context] token ids" "$G" generate xor.json --checkpoint xor.safetensors --prompt x \
+  --backend cpu
 expect 2 "not a regular file" "$G" train text.json --data text:.
 expect 1 "text trains a model of an input [context]" "$G" train xor.json --data text:text.txt --backend cpu
 

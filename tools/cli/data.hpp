@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,6 +38,7 @@ struct DataOptions {
     CsvHeader header = CsvHeader::Auto;
     std::optional<float> scale;  // --scale; default 1/255 for IDX images, 1 for CSV
     long limit = 0;              // --limit: the first N rows only
+    long windows = 0;            // text, train split: the windows to draw (0: one epoch's; train --steps sets it)
 };
 
 // The data options every data-reading command accepts (not formatted: clang-format would take
@@ -92,6 +94,9 @@ struct Data {
     std::string description;  // what was read, for the log
     HostMatrix x;
     Targets y;  // empty when the source has none (predict)
+    // Text's train split: the held-out windows, which validate each epoch (no rows: none).
+    HostMatrix validationX;
+    Targets validationY;
 };
 
 namespace data_detail {
@@ -114,8 +119,9 @@ inline Targets classTargets(std::vector<int> labels, const Model& model) {
 }  // namespace data_detail
 
 // A text file's bytes for a model of an input [context] of token ids trained
-// with the sequence loss: the train split is one epoch's random windows (the
-// compile seed's), the test split the held-out last 10% cut into windows.
+// with the sequence loss: the train split is o.windows random windows (one
+// epoch's by default; the compile seed's), each drawn afresh, and the held-out
+// last 10% cut into windows to validate on; the test split is those windows.
 inline Data loadText(const DataOptions& o, const Model& model) {
     const std::string file = o.data.substr(5);
     const Shape3 in = model.inputShape();
@@ -127,14 +133,23 @@ inline Data loadText(const DataOptions& o, const Model& model) {
     t.context = in.channels;
     t.seed = model.options().seed;
     const TextData text(readFile(file, "text"), t);
-    TextWindows w = o.split == "train" ? text.trainWindows(0) : text.validationWindows();
+    if (o.windows > std::numeric_limits<int>::max())
+        throw ArgumentError("--data " + o.data + ": " + std::to_string(o.windows) + " windows are too many (at most " +
+                            std::to_string(std::numeric_limits<int>::max()) + ")");
+    const bool train = o.split == "train";
+    TextWindows w = train ? text.trainWindows(0, int(o.windows)) : text.validationWindows();
     if (w.x.rows == 0) throw ArgumentError("--data " + o.data + ": no held-out windows");
     Data d;
     d.description = file + " (text: " + std::to_string(text.trainBytes()) + " bytes to train on, " +
-                    std::to_string(text.validationBytes()) + " held out; " + o.split + " windows of " +
-                    std::to_string(t.context) + " bytes)";
+                    std::to_string(text.validationBytes()) + " held out; " + std::to_string(w.x.rows) + " " + o.split +
+                    " windows of " + std::to_string(t.context) + " bytes)";
     d.x = data_detail::firstRows(std::move(w.x), o.limit);
     d.y = Targets(data_detail::firstRows(std::move(w.y), o.limit));
+    if (train) {
+        TextWindows v = text.validationWindows();
+        d.validationX = std::move(v.x);
+        d.validationY = Targets(std::move(v.y));
+    }
     return d;
 }
 

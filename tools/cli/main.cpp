@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -45,6 +46,8 @@ usage:
                                                       print the loss (and accuracy) on SOURCE
   gltrain predict MODEL.json --checkpoint FILE --data SOURCE [--output FILE]
                                                       write the model's outputs as CSV
+  gltrain generate MODEL.json --checkpoint FILE --prompt TEXT [--length N]
+                                                      continue TEXT with a byte-level language model
   gltrain inspect CHECKPOINT                          list a checkpoint's tensors and metadata
   gltrain --info                                      the GPU context's capabilities
   gltrain --version | --help | COMMAND --help
@@ -90,6 +93,8 @@ keeps the last good one.
 
 training:
   --epochs N            total epochs (overrides fit.epochs; a resumed run counts the epochs already done)
+  --steps N             train until step N instead, however many epochs that takes (overrides fit.steps);
+                        text data then draws N x batch fresh random windows, none trained twice
   --batch N             batch size (overrides fit.batchSize)
   --checkpoint FILE     where to write (default: the --resume file, else MODEL.safetensors here)
   --resume FILE         continue from a checkpoint: weights, optimizer state and step
@@ -122,6 +127,21 @@ and the model's outputs y0, y1, ... (probabilities after a softmax layer).
   --batch N             rows per pass (default 256)
 )";
 
+const char* const kGenerateHelp = R"(usage: gltrain generate MODEL.json --checkpoint FILE --prompt TEXT [options]
+
+Continues TEXT (its bytes are the tokens) with a byte-level language model: one
+input of [context] token ids, logits [context, vocab] at each step, trained with
+sequence_softmax_cross_entropy. Each new byte reruns the model on the last
+context bytes. Prints TEXT and its continuation.
+
+  --checkpoint FILE     the weights to use
+  --prompt TEXT         the bytes to continue
+  --length N            bytes to add (default 100)
+  --temperature T       divides the logits before sampling (default 1; 0: always the most likely byte)
+  --top-k K             sample among the K most likely bytes only (default 0: all)
+  --seed S              the draws' seed (default 1): the same seed gives the same bytes
+)";
+
 // ---- signals -----------------------------------------------------------------
 
 // The signal that asked training to stop (0: none). A handler can only reach
@@ -152,6 +172,12 @@ std::vector<std::string> split(const std::string& s, char sep) {
     while (std::getline(in, cur, sep)) out.push_back(cur);
     return out;
 }
+
+// The options every command that makes a context accepts (contextOptions reads them; not
+// formatted, as GLTRAIN_CLI_DATA_OPTIONS).
+// clang-format off
+#define GLTRAIN_CLI_DEVICE_OPTIONS {"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--compute", true}
+// clang-format on
 
 ContextOptions contextOptions(const Args& a) {
     ContextOptions o;
@@ -331,7 +357,7 @@ std::string unsavedSteps(const std::string& path, long lastSaved, long now) {
 // ---- commands ----------------------------------------------------------------
 
 int info(const std::vector<std::string>& argv) {
-    Args a(argv, {{"--egl-platform", true}, {"--egl-device", true}, {"--backend", true}, {"--compute", true}});
+    Args a(argv, {GLTRAIN_CLI_DEVICE_OPTIONS});
     if (!a.positional().empty()) throw UsageError("unexpected argument '" + a.positional()[0] + "'");
     Context ctx(contextOptions(a));
     chooseFasterBackend(ctx);
@@ -370,6 +396,7 @@ void requireOneInputAndOutput(const ModelConfig& c) {
 int train(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS,
                   {"--epochs", true},
+                  {"--steps", true},
                   {"--batch", true},
                   {"--checkpoint", true},
                   {"--resume", true},
@@ -379,10 +406,7 @@ int train(const std::vector<std::string>& argv) {
                   {"--log-every", true},
                   {"--early-stopping", true},
                   {"--save-best", true},
-                  {"--egl-platform", true},
-                  {"--egl-device", true},
-                  {"--backend", true},
-                  {"--compute", true},
+                  GLTRAIN_CLI_DEVICE_OPTIONS,
                   {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kTrainHelp);
@@ -392,10 +416,11 @@ int train(const std::vector<std::string>& argv) {
     }
     // Every argument is checked before the first file is read or the GPU is touched.
     const std::string path = modelPath(a, "train");
-    const DataOptions dataOpts = dataOptions(a, "train");
+    DataOptions dataOpts = dataOptions(a, "train");
     // fit's epochs and batch size are ints (integer()'s default range); steps are counted in 64 bits.
     const long epochs = long(a.integer("--epochs", 0, 1)), batch = long(a.integer("--batch", 0, 1));
     const long long maxSteps = std::numeric_limits<long>::max();
+    const long steps = long(a.integer("--steps", 0, 1, maxSteps));
     const long every = long(a.integer("--every", 0, 1, maxSteps)),
                logEvery = long(a.integer("--log-every", 0, 1, maxSteps));
     const std::string progressMode = a.choice("--progress", "auto", {"auto", "bar", "lines"});
@@ -427,7 +452,9 @@ int train(const std::vector<std::string>& argv) {
     ModelConfig config = loadModelConfig(path);
     requireOneInputAndOutput(config);
     if (epochs) config.fit.epochs = int(epochs);
+    if (steps) config.fit.steps = steps;
     if (batch) config.fit.batchSize = int(batch);
+    if (config.fit.steps > 0) dataOpts.windows = config.fit.steps * long(config.fit.batchSize);
     // The epoch callbacks watch the validation loss where there is one.
     const std::string watched = config.fit.validationSplit > 0.0f ? "val_loss" : "loss";
     if (earlyStopping) {
@@ -448,6 +475,11 @@ int train(const std::vector<std::string>& argv) {
     std::unique_ptr<Model> model = buildModel(ctx, config);
     printSummary(config, *model);
     const Data data = readData(dataOpts, *model, config, true, stdout);
+    if (data.validationX.rows > 0 && config.fit.validationSplit == 0.0f) {  // text: its held-out windows
+        config.fit.validationX = &data.validationX;
+        config.fit.validationY = &data.validationY;
+        std::printf("validation: %d held-out windows, each epoch's end\n", data.validationX.rows);
+    }
 
     if (!resume.empty()) {
         const std::vector<uint8_t> bytes = readFile(resume, "checkpoint");
@@ -472,19 +504,25 @@ int train(const std::vector<std::string>& argv) {
     // The step count fit() will reach (as Sequential::beginFit counts it).
     const FitOptions& fit = config.fit;
     const long stepsPerEpoch = gltrain::stepsPerEpoch(gltrain::trainingRows(data.x.rows, fit), fit);
-    const long endStep = long(fit.epochs) * stepsPerEpoch;
+    const long endStep = fitEndStep(gltrain::trainingRows(data.x.rows, fit), fit);
+    const int epochsToEnd = stepsPerEpoch > 0 ? int((endStep + stepsPerEpoch - 1) / stepsPerEpoch) : fit.epochs;
     if (stepsPerEpoch > 0 && model->step() >= endStep) {  // (none: fit says why)
-        std::printf("nothing to do: %s is at step %ld, and %d epochs of %ld steps end at step %ld (raise --epochs)\n",
-                    resume.c_str(), model->step(), fit.epochs, stepsPerEpoch, endStep);
+        if (fit.steps > 0)
+            std::printf("nothing to do: %s is at step %ld, and the run ends at step %ld (raise --steps)\n",
+                        resume.c_str(), model->step(), endStep);
+        else
+            std::printf(
+                "nothing to do: %s is at step %ld, and %d epochs of %ld steps end at step %ld (raise --epochs)\n",
+                resume.c_str(), model->step(), fit.epochs, stepsPerEpoch, endStep);
         return 0;
     }
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
     const Progress::Style style =
         progressMode == "bar" || (progressMode == "auto" && tty) ? Progress::Style::Bar : Progress::Style::Lines;
-    Progress progress(style, stdout, model->step(), endStep, fit.epochs,
+    Progress progress(style, stdout, model->step(), endStep, epochsToEnd,
                       logEvery ? logEvery : std::max(1L, (stepsPerEpoch + 9) / 10));
-    std::printf("training: %d epoch%s of %ld steps (batch %d), steps %ld to %ld; checkpoint %s\n", fit.epochs,
-                fit.epochs == 1 ? "" : "s", stepsPerEpoch, fit.batchSize, model->step() + 1, endStep,
+    std::printf("training: %d epoch%s of %ld steps (batch %d), steps %ld to %ld; checkpoint %s\n", epochsToEnd,
+                epochsToEnd == 1 ? "" : "s", stepsPerEpoch, fit.batchSize, model->step() + 1, endStep,
                 checkpoint.c_str());
     std::fflush(stdout);
 
@@ -560,13 +598,14 @@ struct Loaded {
     std::unique_ptr<Model> model;
     Data data;
 };
-Loaded loadForInference(const Args& a, const char* command, bool needTargets, std::FILE* log) {
+// The model with --checkpoint's weights; `check` runs on the arguments before anything is read.
+Loaded loadModel(const Args& a, const char* command, std::FILE* log, const std::function<void()>& check = {}) {
     const std::string path = modelPath(a, command);
-    const DataOptions dataOpts = dataOptions(a, "test");
     if (!a.has("--checkpoint") || a.value("--checkpoint").empty())
         throw UsageError(std::string("--checkpoint FILE is required (the weights to ") + command + ")");
     const std::string checkpoint = a.value("--checkpoint");
     const ContextOptions ctxOpts = contextOptions(a);
+    if (check) check();
     Loaded l;
     l.config = loadModelConfig(path);
     requireOneInputAndOutput(l.config);
@@ -574,6 +613,11 @@ Loaded loadForInference(const Args& a, const char* command, bool needTargets, st
     l.model = buildModel(*l.ctx, l.config);
     l.model->load(checkpoint);
     std::fprintf(log, "checkpoint: %s (step %ld)\n", checkpoint.c_str(), l.model->step());
+    return l;
+}
+Loaded loadForInference(const Args& a, const char* command, bool needTargets, std::FILE* log) {
+    DataOptions dataOpts;
+    Loaded l = loadModel(a, command, log, [&] { dataOpts = dataOptions(a, "test"); });
     l.data = readData(dataOpts, *l.model, l.config, needTargets, log);
     return l;
 }
@@ -582,10 +626,7 @@ int evaluate(const std::vector<std::string>& argv) {
     Args a(argv, {GLTRAIN_CLI_DATA_OPTIONS,
                   {"--checkpoint", true},
                   {"--batch", true},
-                  {"--egl-platform", true},
-                  {"--egl-device", true},
-                  {"--backend", true},
-                  {"--compute", true},
+                  GLTRAIN_CLI_DEVICE_OPTIONS,
                   {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kEvaluateHelp);
@@ -608,10 +649,7 @@ int predict(const std::vector<std::string>& argv) {
                   {"--checkpoint", true},
                   {"--output", true},
                   {"--batch", true},
-                  {"--egl-platform", true},
-                  {"--egl-device", true},
-                  {"--backend", true},
-                  {"--compute", true},
+                  GLTRAIN_CLI_DEVICE_OPTIONS,
                   {"--help", false}});
     if (a.has("--help")) {
         std::printf("%s\n", kPredictHelp);
@@ -654,6 +692,38 @@ int predict(const std::vector<std::string>& argv) {
     return 0;
 }
 
+int generate(const std::vector<std::string>& argv) {
+    Args a(argv, {{"--checkpoint", true},
+                  {"--prompt", true},
+                  {"--length", true},
+                  {"--temperature", true},
+                  {"--top-k", true},
+                  {"--seed", true},
+                  GLTRAIN_CLI_DEVICE_OPTIONS,
+                  {"--help", false}});
+    if (a.has("--help")) {
+        std::printf("%s\n%s", kGenerateHelp, kDeviceHelp);
+        return 0;
+    }
+    GenerateOptions o;
+    std::string prompt;
+    // The prompt and its continuation go to stdout as bytes, what was loaded to stderr.
+    Loaded l = loadModel(a, "generate", stderr, [&] {
+        if (!a.has("--prompt") || a.value("--prompt").empty())
+            throw UsageError("--prompt TEXT is required (the bytes to continue)");
+        prompt = a.value("--prompt");
+        o.length = int(a.integer("--length", o.length, 0, kMaxGenerateLength));
+        o.temperature = float(a.number("--temperature", double(o.temperature)));
+        o.topK = int(a.integer("--top-k", o.topK, 0));
+        o.seed = uint32_t(a.integer("--seed", o.seed, 0, 0xFFFFFFFFll));
+    });
+    const std::vector<uint8_t> out = l.model->generate(std::vector<uint8_t>(prompt.begin(), prompt.end()), o);
+    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fputc('\n', stdout);
+    return 0;
+}
+
 int run(const std::vector<std::string>& args) {
     if (args.empty()) {
         std::fputs(kUsage, stderr);
@@ -663,7 +733,7 @@ int run(const std::vector<std::string>& args) {
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     const std::string command = first == "--info" ? "info" : first;
     const bool known = command == "info" || command == "train" || command == "evaluate" || command == "predict" ||
-                       command == "inspect";
+                       command == "generate" || command == "inspect";
     try {
         if (first == "--help" || first == "-h" || first == "help") {
             std::fputs(kUsage, stdout);
@@ -677,8 +747,10 @@ int run(const std::vector<std::string>& args) {
         if (command == "train") return train(rest);
         if (command == "evaluate") return evaluate(rest);
         if (command == "predict") return predict(rest);
+        if (command == "generate") return generate(rest);
         if (command == "inspect") return inspect(rest);
-        throw UsageError("unknown command '" + first + "' (commands: train, evaluate, predict, inspect, --info)");
+        throw UsageError("unknown command '" + first +
+                         "' (commands: train, evaluate, predict, generate, inspect, --info)");
     } catch (const UsageError& e) {
         std::fflush(stdout);
         if (known)

@@ -71,6 +71,7 @@ public:
         HostMatrix value;
         std::vector<HostMatrix> slots;  // optimizer state, each shaped like value
         HostMatrix grad;                // this step's gradient (trainable parameters)
+        bool decays = false;            // weight decay applies to it (ModelVariable::decays)
     };
     // One layer: its spec, inferred geometry (name, shapes, window, inputs), parameters and statistics.
     struct Layer {
@@ -83,6 +84,7 @@ public:
         : layers_(std::move(layers)),
           inputSize_(setup.io.inputSize()),
           setup_(setup),
+          noDecay_(setup.optimizer.withoutDecay()),
           sums_(graph::EpochSums::of(setup.io)) {
         outputSize_ = setup.io.outputSize();
         for (auto& L : layers_)
@@ -334,8 +336,8 @@ private:
                     state0_.push_back(previous_[k++].data.data());
                     state_.push_back(s.data.data());
                 }
-                optimizerUpdate(setup_.optimizer, p0, v.value.data.data(), v.grad.data.data(), state0_, state_,
-                                v.value.size(), gscale, int(step + 1), lr);
+                optimizerUpdate(v.decays ? setup_.optimizer : noDecay_, p0, v.value.data.data(), v.grad.data.data(),
+                                state0_, state_, v.value.size(), gscale, int(step + 1), lr);
             }
             for (auto& v : L.buffers) v.value = previous_[k++];  // moved below, in place (a few values)
         }
@@ -365,6 +367,7 @@ private:
     std::vector<Layer> layers_;
     int inputSize_, outputSize_ = 0;
     TrainingSetup setup_;
+    OptimizerConfig noDecay_;  // the optimizer for the parameters weight decay leaves out
     std::unique_ptr<graph::ModelGraph> trainGraph_, evalGraph_;
     std::map<std::pair<int, int>, Plan> plans_;  // by batch size and mode
     ThreadPool* pool_ = nullptr;

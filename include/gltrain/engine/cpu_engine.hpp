@@ -118,6 +118,7 @@ private:
                 h.name = v.decl.name;
                 h.shape = v.decl.savedShape;
                 h.value = v.initial();
+                h.decays = v.decays;
                 if (v.decl.trainable) h.slots.assign(size_t(vars.slots), HostMatrix(h.value.rows, h.value.cols));
                 (v.decl.trainable ? c.params : c.buffers).push_back(std::move(h));
             }

@@ -204,14 +204,17 @@ private:
         return std::max(1, std::min(kMaxFillSteps, int(kFillBytes / perBatch)));
     }
 
-    GpuVariable& variable(const std::string& key) {
+    GpuVariable& variable(const std::string& key) { return (*s_.values)[variableIndex(key)]; }
+    GpuVariable& variable(graph::ValueId v) { return (*s_.values)[variableIndex(v)]; }
+    // The index in the model's variables (ModelVariables::list) of a key or of the graph's value.
+    size_t variableIndex(const std::string& key) const {
         for (size_t i = 0; i < s_.vars->list.size(); ++i)
-            if (s_.vars->list[i].key() == key) return (*s_.values)[i];
+            if (s_.vars->list[i].key() == key) return i;
         throw Error("GpuStepCompiler: no variable " + key);
     }
-    GpuVariable& variable(graph::ValueId v) {
+    size_t variableIndex(graph::ValueId v) const {
         for (auto& [key, id] : m_.variables)
-            if (id == v) return variable(key);
+            if (id == v) return variableIndex(key);
         throw Error("GpuStepCompiler: value " + std::to_string(v) + " is no variable");
     }
 
@@ -284,7 +287,9 @@ private:
             GpuVariable* v;
             const Tensor* g;
             GradientForm form;
+            const OptimizerConfig* update;  // with or without weight decay (ModelVariable::decays)
         };
+        const OptimizerConfig noDecay = s_.update.withoutDecay();
         std::vector<const Tensor*> grads;  // the gradients clipping and loss scaling measure
         std::vector<ParamGrad> paramGrads;
         const ModelVariables& vars = *s_.vars;
@@ -300,7 +305,7 @@ private:
             const graph::ValueId grad = m_.grads.at(m_.variables.at(vars.list[i].key()));
             const GradientForm form = plan.gradientForm(grad);
             if (form == GradientForm::Same) grads.push_back(&plan[grad]);
-            paramGrads.push_back({&(*s_.values)[i], &plan[grad], form});
+            paramGrads.push_back({&(*s_.values)[i], &plan[grad], form, vars.list[i].decays ? &s_.update : &noDecay});
         }
         // BatchNormalization's moving averages, moved after the updates (under their guard).
         struct MovingAverage {
@@ -348,7 +353,7 @@ private:
         std::vector<const Tensor*> checked;
         for (const ParamGrad& pg : paramGrads)
             recordUpdate(p, *pg.v, checked, [&](const std::vector<PingPong*>& slots) -> Pass& {
-                return recordOptimizerUpdate(p.train, s_.update, *pg.v->value, *pg.g, slots, gscale, guard, pg.form);
+                return recordOptimizerUpdate(p.train, *pg.update, *pg.v->value, *pg.g, slots, gscale, guard, pg.form);
             });
         // A skipped step changes nothing: the moving averages take the updates'
         // guard (with loss scaling its step guard, which also catches a loss that
@@ -405,11 +410,14 @@ private:
         p.lossPasses = p.train.size();
         const Tensor* guard = recordGuard(p, nullptr);
         std::vector<const Tensor*> checked;
+        const OptimizerConfig noDecay = s_.update.withoutDecay();
         for (size_t l = 0; l < params.size(); ++l)
             for (bool bias : {false, true}) {
-                GpuVariable& v = bias ? *params[l].second : *params[l].first;
+                const graph::ValueId id = bias ? (*chain)[l].bias : (*chain)[l].kernel;
+                GpuVariable& v = variable(id);
+                const OptimizerConfig& update = s_.vars->list[variableIndex(id)].decays ? s_.update : noDecay;
                 recordUpdate(p, v, checked, [&](const std::vector<PingPong*>& slots) -> Pass& {
-                    return recordSmallMlpUpdate(p.train, s_.update, m, int(l), bias, *v.value, slots, guard);
+                    return recordSmallMlpUpdate(p.train, update, m, int(l), bias, *v.value, slots, guard);
                 });
             }
         recordCheck(p, checked);

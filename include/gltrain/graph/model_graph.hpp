@@ -264,9 +264,19 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
                                 !layers.empty() && logitsOf[layer] != kNoValue;
             statistics =
                 addLoss(g, mm.spec.loss, logits ? rows(g, logitsOf[layer], name) : value, targets[out], name).rows;
+            if (mm.spec.steps > 0) {
+                // Per token: (the row's mean times its counted steps, those steps), the steps
+                // counted as accuracy per token counts them.
+                const ValueId counted =
+                    columns(g,
+                            g.add1(MetricRows{MetricKind::SparseCategoricalAccuracy, 0.5f, 200, mm.spec.steps},
+                                   {value, targets[out]}, name),
+                            1, 1, name.c_str());
+                statistics = g.add1(Concat{1}, {g.add1(Mul{}, {statistics, counted}, name), counted}, name);
+            }
         } else {
-            statistics =
-                g.add1(MetricRows{mm.spec.kind, mm.spec.threshold, mm.spec.thresholds}, {value, targets[out]}, name);
+            statistics = g.add1(MetricRows{mm.spec.kind, mm.spec.threshold, mm.spec.thresholds, mm.spec.steps},
+                                {value, targets[out]}, name);
         }
         m.metricSoFar.push_back(g.input(name + "_so_far", Shape{mm.sums()}));
         m.metricSums.push_back(g.add1(RunningSum{}, {statistics, m.metricSoFar.back()}, name));

@@ -38,7 +38,7 @@ public:
           checkpoint_(std::move(checkpoint)),
           lr_(compiled.optimizer.lr) {
         stepsPerEpoch_ = int(stepsPerEpoch(data.trainRows, o_));
-        endStep_ = long(o_.epochs) * stepsPerEpoch_;
+        endStep_ = fitEndStep(data.trainRows, o_);
         start_ = Clock::now();
         history_.clear();
         engine_.beginFit(data);
@@ -86,7 +86,7 @@ public:
         StepInfo info;
         info.step = step_;
         info.epoch = epoch;
-        const bool epochEnd = batch + 1 == stepsPerEpoch_;
+        const bool epochEnd = batch + 1 == stepsPerEpoch_ || step_ == endStep_;  // `steps` may cut one short
         if (auto earlier = engine_.takeLossRead(epochEnd)) takeLoss(*earlier, &info);
         if (wanted) {
             if (r.readLoss) takeLoss({result.loss, step_, r.rows}, &info);

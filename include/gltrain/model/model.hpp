@@ -26,6 +26,7 @@
 #include "gltrain/model/checkpoint.hpp"
 #include "gltrain/model/data_checks.hpp"
 #include "gltrain/model/fit_loop.hpp"
+#include "gltrain/model/generate.hpp"
 #include "gltrain/model/symbolic.hpp"
 
 namespace gltrain {
@@ -249,6 +250,9 @@ public:
     void beginFit(const HostMatrix& x, const Targets& y, const FitOptions& o, Callbacks cb = {}) {
         requireCompiled("fit");
         if (o.epochs <= 0) throw ArgumentError("fit: epochs must be positive, got " + std::to_string(o.epochs));
+        if (o.steps < 0)
+            throw ArgumentError("fit: steps must be >= 0 (0: as many as the epochs take), got " +
+                                std::to_string(o.steps));
         if (o.batchSize <= 0)
             throw ArgumentError("fit: batchSize must be positive, got " + std::to_string(o.batchSize));
         if (o.lossEvery < 0) throw ArgumentError("fit: lossEvery must be >= 0");
@@ -279,7 +283,7 @@ public:
         history_.clear();
         best_.clear();
         bestEpoch_ = -1;
-        if (step_ >= long(o.epochs) * stepsPerEpoch(n, o)) return;  // trained that far already
+        if (step_ >= fitEndStep(n, o)) return;  // trained that far already
         fitData_ = std::make_unique<FitData>(FitData{&x, y, n, nVal, watched, io_.accuracyOutput() >= 0, &io_});
         loop_ = std::make_unique<FitLoop>(*engine_, options_, *fitData_, std::move(cb), step_, history_,
                                           [this] { return saveCheckpoint(); });
@@ -376,6 +380,51 @@ public:
         requireConsistent("predict", "x", x);
         requireFinite("predict", x);
         return engine_->predict(x, batchSize);
+    }
+
+    // ---- generation -------------------------------------------------------
+
+    // A language model's window and vocabulary: one input of `context` token
+    // ids, one output of logits [context, vocab] trained with
+    // sequence_softmax_cross_entropy; ArgumentError saying which it is not.
+    TokenModel tokenModel(const char* what = "generate") const {
+        requireCompiled(what);
+        const std::string need = std::string(what) +
+                                 ": the model must read [context] token ids and give logits [context, vocab] at each "
+                                 "step, trained with sequence_softmax_cross_entropy; ";
+        if (io_.inputs.size() != 1 || io_.outputs.size() != 1)
+            throw ArgumentError(need + "it has " + std::to_string(io_.inputs.size()) + " inputs and " +
+                                std::to_string(io_.outputs.size()) + " outputs");
+        const Shape3 in = io_.inputs[0];
+        const graph::ModelOutput& out = io_.outputs[0];
+        if (in.height != 1 || in.width != 1) throw ArgumentError(need + "its input is " + in.str() + ", not token ids");
+        if (out.loss.kind != LossKind::SequenceCrossEntropy)
+            throw ArgumentError(need + "it is compiled with " + lossName(out.loss.kind));
+        const Shape3 o = outputShape(outputLayers()[0]);
+        if (o.height != 1 || o.width != in.channels)
+            throw ArgumentError(need + "its output is " + o.str() + " for an input of " + std::to_string(in.channels) +
+                                " steps");
+        return {in.channels, o.channels};
+    }
+
+    // `prompt` (token ids) continued by o.length tokens, each drawn from the
+    // logits predict() gives at the step of the last token so far
+    // (model/generate.hpp: window, padding, temperature, topK, seed). Returns
+    // the continuation. Options and ids are checked before anything runs.
+    std::vector<int> generate(const std::vector<int>& prompt, const GenerateOptions& o = {}) {
+        const TokenModel m = tokenModel();
+        checkGenerateOptions(o, m);
+        checkPrompt(prompt, m);
+        return generateTokens(prompt, o, m, [&](const HostMatrix& x) { return engine_->predict(x, 1); });
+    }
+    // generate() on byte tokens (a byte-level model: a vocabulary of at most 256): the continuation's bytes.
+    std::vector<uint8_t> generate(const std::vector<uint8_t>& prompt, const GenerateOptions& o = {}) {
+        const TokenModel m = tokenModel();
+        if (m.vocab > 256)
+            throw ArgumentError("generate: bytes are tokens of a vocabulary of at most 256, the model's has " +
+                                std::to_string(m.vocab) + " (generate token ids instead)");
+        const std::vector<int> out = generate(std::vector<int>(prompt.begin(), prompt.end()), o);
+        return std::vector<uint8_t>(out.begin(), out.end());
     }
 
     // ---- parameters and checkpoints ---------------------------------------
@@ -823,7 +872,8 @@ private:
                 const std::string where = io.outputs.size() == 1 ? ""
                                                                  : " of output " + std::to_string(k) + " (" +
                                                                        layers[outs[k]].geometry.name + ")";
-                if (const std::string problem = resolveMetric(m.spec, io.outputs[k].loss, io.outputs[k].width);
+                if (const std::string problem =
+                        resolveMetric(m.spec, io.outputs[k].loss, io.outputs[k].width, io.outputs[k].steps);
                     !problem.empty()) {
                     if (misfit.empty()) misfit = problem + where;
                     continue;

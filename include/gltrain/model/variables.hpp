@@ -28,6 +28,7 @@ struct ModelVariable {
     std::string layer;                    // the layer's name
     graph::VariableDecl decl;             // name, saved shape, trainable (a parameter of a layer that trains)
     bool frozen = false;                  // a parameter of a frozen layer: no gradient, slots or update
+    bool decays = false;                  // a parameter weight decay applies to (OptimizerConfig::decays)
     int rows = 0, cols = 0;               // the matrix it is stored as
     std::function<HostMatrix()> initial;  // its value at compile, from the seed
     std::string key() const { return layer + "/" + decl.name; }
@@ -60,6 +61,7 @@ struct ModelVariables {
                 mv.layer = layers[i].geometry.name;
                 mv.decl = {v.name, v.shape, v.trainable && layerTrainable(*layers[i].spec)};
                 mv.frozen = v.trainable && !mv.decl.trainable;
+                mv.decays = v.trainable && o.optimizer.decays(mv.layer, v.name);
                 mv.rows = v.rows;
                 mv.cols = v.cols;
                 mv.initial = [v, seed, stream = uint32_t(2 * i + k)] { return v.initial(seed, stream); };
@@ -74,6 +76,7 @@ struct ModelVariables {
                             m.saved.push_back({j, s, m.list[j].key() + "/slot" + std::to_string(s)});
                 }
         }
+        m.requireDecayPatternsMatch(o.optimizer);
         return m;
     }
     // The variable a key ("dense_1/kernel") names; list.size() when none.
@@ -81,6 +84,23 @@ struct ModelVariables {
         for (size_t i = 0; i < list.size(); ++i)
             if (list[i].layer == layer && list[i].decl.name == name) return i;
         return list.size();
+    }
+    // Each of the optimizer's decay patterns names a parameter: a misspelt layer
+    // would otherwise change nothing, silently.
+    void requireDecayPatternsMatch(const OptimizerConfig& o) const {
+        for (const auto* patterns : {&o.decayInclude, &o.decayExclude})
+            for (const std::string& p : *patterns) {
+                bool matched = false;
+                for (const ModelVariable& v : list)
+                    matched = matched || ((v.decl.trainable || v.frozen) &&
+                                          OptimizerConfig::matchesAny({p}, v.layer, v.decl.name));
+                if (matched) continue;
+                const std::string example = list.empty() ? "dense_0/kernel" : list.front().key();
+                throw ArgumentError(
+                    "compile: optimizer." + std::string(patterns == &o.decayInclude ? "decayInclude" : "decayExclude") +
+                    " '" + p + "' names no parameter of the model (a layer's name, or a parameter's: " + example +
+                    "; '*' matches any run of characters)");
+            }
     }
     // The graph's view of a layer's variables.
     std::vector<graph::VariableDecl> declsOf(const std::string& layer) const {

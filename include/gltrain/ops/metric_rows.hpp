@@ -9,8 +9,10 @@
 
 namespace gltrain {
 
-// The kernel's METRIC define for `kind` (-1: no per-row statistics of its own).
-inline int metricRowsKernel(MetricKind kind) {
+// The kernel's METRIC define for `kind` (-1: no per-row statistics of its own);
+// sparse categorical accuracy per token (MetricSpec::steps) is 6.
+inline int metricRowsKernel(MetricKind kind, int steps = 0) {
+    if (steps > 0) return kind == MetricKind::SparseCategoricalAccuracy ? 6 : -1;
     switch (kind) {
         case MetricKind::BinaryAccuracy: return 0;
         case MetricKind::CategoricalAccuracy: return 1;
@@ -23,19 +25,22 @@ inline int metricRowsKernel(MetricKind kind) {
 }
 
 // out (N x metricSumsPerRow(m)) = each row's statistics of metric m for
-// predictions p (N x C) against targets t (N x C; N x 1 labels for sparse accuracy).
+// predictions p (N x C) against targets t (N x C; N x 1 labels for sparse accuracy;
+// N x steps per token, p then N x steps * classes).
 inline Pass& recordMetricRows(PassList& list, const MetricSpec& m, const Tensor& p, const Tensor& t, Tensor& out) {
-    const int kernel = metricRowsKernel(m.kind);
+    const int kernel = metricRowsKernel(m.kind, m.steps);
     if (kernel < 0) throw ArgumentError("metricRows: metric " + metricName(m) + " has no per-row statistics");
+    const int targetCols = m.steps > 0 ? m.steps : m.kind == MetricKind::SparseCategoricalAccuracy ? 1 : p.cols();
     if (!p || !t || !out || t.rows() != p.rows() || out.rows() != p.rows() || out.cols() != metricSumsPerRow(m) ||
-        t.cols() != (m.kind == MetricKind::SparseCategoricalAccuracy ? 1 : p.cols()))
-        throw ArgumentError("metricRows: expected p N x C, t N x C (N x 1 labels) and out N x " +
+        t.cols() != targetCols || (m.steps > 0 && p.cols() % m.steps != 0))
+        throw ArgumentError("metricRows: expected p N x C, t N x C (N x 1 labels; N x steps per token) and out N x " +
                             std::to_string(metricSumsPerRow(m)) + ", got p " + (p ? p.shapeString() : "empty") +
                             ", t " + (t ? t.shapeString() : "empty") + ", out " + (out ? out.shapeString() : "empty"));
     Pass& pass = list.add(Pass(p.context(), "loss/metric_rows", {{"METRIC", std::to_string(kernel)}}));
     pass.input("P", p).input("T", t).output(out);
     pass.uniform("threshold", m.threshold);
     pass.uniformInt("thresholds", m.thresholds);
+    pass.uniformInt("steps", m.steps);
     return pass;
 }
 

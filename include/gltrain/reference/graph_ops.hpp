@@ -344,6 +344,21 @@ std::vector<HostMatrixT<T>> run(const graph::MetricRows& o, const graph_detail::
     const int K = metricSumsPerRow(o.spec());
     HostMatrixT<T> out(P.rows, K);
     const HostMatrixT<int> predicted = argmaxRows(P);
+    if (o.steps > 0) {  // per token: each step's classes are a row of their own
+        const int V = P.cols / o.steps;
+        HostMatrixT<T> steps(P.rows * o.steps, V);
+        for (int r = 0; r < P.rows; ++r)
+            for (int s = 0; s < o.steps; ++s)
+                for (int c = 0; c < V; ++c) steps(r * o.steps + s, c) = P(r, s * V + c);
+        const HostMatrixT<int> best = argmaxRows(steps);
+        for (int r = 0; r < P.rows; ++r)
+            for (int s = 0; s < o.steps; ++s) {
+                if (Y(r, s) < T(0)) continue;
+                out(r, 0) += T(T(best(r * o.steps + s, 0)) == Y(r, s));
+                out(r, 1) += T(1);
+            }
+        return {out};
+    }
     for (int r = 0; r < P.rows; ++r) {
         auto positive = [&](int c) { return P(r, c) > T(o.threshold); };
         auto actual = [&](int c) { return Y(r, c) > T(0.5); };

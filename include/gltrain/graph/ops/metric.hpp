@@ -29,7 +29,7 @@ inline int argmax(const float* row, int n) {
 
 // Each row's statistics of a metric (metric_spec.hpp's metricSumsPerRow):
 // inputs the predictions [B, ...] and the targets (the same shape; class labels
-// [B, 1] for sparse categorical accuracy); output [B, K].
+// [B, 1] for sparse categorical accuracy, [B, steps] per token); output [B, K].
 struct MetricRows {
     static constexpr const char* kName = "metric_rows";
     static constexpr int kInputs = 2, kOutputs = 1;
@@ -37,11 +37,13 @@ struct MetricRows {
     MetricKind kind = MetricKind::BinaryAccuracy;  // one with per-row statistics (ops/metric_rows.hpp)
     float threshold = 0.5f;
     int thresholds = 200;
+    int steps = 0;  // sparse categorical accuracy per token: the predictions' steps (MetricSpec::steps)
 
     MetricSpec spec() const {
         MetricSpec m(kind);
         m.threshold = threshold;
         m.thresholds = thresholds;
+        m.steps = steps;
         return m;
     }
     Shapes shapes(const Shapes& in) const {
@@ -49,7 +51,15 @@ struct MetricRows {
         const std::string problem = metricProblem(spec());
         if (!problem.empty()) throw ShapeError(problem);
         op_detail::requireBatched("the predictions", in[0]);
-        if (kind == MetricKind::SparseCategoricalAccuracy) {
+        if (steps > 0) {
+            if (kind != MetricKind::SparseCategoricalAccuracy)
+                throw ShapeError("metric_rows: only sparse categorical accuracy counts per step");
+            if (in[0].rank() != 2 || in[0].dims[1] % steps != 0)
+                throw ShapeError("the predictions must be [B, steps * classes] for " + std::to_string(steps) +
+                                 " steps, got " + in[0].str());
+            if (in[1] != Shape{kBatch, steps})
+                throw ShapeError("the labels must be [B, " + std::to_string(steps) + "], got " + in[1].str());
+        } else if (kind == MetricKind::SparseCategoricalAccuracy) {
             if (in[1] != Shape{kBatch, 1}) throw ShapeError("the labels must be [B, 1], got " + in[1].str());
         } else {
             op_detail::requireSame("the predictions and the targets", in[0], in[1]);
@@ -69,6 +79,16 @@ struct MetricRows {
             const float* pr = p.data.data() + size_t(r) * size_t(C);
             const float* tr = t.data.data() + size_t(r) * size_t(t.cols);
             float* o = out.data.data() + size_t(r) * size_t(K);
+            if (steps > 0) {  // per token: (steps right, steps counted), a negative id masking its step
+                const int V = C / steps;
+                o[0] = o[1] = 0;
+                for (int s = 0; s < steps; ++s) {
+                    if (!(tr[s] >= 0.0f)) continue;
+                    o[0] += float(float(metric_detail::argmax(pr + size_t(s) * size_t(V), V)) == tr[s]);
+                    o[1] += 1.0f;
+                }
+                continue;
+            }
             switch (kind) {
                 case MetricKind::BinaryAccuracy: {
                     float agree = 0;
@@ -108,6 +128,8 @@ struct MetricRows {
         return {{{MetricKind::BinaryAccuracy, 0.4f}, {{odd, Fill::Unit}, {odd, Fill::Unit}}},
                 {{MetricKind::CategoricalAccuracy}, {{wide}, {wide, Fill::Unit}}},
                 {{MetricKind::SparseCategoricalAccuracy}, {{odd}, {Shape{kBatch, 1}, Fill::Labels, 5}}},
+                {{MetricKind::SparseCategoricalAccuracy, 0.5f, 200, 3},
+                 {{Shape::batched({12})}, {Shape{kBatch, 3}, Fill::MaskedLabels, 4}}},
                 {{MetricKind::Precision, 0.55f}, {{odd, Fill::Unit}, {odd, Fill::Unit}}},
                 {{MetricKind::Recall}, {{wide, Fill::Unit}, {wide, Fill::Unit}}},
                 {{MetricKind::Auc, 0.5f, 7}, {{Shape::batched({3}), Fill::Unit}, {Shape::batched({3}), Fill::Unit}}}};
