@@ -320,6 +320,45 @@ export interface LayerNormalizationLayer {
   name?: string;
   trainable?: boolean;
 }
+/** An LSTM over a sequence: the last step's output [units], or every step's [steps, units]. */
+export interface LSTMLayer {
+  type: 'lstm';
+  /** The state's size: each step's output. */
+  units: number;
+  /** The cell's activation (default tanh). */
+  activation?: ActivationName;
+  /** The gates' activation (default hard_sigmoid, as TF.js). */
+  recurrentActivation?: ActivationName;
+  /** Whether the gates have a bias (default true). */
+  useBias?: boolean;
+  /** true: every step's output [steps, units]; false (default): the last step's. */
+  returnSequences?: boolean;
+  /** Read the sequence from its end (default false). */
+  goBackwards?: boolean;
+  kernelInitializer?: Initializer;
+  recurrentInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+  trainable?: boolean;
+}
+/** An LSTM in both directions over a sequence, merged by concatenation, sum, product or mean. */
+export interface BidirectionalLayer {
+  type: 'bidirectional';
+  /** Each direction's state size. */
+  units: number;
+  /** The cells' activation (default tanh). */
+  activation?: ActivationName;
+  /** The gates' activation (default hard_sigmoid, as TF.js). */
+  recurrentActivation?: ActivationName;
+  /** Whether the gates have a bias (default true). */
+  useBias?: boolean;
+  /** true: every step's output; false (default): each direction's last. */
+  returnSequences?: boolean;
+  /** concat (default), sum, mul or ave. */
+  mergeMode?: string;
+  name?: string;
+  trainable?: boolean;
+}
 /** The mean of each feature over the steps: [steps, features] to [features]. */
 export interface GlobalAveragePooling1DLayer { type: 'globalaveragepooling1d' | 'global_average_pooling1d'; name?: string; trainable?: boolean }
 /** The largest value of each feature over the steps: [steps, features] to [features]. */
@@ -396,10 +435,12 @@ export type LayerSpec =
   | ActivationLayer | DropoutLayer | SoftmaxLayer | MergeLayer | ConcatenateLayer
   | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer | GlobalMaxPooling2DLayer
   | ReshapeLayer | PermuteLayer | ZeroPadding2DLayer | Cropping2DLayer | UpSampling2DLayer
-  | GlobalAveragePooling1DLayer | GlobalMaxPooling1DLayer | EmbeddingLayer | LayerNormalizationLayer;
+  | GlobalAveragePooling1DLayer | GlobalMaxPooling1DLayer | EmbeddingLayer | LayerNormalizationLayer | LSTMLayer
+  | BidirectionalLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName =
-  | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel' | 'embeddings';
+  | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel' | 'embeddings'
+  | 'recurrent_kernel';
 
 /** An optimizer and its hyper-parameters (defaults as in Keras). */
 export interface OptimizerOptions {

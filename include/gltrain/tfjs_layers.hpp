@@ -28,6 +28,10 @@
 //                            from a [null, steps, channels] input as images [1, steps, channels]
 //   GlobalAveragePooling1D, GlobalMaxPooling1D <-> the gltrain layers over such sequences
 //   Dense on a sequence [steps, features] <-> Dense (applied at each step; the same kernel)
+//   LSTM                     <-> LSTM: "kernel" [F, 4U], "recurrent_kernel" [U, 4U], "bias" [4U] (gates i, f, c, o);
+//                            no stateful, return_state, dropout or recurrent_dropout
+//   Bidirectional (an LSTM)  <-> Bidirectional: "forward_<wrapped>/kernel" .. "backward_<wrapped>/bias" (gltrain
+//                            calls the wrapped layer "lstm"); merge_mode concat, sum, mul or ave
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (any axis), Activation, LeakyReLU, ELU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus, elu (alpha 1: all TF.js runs), selu, relu6,
@@ -211,6 +215,23 @@ float eluAlpha(const L& layer) {
     else return Dense{}.eluAlpha;
 }
 
+// The config entries of the fields a layer's table maps to TF.js; a fused LeakyReLU (TF.js has no such
+// activation) is written as linear, its slope left in `leaky` for a layer after it.
+template <class L>
+void mappedFields(const L& layer, const std::string& name, Json& config, std::optional<float>& leaky) {
+    forEachField<L>([&](const auto& f) {
+        if (!f.tfjsKey) return;
+        const auto& v = layer.*(f.member);
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Activation>) {
+            if (v == Activation::LeakyReLU) leaky = leakyAlpha(layer);
+            if (v == Activation::ELU) requireUnitEluAlpha(eluAlpha(layer), name);
+            config[f.tfjsKey] = v == Activation::LeakyReLU ? "linear" : activationName(v, name);
+        } else {
+            config[f.tfjsKey] = fieldJson(v, f.tfjsForm);
+        }
+    });
+}
+
 // What TF.js's config of a layer holds besides the fields its table maps:
 // the settings gltrain has fixed (a bias, channels_last, no regularizers).
 inline const Json kNoRegularizers = {{"kernel_regularizer", nullptr},
@@ -288,6 +309,26 @@ inline void exportExtras(const LayerNormalization&, Json& c) {
               {"gamma_regularizer", nullptr},
               {"beta_constraint", nullptr},
               {"gamma_constraint", nullptr}});
+}
+inline void exportExtras(const LSTM&, Json& c) {
+    c.update(kNoRegularizers);
+    c.update({{"recurrent_regularizer", nullptr},
+              {"recurrent_constraint", nullptr},
+              {"unit_forget_bias", false},
+              {"dropout", 0},
+              {"recurrent_dropout", 0},
+              {"implementation", 1},
+              {"return_state", false},
+              {"stateful", false},
+              {"unroll", false}});
+}
+// The wrapped LSTM as a layer named "lstm" (its variables' names say so: Bidirectional::kForward).
+inline void exportExtras(const Bidirectional& b, Json& c) {
+    Json layer = {{"name", "lstm"}, {"trainable", b.trainable}};
+    std::optional<float> leaky;
+    mappedFields(b.direction(false), "lstm", layer, leaky);
+    exportExtras(LSTM{}, layer);
+    c["layer"] = {{"class_name", LSTM::kTfjsClass}, {"config", std::move(layer)}};
 }
 inline void exportExtras(const GlobalAveragePooling1D&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const GlobalMaxPooling1D&, Json& c) { c["data_format"] = "channels_last"; }
@@ -467,18 +508,7 @@ inline TfjsArtifacts exportTfjs(const Model& model) {
                 // A fused LeakyReLU (TF.js has no such activation) follows as a layer.
                 std::optional<float> leakyAlpha;
                 Json config = {{"name", name}};
-                forEachField<L>([&](const auto& f) {
-                    if (!f.tfjsKey) return;
-                    const auto& v = layer.*(f.member);
-                    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Activation>) {
-                        if (v == Activation::LeakyReLU) leakyAlpha = tfjs_detail::leakyAlpha(layer);
-                        if (v == Activation::ELU) tfjs_detail::requireUnitEluAlpha(tfjs_detail::eluAlpha(layer), name);
-                        config[f.tfjsKey] =
-                            v == Activation::LeakyReLU ? "linear" : tfjs_detail::activationName(v, name);
-                    } else {
-                        config[f.tfjsKey] = tfjs_detail::fieldJson(v, f.tfjsForm);
-                    }
-                });
+                tfjs_detail::mappedFields(layer, name, config, leakyAlpha);
                 tfjs_detail::exportExtras(layer, config);
                 push(L::kTfjsClass, std::move(config));
                 for (const LayerVariable& v : layerVariables(layer, in)) addWeight(name, v.name, v.shape);
@@ -731,6 +761,46 @@ struct LayerReader {
     }
 };
 
+inline Activation activation(const LayerReader& l, const std::string& name);
+// The fields a layer's table maps to TF.js, read from its config and range-checked; an "activation" through
+// `fusedActivation` (softmax may become a layer after it), another (an LSTM's gates') as it is.
+template <class L, class F>
+void readMappedFields(const LayerReader& l, L& layer, F&& fusedActivation) {
+    forEachField<L>([&](const auto& f) {
+        if (!f.tfjsKey) return;
+        auto& v = layer.*(f.member);
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int>) {
+            v = f.tfjsForm == TfjsForm::Plain ? l.integer(f.tfjsKey, v) : l.square(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, Size2>) {
+            v = l.pair(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, float>) {
+            v = l.number(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, Activation>) {
+            // "activation" may be softmax (a layer after this one); another (an LSTM's gates') not.
+            if (std::string(f.tfjsKey) == "activation") v = fusedActivation();
+            else if (l.get(f.tfjsKey)) v = tfjs_detail::activation(l, l.string(f.tfjsKey, ""));
+        } else if constexpr (std::is_same_v<T, Padding>) {
+            v = l.padding(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, Initializer>) {
+            v = l.initializer(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+            v = l.boolean(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+            v = l.integers(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, Margins>) {
+            v = l.margins(f.tfjsKey, v);
+        } else if constexpr (std::is_same_v<T, Interpolation>) {
+            v = l.interpolation(f.tfjsKey, v);
+        } else {
+            static_assert(std::is_same_v<T, std::string>, "parseTfjs: read the new kind of field");
+            v = l.string(f.tfjsKey, v);
+        }
+        const std::string problem = fieldProblem(v, f.range);
+        if (!problem.empty()) l.fail(std::string(f.tfjsKey) + " " + problem);
+    });
+}
+
 // What importing one layer needs besides its config: the shape flowing in,
 // and what the layer's own checks decide.
 struct LayerImport {
@@ -847,6 +917,51 @@ inline Layer importLayer(LayerNormalization n, LayerImport& im) {
     if (!l.boolean("center", true) || !l.boolean("scale", true))
         l.fail("center and scale must be true (gltrain's LayerNormalization always has gamma and beta)");
     return n;
+}
+// A sequence [steps, features] in; [units] out, or [steps, units] with return_sequences. unit_forget_bias
+// and implementation only change the initial bias and the kernels' grouping: the weights replace them.
+inline Layer importLayer(LSTM r, LayerImport& im) {
+    const LayerReader& l = im.l;
+    if (!im.image) l.fail("needs a sequence [steps, features] but receives a flat input");
+    l.requireNull({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
+                   "kernel_constraint", "recurrent_constraint", "bias_constraint"});
+    for (const char* key : {"return_state", "stateful"})
+        if (l.boolean(key, false)) l.fail(std::string(key) + ": true is not supported");
+    for (const char* key : {"dropout", "recurrent_dropout"})
+        if (l.number(key, 0.0f) != 0.0f) l.fail(std::string(key) + " is not supported (only 0)");
+    im.image = r.returnSequences;
+    return r;
+}
+// The wrapped layer's config ("layer": an LSTM reading forwards) as Bidirectional's own fields.
+inline Layer importLayer(Bidirectional b, LayerImport& im) {
+    const LayerReader& l = im.l;
+    const Json* inner = l.get("layer");
+    if (!inner || !inner->is_object()) l.fail("has no wrapped layer config (\"layer\")");
+    const std::string cls = l.r.string(l.r.field(*inner, "class_name", l.where + ": layer"), l.where + ": layer");
+    if (cls != LSTM::kTfjsClass) l.fail("wraps a " + cls + " (only an LSTM is supported)");
+    const LayerReader wrapped{l.r, l.r.field(*inner, "config", l.where + ": layer"), l.where + ": layer"};
+    LSTM w;
+    readMappedFields(wrapped, w, [&] { return activation(wrapped, wrapped.string("activation", "tanh")); });
+    LayerImport checks{wrapped, im.image, im.functional};
+    importLayer(w, checks);
+    if (w.goBackwards) wrapped.fail("go_backwards: true is not supported (Bidirectional reads both ways itself)");
+    b.units = w.units;
+    b.activation = w.activation;
+    b.recurrentActivation = w.recurrentActivation;
+    b.useBias = w.useBias;
+    b.returnSequences = w.returnSequences;
+    return b;
+}
+// A variable's name in the weights manifest: a Bidirectional's directions are named after the layer it wraps
+// (forward_<its name>/kernel), which gltrain calls "lstm".
+inline std::string manifestVariable(const Layer& layer, const LayerReader& l, const std::string& variable) {
+    if (!std::holds_alternative<Bidirectional>(layer)) return variable;
+    const std::string wrapped =
+        LayerReader{l.r, l.r.field(*l.get("layer"), "config", l.where), l.where + ": layer"}.string("name", "lstm");
+    for (const char* direction : {"forward_", "backward_"})
+        if (variable.rfind(std::string(direction) + "lstm/", 0) == 0)
+            return direction + wrapped + variable.substr(variable.find('/'));
+    return variable;
 }
 inline Layer importLayer(GlobalMaxPooling1D g, LayerImport& im) { return importGlobalPool(g, im); }
 inline Layer importLayer(Flatten f, LayerImport& im) {
@@ -1017,6 +1132,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
     // Per weight-carrying layer: the variables it needs, with checks on their shapes.
     struct Needed {
         std::string layer, variable;
+        std::string manifest;  // the variable as the weights manifest names it
         size_t rank;
         std::vector<std::pair<size_t, int64_t>> dims;  // (axis, size) known from the config
     };
@@ -1215,37 +1331,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                 // The fields the layer's table maps to TF.js config names, each checked as the table says.
                 L layer;
                 layer.name = name;
-                forEachField<L>([&](const auto& f) {
-                    if (!f.tfjsKey) return;
-                    auto& v = layer.*(f.member);
-                    using T = std::decay_t<decltype(v)>;
-                    if constexpr (std::is_same_v<T, int>) {
-                        v = f.tfjsForm == TfjsForm::Plain ? l.integer(f.tfjsKey, v) : l.square(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, Size2>) {
-                        v = l.pair(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, float>) {
-                        v = l.number(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, Activation>) {
-                        v = fusedActivation();
-                    } else if constexpr (std::is_same_v<T, Padding>) {
-                        v = l.padding(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, Initializer>) {
-                        v = l.initializer(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, bool>) {
-                        v = l.boolean(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, std::vector<int>>) {
-                        v = l.integers(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, Margins>) {
-                        v = l.margins(f.tfjsKey, v);
-                    } else if constexpr (std::is_same_v<T, Interpolation>) {
-                        v = l.interpolation(f.tfjsKey, v);
-                    } else {
-                        static_assert(std::is_same_v<T, std::string>, "parseTfjs: read the new kind of field");
-                        v = l.string(f.tfjsKey, v);
-                    }
-                    const std::string problem = fieldProblem(v, f.range);
-                    if (!problem.empty()) l.fail(std::string(f.tfjsKey) + " " + problem);
-                });
+                tfjs_detail::readMappedFields(l, layer, fusedActivation);
                 tfjs_detail::LayerImport im{l, image, functional};
                 const Layer imported = tfjs_detail::importLayer(std::move(layer), im);
                 // Its weights, as its header declares them; the sizes that depend on the input
@@ -1255,7 +1341,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
                         zeroBiases.push_back({name, v.shape[0]});
                         continue;
                     }
-                    Needed n{name, v.name, v.shape.size(), {}};
+                    Needed n{name, v.name, tfjs_detail::manifestVariable(imported, l, v.name), v.shape.size(), {}};
                     for (size_t axis = 0; axis < v.shape.size(); ++axis)
                         if (v.shape[axis] > 0) n.dims.push_back({axis, v.shape[axis]});
                     needed.push_back(std::move(n));
@@ -1358,7 +1444,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
         r.fail("the weights hold " + std::to_string(weightData.size()) + " bytes, but the manifest describes " +
                std::to_string(offset));
     for (const Needed& n : needed) {
-        const std::string full = n.layer + "/" + n.variable;
+        const std::string full = n.layer + "/" + n.manifest;
         auto it = found.find(full);
         if (it == found.end()) r.fail("layer '" + n.layer + "' needs weight '" + full + "', which the manifest lacks");
         const std::vector<int64_t>& shape = it->second.shape;
@@ -1368,7 +1454,7 @@ inline TfjsModel parseTfjs(const std::string& modelJson, const std::vector<uint8
             r.fail("weight '" + full + "' has shape " + st_detail::shapeText(shape) + ", which does not fit layer '" +
                    n.layer + "' (rank " + std::to_string(n.rank) + (n.rank == 4 ? ": [kh, kw, in, filters]" : "") +
                    ")");
-        model.weights.emplace_back(full, std::move(it->second));
+        model.weights.emplace_back(n.layer + "/" + n.variable, std::move(it->second));
         found.erase(it);
     }
     if (!found.empty())

@@ -20,10 +20,10 @@
 //     and rows (cli_check.sh), against "M" to 1e-5.
 //   interop_fixture import <dir>
 //     loads the models TensorFlow.js built and saved (<dir>/tfjs_M/model.json for M in
-//     {cnn, gap, act, shp, res}), checks their predictions against TF.js's own in
+//     {cnn, gap, act, shp, res, rnn}), checks their predictions against TF.js's own in
 //     <dir>/tfjs_expected.safetensors to 1e-4, then fine-tunes each for a few steps
-//     on real rows and checks that the loss went down; res (its base frozen) and shp
-//     go back to <dir>/{res,shp}_back_tfjs/ with gltrain's predictions; tfjs_siam (two
+//     on real rows and checks that the loss went down; res (its base frozen), shp and rnn
+//     go back to <dir>/{res,shp,rnn}_back_tfjs/ with gltrain's predictions; tfjs_siam (two
 //     inputs, a shared Dense, two outputs) predicts TF.js's "match" and "value" of
 //     <dir>/siam_expected.safetensors and goes back to <dir>/siam_back_tfjs/.
 //
@@ -261,7 +261,7 @@ bool importModels(Context& ctx, const std::string& dir) {
     const HostMatrix train = rows(data.images, kHeldOut, kTrainRows);
     const std::vector<int> labels(data.labels.begin() + kHeldOut, data.labels.begin() + kHeldOut + kTrainRows);
     bool ok = true;
-    for (const std::string name : {"cnn", "gap", "act", "shp", "res"}) {
+    for (const std::string name : {"cnn", "gap", "act", "shp", "res", "rnn"}) {
         const std::string path = dir + "/tfjs_" + name + "/model.json";
         auto model = loadTfjs(ctx, path);
         ok &= report(path + " predicts what TensorFlow.js predicted",
@@ -286,8 +286,9 @@ bool importModels(Context& ctx, const std::string& dir) {
         if (functional)
             ok &= report(path + ": the frozen base kept its weights",
                          relativeError(model->weight(base, "kernel"), baseKernel), 0.0);
-        // The functional model and the shape layers' go back for TF.js to load (tfjs_check.mjs check-roundtrip).
-        if (!functional && name != "shp") continue;
+        // The functional model, the shape layers' and the LSTMs go back for TF.js to load (tfjs_check.mjs
+        // check-roundtrip).
+        if (!functional && name != "shp" && name != "rnn") continue;
         saveTfjs(*model, dir + "/" + name + "_back_tfjs");
         saveSafetensorsFile(dir + "/" + name + "_back_expected.safetensors",
                             {{"x", tensorOf(x)}, {name, tensorOf(model->predict(x))}});

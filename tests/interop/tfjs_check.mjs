@@ -9,8 +9,8 @@
 //     <dir>/expected.safetensors against gltrain's ("mlp", "cnn") to 1e-4.
 //   node tfjs_check.mjs check-roundtrip <dir>
 //     tf.loadLayersModel on <dir>/res_back_tfjs/ (the functional tfjs_res after gltrain fine-tuned
-//     it with its base frozen) and <dir>/shp_back_tfjs/ (tfjs_shp, fine-tuned) predicts what
-//     gltrain did ({res,shp}_back_expected.safetensors).
+//     it with its base frozen), <dir>/shp_back_tfjs/ and <dir>/rnn_back_tfjs/ (tfjs_shp and tfjs_rnn,
+//     fine-tuned) predict what gltrain did ({res,shp,rnn}_back_expected.safetensors).
 //   node tfjs_check.mjs make-models <dir>
 //     builds two models in TF.js with seeded random weights and batch-norm statistics
 //     (tfjs_cnn: Conv2D, BatchNormalization, pooling, LeakyReLU, gelu_new (which TF.js saves
@@ -19,8 +19,9 @@
 //     layer; tfjs_act: a Dense with each of TF.js's activations elu, selu, relu6, swish,
 //     mish, hardSigmoid, softsign, gelu (the erf form), an ELU layer and a ReLU layer capped
 //     at 6; tfjs_shp: ZeroPadding2D, Cropping2D, UpSampling2D bilinear and nearest, Permute,
-//     Reshape), saves them as <dir>/tfjs_{cnn,gap,act,shp}/ (model.json + weights.bin) and their
-//     predictions for the same rows in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "shp", "res");
+//     Reshape; tfjs_rnn: LSTMs and a Bidirectional over the image's 28 rows as steps), saves them as
+//     <dir>/tfjs_{cnn,gap,act,shp,rnn}/ (model.json + weights.bin) and their predictions for the same rows
+//     in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "shp", "res", "rnn");
 //     and tfjs_res, a functional model (a residual block with a DepthwiseConv2D and batch normalization, a
 //     Concatenate with the input);
 //     and tfjs_siam, two inputs through one shared Dense (a layer with two inbound nodes) and two
@@ -211,8 +212,18 @@ async function makeModels(dir) {
   const pooled = tf.layers.flatten().apply(tf.layers.maxPooling2d({ poolSize: 4 }).apply(joined));
   const res = tf.model({ name: 'tfjs_res', inputs: inp, outputs: tf.layers.dense({ units: 10, activation: 'softmax', name: 'head' }).apply(pooled) });
 
+  // Each image as 28 steps of 28 pixels: an LSTM giving every step's output (TF.js's default hardSigmoid
+  // gates), a Bidirectional LSTM averaging its directions, one reading the steps backwards with sigmoid
+  // gates and no bias, a Dense on its last output.
+  const rnn = tf.sequential({ name: 'tfjs_rnn' });
+  rnn.add(tf.layers.lstm({ inputShape: [28, 28], units: 8, returnSequences: true }));
+  rnn.add(tf.layers.bidirectional({ layer: tf.layers.lstm({ units: 5, returnSequences: true }), mergeMode: 'ave' }));
+  rnn.add(tf.layers.lstm({ units: 6, goBackwards: true, recurrentActivation: 'sigmoid', useBias: false }));
+  rnn.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
+
   const predictions = { x };
-  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['act', act, 300], ['shp', shp, 500], ['res', res, 400]]) {
+  for (const [name, model, seed] of [['cnn', cnn, 100], ['gap', gap, 200], ['act', act, 300], ['shp', shp, 500], ['res', res, 400],
+    ['rnn', rnn, 700]]) {
     randomizeWeights(model, seed);
     await model.save(toFiles(path.join(dir, `tfjs_${name}`)));
     const y = model.predict(input(model, x));
@@ -243,7 +254,7 @@ async function makeModels(dir) {
 // The functional model gltrain imported, fine-tuned with its base frozen and exported
 // back (<dir>/res_back_tfjs/): TF.js predicts what gltrain predicted (res_back_expected.safetensors).
 async function checkRoundTrip(dir) {
-  for (const name of ['res', 'shp']) {
+  for (const name of ['res', 'shp', 'rnn']) {
     const expected = readSafetensors(path.join(dir, `${name}_back_expected.safetensors`));
     const model = await tf.loadLayersModel(fromFiles(path.join(dir, `${name}_back_tfjs`)));
     const layers = model.layers.map((l) => l.getClassName()).join(', ');

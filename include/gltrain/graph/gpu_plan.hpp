@@ -105,6 +105,10 @@ public:
             return plan.output(node.outputs[size_t(k)], layout);
         }
         int rows(int k) const { return int(plan.g_.shape(node.outputs[size_t(k)]).rows(plan.batch_)); }
+        // A tensor of the op's own, made once with the plan (an LSTM's step passes ping-pong through two).
+        Tensor& temp(int rows, int cols, Layout layout) const {
+            return plan.store_.emplace_back(plan.ctx_, rows, cols, layout);
+        }
         // Whether anything reads output k (a kernel may then skip writing it).
         bool wants(int k) const { return plan.p_.read(node.outputs[size_t(k)]); }
         // A gradient seed: null when it is the constant 1 (the kernels' default scale).

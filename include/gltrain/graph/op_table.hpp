@@ -20,6 +20,7 @@
 #include "gltrain/graph/ops/matmul.hpp"
 #include "gltrain/graph/ops/metric.hpp"
 #include "gltrain/graph/ops/random.hpp"
+#include "gltrain/graph/ops/recurrent.hpp"
 #include "gltrain/graph/ops/sequence_loss.hpp"
 #include "gltrain/graph/ops/spatial.hpp"
 
@@ -37,7 +38,8 @@ using OpTypes =
              Unary, UnaryGrad, RowSum, RowBroadcast, RowMax, RowMaxGrad, BatchMean, BatchMeanGrad,              //
              Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum,                    //
              EmbeddingLookup, EmbeddingGrad, LayerNorm, LayerNormGradInput, Standardize, SequenceCrossEntropy,  //
-             SequenceCrossEntropyGrad>;
+             SequenceCrossEntropyGrad, LstmSequence, LstmSequenceGrad, LstmRecurrentGrad,                       //
+             ReverseSteps>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -24,6 +24,8 @@
 #include "gltrain/layers/global_pool1d.hpp"
 #include "gltrain/layers/global_pool2d.hpp"
 #include "gltrain/layers/layer_normalization.hpp"
+#include "gltrain/layers/bidirectional.hpp"
+#include "gltrain/layers/lstm.hpp"
 #include "gltrain/layers/merge.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/layers/cropping2d.hpp"
@@ -35,12 +37,13 @@
 
 namespace gltrain {
 
-using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten,
-                            BatchNormalization, ActivationLayer, Dropout, Softmax,                                //
-                            Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
-                            DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
-                            GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
-                            GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization>;
+using LayerTypes =
+    TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten, BatchNormalization,
+             ActivationLayer, Dropout, Softmax,                                                    //
+             Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
+             DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
+             GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
+             GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization, LSTM, Bidirectional>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").

@@ -19,6 +19,7 @@
 #include "gltrain/reference/metrics.hpp"
 #include "gltrain/reference/pooling.hpp"
 #include "gltrain/reference/random.hpp"
+#include "gltrain/reference/recurrent.hpp"
 #include "gltrain/reference/sequence.hpp"
 #include "gltrain/reference/softmax.hpp"
 #include "gltrain/reference/spatial.hpp"

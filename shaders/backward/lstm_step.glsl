@@ -1,0 +1,70 @@
+// backward/lstm_step: one time step of an LSTM's backward pass (backpropagation through time), from the last
+// step to the first; every other step's values are copied from the previous pass's outputs.
+// inputs: XZ, R, H, C, DH, DZP?, DCFP?
+// (DZP, DCFP: DZ and DCF after the later step; unbound at the last step)
+// uses: lib/activation
+// outputs: DZ, DCF
+// defines: ACT, RACT as forward/lstm_step
+// uniforms: units, step, position (the input step of `step`), nextPosition (the input step of step + 1)
+// output: DZ, DCF: N x (T*4U), one layout, indexed by input step; XZ N x (T*4U), R U x 4U, H, C, DH N x (T*U)
+// formula: dh = DH[r, step*U + u] + sum_m DZ[r, nextPosition*4U + m] R[u, m];
+//          dc = dh RACT(z_o) ACT'(c) + DCF[r, nextPosition*4U + u];
+//          DZ[r, position*4U + g*U + u] = (dc ACT(z_c) RACT'(z_i), dc c' RACT'(z_f), dc RACT(z_i) ACT'(z_c),
+//                                          dh ACT(c) RACT'(z_o))[g];
+//          DCF[r, position*4U + g*U + u] = dc RACT(z_f) for every g (what flows to the earlier step's cell)
+// The gates are recomputed from XZ, H and R (the forward keeps only H and C).
+uniform int units;
+uniform int step;
+uniform int position;
+uniform int nextPosition;
+
+// Unit u's gate gradients (i, f, c, o) in .xyzw of the first, dc·f in the second's .x.
+void unitGrad(int r, int u, out vec4 dz, out float dcf) {
+    int base = position * 4 * units + u, h0 = (step - 1) * units;
+    vec4 z = vec4(XZ_at(r, base), XZ_at(r, base + units), XZ_at(r, base + 2 * units), XZ_at(r, base + 3 * units));
+    float previous = 0.0;
+    if (step > 0) {
+        for (int k = 0; k < units; ++k)
+            z += H_at(r, h0 + k) * vec4(R_at(k, u), R_at(k, u + units), R_at(k, u + 2 * units), R_at(k, u + 3 * units));
+        previous = C_at(r, h0 + u);
+    }
+    float dh = DH_at(r, step * units + u), dcNext = 0.0;
+#if DZP_BOUND
+    int n0 = nextPosition * 4 * units;
+    for (int m = 0; m < 4 * units; ++m) dh += DZP_at(r, n0 + m) * R_at(u, m);
+    dcNext = DCFP_at(r, n0 + u);
+#endif
+    vec4 gate = act_f_kind(RACT, z, act_alpha), dgate = act_df_kind(RACT, z, act_alpha);
+    vec4 cell = act_f_kind(ACT, z, act_alpha), dcell = act_df_kind(ACT, z, act_alpha);
+    vec4 c = vec4(C_at(r, step * units + u));
+    float dc = dh * gate.w * act_df_kind(ACT, c, act_alpha).x + dcNext;
+    dz = vec4(dc * cell.z * dgate.x, dc * previous * dgate.y, dc * gate.x * dcell.z,
+              dh * act_f_kind(ACT, c, act_alpha).x * dgate.w);
+    dcf = dc * gate.y;
+}
+
+void main() {
+    ivec2 t = outTexel();
+    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
+    vec4 dz = vec4(0.0), dcf = vec4(0.0);
+    for (int i = 0; i < lanes; ++i) {
+        int col = t.x * lanes + i;
+        if (col >= cols) break;
+        int p = col / (4 * units), rest = col - p * 4 * units, g = rest / units;
+        if (p == position) {
+            vec4 gates;
+            float carry;
+            unitGrad(t.y, rest - g * units, gates, carry);
+            dz[i] = gates[g];
+            dcf[i] = carry;
+        }
+#if DZP_BOUND
+        else {
+            dz[i] = DZP_at(t.y, col);
+            dcf[i] = DCFP_at(t.y, col);
+        }
+#endif
+    }
+    setDZ(dz);
+    setDCF(dcf);
+}

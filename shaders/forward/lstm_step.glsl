@@ -1,0 +1,54 @@
+// forward/lstm_step: one time step of an LSTM over the whole batch, Keras's gate order (i, f, c, o); every
+// other step's values are copied from the previous step's outputs (a pass writes whole textures).
+// inputs: XZ, R, HP?, CP?
+// (HP, CP: the sequences after the previous step; unbound at the first step, whose state is zero)
+// uses: lib/activation
+// outputs: H, C
+// defines: ACT (the cell activation), RACT (the gates'), in lib/activation's numbering
+// uniforms: units, step, position (the input step this step reads: step, or steps - 1 - step going backwards)
+// output: H, C: N x (T*U), one layout; XZ N x (T*4U) (x·W + b), R U x 4U (the recurrent kernel)
+// formula: z = XZ[r, position*4U + g*U + u] + sum_k H[r, (step-1)*U + k] R[k, g*U + u], g = i, f, c, o;
+//          C[r, step*U + u] = RACT(z_f) c' + RACT(z_i) ACT(z_c);  H[r, step*U + u] = RACT(z_o) ACT(C)
+uniform int units;
+uniform int step;
+uniform int position;
+
+// (h, c) of unit u of row r at this step.
+vec2 cellAt(int r, int u) {
+    int base = position * 4 * units + u;
+    vec4 z = vec4(XZ_at(r, base), XZ_at(r, base + units), XZ_at(r, base + 2 * units), XZ_at(r, base + 3 * units));
+    float previous = 0.0;
+#if HP_BOUND
+    int h0 = (step - 1) * units;
+    for (int k = 0; k < units; ++k)
+        z += HP_at(r, h0 + k) * vec4(R_at(k, u), R_at(k, u + units), R_at(k, u + 2 * units), R_at(k, u + 3 * units));
+    previous = CP_at(r, h0 + u);
+#endif
+    vec4 gate = act_f_kind(RACT, z, act_alpha), cell = act_f_kind(ACT, z, act_alpha);
+    float c = gate.y * previous + gate.x * cell.z;
+    return vec2(gate.w * act_f_kind(ACT, vec4(c), act_alpha).x, c);
+}
+
+void main() {
+    ivec2 t = outTexel();
+    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
+    vec4 h = vec4(0.0), c = vec4(0.0);
+    for (int i = 0; i < lanes; ++i) {
+        int col = t.x * lanes + i;
+        if (col >= cols) break;
+        int s = col / units;
+        if (s == step) {
+            vec2 hc = cellAt(t.y, col - s * units);
+            h[i] = hc.x;
+            c[i] = hc.y;
+        }
+#if HP_BOUND
+        else {
+            h[i] = HP_at(t.y, col);
+            c[i] = CP_at(t.y, col);
+        }
+#endif
+    }
+    setH(h);
+    setC(c);
+}
