@@ -21,20 +21,28 @@ namespace {
 namespace model_recurrent_test {
 
 using namespace gltrain;
+using gltrain::test::asRows;
+using gltrain::test::engineName;
+using gltrain::test::engines;
 using gltrain::test::MatD;
 using gltrain::test::maxRelDiff;
 using gltrain::test::message;
 using gltrain::test::randomMatrix;
 using gltrain::test::sgd;
 
-std::vector<Context*> engines() { return {&test::context(), &test::cpuContext()}; }
-const char* engineName(Context* c) { return c == &test::cpuContext() ? "cpu" : "gpu"; }
+// An LSTM's kernel, recurrent kernel and bias (a Bidirectional's direction: names after `prefix`).
+void setLstm(Model& m, const std::string& layer, const std::string& prefix, const HostMatrix& w, const HostMatrix& r,
+             const HostMatrix& b) {
+    m.setWeight(layer, prefix + "kernel", w);
+    m.setWeight(layer, prefix + "recurrent_kernel", r);
+    m.setWeight(layer, prefix + "bias", b);
+}
 
-// The same values as rows of `cols`: a [N, T*F] batch as N*T rows of F.
-MatD asRows(MatD m, int cols) {
-    m.rows = int(m.data.size()) / cols;
-    m.cols = cols;
-    return m;
+// An LSTM's variables after a step against the reference's `want` (kernel, recurrent kernel, bias).
+void expectStepped(Model& m, const std::string& layer, const std::string& prefix, const std::vector<MatD>& want) {
+    EXPECT_LE(maxRelDiff(m.weight(layer, prefix + "kernel"), want[0]), 1e-4) << prefix;
+    EXPECT_LE(maxRelDiff(m.weight(layer, prefix + "recurrent_kernel"), want[1]), 1e-4) << prefix;
+    EXPECT_LE(maxRelDiff(m.weight(layer, prefix + "bias"), want[2]), 1e-4) << prefix;
 }
 
 // One LSTM step's reference: gate inputs, outputs, and the variables' gradients from dH [N, T*U].
@@ -75,9 +83,7 @@ TEST(ModelRecurrent, LstmLastStepMatchesTheReference) {
         const HostMatrix x = randomMatrix(N, T * F, 11), w = randomMatrix(F, 4 * U, 12, -0.5f, 0.5f),
                          r = randomMatrix(U, 4 * U, 13, -0.5f, 0.5f), b = randomMatrix(1, 4 * U, 14),
                          w1 = randomMatrix(U, 3, 15), b1 = randomMatrix(1, 3, 16);
-        m.setWeight("lstm_0", "kernel", w);
-        m.setWeight("lstm_0", "recurrent_kernel", r);
-        m.setWeight("lstm_0", "bias", b);
+        setLstm(m, "lstm_0", "", w, r, b);
         m.setWeight("dense_1", "kernel", w1);
         m.setWeight("dense_1", "bias", b1);
         test::fitOneBatch(m, x);
@@ -97,9 +103,7 @@ TEST(ModelRecurrent, LstmLastStepMatchesTheReference) {
             for (int u = 0; u < U; ++u) dH(n, (T - 1) * U + u) = dLast(n, u);
         const std::vector<MatD> want = s.stepped(dH, lr);
         EXPECT_LE(maxRelDiff(m.weight("dense_1", "kernel"), sgd(W1, ref::matmulTN(last, dL), lr)), 1e-4);
-        EXPECT_LE(maxRelDiff(m.weight("lstm_0", "kernel"), want[0]), 1e-4);
-        EXPECT_LE(maxRelDiff(m.weight("lstm_0", "recurrent_kernel"), want[1]), 1e-4);
-        EXPECT_LE(maxRelDiff(m.weight("lstm_0", "bias"), want[2]), 1e-4);
+        expectStepped(m, "lstm_0", "", want);
     }
 }
 
@@ -115,22 +119,13 @@ TEST(ModelRecurrent, LstmSequenceGoingBackwardsMatchesTheReference) {
         lstm.returnSequences = true;
         lstm.goBackwards = true;
         m.add(lstm).add(Flatten{});
-        CompileOptions c;
-        c.loss = LossKind::MeanSquaredError;
-        c.optimizer.kind = OptimizerKind::SGD;
-        c.optimizer.lr = float(lr);
-        m.compile(c);
+        test::compileSgd(m, float(lr), LossKind::MeanSquaredError);
         ASSERT_EQ(m.outputShape(0), (Shape3{1, T, U}));
         const HostMatrix x = randomMatrix(N, T * F, 21), w = randomMatrix(F, 4 * U, 22), r = randomMatrix(U, 4 * U, 23),
                          b = randomMatrix(1, 4 * U, 24), y = randomMatrix(N, T * U, 25);
-        m.setWeight("lstm_0", "kernel", w);
-        m.setWeight("lstm_0", "recurrent_kernel", r);
-        m.setWeight("lstm_0", "bias", b);
+        setLstm(m, "lstm_0", "", w, r, b);
         const HostMatrix before = m.predict(x);
-        FitOptions f;
-        f.batchSize = N;
-        f.shuffle = false;
-        m.fit(x, Targets(y), f);
+        test::fitOneBatchToTargets(m, x, y);
 
         LstmReference s{{U, Activation::Tanh, Activation::HardSigmoid, true},
                         x.cast<double>(),
@@ -142,9 +137,7 @@ TEST(ModelRecurrent, LstmSequenceGoingBackwardsMatchesTheReference) {
         s.forward();
         EXPECT_LE(maxRelDiff(before, s.h), 1e-5);
         const std::vector<MatD> want = s.stepped(ref::mse(s.h, y.cast<double>()).grad, lr);
-        EXPECT_LE(maxRelDiff(m.weight("lstm_0", "kernel"), want[0]), 1e-4);
-        EXPECT_LE(maxRelDiff(m.weight("lstm_0", "recurrent_kernel"), want[1]), 1e-4);
-        EXPECT_LE(maxRelDiff(m.weight("lstm_0", "bias"), want[2]), 1e-4);
+        expectStepped(m, "lstm_0", "", want);
     }
 }
 
@@ -162,11 +155,7 @@ TEST(ModelRecurrent, BidirectionalMatchesTheReference) {
             bi.returnSequences = sequences;
             bi.mergeMode = sequences ? "concat" : "ave";
             m.add(bi).add(Flatten{});
-            CompileOptions c;
-            c.loss = LossKind::MeanSquaredError;
-            c.optimizer.kind = OptimizerKind::SGD;
-            c.optimizer.lr = float(lr);
-            m.compile(c);
+            test::compileSgd(m, float(lr), LossKind::MeanSquaredError);
             ASSERT_EQ(m.outputShape(0), (sequences ? Shape3{1, T, 2 * U} : Shape3{1, 1, U}));
             const int outputs = sequences ? T * 2 * U : U;
             const HostMatrix x = randomMatrix(N, T * F, 41), y = randomMatrix(N, outputs, 42);
@@ -175,9 +164,7 @@ TEST(ModelRecurrent, BidirectionalMatchesTheReference) {
                 const std::string prefix = d ? "backward_lstm/" : "forward_lstm/";
                 const HostMatrix w = randomMatrix(F, 4 * U, 43 + 3 * d), r = randomMatrix(U, 4 * U, 44 + 3 * d),
                                  b = randomMatrix(1, 4 * U, 45 + 3 * d);
-                m.setWeight("bidirectional_0", prefix + "kernel", w);
-                m.setWeight("bidirectional_0", prefix + "recurrent_kernel", r);
-                m.setWeight("bidirectional_0", prefix + "bias", b);
+                setLstm(m, "bidirectional_0", prefix, w, r, b);
                 dir[d] = {{U, Activation::Tanh, Activation::HardSigmoid, d == 1},
                           x.cast<double>(),
                           w.cast<double>(),
@@ -188,10 +175,7 @@ TEST(ModelRecurrent, BidirectionalMatchesTheReference) {
                 dir[d].forward();
             }
             const HostMatrix before = m.predict(x);
-            FitOptions f;
-            f.batchSize = N;
-            f.shuffle = false;
-            m.fit(x, Targets(y), f);
+            test::fitOneBatchToTargets(m, x, y);
 
             // The merged output and its gradient, spread back to each direction's steps (in the order read).
             MatD out(N, outputs), dH[2] = {MatD(N, T * U), MatD(N, T * U)};
@@ -221,11 +205,7 @@ TEST(ModelRecurrent, BidirectionalMatchesTheReference) {
                 }
             for (int d = 0; d < 2; ++d) {
                 const std::string prefix = d ? "backward_lstm/" : "forward_lstm/";
-                const std::vector<MatD> want = dir[d].stepped(dH[d], lr);
-                EXPECT_LE(maxRelDiff(m.weight("bidirectional_0", prefix + "kernel"), want[0]), 1e-4) << prefix;
-                EXPECT_LE(maxRelDiff(m.weight("bidirectional_0", prefix + "recurrent_kernel"), want[1]), 1e-4)
-                    << prefix;
-                EXPECT_LE(maxRelDiff(m.weight("bidirectional_0", prefix + "bias"), want[2]), 1e-4) << prefix;
+                expectStepped(m, "bidirectional_0", prefix, dir[d].stepped(dH[d], lr));
             }
         }
 }

@@ -31,6 +31,13 @@ inline MatD sgd(MatD w, const MatD& g, double lr) {
     return w;
 }
 
+// The same values as rows of `cols`: a [N, T*F] batch as N*T rows of F.
+inline MatD asRows(MatD m, int cols) {
+    m.rows = int(m.data.size()) / cols;
+    m.cols = cols;
+    return m;
+}
+
 // The one-step tests' labels, for a batch of 5 rows.
 inline const std::vector<int> kStepLabels = {0, 2, 1, 1, 0};
 
@@ -42,12 +49,28 @@ inline void compileSgd(Model& m, float lr) {
     m.compile(c);
 }
 
+// The same with another loss (mean squared error, a sequence loss).
+inline void compileSgd(Model& m, float lr, LossKind loss) {
+    CompileOptions c;
+    c.loss = loss;
+    c.optimizer.kind = OptimizerKind::SGD;
+    c.optimizer.lr = lr;
+    m.compile(c);
+}
+
 // One training step on all of x's rows as one unshuffled batch.
 inline void fitOneBatch(Model& m, const HostMatrix& x, const std::vector<int>& labels = kStepLabels) {
     FitOptions f;
     f.batchSize = x.rows;
     f.shuffle = false;
     m.fit(x, labels, f);
+}
+// The same with targets y (a row per row of x).
+inline void fitOneBatchToTargets(Model& m, const HostMatrix& x, const HostMatrix& y) {
+    FitOptions f;
+    f.batchSize = x.rows;
+    f.shuffle = false;
+    m.fit(x, Targets(y), f);
 }
 
 // 5 -> 7 (tanh) -> 6 (relu) -> 3, softmax cross-entropy, Adam, 20 steps of one

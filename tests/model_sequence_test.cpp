@@ -23,6 +23,7 @@ namespace {
 namespace model_sequence_test {
 
 using namespace gltrain;
+using gltrain::test::asRows;
 using gltrain::test::MatD;
 using gltrain::test::maxRelDiff;
 using gltrain::test::message;
@@ -32,12 +33,6 @@ using gltrain::test::sgd;
 using gltrain::test::engineName;
 using gltrain::test::engines;
 
-// The same values as rows of `cols`: a [N, T*F] batch as N*T rows of F.
-MatD asRows(MatD m, int cols) {
-    m.rows = int(m.data.size()) / cols;
-    m.cols = cols;
-    return m;
-}
 // Each example's mean over its `steps` rows: N*T rows of F -> N rows of F.
 MatD meanOverSteps(const MatD& m, int steps) {
     MatD out(m.rows / steps, m.cols);

@@ -54,6 +54,13 @@ inline void gateInputs(const LstmCell& cell, const HostMatrix& xz, const HostMat
         cpu::matmul(B, G, cell.units, h + size_t(s - 1) * size_t(cell.units), steps * cell.units, false, R.data.data(),
                     G, false, z, G, e, ws);
 }
+// Gate k's activation of a unit whose 4 pre-activations are z[0], z[U], z[2U], z[3U] (i, f, c, o): the cell's
+// activation for the candidate c, the recurrent activation for the others; `derivative`: its slope there.
+inline float gate(const LstmCell& cell, const float* z, int k, bool derivative = false) {
+    const Activation a = k == 2 ? cell.activation : cell.recurrentActivation;
+    const float x = z[size_t(k) * size_t(cell.units)];
+    return derivative ? cpu::scalar::derivative(x, a, 0.0f) : cpu::scalar::activate(x, a, 0.0f);
+}
 }  // namespace recurrent_detail
 
 // dZ [B, 1, T, 4U] (by input step) and DCF (dc·f of each step, what flows to the earlier cell; the same
@@ -101,20 +108,16 @@ struct LstmSequenceGrad {
                 for (int u = 0; u < U; ++u) {
                     const float* zu = z + size_t(b * G + u);
                     const size_t row = size_t(b) * size_t(T * G), at = size_t(b) * size_t(T * U) + size_t(s * U + u);
-                    const float i = cpu::scalar::activate(zu[0], cell.recurrentActivation, 0.0f);
-                    const float f = cpu::scalar::activate(zu[U], cell.recurrentActivation, 0.0f);
-                    const float g = cpu::scalar::activate(zu[2 * U], cell.activation, 0.0f);
+                    const float i = recurrent_detail::gate(cell, zu, 0), f = recurrent_detail::gate(cell, zu, 1);
                     const float cNow = cs.data[at], cBefore = s > 0 ? cs.data[at - size_t(U)] : 0.0f;
                     const float dhu = dhs[b * U + u];
-                    const float dc = dhu * cpu::scalar::activate(zu[3 * U], cell.recurrentActivation, 0.0f) *
+                    const float dc = dhu * recurrent_detail::gate(cell, zu, 3) *
                                          cpu::scalar::derivative(cNow, cell.activation, 0.0f) +
                                      (s + 1 < T ? dcf.data[row + next * size_t(G) + size_t(u)] : 0.0f);
+                    const float dgate[4] = {dc * recurrent_detail::gate(cell, zu, 2), dc * cBefore, dc * i,
+                                            dhu * cpu::scalar::activate(cNow, cell.activation, 0.0f)};
                     float* out = dz.data.data() + row + p * size_t(G) + size_t(u);
-                    out[0] = dc * g * cpu::scalar::derivative(zu[0], cell.recurrentActivation, 0.0f);
-                    out[U] = dc * cBefore * cpu::scalar::derivative(zu[U], cell.recurrentActivation, 0.0f);
-                    out[2 * U] = dc * i * cpu::scalar::derivative(zu[2 * U], cell.activation, 0.0f);
-                    out[3 * U] = dhu * cpu::scalar::activate(cNow, cell.activation, 0.0f) *
-                                 cpu::scalar::derivative(zu[3 * U], cell.recurrentActivation, 0.0f);
+                    for (int k = 0; k < 4; ++k) out[k * U] = dgate[k] * recurrent_detail::gate(cell, zu, k, true);
                     for (int k = 0; k < 4; ++k) dcf.data[row + p * size_t(G) + size_t(k * U + u)] = dc * f;
                 }
         }
@@ -211,21 +214,20 @@ struct LstmSequence {
                 for (int u = 0; u < U; ++u) {
                     const float* zu = z.data() + size_t(b * G + u);
                     const size_t at = size_t(b) * size_t(T * U) + size_t(s * U + u);
-                    const float i = cpu::scalar::activate(zu[0], cell.recurrentActivation, 0.0f);
-                    const float f = cpu::scalar::activate(zu[U], cell.recurrentActivation, 0.0f);
-                    const float g = cpu::scalar::activate(zu[2 * U], cell.activation, 0.0f);
-                    const float o = cpu::scalar::activate(zu[3 * U], cell.recurrentActivation, 0.0f);
-                    cs.data[at] = f * (s > 0 ? cs.data[at - size_t(U)] : 0.0f) + i * g;
-                    h.data[at] = o * cpu::scalar::activate(cs.data[at], cell.activation, 0.0f);
+                    using recurrent_detail::gate;
+                    const float before = s > 0 ? cs.data[at - size_t(U)] : 0.0f;
+                    cs.data[at] = gate(cell, zu, 1) * before + gate(cell, zu, 0) * gate(cell, zu, 2);
+                    h.data[at] = gate(cell, zu, 3) * cpu::scalar::activate(cs.data[at], cell.activation, 0.0f);
                 }
         }
     }
-    // T=5, U=3; backwards with hard sigmoid gates; a 7-step 10-unit one whose gate inputs (70 texels) are paged
-    // on the op tests' small textures.
+    // T=5, U=3; backwards with hard sigmoid gates; 4 units (forward/lstm_step's four-unit texels); a 7-step
+    // 10-unit one whose gate inputs (70 texels) are paged on the op tests' small textures.
     static std::vector<Example<LstmSequence>> examples() {
         const LstmCell backwards{2, Activation::Tanh, Activation::HardSigmoid, true};
         return {{{{3}}, {{Shape::batched({1, 5, 12})}, {Shape{3, 12}}}},
                 {{backwards}, {{Shape::batched({1, 4, 8})}, {Shape{2, 8}}}},
+                {{{4}}, {{Shape::batched({1, 3, 16})}, {Shape{4, 16}}}},
                 {{{10}}, {{Shape::batched({1, 7, 40})}, {Shape{10, 40}}}}};
     }
 };
