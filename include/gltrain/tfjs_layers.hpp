@@ -369,6 +369,10 @@ template <PoolKind K>
 struct IsSequenceLayer<GlobalPool1D<K>> : std::true_type {};
 template <PoolKind K>
 struct IsSequenceLayer<Pool1D<K>> : std::true_type {};
+template <>
+struct IsSequenceLayer<LSTM> : std::true_type {};
+template <>
+struct IsSequenceLayer<Bidirectional> : std::true_type {};
 
 inline Json shapeJson(const std::vector<int64_t>& shape) {
     Json a = Json::array();
