@@ -25,6 +25,13 @@ inline double maxRelDiff(const HostMatrix& got, const MatD& want) {
     return got.data.size() == want.data.size() ? err / scale : INFINITY;
 }
 
+// The same values as rows of `cols`: a [N, T*F] batch as N*T rows of F.
+inline MatD asRows(MatD m, int cols) {
+    m.rows = int(m.data.size()) / cols;
+    m.cols = cols;
+    return m;
+}
+
 // w - lr * g: a plain SGD step in double.
 inline MatD sgd(MatD w, const MatD& g, double lr) {
     for (size_t i = 0; i < w.data.size(); ++i) w.data[i] -= lr * g.data[i];

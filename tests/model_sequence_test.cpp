@@ -25,6 +25,7 @@ namespace model_sequence_test {
 using namespace gltrain;
 using gltrain::test::asRows;
 using gltrain::test::MatD;
+using gltrain::test::asRows;
 using gltrain::test::maxRelDiff;
 using gltrain::test::message;
 using gltrain::test::randomMatrix;

@@ -359,6 +359,37 @@ export interface BidirectionalLayer {
   name?: string;
   trainable?: boolean;
 }
+/** Multi-head scaled dot-product attention: self-attention on one sequence, cross-attention on [query, value]. */
+export interface MultiHeadAttentionLayer {
+  type: 'multiheadattention' | 'multi_head_attention';
+  /** Heads. */
+  numHeads: number;
+  /** Each head's size of queries and keys. */
+  keyDim: number;
+  /** Each head's size of values (default keyDim). */
+  valueDim?: number;
+  /** Whether the projections add biases (default true). */
+  useBias?: boolean;
+  /** Fraction of the attention probabilities dropped while training (default 0). */
+  dropout?: number;
+  /** Query i attends to keys 0..i only (default false). */
+  causal?: boolean;
+  /** Features of each output step (default the query's). */
+  outputShape?: number;
+  kernelInitializer?: Initializer;
+  biasInitializer?: Initializer;
+  name?: string;
+  trainable?: boolean;
+}
+/** Learned position embeddings added to a sequence: step t plus row t of a [sequenceLength, features] table. */
+export interface PositionEmbeddingLayer {
+  type: 'positionembedding' | 'position_embedding';
+  /** The most steps a sequence may have: the table's rows. */
+  sequenceLength: number;
+  embeddingsInitializer?: Initializer;
+  name?: string;
+  trainable?: boolean;
+}
 /** The mean of each feature over the steps: [steps, features] to [features]. */
 export interface GlobalAveragePooling1DLayer { type: 'globalaveragepooling1d' | 'global_average_pooling1d'; name?: string; trainable?: boolean }
 /** The largest value of each feature over the steps: [steps, features] to [features]. */
@@ -436,11 +467,13 @@ export type LayerSpec =
   | DepthwiseConv2DLayer | SeparableConv2DLayer | Conv2DTransposeLayer | Conv1DLayer | Pool1DLayer | GlobalMaxPooling2DLayer
   | ReshapeLayer | PermuteLayer | ZeroPadding2DLayer | Cropping2DLayer | UpSampling2DLayer
   | GlobalAveragePooling1DLayer | GlobalMaxPooling1DLayer | EmbeddingLayer | LayerNormalizationLayer | LSTMLayer
-  | BidirectionalLayer;
+  | BidirectionalLayer
+  | MultiHeadAttentionLayer | PositionEmbeddingLayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName =
   | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel' | 'embeddings'
-  | 'recurrent_kernel';
+  | 'recurrent_kernel' | 'query/kernel' | 'query/bias' | 'key/kernel' | 'key/bias' | 'value/kernel' | 'value/bias'
+  | 'attention_output/kernel' | 'attention_output/bias';
 
 /** An optimizer and its hyper-parameters (defaults as in Keras). */
 export interface OptimizerOptions {

@@ -702,7 +702,7 @@ public:
     // the layer before); false when its shape is for compile to refuse (the walk stops).
     bool layer(size_t i, const Layer& l, std::vector<int> inbound = {}) {
         if (inbound.empty()) inbound.push_back(int(i) - 1);
-        if (inbound.size() != 1 && !mergeLayer(l)) return false;
+        if (inbound.size() != 1 && !mergeLayer(l) && inbound.size() > size_t(layerMaxInputs(l))) return false;
         ShapeContext c;
         c.name = defaultLayerName(l, i);
         for (int k : inbound) {

@@ -330,6 +330,13 @@ inline void exportExtras(const Bidirectional& b, Json& c) {
     exportExtras(LSTM{}, layer);
     c["layer"] = {{"class_name", LSTM::kTfjsClass}, {"config", std::move(layer)}};
 }
+// TF.js 4.22 has no attention or position-embedding layer to read these.
+[[noreturn]] inline void refuseExport(const char* cls, const Json& c) {
+    throw UnsupportedError("exportTfjs: layer '" + c.at("name").get<std::string>() + "' is a " + cls +
+                           ", which TF.js has no layer for");
+}
+inline void exportExtras(const MultiHeadAttention&, Json& c) { refuseExport(MultiHeadAttention::kTfjsClass, c); }
+inline void exportExtras(const PositionEmbedding&, Json& c) { refuseExport(PositionEmbedding::kTfjsClass, c); }
 inline void exportExtras(const GlobalAveragePooling1D&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const GlobalMaxPooling1D&, Json& c) { c["data_format"] = "channels_last"; }
 inline void exportExtras(const Flatten&, Json& c) { c["data_format"] = "channels_last"; }
@@ -910,6 +917,13 @@ inline Layer importLayer(Embedding e, LayerImport& im) {
     if (im.l.boolean("mask_zero", false)) im.l.fail("mask_zero: true is not supported");
     im.image = true;
     return e;
+}
+// Keras's classes that TF.js has not (exportExtras refuses them too).
+inline Layer importLayer(MultiHeadAttention, LayerImport& im) {
+    im.l.fail("MultiHeadAttention is not supported (TF.js has no such layer)");
+}
+inline Layer importLayer(PositionEmbedding, LayerImport& im) {
+    im.l.fail("PositionEmbedding is not supported (TF.js has no such layer)");
 }
 // Over the last axis only, with its scale and shift.
 inline Layer importLayer(LayerNormalization n, LayerImport& im) {

@@ -371,6 +371,19 @@ void split(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float
     });
 }
 
+// run(Kernel{}) with the kernel for products of N columns: the 8-wide AVX2
+// kernel where `wide` (its one-vector form up to 8 columns), else the 4-wide one.
+template <class Run>
+void withKernel(bool wide, int N, Run&& run) {
+#if GLTRAIN_HAVE_AVX2_PATH
+    if (wide && N <= 8) return run(Kernel8Narrow{});
+    if (wide) return run(Kernel8{});
+#else
+    (void)wide, (void)N;
+#endif
+    run(Kernel4{});
+}
+
 }  // namespace gemm_detail
 
 // C (M x N, row stride ldc) = op(A) op(B) finished by `e`, op(A) M x K and
@@ -382,11 +395,18 @@ template <class PackA, class PackB>
 void gemm(int M, int N, int K, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
           Workspace& ws) {
     if (M <= 0 || N <= 0) return;
-#if GLTRAIN_HAVE_AVX2_PATH
-    if (ws.wide && N <= 8) return gemm_detail::split<gemm_detail::Kernel8Narrow>(M, N, K, packA, packB, C, ldc, e, ws);
-    if (ws.wide) return gemm_detail::split<gemm_detail::Kernel8>(M, N, K, packA, packB, C, ldc, e, ws);
-#endif
-    gemm_detail::split<gemm_detail::Kernel4>(M, N, K, packA, packB, C, ldc, e, ws);
+    gemm_detail::withKernel(
+        ws.wide, N, [&](auto kernel) { gemm_detail::split<decltype(kernel)>(M, N, K, packA, packB, C, ldc, e, ws); });
+}
+
+// gemm() on the calling thread alone with `panels`: for many small products
+// that share the pool by products instead (cpu/attention.hpp).
+template <class PackA, class PackB>
+void gemmSerial(int M, int N, int K, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
+                bool wide, Panels& panels) {
+    if (M <= 0 || N <= 0) return;
+    gemm_detail::withKernel(
+        wide, N, [&](auto kernel) { gemm_detail::drive<decltype(kernel)>(M, N, K, packA, packB, C, ldc, e, panels); });
 }
 
 // C = op(A) op(B) for row-major arrays: A is M x K (K x M when transA, row

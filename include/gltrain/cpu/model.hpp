@@ -68,6 +68,7 @@ public:
     struct Variable {
         std::string name;
         std::vector<int64_t> shape;  // as saved in checkpoints (TensorFlow's shapes)
+        graph::Shape stored;         // as the graph holds it (LayerVariable::stored)
         HostMatrix value;
         std::vector<HostMatrix> slots;  // optimizer state, each shaped like value
         HostMatrix grad;                // this step's gradient (trainable parameters)
@@ -203,7 +204,7 @@ private:
         for (const Layer& L : layers_) {
             graph::ModelLayer ml{&L.spec, L.geometry, {}};
             for (const auto* list : {&L.params, &L.buffers})
-                for (const Variable& v : *list) ml.variables.push_back({v.name, v.shape, list == &L.params});
+                for (const Variable& v : *list) ml.variables.push_back({v.name, v.shape, list == &L.params, v.stored});
             layers.push_back(std::move(ml));
         }
         graph::ModelGraphOptions o;

@@ -117,6 +117,7 @@ private:
                 cpu::Model::Variable h;
                 h.name = v.decl.name;
                 h.shape = v.decl.savedShape;
+                h.stored = v.decl.stored;
                 h.value = v.initial();
                 h.decays = v.decays;
                 if (v.decl.trainable) h.slots.assign(size_t(vars.slots), HostMatrix(h.value.rows, h.value.cols));

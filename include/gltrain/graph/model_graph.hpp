@@ -15,19 +15,15 @@
 
 namespace gltrain::graph {
 
-// A variable as checkpoints save it (TensorFlow's shape); the graph stores it
-// as a matrix: a vector as one row, a filter (kh, kw, C, F) as (kh*kw*C) x F.
+// A variable as checkpoints save it (TensorFlow's shape) and as the graph
+// stores it (LayerVariable::stored): a matrix, a filter (kh, kw, C, F) as
+// (kh*kw*C) x F, or a vector, stored as one row.
 struct VariableDecl {
     std::string name;  // "kernel", "moving_mean", ...
     std::vector<int64_t> savedShape;
     bool trainable = true;  // a parameter; false: a statistic
+    Shape stored;           // its shape in the graph
 };
-inline Shape storedShape(const std::vector<int64_t>& saved) {
-    if (saved.size() <= 2) return Shape(saved);
-    int64_t rows = 1;
-    for (size_t k = 0; k + 1 < saved.size(); ++k) rows *= saved[k];
-    return Shape{rows, saved.back()};
-}
 
 struct ModelLayer {
     const Layer* spec = nullptr;
@@ -187,7 +183,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
     for (const ModelLayer& L : layers)
         for (const VariableDecl& v : L.variables) {
             const std::string key = L.geometry.name + "/" + v.name;
-            m.variables[key] = g.parameter(key, storedShape(v.savedShape), v.trainable);
+            m.variables[key] = g.parameter(key, v.stored, v.trainable);
         }
     // Each layer's output; a layer reads those of its inbound layers (a
     // stack: the one before it), so a value may feed several layers.
@@ -206,7 +202,7 @@ inline ModelGraph buildModelGraph(const std::vector<ModelLayer>& layers, const M
                      &m.statistics};
         outputs.push_back(std::visit(
             [&](const auto& layer) {
-                if constexpr (isMergeLayer<std::decay_t<decltype(layer)>>) return layer.addNodes(b, in);
+                if constexpr (maxLayerInputs < std::decay_t < decltype(layer) >>> 1) return layer.addNodes(b, in);
                 else return layer.addNodes(b, in.at(0));
             },
             *L.spec));

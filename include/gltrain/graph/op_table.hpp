@@ -8,6 +8,7 @@
 #include "gltrain/type_list.hpp"
 
 #include "gltrain/graph/ops/activation.hpp"
+#include "gltrain/graph/ops/attention.hpp"
 #include "gltrain/graph/ops/batchnorm.hpp"
 #include "gltrain/graph/ops/concat.hpp"
 #include "gltrain/graph/ops/conv.hpp"
@@ -19,6 +20,7 @@
 #include "gltrain/graph/ops/math.hpp"
 #include "gltrain/graph/ops/matmul.hpp"
 #include "gltrain/graph/ops/metric.hpp"
+#include "gltrain/graph/ops/position_embedding.hpp"
 #include "gltrain/graph/ops/random.hpp"
 #include "gltrain/graph/ops/recurrent.hpp"
 #include "gltrain/graph/ops/sequence_loss.hpp"
@@ -39,7 +41,7 @@ using OpTypes =
              Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum,                    //
              EmbeddingLookup, EmbeddingGrad, LayerNorm, LayerNormGradInput, Standardize, SequenceCrossEntropy,  //
              SequenceCrossEntropyGrad, LstmSequence, LstmSequenceGrad, LstmRecurrentGrad,                       //
-             ReverseSteps>;
+             ReverseSteps, HeadMatMul, AttentionSoftmax, PositionAdd, PositionAddGrad>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -27,9 +27,11 @@
 #include "gltrain/layers/bidirectional.hpp"
 #include "gltrain/layers/lstm.hpp"
 #include "gltrain/layers/merge.hpp"
+#include "gltrain/layers/multi_head_attention.hpp"
 #include "gltrain/layers/softmax.hpp"
 #include "gltrain/layers/cropping2d.hpp"
 #include "gltrain/layers/permute.hpp"
+#include "gltrain/layers/position_embedding.hpp"
 #include "gltrain/layers/reshape.hpp"
 #include "gltrain/layers/up_sampling2d.hpp"
 #include "gltrain/layers/zero_padding2d.hpp"
@@ -43,7 +45,8 @@ using LayerTypes =
              Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
              DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
              GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
-             GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization, LSTM, Bidirectional>;
+             GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization, LSTM, Bidirectional,
+             MultiHeadAttention, PositionEmbedding>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").
@@ -60,6 +63,10 @@ template <class L, class = void>
 struct IsMerge : std::false_type {};
 template <class L>
 struct IsMerge<L, std::void_t<decltype(L::kMerge)>> : std::bool_constant<L::kMerge> {};
+template <class L, class = void>
+struct MaxInputs : std::integral_constant<int, IsMerge<L>::value ? INT32_MAX : 1> {};
+template <class L>
+struct MaxInputs<L, std::void_t<decltype(L::kMaxInputs)>> : std::integral_constant<int, L::kMaxInputs> {};
 template <class L, class = void>
 struct HasVariables : std::false_type {};
 template <class L>
@@ -78,6 +85,16 @@ inline constexpr bool isMergeLayer = layer_detail::IsMerge<L>::value;
 // Whether layer l reads several inputs.
 inline bool mergeLayer(const Layer& l) {
     return std::visit([](const auto& x) { return isMergeLayer<std::decay_t<decltype(x)>>; }, l);
+}
+
+// The most inputs layer type L reads: a merge layer any number, a layer of
+// `kMaxInputs` (attention: query and value) that many, others one. Its
+// addNodes takes a vector of values where this is more than one.
+template <class L>
+inline constexpr int maxLayerInputs = layer_detail::MaxInputs<L>::value;
+// The most inputs layer l reads (maxLayerInputs of its type).
+inline int layerMaxInputs(const Layer& l) {
+    return std::visit([](const auto& x) { return maxLayerInputs<std::decay_t<decltype(x)>>; }, l);
 }
 
 // A layer's variables from its input shape, in the order they are saved;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gltrain/graph/shape.hpp"
 #include "gltrain/initializer.hpp"
 
 namespace gltrain {
@@ -19,10 +20,17 @@ struct LayerVariable {
     Initializer init;
     int rows, cols;     // the matrix it is stored as
     int fanIn, fanOut;  // what the initializer scales by
+    // The graph holds it as a vector [cols] (one row) though saved with more
+    // axes: attention's biases [heads, size], added as a Dense's is.
+    bool vector = false;
+
+    // Its shape in the model's graph: the vector [cols] where saved as one (or
+    // `vector`), else the matrix rows x cols (a kernel [F, heads, size] as F x heads*size).
+    graph::Shape stored() const { return shape.size() == 1 || vector ? graph::Shape{cols} : graph::Shape{rows, cols}; }
 
     // The initial value. The k-th variable of layer i draws from random
-    // stream 2i + k (checkpoints of the same seed depend on it), so a layer
-    // has at most two randomly initialised variables.
+    // stream 2i + k (checkpoints of the same seed depend on it) for k < 2,
+    // from a stream of its own past 2^31 after (ModelVariables::stream).
     HostMatrix initial(uint32_t seed, uint32_t stream) const {
         return init.make(rows, cols, fanIn, fanOut, seed, stream);
     }

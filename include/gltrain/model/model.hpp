@@ -750,7 +750,10 @@ private:
         const size_t n = c.ins.size();
         if (mergeLayer(spec) && n < 2)
             c.fail("merges several inputs but " + c.received() + " alone (give it two or more)");
-        if (!mergeLayer(spec) && n != 1) c.fail("takes one input but " + c.receivedAll());
+        if (!mergeLayer(spec) && n > size_t(layerMaxInputs(spec)))
+            c.fail(layerMaxInputs(spec) == 1
+                       ? "takes one input but " + c.receivedAll()
+                       : "takes at most " + std::to_string(layerMaxInputs(spec)) + " inputs but " + c.receivedAll());
         // The checks of each field's own value, from the layer's field table (layers/field.hpp).
         if (const std::string problem = layerFieldProblem(spec); !problem.empty())
             throw ArgumentError("compile: layer " + L.geometry.name + ": " + problem);

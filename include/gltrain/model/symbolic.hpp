@@ -141,9 +141,12 @@ private:
             if (inputs.size() < 2)
                 throw ArgumentError(std::string(L::kType) + ": merges two or more values, applied to " +
                                     std::to_string(inputs.size()));
-        } else if (inputs.size() != 1) {
+        } else if (inputs.empty() || (maxLayerInputs<L> == 1 && inputs.size() != 1)) {
             throw ArgumentError(std::string(L::kType) + ": takes one value, applied to " +
                                 std::to_string(inputs.size()) + " (merge them first, e.g. with Concatenate)");
+        } else if (inputs.size() > size_t(maxLayerInputs<L>)) {
+            throw ArgumentError(std::string(L::kType) + ": takes at most " + std::to_string(maxLayerInputs<L>) +
+                                " values, applied to " + std::to_string(inputs.size()));
         }
         auto n = std::make_shared<Node>();
         n->layer = layer;

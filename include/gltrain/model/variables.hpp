@@ -46,7 +46,14 @@ struct ModelVariables {
     int slots = 0;                    // optimizer slots of each trainable variable
     std::vector<SavedTensor> saved;   // per layer: parameters, each with its slots, then statistics
 
-    // The variables of `layers` (layer i's k-th variable draws from random stream 2i + k).
+    // The random stream of layer i's k-th variable: 2i + k for the first two
+    // (what checkpoints of a seed have always held); a layer of more (attention's
+    // eight) draws the others from streams of their own, past 2^31, so that no two
+    // variables of a model share one.
+    static uint32_t stream(size_t i, size_t k) {
+        return k < 2 ? uint32_t(2 * i + k) : 0x80000000u | uint32_t(i) << 4 | uint32_t(k);
+    }
+    // The variables of `layers` (layer i's k-th variable draws from random stream stream(i, k)).
     static ModelVariables of(const std::vector<CompiledLayer>& layers, const CompileOptions& o) {
         ModelVariables m;
         m.slots = o.optimizer.stateSlots();
@@ -59,12 +66,12 @@ struct ModelVariables {
                 const LayerVariable v = vars[k];
                 ModelVariable mv;
                 mv.layer = layers[i].geometry.name;
-                mv.decl = {v.name, v.shape, v.trainable && layerTrainable(*layers[i].spec)};
+                mv.decl = {v.name, v.shape, v.trainable && layerTrainable(*layers[i].spec), v.stored()};
                 mv.frozen = v.trainable && !mv.decl.trainable;
                 mv.decays = v.trainable && o.optimizer.decays(mv.layer, v.name);
                 mv.rows = v.rows;
                 mv.cols = v.cols;
-                mv.initial = [v, seed, stream = uint32_t(2 * i + k)] { return v.initial(seed, stream); };
+                mv.initial = [v, seed, s = stream(i, k)] { return v.initial(seed, s); };
                 m.list.push_back(std::move(mv));
             }
             for (bool trainable : {true, false})

@@ -194,6 +194,55 @@ std::vector<HostMatrixT<T>> run(const graph::SoftmaxRowsGrad&, const graph_detai
     }
     return {dx};
 }
+// x plus table row t at each step t.
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::PositionAdd&, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&x = *in[0], &table = *in[1];
+    HostMatrixT<T> y = x;
+    for (int r = 0; r < x.rows; ++r)
+        for (int c = 0; c < x.cols; ++c) y(r, c) += table(c / table.cols, c % table.cols);
+    return {y};
+}
+// Each table row's gradient: its step's, summed over the batch (zero past the steps).
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::PositionAddGrad& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>& dy = *in[0];
+    HostMatrixT<T> g(int(o.table.dims[0]), int(o.table.dims[1]));
+    for (int r = 0; r < dy.rows; ++r)
+        for (int c = 0; c < dy.cols; ++c) g(c / g.cols, c % g.cols) += dy(r, c);
+    return {g};
+}
+// Each head's product from its definition: element (i, j) of head h of a view at h*head + i*row + j*col.
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::HeadMatMul& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>&A = *in[0], &B = *in[1];
+    const HeadProduct& p = o.p;
+    HostMatrixT<T> C(A.rows, int(o.out.cols()));
+    for (int r = 0; r < A.rows; ++r)
+        for (int h = 0; h < p.heads; ++h)
+            for (int i = 0; i < p.m; ++i)
+                for (int j = 0; j < p.n; ++j) {
+                    T sum = T(0);
+                    for (int q = 0; q < p.k; ++q) sum += A(r, int(p.a.at(h, i, q))) * B(r, int(p.b.at(h, q, j)));
+                    C(r, int(p.c.at(h, i, j))) = T(p.scale) * sum;
+                }
+    return {C};
+}
+// Each query's scores: the keys it sees (all, or causally 0..i) softmaxRows'd, the others 0.
+template <class T>
+std::vector<HostMatrixT<T>> run(const graph::AttentionSoftmax& o, const graph_detail::Ins<T>& in) {
+    const HostMatrixT<T>& x = *in[0];
+    HostMatrixT<T> y(x.rows, x.cols);
+    for (int r = 0; r < x.rows; ++r)
+        for (int g = 0; g < x.cols / o.keys; ++g) {
+            const int seen = o.causal ? std::min(g % o.queries + 1, o.keys) : o.keys;
+            HostMatrixT<T> scores(1, seen);
+            for (int j = 0; j < seen; ++j) scores(0, j) = x(r, g * o.keys + j);
+            const HostMatrixT<T> p = softmaxRows(scores);
+            for (int j = 0; j < seen; ++j) y(r, g * o.keys + j) = p(0, j);
+        }
+    return {y};
+}
 // Softmax over an axis: gathers each axis' values into a row, softmaxRows it, scatters back.
 template <class T>
 std::vector<HostMatrixT<T>> run(const graph::SoftmaxAxis& o, const graph_detail::Ins<T>& in) {

@@ -165,17 +165,21 @@ struct SoftmaxAxisGrad {
     void cpu(Ctx& c) const {
         const HostMatrix &y = c.in(0), &dy = c.in(1);
         HostMatrix& dx = c.out(0);
-        const size_t n = size_t(y.cols), step = size_t(axis.stride);
+        // Each group's dot product once (attention's groups are 64 long).
+        const size_t n = size_t(y.cols), step = size_t(axis.stride), block = size_t(axis.count) * step;
         for (int i = 0; i < y.rows; ++i) {
             const float *yr = y.data.data() + size_t(i) * n, *dyr = dy.data.data() + size_t(i) * n;
             float* dxr = dx.data.data() + size_t(i) * n;
-            for (size_t j = 0; j < n; ++j) {
-                const size_t b = size_t(axis.base(int64_t(j)));
-                double dot = 0;
-                for (int k = 0; k < axis.count; ++k)
-                    dot += double(dyr[b + size_t(k) * step]) * yr[b + size_t(k) * step];
-                dxr[j] = yr[j] * (dyr[j] - float(dot));
-            }
+            for (size_t outer = 0; outer < n; outer += block)
+                for (size_t b = outer; b < outer + step; ++b) {
+                    double dot = 0;
+                    for (int k = 0; k < axis.count; ++k)
+                        dot += double(dyr[b + size_t(k) * step]) * yr[b + size_t(k) * step];
+                    for (int k = 0; k < axis.count; ++k) {
+                        const size_t j = b + size_t(k) * step;
+                        dxr[j] = yr[j] * (dyr[j] - float(dot));
+                    }
+                }
         }
     }
     static std::vector<Example<SoftmaxAxisGrad>> examples() {
