@@ -38,13 +38,6 @@ inline MatD sgd(MatD w, const MatD& g, double lr) {
     return w;
 }
 
-// The same values as rows of `cols`: a [N, T*F] batch as N*T rows of F.
-inline MatD asRows(MatD m, int cols) {
-    m.rows = int(m.data.size()) / cols;
-    m.cols = cols;
-    return m;
-}
-
 // The one-step tests' labels, for a batch of 5 rows.
 inline const std::vector<int> kStepLabels = {0, 2, 1, 1, 0};
 

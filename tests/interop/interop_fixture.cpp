@@ -8,9 +8,9 @@
 //     `gltrain predict`), <dir>/M_tfjs/ (the TF.js Layers export) and, in
 //     <dir>/expected.safetensors, "x" (the first 16 rows of the test split, 16 x 784;
 //     trained on rows 16..271) and "M" (gltrain's predictions for them).
-//     It also writes residual_{init,steps,data}.safetensors: a residual block's initial
-//     weights, its first SGD steps' batches and losses, and its weights after them, which
-//     torch_check.py repeats in PyTorch.
+//     It also writes {residual,attention}_{init,steps,data}.safetensors: a residual
+//     block's and a causal attention block's initial weights, their first SGD steps'
+//     batches and losses, and their weights after them, which torch_check.py repeats in PyTorch.
 //   interop_fixture check-checkpoint <dir>
 //     builds the same models from scratch, loads <dir>/M.safetensors and checks that
 //     they predict "M" for "x" to 1e-5. Natively and, built with em++, in Chromium on
@@ -144,6 +144,13 @@ HostMatrix rows(const HostMatrix& m, int from, int count) {
 }
 
 TensorData tensorOf(const HostMatrix& m) { return TensorData::fromMatrix(m); }
+// Columns [from, from + count) of every row.
+HostMatrix columns(const HostMatrix& m, int from, int count) {
+    HostMatrix out(m.rows, count);
+    for (int r = 0; r < m.rows; ++r)
+        for (int c = 0; c < count; ++c) out(r, c) = m(r, from + c);
+    return out;
+}
 
 void writeText(const std::string& path, const std::string& text) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -208,6 +215,45 @@ const char* const kResidualJson = R"({
 )";
 constexpr int kResidualSteps = 3;
 
+// A causal attention block (token and position embeddings, MultiHeadAttention of 2 heads
+// of 8, a residual add, logits at each step) whose SGD steps torch_check.py repeats with
+// attention written out in torch from the same weights and batches.
+const char* const kAttentionJson = R"({
+  "description": "interop attention block",
+  "input": 7,
+  "layers": [
+    {"type": "embedding", "inputDim": 19, "outputDim": 12, "name": "tok"},
+    {"type": "positionembedding", "sequenceLength": 9, "name": "pos"},
+    {"type": "multiheadattention", "numHeads": 2, "keyDim": 8, "valueDim": 5, "causal": true, "name": "att"},
+    {"type": "add", "inputs": ["pos", "att"], "name": "add"},
+    {"type": "dense", "units": 19, "name": "head"}
+  ],
+  "compile": {"optimizer": {"type": "sgd", "lr": 0.5}, "loss": "sequence_softmax_cross_entropy"},
+  "fit": {"epochs": 1, "batchSize": 6, "shuffle": false}
+}
+)";
+
+// A model's first steps for torch_check.py to repeat, from `steps` batches of x and targets
+// in order: <dir>/<name>_init.safetensors (its initial weights), <name>_steps (its weights
+// after them) and <name>_data ("x", "labels": the targets, "losses": each step's).
+void writeSteps(Context& ctx, const std::string& dir, const std::string& name, const char* json, const HostMatrix& x,
+                const Targets& y, const HostMatrix& labels) {
+    const ModelConfig config = parseModelConfig(json, name + ".model.json");
+    auto model = buildModel(ctx, config);
+    model->save(dir + "/" + name + "_init.safetensors");
+    std::vector<float> losses;
+    Callbacks cb;
+    cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+    model->fit(x, y, config.fit, cb);
+    model->save(dir + "/" + name + "_steps.safetensors");
+    saveSafetensorsFile(dir + "/" + name + "_data.safetensors",
+                        {{"x", tensorOf(x)},
+                         {"labels", tensorOf(labels)},
+                         {"losses", tensorOf(HostMatrix(1, int(losses.size()), losses))}});
+    std::printf("wrote %s/%s_{init,steps,data}.safetensors: %zu SGD steps, losses %.4f .. %.4f\n", dir.c_str(),
+                name.c_str(), losses.size(), double(losses.front()), double(losses.back()));
+}
+
 bool exportModels(Context& ctx, const std::string& dir) {
     std::filesystem::create_directories(dir);
     const Dataset data = loadFashionMnist(Split::Test);
@@ -230,27 +276,17 @@ bool exportModels(Context& ctx, const std::string& dir) {
     std::printf("wrote %s/{mlp,cnn}.safetensors, {mlp,cnn}.model.json, {mlp,cnn}_tfjs/, expected.safetensors\n",
                 dir.c_str());
 
-    // The residual block: its initial weights, kResidualSteps batches in order, each step's loss
-    // and the weights after them (residual_{init,steps,data}.safetensors).
-    const ModelConfig residual = parseModelConfig(kResidualJson, "residual.model.json");
-    auto model = buildModel(ctx, residual);
-    model->save(dir + "/residual_init.safetensors");
-    const int n = kResidualSteps * residual.fit.batchSize;
+    // The residual block's first steps on real rows, and the attention block's on random
+    // tokens (each step's targets: the tokens after its own).
+    const int n = kResidualSteps * 16;
     const std::vector<int> stepLabels(labels.begin(), labels.begin() + n);
-    std::vector<float> losses;
-    Callbacks cb;
-    cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
-    model->fit(rows(train, 0, n), stepLabels, residual.fit, cb);
-    model->save(dir + "/residual_steps.safetensors");
     HostMatrix labelColumn(n, 1);
     for (int r = 0; r < n; ++r) labelColumn.data[size_t(r)] = float(stepLabels[size_t(r)]);
-    saveSafetensorsFile(dir + "/residual_data.safetensors",
-                        {{"x", tensorOf(rows(train, 0, n))},
-                         {"labels", tensorOf(labelColumn)},
-                         {"losses", tensorOf(HostMatrix(1, int(losses.size()), losses))}});
-    std::printf(
-        "wrote %s/residual_{init,steps,data}.safetensors: %zu SGD steps of a residual block, losses %.4f .. %.4f\n",
-        dir.c_str(), losses.size(), double(losses.front()), double(losses.back()));
+    writeSteps(ctx, dir, "residual", kResidualJson, rows(train, 0, n), stepLabels, labelColumn);
+    HostMatrix tokens(3 * 6, 8);
+    for (size_t i = 0; i < tokens.data.size(); ++i) tokens.data[i] = float((i * 7 + i / 5) % 19);
+    writeSteps(ctx, dir, "attention", kAttentionJson, columns(tokens, 0, 7), columns(tokens, 1, 7),
+               columns(tokens, 1, 7));
     return true;
 }
 
