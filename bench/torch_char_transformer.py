@@ -90,6 +90,26 @@ def learning_rate(step):
     return MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * t))
 
 
+def adamw(model):
+    """AdamW (0.9, 0.95), eps 1e-8, decay on the 2-D kernels only (not biases, norms or embeddings)."""
+    decayed = [p for n, p in model.named_parameters() if p.dim() == 2 and n not in ('tokens.weight', 'positions')]
+    others = [p for p in model.parameters() if not any(p is d for d in decayed)]
+    return torch.optim.AdamW([{'params': decayed, 'weight_decay': DECAY}, {'params': others, 'weight_decay': 0.0}],
+                             lr=LR, betas=(0.9, 0.95), eps=1e-8)
+
+
+def train_step(model, opt, step, x, y):
+    """One step at `step`'s learning rate, gradients clipped to global norm 1: the loss before it."""
+    for g in opt.param_groups:
+        g['lr'] = learning_rate(step)
+    loss = F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1))
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+    opt.step()
+    return loss.item()
+
+
 def held_out_loss(model, ids, split):
     """Mean nats per byte over the tail's consecutive windows (the last partial one left out)."""
     tail = ids[split:]
@@ -120,29 +140,20 @@ def main():
     split = int(math.floor(0.9 * len(data)))
     print(f'corpus: {len(data)} bytes, {len(data) - split} held out; torch {torch.__version__}, {a.threads} threads')
     model = CharTransformer()
-    decayed = [p for n, p in model.named_parameters() if p.dim() == 2 and n != 'tokens.weight' and n != 'positions']
-    others = [p for n, p in model.named_parameters() if not any(p is d for d in decayed)]
-    opt = torch.optim.AdamW([{'params': decayed, 'weight_decay': DECAY}, {'params': others, 'weight_decay': 0.0}],
-                            lr=LR, betas=(0.9, 0.95), eps=1e-8)
+    opt = adamw(model)
     evals = {int(s) for s in a.eval_at.split(',') if s}
     gen = torch.Generator().manual_seed(a.seed)
-    timed, t0 = [], None
+    timed = []
     for step in range(a.steps):
-        for g in opt.param_groups:
-            g['lr'] = learning_rate(step)
         starts = torch.randint(0, split - CONTEXT - 1, (BATCH,), generator=gen)
         x = torch.stack([ids[s:s + CONTEXT] for s in starts])
         y = torch.stack([ids[s + 1:s + CONTEXT + 1] for s in starts])
         t = time.perf_counter()
-        loss = F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-        opt.step()
+        loss = train_step(model, opt, step, x, y)
         if step >= 10 and (a.time_steps == 0 or step < 10 + a.time_steps):
             timed.append(time.perf_counter() - t)
         if step % 100 == 0:
-            print(f'step {step} loss {loss.item():.4f}', flush=True)
+            print(f'step {step} loss {loss:.4f}', flush=True)
         if step + 1 in evals:
             print(f'step {step + 1} held-out loss {held_out_loss(model, ids, split):.4f} nats/byte', flush=True)
     if timed:

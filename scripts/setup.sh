@@ -56,3 +56,7 @@ mkdir -p "$web/data"
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
   [ -s "$web/data/$f" ] || { gunzip -c "/usr/share/datasets/fashion-mnist/$f.gz" > "$web/data/$f.tmp" && mv "$web/data/$f.tmp" "$web/data/$f"; }
 done
+# The text page reads the fortunes corpus and the reference model file from web/data
+# (the model copied on every run: it is a source file, and may have changed).
+[ -s "$web/data/fortunes.txt" ] || bash "$here/fortunes_corpus.sh" "$web/data/fortunes.txt" >/dev/null
+cp "$here/../examples/models/char-transformer.json" "$web/data/char-transformer.json"

@@ -8,7 +8,8 @@
 //     `gltrain predict`), <dir>/M_tfjs/ (the TF.js Layers export) and, in
 //     <dir>/expected.safetensors, "x" (the first 16 rows of the test split, 16 x 784;
 //     trained on rows 16..271) and "M" (gltrain's predictions for them).
-//     It also writes {residual,attention}_{init,steps,data}.safetensors: a residual
+//     It also writes transformer_{init,data}.safetensors (writeTransformerSteps) and
+//     {residual,attention}_{init,steps,data}.safetensors: a residual
 //     block's and a causal attention block's initial weights, their first SGD steps'
 //     batches and losses, and their weights after them, which torch_check.py repeats in PyTorch.
 //   interop_fixture check-checkpoint <dir>
@@ -46,7 +47,9 @@
 #ifndef __EMSCRIPTEN__
 #include <filesystem>
 
+#include "gltrain/file_io.hpp"
 #include "gltrain/idx.hpp"
+#include "gltrain/text_data.hpp"
 #endif
 
 using namespace gltrain;
@@ -254,6 +257,42 @@ void writeSteps(Context& ctx, const std::string& dir, const std::string& name, c
                 name.c_str(), losses.size(), double(losses.front()), double(losses.back()));
 }
 
+// Issue 39's reference character transformer (examples/models/char-transformer.json) for
+// torch_check.py's transformer_steps: its initial weights, kTransformerSteps batches of
+// kTransformerBatch windows of the fortunes corpus (web/data/fortunes.txt, which setup.sh
+// builds) and each step's loss on the GPU and the CPU engine:
+// transformer_{init,data}.safetensors. The model file's batch of 32 is cut to 4 windows:
+// PyTorch with Debian's reference BLAS takes 5.6 s a step of 32.
+constexpr int kTransformerSteps = 20, kTransformerBatch = 4;
+void writeTransformerSteps(const std::string& dir) {
+    ModelConfig config = loadModelConfig(GLTRAIN_SOURCE_DIR "/examples/models/char-transformer.json");
+    config.fit.batchSize = kTransformerBatch;
+    config.fit.steps = 0;
+    config.fit.epochs = 1;
+    config.fit.shuffle = false;
+    config.fit.lossEvery = 1;
+    const std::string corpus = GLTRAIN_SOURCE_DIR "/web/data/fortunes.txt";
+    const TextData text(readFile(corpus, "the fortunes corpus (bash scripts/setup.sh builds it)"), TextOptions{});
+    const TextWindows w = text.trainWindows(0, kTransformerSteps * kTransformerBatch);
+    std::vector<std::pair<std::string, TensorData>> data = {{"x", tensorOf(w.x)}, {"y", tensorOf(w.y)}};
+    for (BackendPreference engine : {BackendPreference::Gpu, BackendPreference::Cpu}) {
+        ContextOptions o;
+        o.backend = engine;
+        Context ctx(o);
+        auto model = buildModel(ctx, config);
+        if (engine == BackendPreference::Gpu) model->save(dir + "/transformer_init.safetensors");
+        std::vector<float> losses;
+        Callbacks cb;
+        cb.onStep = [&](const StepInfo& s) { losses.push_back(s.loss); };
+        model->fit(w.x, Targets(w.y), config.fit, cb);
+        const char* name = engine == BackendPreference::Gpu ? "gpu" : "cpu";
+        std::printf("char transformer on the %s engine: %zu AdamW steps of %d windows, losses %.4f .. %.4f\n", name,
+                    losses.size(), kTransformerBatch, double(losses.front()), double(losses.back()));
+        data.emplace_back(std::string("losses_") + name, tensorOf(HostMatrix(1, int(losses.size()), losses)));
+    }
+    saveSafetensorsFile(dir + "/transformer_data.safetensors", data);
+}
+
 bool exportModels(Context& ctx, const std::string& dir) {
     std::filesystem::create_directories(dir);
     const Dataset data = loadFashionMnist(Split::Test);
@@ -287,6 +326,7 @@ bool exportModels(Context& ctx, const std::string& dir) {
     for (size_t i = 0; i < tokens.data.size(); ++i) tokens.data[i] = float((i * 7 + i / 5) % 19);
     writeSteps(ctx, dir, "attention", kAttentionJson, columns(tokens, 0, 7), columns(tokens, 1, 7),
                columns(tokens, 1, 7));
+    writeTransformerSteps(dir);
     return true;
 }
 

@@ -22,6 +22,7 @@ Optimizer slots ("<layer>/<param>/slot<i>") are not model weights and are skippe
 """
 import json
 import math
+import os
 import struct
 import sys
 from collections import OrderedDict
@@ -230,6 +231,65 @@ def repeat_steps(directory, name, model, lr, limit):
     return failures
 
 
+def transformer_state_dict(model, checkpoint):
+    """bench/torch_char_transformer.py's CharTransformer filled from a gltrain checkpoint of
+    examples/models/char-transformer.json: MultiHeadAttention's Keras kernels [F, H, dk] and
+    [H, dv, F] are nn.Linear weights [H*dk, F] and [F, H*dv] transposed and flattened."""
+    get = lambda name: torch.from_numpy(checkpoint[name])
+    state = {"tokens.weight": get("tokens/embeddings"), "positions": get("positions/embeddings"),
+             "ln.weight": get("final_ln/gamma"), "ln.bias": get("final_ln/beta"),
+             "head.weight": get("logits/kernel").t(), "head.bias": get("logits/bias"),
+             "mask": model.mask}
+    for i in range(len(model.blocks)):
+        b, g = f"blocks.{i}", f"block{i + 1}"
+        for ln in ("ln1", "ln2"):
+            state[f"{b}.{ln}.weight"] = get(f"{g}_{ln}/gamma")
+            state[f"{b}.{ln}.bias"] = get(f"{g}_{ln}/beta")
+        for mine, keras in (("q", "query"), ("k", "key"), ("v", "value")):
+            kernel = get(f"{g}_attention/{keras}/kernel")          # [F, H, dk]
+            state[f"{b}.{mine}.weight"] = kernel.reshape(kernel.shape[0], -1).t()
+            state[f"{b}.{mine}.bias"] = get(f"{g}_attention/{keras}/bias").reshape(-1)
+        out = get(f"{g}_attention/attention_output/kernel")         # [H, dv, F]
+        state[f"{b}.o.weight"] = out.reshape(-1, out.shape[-1]).t()
+        state[f"{b}.o.bias"] = get(f"{g}_attention/attention_output/bias")
+        for mine in ("up", "down"):
+            state[f"{b}.{mine}.weight"] = get(f"{g}_{mine}/kernel").t()
+            state[f"{b}.{mine}.bias"] = get(f"{g}_{mine}/bias")
+    return state
+
+
+def transformer_steps(directory):
+    """gltrain's first AdamW steps of the reference character transformer on each engine, repeated in
+    PyTorch from the same initial weights and batches (bench/torch_char_transformer.py's model,
+    optimizer groups, schedule and clipping): each step's loss agrees to 1e-4 relative."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    import torch_char_transformer as ref
+    init, _ = read_safetensors(f"{directory}/transformer_init.safetensors")
+    data, _ = read_safetensors(f"{directory}/transformer_data.safetensors")
+    torch.manual_seed(0)
+    model = ref.CharTransformer()
+    model.load_state_dict(transformer_state_dict(model, init), strict=True)
+    optimizer = ref.adamw(model)
+    x = torch.from_numpy(data["x"]).long()
+    y = torch.from_numpy(data["y"]).long()
+    steps = data["losses_cpu"].size
+    batch = x.shape[0] // steps
+    losses = []
+    for step in range(steps):
+        rows = slice(step * batch, (step + 1) * batch)
+        losses.append(ref.train_step(model, optimizer, step, x[rows], y[rows]))
+    failures = 0
+    for engine in ("cpu", "gpu"):
+        want = data[f"losses_{engine}"].reshape(-1)
+        error = float(np.max(np.abs(np.array(losses) - want) / np.abs(want)))
+        ok = error <= 1e-4
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} char transformer: PyTorch's {steps} AdamW steps (batch {batch} x "
+              f"{x.shape[1]}) from gltrain's initial weights give its {engine} engine's losses "
+              f"({want[0]:.4f} .. {want[-1]:.4f}): relative error {error:.3g} (limit 1e-4)")
+    return failures
+
+
 def state_dict_from_gltrain(model, checkpoint):
     """The torch state dict of `model` from a gltrain checkpoint, by module name = gltrain layer name."""
     state = {}
@@ -286,6 +346,7 @@ def main():
               f"gltrain predicted: error {error:.3g} (limit 1e-4)")
     failures += repeat_steps(directory, "residual", Residual(), lr=0.05, limit=1e-4)
     failures += repeat_steps(directory, "attention", AttentionBlock(), lr=0.5, limit=1e-5)
+    failures += transformer_steps(directory)
     return 1 if failures else 0
 
 
