@@ -39,14 +39,13 @@
 
 namespace gltrain {
 
-using LayerTypes =
-    TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten, BatchNormalization,
-             ActivationLayer, Dropout, Softmax,                                                    //
-             Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
-             DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
-             GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
-             GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization, LSTM, Bidirectional,
-             MultiHeadAttention, PositionEmbedding>;
+using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAveragePooling2D, Flatten,
+                            BatchNormalization, ActivationLayer, Dropout, Softmax,                                //
+                            Add, Subtract, Multiply, Average, Maximum, Concatenate,                               //
+                            DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
+                            GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
+                            GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization, LSTM,
+                            Bidirectional, MultiHeadAttention, PositionEmbedding>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").
