@@ -474,3 +474,63 @@ test('playground: settings in the URL, applied without a reset; Step; test loss;
     await page.close();
     assert.deepEqual(errors, []);
   });
+
+// The text page on a small transformer (tests/web/tiny-char-model.json) and the fortunes corpus
+// (web/data/fortunes.txt, setup.sh): 300 steps learn more than byte frequencies, a sample every
+// 100 steps, Save, Load (a greedy sample of the loaded model is the trained one's), Stop.
+const TEXT_STEPS = 300;
+test(`text: a small transformer trains ${TEXT_STEPS} steps on the fortunes in a worker, samples as it learns; Save, Load, Stop`,
+  { timeout: 420000 }, async () => {
+    const page = await context.newPage();
+    const errors = watch(page);
+    await page.setViewportSize(LAPTOP);
+    await page.goto(`${server.url}/text.html?model=/tests/tiny-char-model.json&steps=${TEXT_STEPS}&batch=16&evalEvery=50` +
+                    '&valWindows=128&sampleEvery=100&sampleLength=48&auto=1');
+    await page.waitForFunction(() => ['done', 'error'].includes(window.textPage?.phase), null, { timeout: 360000 });
+    const s = await page.evaluate(() => ({ ...window.textPage, capabilities: null }));
+    for (const l of s.lines) console.log(`text: ${l}`);
+    assert.equal(s.error, null);
+    assert.equal(s.steps, TEXT_STEPS);
+    assert.ok(s.msPerStep > 0, `ms/step shown: ${s.msPerStep}`);
+    // Uniform guessing is ln 256 = 5.55 nats a byte, English's byte frequencies alone ~3.4.
+    const first = s.evaluations[0].loss, last = s.evaluations.at(-1).loss;
+    console.log(`text: validation loss ${first.toFixed(3)} at step ${s.evaluations[0].step} -> ${last.toFixed(3)}; ` +
+                `${s.samples.length} samples, last: ${JSON.stringify(s.samples.at(-1).text)}`);
+    assert.ok(s.evaluations.length >= TEXT_STEPS / 50, `evaluations: ${s.evaluations.length}`);
+    assert.ok(last < first - 0.2 && last < 3.0, `the validation loss fell: ${first} -> ${last}`);
+    assert.ok(s.samples.length >= 3, `samples at steps ${s.samples.map((x) => x.step)}`);
+    for (const x of s.samples) assert.ok(x.text.length > 0, `an empty sample at step ${x.step}`);
+    assert.equal(await page.locator('#samples pre').count(), s.samples.length);
+    // Temperature 0 is the arg-max at every byte: the same text twice.
+    await page.fill('#temperature', '0');
+    await page.dispatchEvent('#temperature', 'input');
+    await page.click('#sample');
+    await page.waitForFunction((n) => window.textPage.samples.length === n + 1, s.samples.length);
+    await page.click('#sample');
+    await page.waitForFunction((n) => window.textPage.samples.length === n + 2, s.samples.length);
+    const greedy = await page.evaluate(() => window.textPage.samples.slice(-2).map((x) => x.text));
+    assert.equal(greedy[0], greedy[1], 'greedy samples agree');
+    // Save, then Load into a freshly built model: its greedy sample is the trained model's.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save')]);
+    assert.equal(download.suggestedFilename(), `char-model-step-${TEXT_STEPS}.safetensors`);
+    const file = await download.path();
+    const bytes = fs.readFileSync(file);
+    const header = JSON.parse(bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString('utf8'));
+    assert.deepEqual(header['tokens/embeddings'].shape, [256, 24], 'the embedding table');
+    const before = await page.evaluate(() => window.textPage.samples.length);
+    await page.setInputFiles('#load-file', { name: 'trained.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
+    await page.waitForFunction((n) => window.textPage.samples.length === n + 1, before, { timeout: 60000 });
+    const loaded = await page.evaluate(() => window.textPage.samples.at(-1).text);
+    assert.equal(loaded, greedy[0], 'the loaded model writes what the trained one wrote');
+    // Train again and Stop it early.
+    await page.click('#start');
+    await page.waitForFunction(() => window.textPage.phase === 'training' && window.textPage.steps >= 10, null, { timeout: 120000 });
+    await page.click('#stop');
+    await page.waitForFunction(() => ['done', 'error'].includes(window.textPage.phase), null, { timeout: 120000 });
+    const stopped = await page.evaluate(() => ({ error: window.textPage.error, steps: window.textPage.steps }));
+    assert.equal(stopped.error, null);
+    assert.ok(stopped.steps < TEXT_STEPS, `stopped after ${stopped.steps} steps`);
+    await screenshots(page, 'text');
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
