@@ -2,12 +2,13 @@
 // computed once for backward/layer_norm, not once per element.
 // inputs: X, STATS, GAMMA, DY
 // uniforms: channels
+// uses: lib/elements
 // output: N x 2G, any layout; STATS is N x 2G (forward/layer_norm_stats), GAMMA 1 x channels, DY X's shape
 // formula: S[r, 2g] = sum_j GAMMA[j] DY[r, b + j], S[r, 2g + 1] = sum_j GAMMA[j] DY[r, b + j] xhat[r, b + j],
 //          b = g * channels, xhat = (X - STATS[r, 2g]) * STATS[r, 2g + 1]
 uniform int channels;
 
-float sumAt(int r, int c) {
+float elementAt(int r, int c) {
     int g = c / 2, base = g * channels;
     bool scaled = c % 2 == 1;
     float m = STATS_at(r, 2 * g), s = STATS_at(r, 2 * g + 1), sum = 0.0;
@@ -18,14 +19,4 @@ float sumAt(int r, int c) {
     return sum;
 }
 
-void main() {
-    ivec2 t = outTexel();
-    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
-    vec4 v = vec4(0.0);
-    for (int i = 0; i < lanes; ++i) {
-        int c = t.x * lanes + i;
-        if (c >= cols) break;
-        v[i] = sumAt(t.y, c);
-    }
-    setOutput(v);
-}
+void main() { setElements(); }

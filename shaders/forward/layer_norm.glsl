@@ -3,12 +3,13 @@
 // inputs: X, STATS, GAMMA?, BETA?
 // (both GAMMA and BETA, or neither: the standardized values)
 // uniforms: channels
+// uses: lib/elements
 // output: same shape as X, any layout; STATS is N x 2G (forward/layer_norm_stats), GAMMA, BETA 1 x channels
 // formula: Y[r, c] = (X[r, c] - STATS[r, 2g]) * STATS[r, 2g + 1] * GAMMA[c % channels] + BETA[c % channels],
 //          g = c / channels
 uniform int channels;
 
-float normalizedAt(int r, int c) {
+float elementAt(int r, int c) {
     int g = c / channels;
     float xhat = (X_at(r, c) - STATS_at(r, 2 * g)) * STATS_at(r, 2 * g + 1);
 #if GAMMA_BOUND
@@ -19,14 +20,4 @@ float normalizedAt(int r, int c) {
 #endif
 }
 
-void main() {
-    ivec2 t = outTexel();
-    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
-    vec4 v = vec4(0.0);
-    for (int i = 0; i < lanes; ++i) {
-        int c = t.x * lanes + i;
-        if (c >= cols) break;
-        v[i] = normalizedAt(t.y, c);
-    }
-    setOutput(v);
-}
+void main() { setElements(); }

@@ -2,6 +2,7 @@
 // computed once for the passes that read them, not once per element.
 // inputs: X
 // uniforms: channels, epsilon
+// uses: lib/elements
 // output: N x 2G, any layout; X is N x (G * channels)
 // formula: S[r, 2g] = m, S[r, 2g + 1] = 1 / sqrt(v + epsilon), m, v: the mean and (biased) variance
 //          of X[r, g * channels .. (g + 1) * channels - 1]; the mean first, then the squares around it
@@ -9,7 +10,7 @@
 uniform int channels;
 uniform float epsilon;
 
-float statAt(int r, int c) {
+float elementAt(int r, int c) {
     int base = (c / 2) * channels;
     float m = 0.0;
     for (int j = 0; j < channels; ++j) m += X_at(r, base + j);
@@ -23,14 +24,4 @@ float statAt(int r, int c) {
     return inversesqrt(v / float(channels) + epsilon);
 }
 
-void main() {
-    ivec2 t = outTexel();
-    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
-    vec4 v = vec4(0.0);
-    for (int i = 0; i < lanes; ++i) {
-        int c = t.x * lanes + i;
-        if (c >= cols) break;
-        v[i] = statAt(t.y, c);
-    }
-    setOutput(v);
-}
+void main() { setElements(); }

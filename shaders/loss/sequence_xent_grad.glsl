@@ -1,12 +1,13 @@
 // loss/sequence_xent_grad: d(mean loss)/d(logits) of loss/sequence_xent_sums' mean, times the seed.
 // inputs: X, Y, STATS, COUNT, SCALE?
 // uniforms: classes (V)
+// uses: lib/elements
 // output: N x (T*V), any layout; Y is N x T target ids, STATS N x 2T each step's (max, sum of exp)
 //         (loss/sequence_xent_stats), COUNT 1 x 1 (the counted steps), SCALE 1 x 1 (the seed; absent: 1)
 // formula: G[r, tV + v] = (softmax(X[r, tV ..])[v] - (v == Y[r, t])) * SCALE / COUNT; 0 where Y[r, t] < 0
 uniform int classes;
 
-float gradAt(int r, int c) {
+float elementAt(int r, int c) {
     int t = c / classes, v = c - t * classes;
     float label = Y_at(r, t);
     if (label < 0.0) return 0.0;
@@ -19,14 +20,4 @@ float gradAt(int r, int c) {
     return (p - (float(v) == label ? 1.0 : 0.0)) * seed / max(COUNT_at(0, 0), 1.0);
 }
 
-void main() {
-    ivec2 t = outTexel();
-    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
-    vec4 v = vec4(0.0);
-    for (int i = 0; i < lanes; ++i) {
-        int c = t.x * lanes + i;
-        if (c >= cols) break;
-        v[i] = gradAt(t.y, c);
-    }
-    setOutput(v);
-}
+void main() { setElements(); }

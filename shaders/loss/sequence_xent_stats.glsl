@@ -2,11 +2,12 @@
 // passes that read them (the loss sums and the gradient), not once per element.
 // inputs: X
 // uniforms: classes (V)
+// uses: lib/elements
 // output: N x 2T, any layout; X is N x (T*V) logits
 // formula: S[r, 2t] = max_v X[r, tV + v], S[r, 2t + 1] = sum_v exp(X[r, tV + v] - S[r, 2t])
 uniform int classes;
 
-float statAt(int r, int c) {
+float elementAt(int r, int c) {
     int base = (c / 2) * classes;
     float m = X_at(r, base);
     for (int j = 1; j < classes; ++j) m = max(m, X_at(r, base + j));
@@ -16,14 +17,4 @@ float statAt(int r, int c) {
     return s;
 }
 
-void main() {
-    ivec2 t = outTexel();
-    int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
-    vec4 v = vec4(0.0);
-    for (int i = 0; i < lanes; ++i) {
-        int c = t.x * lanes + i;
-        if (c >= cols) break;
-        v[i] = statAt(t.y, c);
-    }
-    setOutput(v);
-}
+void main() { setElements(); }
