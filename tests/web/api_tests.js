@@ -177,6 +177,18 @@ const tests = {
                    trainable: false },
       layernormalization: { type: 'layernormalization', epsilon: 0.25, gammaInitializer: 'glorot_normal',
                             betaInitializer: 'he_uniform', name: 'ln', trainable: false },
+      lstm: { type: 'lstm', units: 5, activation: 'relu', recurrentActivation: 'sigmoid', useBias: false,
+              returnSequences: true, goBackwards: true, kernelInitializer: 'he_normal', recurrentInitializer: 'he_uniform',
+              biasInitializer: { type: 'constant', value: 1 }, name: 'ls', trainable: false },
+      bidirectional: { type: 'bidirectional', units: 4, activation: 'relu', recurrentActivation: 'sigmoid', useBias: false,
+                       returnSequences: true, mergeMode: 'ave', name: 'bi', trainable: false },
+      multiheadattention: { type: 'multiheadattention', numHeads: 3, keyDim: 4, valueDim: 2, useBias: false, dropout: 0.25,
+                            causal: true, outputShape: 6, kernelInitializer: 'he_normal',
+                            // (an initializer object comes back with its keys in alphabetical order)
+                            biasInitializer: { mean: 0.5, stddev: 0.02, type: 'random_normal' }, name: 'mha',
+                            trainable: false },
+      positionembedding: { type: 'positionembedding', sequenceLength: 9, embeddingsInitializer: 'he_uniform', name: 'pe',
+                           trainable: false },
     };
     assertEq(JSON.stringify(Object.keys(specs).sort()), JSON.stringify([...gl.layerTypes].sort()), 'a spec for every layer type');
     const ctx = new gl.Context(WEBGL);
