@@ -114,6 +114,11 @@ int main(int argc, char** argv) {
                 matmulRow("MLP weight grad X^T dZ", 784, 128, 256, true, false, wide, pool);
                 matmulRow("MLP input grad dZ W^T", 128, 256, 784, false, true, wide, pool);
                 for (int n : {256, 512, 1024}) matmulRow("square", n, n, n, false, false, wide, pool);
+                // The reference character transformer's products (2048 tokens, width 128, 512 hidden).
+                matmulRow("transformer X Wqkv", 2048, 128, 384, false, false, wide, pool);
+                matmulRow("transformer H W2", 2048, 512, 128, false, false, wide, pool);
+                matmulRow("transformer grad dZ W1^T", 2048, 512, 128, false, true, wide, pool);
+                matmulRow("transformer grad X^T dZ", 128, 2048, 512, true, false, wide, pool);
             }
         }
         std::printf("\n| training step (Sequential, backend cpu) | threads | ms/step (median of %d) | last loss |\n",

@@ -116,8 +116,10 @@ GLTRAIN_ALWAYS_INLINE void microKernel(int kc, const float* a, const float* b, f
         for (int j = 0; j < NV; ++j) load<W>(bv[j], b + k * NR + j * W);
         GLTRAIN_UNROLL
         for (int r = 0; r < MR; ++r) {
-            Vec<W> av;
-            splat<W>(av, a[k * MR + r]);
+            // A scalar times a vector, not splat(): GCC builds an 8-wide splat
+            // from inserts when splat() is inlined from code compiled without
+            // AVX, which halved the AVX2 kernel's speed; this is one vbroadcastss.
+            const float av = a[k * MR + r];
             GLTRAIN_UNROLL
             for (int j = 0; j < NV; ++j) acc[r][j] += av * bv[j];
         }
@@ -291,15 +293,27 @@ struct Strided {
     int ld;
     bool trans;
     // Rows [i0, i0 + rows) x k [k0, k0 + kc) as dst[k * MR + r], zero past `rows`.
+    // Each case reads its source in order (a run of rows at each k, or a
+    // row's run of k): the sliver is small enough to take the scattered writes.
     void packRows(float* dst, int i0, int rows, int k0, int kc, int MR) const {
-        for (int k = 0; k < kc; ++k) {
-            float* d = dst + size_t(k) * size_t(MR);
-            for (int r = 0; r < rows; ++r) d[r] = at(i0 + r, k0 + k);
-            for (int r = rows; r < MR; ++r) d[r] = 0.0f;
+        if (trans) {
+            for (int k = 0; k < kc; ++k) {
+                const float* src = data + size_t(k0 + k) * size_t(ld) + size_t(i0);
+                float* d = dst + size_t(k) * size_t(MR);
+                for (int r = 0; r < rows; ++r) d[r] = src[r];
+                for (int r = rows; r < MR; ++r) d[r] = 0.0f;
+            }
+            return;
         }
-    }
-    float at(int i, int k) const {
-        return trans ? data[size_t(k) * size_t(ld) + size_t(i)] : data[size_t(i) * size_t(ld) + size_t(k)];
+        for (int r = 0; r < MR; ++r) {
+            float* d = dst + r;
+            if (r >= rows) {
+                for (int k = 0; k < kc; ++k) d[size_t(k) * size_t(MR)] = 0.0f;
+                continue;
+            }
+            const float* src = data + size_t(i0 + r) * size_t(ld) + size_t(k0);
+            for (int k = 0; k < kc; ++k) d[size_t(k) * size_t(MR)] = src[k];
+        }
     }
 };
 // op(A) is M x K: packed as rows of the product.
