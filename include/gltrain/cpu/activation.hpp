@@ -4,12 +4,14 @@
 //
 // The formulas are the kernels' (shaders/lib/activation.glsl), in float; the
 // test oracle (reference/activations.hpp) has its own in double, which
-// tests/cpu_ops_test.cpp checks these against.
+// tests/cpu_ops_test.cpp checks these against. tanh is cpu::tanhApprox, whose
+// loops vectorise (tanh and GELU have loops of their own below).
 #pragma once
 #include <cmath>
 #include <cstddef>
 
 #include "gltrain/activation.hpp"
+#include "gltrain/cpu/fast_math.hpp"
 
 namespace gltrain::cpu {
 
@@ -33,19 +35,22 @@ inline float softplus(float z) {
     return pos + std::log1p(std::exp(-std::abs(z)));
 }
 
-inline float gelu(float z) {
-    const float u = kGeluK * (z + kGeluC * z * z * z);
-    return 0.5f * z * (1.0f + std::tanh(u));
+// Over float or Vec<4> (cpu::mapLanes).
+template <class T>
+GLTRAIN_ALWAYS_INLINE T gelu(T z) {
+    const T u = kGeluK * (z + kGeluC * z * z * z);
+    return 0.5f * z * (1.0f + tanhApprox(u));
 }
 
 // Once tanh saturates the second term is dropped, so a huge |z|, whose z^2
-// overflows, gives 0 or 1 instead of 0 * inf.
-inline float geluDerivative(float z) {
-    const float t = std::tanh(kGeluK * (z + kGeluC * z * z * z));
-    const float sech2 = 1.0f - t * t;
-    const float first = 0.5f * (1.0f + t);
-    if (sech2 == 0.0f) return first;
-    return first + 0.5f * z * sech2 * kGeluK * (1.0f + kGelu3C * z * z);
+// overflows, gives 0 or 1 instead of 0 * inf. Over float or Vec<4>.
+template <class T>
+GLTRAIN_ALWAYS_INLINE T geluDerivative(T z) {
+    const T t = tanhApprox(kGeluK * (z + kGeluC * z * z * z));
+    const T sech2 = 1.0f - t * t;
+    const T first = 0.5f * (1.0f + t);
+    const T both = first + 0.5f * z * sech2 * kGeluK * (1.0f + kGelu3C * z * z);
+    return fast_math_detail::pick(sech2 == T{}, first, both);
 }
 
 // SELU's constants (Klambauer et al. 2017).
@@ -64,7 +69,7 @@ inline float swishDerivative(float z) {
 }
 
 inline float mishDerivative(float z) {
-    const float t = std::tanh(softplus(z));
+    const float t = tanhApprox(softplus(z));
     return t + z * (1.0f - t * t) * sigmoid(z);
 }
 
@@ -75,14 +80,14 @@ inline float activate(float z, Activation act, float alpha) {
         case Activation::ReLU: return z < 0.0f ? 0.0f : z;
         case Activation::LeakyReLU: return z < 0.0f ? alpha * z : z;
         case Activation::Sigmoid: return sigmoid(z);
-        case Activation::Tanh: return std::tanh(z);
+        case Activation::Tanh: return tanhApprox(z);
         case Activation::GELU: return gelu(z);
         case Activation::Softplus: return softplus(z);
         case Activation::ELU: return elu(z, alpha);
         case Activation::SELU: return kSeluScale * elu(z, kSeluAlpha);
         case Activation::ReLU6: return z < 0.0f ? 0.0f : z > 6.0f ? 6.0f : z;
         case Activation::Swish: return z * sigmoid(z);
-        case Activation::Mish: return z * std::tanh(softplus(z));
+        case Activation::Mish: return z * tanhApprox(softplus(z));
         case Activation::HardSigmoid: {
             const float y = 0.2f * z + 0.5f;
             return y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
@@ -104,7 +109,7 @@ inline float derivative(float z, Activation act, float alpha) {
             return s * (1.0f - s);
         }
         case Activation::Tanh: {
-            const float t = std::tanh(z);
+            const float t = tanhApprox(z);
             return 1.0f - t * t;
         }
         case Activation::GELU: return geluDerivative(z);
@@ -139,6 +144,8 @@ inline void activate(float* y, const float* z, size_t n, Activation act, float a
         case Activation::LeakyReLU:
             for (size_t i = 0; i < n; ++i) y[i] = z[i] < 0.0f ? alpha * z[i] : z[i];
             return;
+        case Activation::Tanh: return mapLanes(y, z, n, [](auto v) { return tanhApprox(v); });
+        case Activation::GELU: return mapLanes(y, z, n, [](auto v) { return scalar::gelu(v); });
         default:
             for (size_t i = 0; i < n; ++i) y[i] = scalar::activate(z[i], act, alpha);
     }
@@ -154,6 +161,12 @@ inline void multiplyDerivative(float* g, const float* z, size_t n, Activation ac
         case Activation::LeakyReLU:
             for (size_t i = 0; i < n; ++i) g[i] *= z[i] > 0.0f ? 1.0f : alpha;
             return;
+        case Activation::Tanh:
+            return multiplyLanes(g, z, n, [](auto v) {
+                const auto t = tanhApprox(v);
+                return 1.0f - t * t;
+            });
+        case Activation::GELU: return multiplyLanes(g, z, n, [](auto v) { return scalar::geluDerivative(v); });
         default:
             for (size_t i = 0; i < n; ++i) g[i] *= scalar::derivative(z[i], act, alpha);
     }

@@ -7,10 +7,12 @@
 // over its own counted steps (0 with none). A target that is not an integer
 // below V makes the loss NaN, which the step's NaN guard reports.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "gltrain/cpu/fast_math.hpp"
 #include "gltrain/graph/op.hpp"
 #include "gltrain/ops/sequence_loss.hpp"
 
@@ -39,10 +41,8 @@ inline int sequenceRowLoss(const float* x, const float* targets, int steps, int 
             continue;
         }
         const float* z = x + size_t(t) * size_t(V);
-        double m = z[0], s = 0;
-        for (int j = 1; j < V; ++j) m = std::max(m, double(z[j]));
-        for (int j = 0; j < V; ++j) s += std::exp(z[j] - m);
-        sum += m + std::log(s) - z[int(label)];
+        const float m = *std::max_element(z, z + V);
+        sum += double(m) + std::log(cpu::sumExp(z, size_t(V), m)) - double(z[int(label)]);
     }
     return count;
 }
@@ -80,11 +80,11 @@ struct SequenceCrossEntropyGrad {
                     std::fill_n(d, V, 0.0f);
                     continue;
                 }
-                double m = z[0], s = 0;
-                for (int j = 1; j < V; ++j) m = std::max(m, double(z[j]));
-                for (int j = 0; j < V; ++j) s += std::exp(z[j] - m);
-                for (int j = 0; j < V; ++j)
-                    d[j] = float((std::exp(z[j] - m) / s - (float(j) == label ? 1.0 : 0.0)) * scale);
+                const float m = *std::max_element(z, z + V);
+                cpu::mapLanes(d, z, size_t(V), [m](auto v) { return cpu::expApprox(v - m); });
+                double s = 0;
+                for (int j = 0; j < V; ++j) s += d[j];
+                for (int j = 0; j < V; ++j) d[j] = float((d[j] / s - (float(j) == label ? 1.0 : 0.0)) * scale);
             }
     }
     static std::vector<Example<SequenceCrossEntropyGrad>> examples() {
