@@ -122,6 +122,15 @@ struct PackIm2colCols {
     }
 };
 
+// Whether im2col(X) is X itself, [pixels, C]: a 1x1 window at stride 1 with
+// no padding (Dense at each step of a sequence, pointwise convolutions). The
+// products then read X through the plain strided packers, and the input
+// gradient is one product into dX, without the gather of taps or the scatter.
+inline bool pointwise(const Window& w) {
+    return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.padTop == 0 && w.padLeft == 0 &&
+           w.in.height == w.out.height && w.in.width == w.out.width;
+}
+
 }  // namespace conv_detail
 
 // Y (n x OH*OW*F) = conv(X (n x H*W*C), W (kh*kw*C x F)) + bias, activation
@@ -134,6 +143,7 @@ inline void conv2d(const float* X, int n, const Window& w, const float* W, const
     e.alpha = alpha;
     e.preactivation = Z;
     const int K = w.kh * w.kw * w.in.channels, F = w.out.channels;
+    if (conv_detail::pointwise(w)) return matmul(n * w.out.pixels(), F, K, X, K, false, W, F, false, Y, F, e, ws);
     const conv_detail::Geometry g{w, conv_detail::tapOffsets(w, ws)};
     gemm(n * w.out.pixels(), F, K, conv_detail::PackIm2colRows{X, g}, gemm_detail::PackStridedB{{W, F, false}}, Y, F, e,
          ws);
@@ -144,6 +154,8 @@ inline void conv2d(const float* X, int n, const Window& w, const float* W, const
 // image) into ws.c and transposed.
 inline void conv2dBackwardFilter(const float* X, const float* dY, int n, const Window& w, float* dW, Workspace& ws) {
     const int K = w.kh * w.kw * w.in.channels, F = w.out.channels;
+    if (conv_detail::pointwise(w))  // dW = X^T dY directly
+        return matmul(K, F, n * w.out.pixels(), X, K, true, dY, F, false, dW, F, Epilogue{}, ws);
     const conv_detail::Geometry g{w, conv_detail::tapOffsets(w, ws)};
     ws.c.resize(size_t(F) * size_t(K));
     gemm(F, K, n * w.out.pixels(), gemm_detail::PackStridedA{{dY, F, true}}, conv_detail::PackIm2colCols{X, g},
@@ -157,6 +169,7 @@ inline void conv2dBackwardFilter(const float* X, const float* dY, int n, const W
 inline void conv2dBackwardInput(const float* dY, const float* W, int n, const Window& w, float* dX, Workspace& ws) {
     const int K = w.kh * w.kw * w.in.channels, F = w.out.channels;
     const int pixels = n * w.out.pixels();
+    if (conv_detail::pointwise(w)) return matmul(pixels, K, F, dY, F, false, W, F, true, dX, K, Epilogue{}, ws);
     std::fill(dX, dX + size_t(n) * size_t(w.in.size()), 0.0f);
     const int chunk = std::max(1, std::min(pixels, (1 << 16) / std::max(1, K)));  // <= 256 KiB of rows
     ws.c.resize(size_t(chunk) * size_t(K));

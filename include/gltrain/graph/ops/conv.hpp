@@ -29,7 +29,7 @@ inline void requireFilter(const Window& w, const Shape& s) {
 // Windows the op table's tests run on: same and valid padding, strides 1 and 2,
 // odd sizes; `filters` output channels for a convolution, 0 for pooling (which keeps them).
 // A convolution also gets dilated, non-square windows with unequal strides, on
-// channel counts that take the kernels' per-lane and 4-channel paths.
+// channel counts that take the kernels' per-lane and 4-channel paths, and 1x1 windows.
 inline std::vector<Window> exampleWindows(int filters) {
     auto make = [&](Shape3 in, int kh, int kw, int sh, int sw, Padding p, int f, int dh = 1, int dw = 1) {
         return Window::make("example", in, kh, kw, sh, sw, p, filters ? f : in.channels, dh, dw);
@@ -41,6 +41,9 @@ inline std::vector<Window> exampleWindows(int filters) {
         w.push_back(make({7, 6, 3}, 2, 3, 1, 2, Padding::Same, 5, 2, 1));
         w.push_back(make({9, 7, 2}, 3, 2, 2, 1, Padding::Valid, 3, 2, 3));
         w.push_back(make({6, 7, 4}, 3, 1, 1, 2, Padding::Same, 8, 2, 2));
+        // Pointwise (the CPU's plain-product path, cpu::conv_detail::pointwise) and 1x1 at stride 2 (not).
+        w.push_back(make({5, 7, 6}, 1, 1, 1, 1, Padding::Valid, 9));
+        w.push_back(make({5, 7, 6}, 1, 1, 2, 2, Padding::Same, 3));
     }
     return w;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gltrain/cpu/parallel_for.hpp"
 #include "gltrain/graph/op.hpp"
 #include "gltrain/graph/ops/elementwise.hpp"
 #include "gltrain/ops/layer_norm.hpp"
@@ -25,19 +26,34 @@ inline void requireEpsilon(float epsilon) {
     if (!(epsilon > 0.0f) || !std::isfinite(epsilon))
         throw ShapeError("layer normalization's epsilon must be > 0, got " + std::to_string(epsilon));
 }
-// (x - mean) / sqrt(var + eps) of each group of `C` values of x (n values), times gamma plus beta (null: 1 and 0).
-inline void layerNormRows(const float* x, size_t n, int C, float eps, const float* gamma, const float* beta, float* y) {
-    for (size_t b = 0; b < n; b += size_t(C)) {
-        double m = 0, v = 0;
-        for (int j = 0; j < C; ++j) m += x[b + size_t(j)];
-        m /= C;
-        for (int j = 0; j < C; ++j) v += (x[b + size_t(j)] - m) * (x[b + size_t(j)] - m);
-        const double s = 1.0 / std::sqrt(v / C + double(eps));
-        for (int j = 0; j < C; ++j) {
-            const double xhat = (x[b + size_t(j)] - m) * s;
-            y[b + size_t(j)] = gamma ? float(xhat * gamma[j] + beta[j]) : float(xhat);
+// The mean and 1 / sqrt(variance + eps) of C values, summed in double in four
+// running sums: one sum would be a chain of dependent adds, the op's cost.
+inline void groupStats(const float* x, int C, float eps, double& mean, double& rstd) {
+    double s[4] = {0, 0, 0, 0}, v[4] = {0, 0, 0, 0};
+    const int whole = C - C % 4;
+    for (int j = 0; j < whole; j += 4)
+        for (int l = 0; l < 4; ++l) s[l] += x[j + l];
+    for (int j = whole; j < C; ++j) s[0] += x[j];
+    mean = ((s[0] + s[1]) + (s[2] + s[3])) / C;
+    for (int j = 0; j < whole; j += 4)
+        for (int l = 0; l < 4; ++l) v[l] += (x[j + l] - mean) * (x[j + l] - mean);
+    for (int j = whole; j < C; ++j) v[0] += (x[j] - mean) * (x[j] - mean);
+    rstd = 1.0 / std::sqrt(((v[0] + v[1]) + (v[2] + v[3])) / C + double(eps));
+}
+// (x - mean) / sqrt(var + eps) of each group of `C` values of x (n values), times gamma plus beta (null: 1 and 0);
+// groups split over the threads of ws.
+inline void layerNormRows(const float* x, size_t n, int C, float eps, const float* gamma, const float* beta, float* y,
+                          cpu::Workspace& ws) {
+    cpu::forParts(ws, n / size_t(C), 8.0 * C, [&](size_t first, size_t end) {
+        for (size_t b = first * size_t(C); b < end * size_t(C); b += size_t(C)) {
+            double m, s;
+            groupStats(x + b, C, eps, m, s);
+            for (int j = 0; j < C; ++j) {
+                const double xhat = (x[b + size_t(j)] - m) * s;
+                y[b + size_t(j)] = gamma ? float(xhat * gamma[j] + beta[j]) : float(xhat);
+            }
         }
-    }
+    });
 }
 }  // namespace op_detail
 
@@ -60,7 +76,7 @@ struct Standardize {
     template <class Ctx>
     void cpu(Ctx& c) const {
         op_detail::layerNormRows(c.in(0).data.data(), c.in(0).data.size(), channels, epsilon, nullptr, nullptr,
-                                 c.out(0).data.data());
+                                 c.out(0).data.data(), c.ws());
     }
     static std::vector<Example<Standardize>> examples() {
         return {{{5, 1e-3f}, {{Shape::batched({1, 3, 5})}}}, {{7, 0.5f}, {{Shape::batched({7})}}}};
@@ -90,22 +106,21 @@ struct LayerNormGradInput {
         const float *x = c.in(0).data.data(), *gamma = c.in(1).data.data(), *dy = c.in(2).data.data();
         float* dx = c.out(0).data.data();
         const int C = channels;
-        for (size_t b = 0, n = c.in(0).data.size(); b < n; b += size_t(C)) {
-            double m = 0, v = 0;
-            for (int j = 0; j < C; ++j) m += x[b + size_t(j)];
-            m /= C;
-            for (int j = 0; j < C; ++j) v += (x[b + size_t(j)] - m) * (x[b + size_t(j)] - m);
-            const double s = 1.0 / std::sqrt(v / C + double(epsilon));
-            double a = 0, bsum = 0;
-            for (int j = 0; j < C; ++j) {
-                const double gdy = double(gamma[j]) * dy[b + size_t(j)];
-                a += gdy;
-                bsum += gdy * (x[b + size_t(j)] - m) * s;
+        cpu::forParts(c.ws(), c.in(0).data.size() / size_t(C), 12.0 * C, [&](size_t first, size_t end) {
+            for (size_t b = first * size_t(C); b < end * size_t(C); b += size_t(C)) {
+                double m, s;
+                op_detail::groupStats(x + b, C, epsilon, m, s);
+                double a = 0, bsum = 0;
+                for (int j = 0; j < C; ++j) {
+                    const double gdy = double(gamma[j]) * dy[b + size_t(j)];
+                    a += gdy;
+                    bsum += gdy * (x[b + size_t(j)] - m) * s;
+                }
+                for (int j = 0; j < C; ++j)
+                    dx[b + size_t(j)] = float(
+                        s * (double(gamma[j]) * dy[b + size_t(j)] - a / C - (x[b + size_t(j)] - m) * s * bsum / C));
             }
-            for (int j = 0; j < C; ++j)
-                dx[b + size_t(j)] =
-                    float(s * (double(gamma[j]) * dy[b + size_t(j)] - a / C - (x[b + size_t(j)] - m) * s * bsum / C));
-        }
+        });
     }
     static std::vector<Example<LayerNormGradInput>> examples() {
         return {{{5, 1e-3f}, {{Shape::batched({1, 3, 5})}, {Shape{5}}, {Shape::batched({1, 3, 5})}}},
@@ -143,7 +158,7 @@ struct LayerNorm {
     template <class Ctx>
     void cpu(Ctx& c) const {
         op_detail::layerNormRows(c.in(0).data.data(), c.in(0).data.size(), channels, epsilon, c.in(1).data.data(),
-                                 c.in(2).data.data(), c.out(0).data.data());
+                                 c.in(2).data.data(), c.out(0).data.data(), c.ws());
     }
     // A sequence of 3 steps of 5 features, a flat row of 6 and an image's channels.
     static std::vector<Example<LayerNorm>> examples() {
