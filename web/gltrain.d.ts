@@ -22,13 +22,17 @@ export type ActivationName =
   | 'linear' | 'relu' | 'leaky_relu' | 'sigmoid' | 'tanh' | 'gelu' | 'softplus' | 'elu' | 'selu' | 'relu6'
   | 'swish' | 'silu' | 'mish' | 'hard_sigmoid' | 'softsign' | 'gelu_exact';
 /** Variable initializers by name. */
-export type InitializerName = 'glorot_uniform' | 'glorot_normal' | 'he_uniform' | 'he_normal' | 'zeros';
-/** An initializer: a name, `{type}`, a constant value, or a normal distribution (mean default 0). */
+export type InitializerName = 'glorot_uniform' | 'glorot_normal' | 'he_uniform' | 'he_normal' | 'zeros' | 'orthogonal';
+/**
+ * An initializer: a name, `{type}`, a constant value, a normal distribution (mean default 0), or an orthogonal
+ * matrix times a gain (default 1; TF.js's default for recurrent kernels).
+ */
 export type Initializer =
   | InitializerName
   | { type: InitializerName }
   | { type: 'constant'; value: number }
-  | { type: 'random_normal'; stddev: number; mean?: number };
+  | { type: 'random_normal'; stddev: number; mean?: number }
+  | { type: 'orthogonal'; gain?: number };
 /** Optimizers by name. */
 export type OptimizerName = 'sgd' | 'momentum' | 'nesterov' | 'adam' | 'adamw' | 'rmsprop';
 /** Losses by name ('mean_squared_error' is Keras's name for 'mse'). */
@@ -338,12 +342,16 @@ export interface LSTMLayer {
   kernelInitializer?: Initializer;
   recurrentInitializer?: Initializer;
   biasInitializer?: Initializer;
+  /** The forget gate's bias starts at 1 (default false, as TF.js). */
+  unitForgetBias?: boolean;
   name?: string;
   trainable?: boolean;
 }
-/** An LSTM in both directions over a sequence, merged by concatenation, sum, product or mean. */
+/** An LSTM or a GRU in both directions over a sequence, merged by concatenation, sum, product or mean. */
 export interface BidirectionalLayer {
   type: 'bidirectional';
+  /** The wrapped layer: lstm (default) or gru. */
+  layer?: string;
   /** Each direction's state size. */
   units: number;
   /** The cells' activation (default tanh). */
@@ -356,6 +364,27 @@ export interface BidirectionalLayer {
   returnSequences?: boolean;
   /** concat (default), sum, mul or ave. */
   mergeMode?: string;
+  name?: string;
+  trainable?: boolean;
+}
+/** A GRU over a sequence: the last step's output [units], or every step's [steps, units]. */
+export interface GRULayer {
+  type: 'gru';
+  /** The state's size: each step's output. */
+  units: number;
+  /** The cell's activation (default tanh). */
+  activation?: ActivationName;
+  /** The gates' activation (default hard_sigmoid, as TF.js). */
+  recurrentActivation?: ActivationName;
+  /** Whether the gates have a bias (default true). */
+  useBias?: boolean;
+  /** true: every step's output [steps, units]; false (default): the last step's. */
+  returnSequences?: boolean;
+  /** Read the sequence from its end (default false). */
+  goBackwards?: boolean;
+  kernelInitializer?: Initializer;
+  recurrentInitializer?: Initializer;
+  biasInitializer?: Initializer;
   name?: string;
   trainable?: boolean;
 }
@@ -468,7 +497,7 @@ export type LayerSpec =
   | ReshapeLayer | PermuteLayer | ZeroPadding2DLayer | Cropping2DLayer | UpSampling2DLayer
   | GlobalAveragePooling1DLayer | GlobalMaxPooling1DLayer | EmbeddingLayer | LayerNormalizationLayer | LSTMLayer
   | BidirectionalLayer
-  | MultiHeadAttentionLayer | PositionEmbeddingLayer;
+  | MultiHeadAttentionLayer | PositionEmbeddingLayer | GRULayer;
 /** The variables a layer may hold, as getWeight/setWeight and checkpoints name them. */
 export type WeightName =
   | 'kernel' | 'bias' | 'gamma' | 'beta' | 'moving_mean' | 'moving_variance' | 'depthwise_kernel' | 'pointwise_kernel' | 'embeddings'

@@ -229,21 +229,22 @@ inline Activation activation(const Object& o, const char* k, Activation def) {
     o.fail(o.at(k), "unknown activation '" + name + "' (valid: " + activationNameList() + ")");
 }
 
-// "he_uniform", {"type": "he_uniform"}, {"type": "constant", "value": 0.1} or
-// {"type": "random_normal", "stddev": 0.02, "mean": 0}.
+// "he_uniform", {"type": "he_uniform"}, {"type": "constant", "value": 0.1},
+// {"type": "random_normal", "stddev": 0.02, "mean": 0} or {"type": "orthogonal", "gain": 1}.
 inline Initializer initializer(const Object& o, const char* k, Initializer def) {
     if (!o.has(k)) return def;
     const nlohmann::json& v = o.raw(k);
     const char* const valid =
-        "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, {\"type\": \"constant\", \"value\": x} or "
-        "{\"type\": \"random_normal\", \"stddev\": s, \"mean\": m}";
+        "glorot_uniform, glorot_normal, he_uniform, he_normal, zeros, orthogonal, {\"type\": \"constant\", "
+        "\"value\": x}, {\"type\": \"random_normal\", \"stddev\": s, \"mean\": m} or {\"type\": \"orthogonal\", "
+        "\"gain\": g}";
     std::string type, path = o.at(k);
     if (v.is_string()) {
         type = v.get<std::string>();
         if (lower(type) == "random_normal")
             o.fail(path, "random_normal needs its stddev: {\"type\": \"random_normal\", \"stddev\": s}");
     } else {
-        Object io(v, o.source(), path, {"type", "value", "stddev", "mean"});
+        Object io(v, o.source(), path, {"type", "value", "stddev", "mean", "gain"});
         if (!io.has("type")) io.fail(path, std::string("needs a type (") + valid + ")");
         type = io.string("type", "");
         path = io.at("type");
@@ -257,7 +258,9 @@ inline Initializer initializer(const Object& o, const char* k, Initializer def) 
             return Initializer::randomNormal(io.real("stddev", 0.0f, kNonNegative, "the standard deviation"),
                                              io.real("mean", 0.0f));
         }
+        if (lower(type) == "orthogonal") return Initializer::orthogonal(io.real("gain", 1.0f));
         if (io.has("value")) io.fail(io.at("value"), "value is only for {\"type\": \"constant\"}");
+        if (io.has("gain")) io.fail(io.at("gain"), "gain is only for {\"type\": \"orthogonal\"}");
         for (const char* f : {"stddev", "mean"})
             if (io.has(f)) io.fail(io.at(f), std::string(f) + " is only for {\"type\": \"random_normal\"}");
     }
@@ -373,6 +376,8 @@ inline nlohmann::json fieldJson(const Initializer& i) {
     if (i.kind == Initializer::Constant) return {{"type", "constant"}, {"value", shortestDouble(i.value)}};
     if (i.kind == Initializer::RandomNormal)
         return {{"type", "random_normal"}, {"stddev", shortestDouble(i.value)}, {"mean", shortestDouble(i.mean)}};
+    if (i.kind == Initializer::Orthogonal && i.gain != 1.0f)
+        return {{"type", "orthogonal"}, {"gain", shortestDouble(i.gain)}};
     return i.name();
 }
 inline nlohmann::json fieldJson(const std::string& s) { return s; }

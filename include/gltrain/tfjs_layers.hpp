@@ -29,9 +29,11 @@
 //   GlobalAveragePooling1D, GlobalMaxPooling1D <-> the gltrain layers over such sequences
 //   Dense on a sequence [steps, features] <-> Dense (applied at each step; the same kernel)
 //   LSTM                     <-> LSTM: "kernel" [F, 4U], "recurrent_kernel" [U, 4U], "bias" [4U] (gates i, f, c, o);
-//                            no stateful, return_state, dropout or recurrent_dropout
-//   Bidirectional (an LSTM)  <-> Bidirectional: "forward_<wrapped>/kernel" .. "backward_<wrapped>/bias" (gltrain
-//                            calls the wrapped layer "lstm"); merge_mode concat, sum, mul or ave
+//                            unit_forget_bias; no stateful, return_state, dropout or recurrent_dropout
+//   GRU                      <-> GRU: "kernel" [F, 3U], "recurrent_kernel" [U, 3U], "bias" [3U] (gates z, r, h);
+//                            reset_after false (TF.js's only form); the LSTM's other limits
+//   Bidirectional (an LSTM or a GRU) <-> Bidirectional: "forward_<wrapped>/kernel" .. "backward_<wrapped>/bias"
+//                            (gltrain calls the wrapped layer "lstm" or "gru"); merge_mode concat, sum, mul or ave
 //   MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, BatchNormalization (axis -1),
 //   Dropout, Softmax (any axis), Activation, LeakyReLU, ELU, ReLU <-> the gltrain layers of the same idea
 //   activations: linear, relu, sigmoid, tanh, softplus, elu (alpha 1: all TF.js runs), selu, relu6,
@@ -166,6 +168,7 @@ inline const char* initializerClass(Initializer::Kind k) {
         case Initializer::Zeros: return "Zeros";
         case Initializer::Constant: return "Constant";
         case Initializer::RandomNormal: return "RandomNormal";
+        case Initializer::Orthogonal: return "Orthogonal";
     }
     return "Zeros";
 }
@@ -176,6 +179,8 @@ inline Json initializer(const Initializer& init) {
     if (init.kind == Initializer::RandomNormal)
         return {{"class_name", "RandomNormal"},
                 {"config", {{"mean", shortest(init.mean)}, {"stddev", shortest(init.value)}, {"seed", nullptr}}}};
+    if (init.kind == Initializer::Orthogonal)
+        return {{"class_name", "Orthogonal"}, {"config", {{"gain", shortest(init.gain)}, {"seed", nullptr}}}};
     return {{"class_name", initializerClass(init.kind)}, {"config", {{"seed", nullptr}}}};
 }
 
@@ -310,25 +315,29 @@ inline void exportExtras(const LayerNormalization&, Json& c) {
               {"beta_constraint", nullptr},
               {"gamma_constraint", nullptr}});
 }
-inline void exportExtras(const LSTM&, Json& c) {
+template <RecurrentKind K>
+void exportExtras(const Recurrent<K>&, Json& c) {
     c.update(kNoRegularizers);
     c.update({{"recurrent_regularizer", nullptr},
               {"recurrent_constraint", nullptr},
-              {"unit_forget_bias", false},
               {"dropout", 0},
               {"recurrent_dropout", 0},
               {"implementation", 1},
               {"return_state", false},
               {"stateful", false},
               {"unroll", false}});
+    if constexpr (K == RecurrentKind::Gru) c["reset_after"] = false;
 }
-// The wrapped LSTM as a layer named "lstm" (its variables' names say so: Bidirectional::kForward).
+// The wrapped layer as a layer named after its type (its variables' names say so: Recurrent::kForward).
 inline void exportExtras(const Bidirectional& b, Json& c) {
-    Json layer = {{"name", "lstm"}, {"trainable", b.trainable}};
-    std::optional<float> leaky;
-    mappedFields(b.direction(false), "lstm", layer, leaky);
-    exportExtras(LSTM{}, layer);
-    c["layer"] = {{"class_name", LSTM::kTfjsClass}, {"config", std::move(layer)}};
+    b.withDirections([&](const auto& forwards, const auto&) {
+        Json layer = {{"name", forwards.kType}, {"trainable", b.trainable}};
+        std::optional<float> leaky;
+        mappedFields(forwards, forwards.kType, layer, leaky);
+        exportExtras(forwards, layer);
+        c["layer"] = {{"class_name", forwards.kTfjsClass}, {"config", std::move(layer)}};
+        return 0;
+    });
 }
 // TF.js 4.22 has no attention or position-embedding layer to read these.
 [[noreturn]] inline void refuseExport(const char* cls, const Json& c) {
@@ -376,8 +385,8 @@ template <PoolKind K>
 struct IsSequenceLayer<GlobalPool1D<K>> : std::true_type {};
 template <PoolKind K>
 struct IsSequenceLayer<Pool1D<K>> : std::true_type {};
-template <>
-struct IsSequenceLayer<LSTM> : std::true_type {};
+template <RecurrentKind K>
+struct IsSequenceLayer<Recurrent<K>> : std::true_type {};
 template <>
 struct IsSequenceLayer<Bidirectional> : std::true_type {};
 
@@ -766,6 +775,12 @@ struct LayerReader {
             const float s = finite(sd) ? sd->get<float>() : 0.05f, m = finite(mean) ? mean->get<float>() : 0.0f;
             return s >= 0.0f ? Initializer::randomNormal(s, m) : fallback;
         }
+        if (cls == initializerClass(Initializer::Orthogonal)) {
+            const Json* g = j->contains("config") ? Reader::optional((*j)["config"], "gain") : nullptr;
+            // Keras's default gain: 1.
+            return Initializer::orthogonal(g && g->is_number() && std::isfinite(g->get<double>()) ? g->get<float>()
+                                                                                                  : 1.0f);
+        }
         for (Initializer::Kind k : Initializer::kNamedKinds)
             if (cls == initializerClass(k)) return {k, 0.0f};
         return fallback;
@@ -936,9 +951,10 @@ inline Layer importLayer(LayerNormalization n, LayerImport& im) {
         l.fail("center and scale must be true (gltrain's LayerNormalization always has gamma and beta)");
     return n;
 }
-// A sequence [steps, features] in; [units] out, or [steps, units] with return_sequences. unit_forget_bias
-// and implementation only change the initial bias and the kernels' grouping: the weights replace them.
-inline Layer importLayer(LSTM r, LayerImport& im) {
+// A sequence [steps, features] in; [units] out, or [steps, units] with return_sequences. implementation only
+// changes the kernels' grouping: the weights are the same.
+template <RecurrentKind K>
+Layer importLayer(Recurrent<K> r, LayerImport& im) {
     const LayerReader& l = im.l;
     if (!im.image) l.fail("needs a sequence [steps, features] but receives a flat input");
     l.requireNull({"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
@@ -947,37 +963,43 @@ inline Layer importLayer(LSTM r, LayerImport& im) {
         if (l.boolean(key, false)) l.fail(std::string(key) + ": true is not supported");
     for (const char* key : {"dropout", "recurrent_dropout"})
         if (l.number(key, 0.0f) != 0.0f) l.fail(std::string(key) + " is not supported (only 0)");
+    if (K == RecurrentKind::Gru && l.boolean("reset_after", false))
+        l.fail("reset_after: true is not supported (TF.js's GRU resets before the recurrent product)");
     im.image = r.returnSequences;
     return r;
 }
-// The wrapped layer's config ("layer": an LSTM reading forwards) as Bidirectional's own fields.
+// The wrapped layer's config ("layer": an LSTM or a GRU reading forwards) as Bidirectional's own fields.
 inline Layer importLayer(Bidirectional b, LayerImport& im) {
     const LayerReader& l = im.l;
     const Json* inner = l.get("layer");
     if (!inner || !inner->is_object()) l.fail("has no wrapped layer config (\"layer\")");
     const std::string cls = l.r.string(l.r.field(*inner, "class_name", l.where + ": layer"), l.where + ": layer");
-    if (cls != LSTM::kTfjsClass) l.fail("wraps a " + cls + " (only an LSTM is supported)");
+    if (cls != LSTM::kTfjsClass && cls != GRU::kTfjsClass) l.fail("wraps a " + cls + " (only an LSTM or a GRU)");
+    b.layer = cls == GRU::kTfjsClass ? GRU::kType : LSTM::kType;
     const LayerReader wrapped{l.r, l.r.field(*inner, "config", l.where + ": layer"), l.where + ": layer"};
-    LSTM w;
-    readMappedFields(wrapped, w, [&] { return activation(wrapped, wrapped.string("activation", "tanh")); });
-    LayerImport checks{wrapped, im.image, im.functional};
-    importLayer(w, checks);
-    if (w.goBackwards) wrapped.fail("go_backwards: true is not supported (Bidirectional reads both ways itself)");
-    b.units = w.units;
-    b.activation = w.activation;
-    b.recurrentActivation = w.recurrentActivation;
-    b.useBias = w.useBias;
-    b.returnSequences = w.returnSequences;
+    b.withDirections([&](auto w, const auto&) {
+        readMappedFields(wrapped, w, [&] { return activation(wrapped, wrapped.string("activation", "tanh")); });
+        LayerImport checks{wrapped, im.image, im.functional};
+        importLayer(w, checks);
+        if (w.goBackwards) wrapped.fail("go_backwards: true is not supported (Bidirectional reads both ways itself)");
+        b.units = w.units;
+        b.activation = w.activation;
+        b.recurrentActivation = w.recurrentActivation;
+        b.useBias = w.useBias;
+        b.returnSequences = w.returnSequences;
+        return 0;
+    });
     return b;
 }
 // A variable's name in the weights manifest: a Bidirectional's directions are named after the layer it wraps
-// (forward_<its name>/kernel), which gltrain calls "lstm".
+// (forward_<its name>/kernel), which gltrain calls by its type ("lstm", "gru").
 inline std::string manifestVariable(const Layer& layer, const LayerReader& l, const std::string& variable) {
-    if (!std::holds_alternative<Bidirectional>(layer)) return variable;
+    const auto* b = std::get_if<Bidirectional>(&layer);
+    if (!b) return variable;
     const std::string wrapped =
-        LayerReader{l.r, l.r.field(*l.get("layer"), "config", l.where), l.where + ": layer"}.string("name", "lstm");
+        LayerReader{l.r, l.r.field(*l.get("layer"), "config", l.where), l.where + ": layer"}.string("name", b->layer);
     for (const char* direction : {"forward_", "backward_"})
-        if (variable.rfind(std::string(direction) + "lstm/", 0) == 0)
+        if (variable.rfind(std::string(direction) + b->layer + "/", 0) == 0)
             return direction + wrapped + variable.substr(variable.find('/'));
     return variable;
 }

@@ -362,7 +362,7 @@ bool importModels(Context& ctx, const std::string& dir) {
         if (functional)
             ok &= report(path + ": the frozen base kept its weights",
                          relativeError(model->weight(base, "kernel"), baseKernel), 0.0);
-        // The functional model, the shape layers' and the LSTMs go back for TF.js to load (tfjs_check.mjs
+        // The functional model, the shape layers' and the recurrent ones go back for TF.js to load (tfjs_check.mjs
         // check-roundtrip).
         if (!functional && name != "shp" && name != "rnn") continue;
         saveTfjs(*model, dir + "/" + name + "_back_tfjs");

@@ -19,7 +19,7 @@
 //     layer; tfjs_act: a Dense with each of TF.js's activations elu, selu, relu6, swish,
 //     mish, hardSigmoid, softsign, gelu (the erf form), an ELU layer and a ReLU layer capped
 //     at 6; tfjs_shp: ZeroPadding2D, Cropping2D, UpSampling2D bilinear and nearest, Permute,
-//     Reshape; tfjs_rnn: LSTMs and a Bidirectional over the image's 28 rows as steps), saves them as
+//     Reshape; tfjs_rnn: LSTMs, GRUs and Bidirectionals of each over the image's 28 rows as steps), saves them as
 //     <dir>/tfjs_{cnn,gap,act,shp,rnn}/ (model.json + weights.bin) and their predictions for the same rows
 //     in <dir>/tfjs_expected.safetensors ("x", "cnn", "gap", "act", "shp", "res", "rnn");
 //     and tfjs_res, a functional model (a residual block with a DepthwiseConv2D and batch normalization, a
@@ -213,12 +213,17 @@ async function makeModels(dir) {
   const res = tf.model({ name: 'tfjs_res', inputs: inp, outputs: tf.layers.dense({ units: 10, activation: 'softmax', name: 'head' }).apply(pooled) });
 
   // Each image as 28 steps of 28 pixels: an LSTM giving every step's output (TF.js's default hardSigmoid
-  // gates), a Bidirectional LSTM averaging its directions, one reading the steps backwards with sigmoid
-  // gates and no bias, a Dense on its last output.
+  // gates), a Bidirectional LSTM averaging its directions, a GRU (TF.js's defaults), a Bidirectional GRU
+  // concatenating its directions, an LSTM reading the steps backwards with sigmoid gates and no bias, a GRU
+  // reading them backwards with sigmoid gates and no bias, a Dense on its last output.
   const rnn = tf.sequential({ name: 'tfjs_rnn' });
   rnn.add(tf.layers.lstm({ inputShape: [28, 28], units: 8, returnSequences: true }));
   rnn.add(tf.layers.bidirectional({ layer: tf.layers.lstm({ units: 5, returnSequences: true }), mergeMode: 'ave' }));
-  rnn.add(tf.layers.lstm({ units: 6, goBackwards: true, recurrentActivation: 'sigmoid', useBias: false }));
+  rnn.add(tf.layers.gru({ units: 7, returnSequences: true }));
+  rnn.add(tf.layers.bidirectional({ layer: tf.layers.gru({ units: 4, returnSequences: true }), mergeMode: 'concat' }));
+  rnn.add(tf.layers.lstm({ units: 6, goBackwards: true, recurrentActivation: 'sigmoid', useBias: false,
+                           returnSequences: true }));
+  rnn.add(tf.layers.gru({ units: 6, goBackwards: true, recurrentActivation: 'sigmoid', useBias: false }));
   rnn.add(tf.layers.dense({ units: 10, activation: 'softmax' }));
 
   const predictions = { x };

@@ -41,7 +41,8 @@ using OpTypes =
              Transpose, PadImage, CropImage, Upsample, UpsampleGrad, MetricRows, RunningSum,                    //
              EmbeddingLookup, EmbeddingGrad, LayerNorm, LayerNormGradInput, Standardize, SequenceCrossEntropy,  //
              SequenceCrossEntropyGrad, LstmSequence, LstmSequenceGrad, LstmRecurrentGrad,                       //
-             ReverseSteps, HeadMatMul, AttentionSoftmax, PositionAdd, PositionAddGrad>;
+             ReverseSteps, HeadMatMul, AttentionSoftmax, PositionAdd, PositionAddGrad, GruSequence,             //
+             GruSequenceGrad, GruRecurrentGrad>;
 using Op = OpTypes::Variant;
 
 inline const char* opName(const Op& op) {

@@ -23,6 +23,7 @@
 #include "gltrain/layers/flatten.hpp"
 #include "gltrain/layers/global_pool1d.hpp"
 #include "gltrain/layers/global_pool2d.hpp"
+#include "gltrain/layers/gru.hpp"
 #include "gltrain/layers/layer_normalization.hpp"
 #include "gltrain/layers/bidirectional.hpp"
 #include "gltrain/layers/lstm.hpp"
@@ -45,7 +46,7 @@ using LayerTypes = TypeList<Dense, Conv2D, MaxPool2D, AveragePool2D, GlobalAvera
                             DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Conv1D, MaxPool1D, AveragePool1D,  //
                             GlobalMaxPooling2D, Reshape, Permute, ZeroPadding2D, Cropping2D, UpSampling2D,        //
                             GlobalAveragePooling1D, GlobalMaxPooling1D, Embedding, LayerNormalization, LSTM,
-                            Bidirectional, MultiHeadAttention, PositionEmbedding>;
+                            Bidirectional, MultiHeadAttention, PositionEmbedding, GRU>;
 using Layer = LayerTypes::Variant;
 
 // The model config's / JavaScript's "type" of a layer ("dense").

@@ -4,6 +4,7 @@
 // the bindings' and the CLI's parameter counts all read these declarations.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gltrain/graph/shape.hpp"
@@ -23,6 +24,8 @@ struct LayerVariable {
     // The graph holds it as a vector [cols] (one row) though saved with more
     // axes: attention's biases [heads, size], added as a Dense's is.
     bool vector = false;
+    // Columns [first, second) that start at 1 whatever the initializer draws (an LSTM's unitForgetBias).
+    std::pair<int, int> ones{0, 0};
 
     // Its shape in the model's graph: the vector [cols] where saved as one (or
     // `vector`), else the matrix rows x cols (a kernel [F, heads, size] as F x heads*size).
@@ -32,7 +35,10 @@ struct LayerVariable {
     // stream 2i + k (checkpoints of the same seed depend on it) for k < 2,
     // from a stream of its own past 2^31 after (ModelVariables::stream).
     HostMatrix initial(uint32_t seed, uint32_t stream) const {
-        return init.make(rows, cols, fanIn, fanOut, seed, stream);
+        HostMatrix m = init.make(rows, cols, fanIn, fanOut, seed, stream);
+        for (int r = 0; r < rows; ++r)
+            for (int c = ones.first; c < ones.second; ++c) m(r, c) = 1.0f;
+        return m;
     }
 
     // A product of sizes as an int, saturated: the shapes are checked (compile,

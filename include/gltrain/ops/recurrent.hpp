@@ -1,9 +1,11 @@
-// Kernels of the LSTM (graph/ops/recurrent.hpp): the time loop runs on the GPU
-// as one pass per step, each writing the whole sequence (the step's values,
-// the others copied from the previous pass), so the steps ping-pong between
-// the op's outputs and two spare tensors and nothing is read back. A step's
-// fragment computes its unit's four gates from h(t-1)·R itself; the input's
-// share, x·W + b for every step, is one product before the loop.
+// Kernels of the LSTM and the GRU (graph/ops/recurrent.hpp): the time loop
+// runs on the GPU as a pass (LSTM) or two (GRU) per step, each writing the
+// whole sequence (the step's values, the others copied from the previous
+// pass), so the steps ping-pong between the op's outputs and two spare tensors
+// and nothing is read back. A step's fragment computes its unit's gates from
+// h(t-1)·R itself; the input's share, x·W + b for every step, is one product
+// before the loop. A GRU's candidate reads r ⊙ h(t-1) of every unit, so its
+// reset gates are a pass of their own before the step's outputs.
 #pragma once
 #include <string>
 
@@ -15,8 +17,8 @@
 
 namespace gltrain {
 
-// What the LSTM kernels share: the units, the two activations and the direction.
-struct LstmCell {
+// What the recurrent kernels share: the units, the two activations and the direction.
+struct RecurrentCell {
     // The state's size U.
     int units = 1;
     // The cell's activation (Keras's `activation`).
@@ -32,23 +34,32 @@ struct LstmCell {
 
 namespace recurrent_detail {
 inline std::string shapeOf(const Tensor& t) { return t ? t.shapeString() : std::string("empty"); }
-// ArgumentError unless xz is N x (T*4U), r U x 4U and every state tensor N x (T*U*width) in one layout.
-inline int requireLstm(const char* fn, const LstmCell& cell, const Tensor& xz, const Tensor& r,
+// ArgumentError unless xz is N x (T*gates*U), r U x gates*U and every state tensor N x (T*U*width) in one layout.
+inline int requireCell(const char* fn, const RecurrentCell& cell, int gates, const Tensor& xz, const Tensor& r,
                        std::initializer_list<const Tensor*> states, int width) {
-    const int U = cell.units;
-    bool ok = U > 0 && xz && r && xz.cols() % (4 * U) == 0 && r.rows() == U && r.cols() == 4 * U;
-    const int T = ok ? xz.cols() / (4 * U) : 0;
+    const int U = cell.units, G = gates * U;
+    bool ok = U > 0 && xz && r && xz.cols() % G == 0 && r.rows() == U && r.cols() == G;
+    const int T = ok ? xz.cols() / G : 0;
     for (const Tensor* s : states)
         ok = ok && *s && s->rows() == xz.rows() && s->cols() == T * U * width &&
              s->layout() == (*states.begin())->layout();
     if (!ok)
-        throw ArgumentError(std::string(fn) + ": xz must be N x (T*4*" + std::to_string(U) + "), r " +
-                            std::to_string(U) + " x " + std::to_string(4 * U) + " and the sequences N x (T*" +
+        throw ArgumentError(std::string(fn) + ": xz must be N x (T*" + std::to_string(gates) + "*" + std::to_string(U) +
+                            "), r " + std::to_string(U) + " x " + std::to_string(G) + " and the sequences N x (T*" +
                             std::to_string(U * width) + ") in one layout, got xz " + shapeOf(xz) + ", r " + shapeOf(r) +
                             ", first sequence " + shapeOf(**states.begin()));
     return T;
 }
-inline Defines cellDefines(const char* fn, const LstmCell& cell) {
+// A pass of a step kernel with the cell's uniforms: units, step and the input step it reads.
+inline Pass& stepPass(PassList& list, const Tensor& xz, const char* kernel, const Defines& defines,
+                      const RecurrentCell& cell, int s, int steps) {
+    return list.add(Pass(xz.context(), kernel, defines))
+        .input("XZ", xz)
+        .uniformInt("units", cell.units)
+        .uniformInt("step", s)
+        .uniformInt("position", cell.position(s, steps));
+}
+inline Defines cellDefines(const char* fn, const RecurrentCell& cell) {
     return {{"ACT", detail::actDefine(fn, cell.activation, 0.0f)},
             {"RACT", detail::actDefine(fn, cell.recurrentActivation, 0.0f)}};
 }
@@ -58,22 +69,18 @@ inline int pairIndex(int s, int steps, bool backwards) { return (backwards ? s :
 
 // H and C [N, T*U] of an LSTM over xz = x·W + b [N, T*4U] with recurrent kernel r [U, 4U]: one pass per
 // step. hSpare and cSpare (h's shape and layout) hold every other step's pass.
-inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r, const LstmCell& cell, Tensor& h,
+inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r, const RecurrentCell& cell, Tensor& h,
                                Tensor& c, Tensor& hSpare, Tensor& cSpare) {
-    const int T = recurrent_detail::requireLstm("lstm", cell, xz, r, {&h, &c, &hSpare, &cSpare}, 1);
+    const int T = recurrent_detail::requireCell("lstm", cell, 4, xz, r, {&h, &c, &hSpare, &cSpare}, 1);
     const Defines defines = recurrent_detail::cellDefines("lstm", cell);
     Tensor* hs[2] = {&h, &hSpare};
     Tensor* cs[2] = {&c, &cSpare};
     for (int s = 0; s < T; ++s) {
         const int w = recurrent_detail::pairIndex(s, T, false);
-        Pass& p = list.add(Pass(xz.context(), "forward/lstm_step", defines))
-                      .input("XZ", xz)
+        Pass& p = recurrent_detail::stepPass(list, xz, "forward/lstm_step", defines, cell, s, T)
                       .input("R", r)
                       .output("H", *hs[w])
-                      .output("C", *cs[w])
-                      .uniformInt("units", cell.units)
-                      .uniformInt("step", s)
-                      .uniformInt("position", cell.position(s, T));
+                      .output("C", *cs[w]);
         if (s > 0) p.input("HP", *hs[1 - w]).input("CP", *cs[1 - w]);
     }
 }
@@ -81,47 +88,112 @@ inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r
 // DZ (the gradient of xz) and DCF [N, T*4U] of recordLstmSequence from dh [N, T*U]: one pass per step, from
 // the last; dzSpare and dcfSpare (dz's shape and layout) hold every other step's pass.
 inline void recordLstmSequenceGrad(PassList& list, const Tensor& xz, const Tensor& r, const Tensor& h, const Tensor& c,
-                                   const Tensor& dh, const LstmCell& cell, Tensor& dz, Tensor& dcf, Tensor& dzSpare,
-                                   Tensor& dcfSpare) {
-    const int T = recurrent_detail::requireLstm("lstmGrad", cell, xz, r, {&h, &c, &dh}, 1);
-    recurrent_detail::requireLstm("lstmGrad", cell, xz, r, {&dz, &dcf, &dzSpare, &dcfSpare}, 4);
+                                   const Tensor& dh, const RecurrentCell& cell, Tensor& dz, Tensor& dcf,
+                                   Tensor& dzSpare, Tensor& dcfSpare) {
+    const int T = recurrent_detail::requireCell("lstmGrad", cell, 4, xz, r, {&h, &c, &dh}, 1);
+    recurrent_detail::requireCell("lstmGrad", cell, 4, xz, r, {&dz, &dcf, &dzSpare, &dcfSpare}, 4);
     const Defines defines = recurrent_detail::cellDefines("lstmGrad", cell);
     Tensor* dzs[2] = {&dz, &dzSpare};
     Tensor* dcfs[2] = {&dcf, &dcfSpare};
     for (int s = T - 1; s >= 0; --s) {
         const int w = recurrent_detail::pairIndex(s, T, true);
-        Pass& p = list.add(Pass(xz.context(), "backward/lstm_step", defines))
-                      .input("XZ", xz)
+        Pass& p = recurrent_detail::stepPass(list, xz, "backward/lstm_step", defines, cell, s, T)
                       .input("R", r)
                       .input("H", h)
                       .input("C", c)
                       .input("DH", dh)
                       .output("DZ", *dzs[w])
                       .output("DCF", *dcfs[w])
-                      .uniformInt("units", cell.units)
-                      .uniformInt("step", s)
-                      .uniformInt("position", cell.position(s, T))
                       .uniformInt("nextPosition", s + 1 < T ? cell.position(s + 1, T) : 0);
         if (s + 1 < T) p.input("DZP", *dzs[1 - w]).input("DCFP", *dcfs[1 - w]);
     }
 }
 
-// dR [U, 4U] = sum over steps s >= 1 of h(s-1)ᵀ · dz(s): h [N, T*U] by step, dz [N, T*4U] by input step.
-inline Pass& recordLstmRecurrentGrad(PassList& list, const Tensor& h, const Tensor& dz, const LstmCell& cell,
-                                     Tensor& dr) {
+// H and RH (each step's r ⊙ h(t-1)) [N, T*U] of a GRU over xz = x·W + b [N, T*3U] (gates z, r, h) with recurrent
+// kernel r [U, 3U]: per step, a pass of the reset gates and one of the outputs. hSpare and rhSpare (h's shape and
+// layout) hold every other step's passes.
+inline void recordGruSequence(PassList& list, const Tensor& xz, const Tensor& r, const RecurrentCell& cell, Tensor& h,
+                              Tensor& rh, Tensor& hSpare, Tensor& rhSpare) {
+    const int T = recurrent_detail::requireCell("gru", cell, 3, xz, r, {&h, &rh, &hSpare, &rhSpare}, 1);
+    const Defines defines = recurrent_detail::cellDefines("gru", cell);
+    Tensor* hs[2] = {&h, &hSpare};
+    Tensor* rhs[2] = {&rh, &rhSpare};
+    for (int s = 0; s < T; ++s) {
+        const int w = recurrent_detail::pairIndex(s, T, false);
+        Pass& reset = recurrent_detail::stepPass(list, xz, "forward/gru_reset", defines, cell, s, T)
+                          .input("R", r)
+                          .output(*rhs[w]);
+        Pass& step = recurrent_detail::stepPass(list, xz, "forward/gru_step", defines, cell, s, T)
+                         .input("R", r)
+                         .input("RH", *rhs[w])
+                         .output(*hs[w]);
+        if (s > 0) {
+            reset.input("H", *hs[1 - w]).input("RHP", *rhs[1 - w]);
+            step.input("H", *hs[1 - w]);
+        }
+    }
+}
+
+// DZ (the gradient of xz) [N, T*3U] and DHT (each step's whole output gradient) [N, T*U] of recordGruSequence
+// from dh [N, T*U]: per step from the last, a pass of DHT, one of the update and candidate gates' gradients and
+// one of the reset gates'. dzSpare and dhtSpare (dz's and dht's shapes and layouts) hold the other passes.
+inline void recordGruSequenceGrad(PassList& list, const Tensor& xz, const Tensor& r, const Tensor& h, const Tensor& rh,
+                                  const Tensor& dh, const RecurrentCell& cell, Tensor& dz, Tensor& dht, Tensor& dzSpare,
+                                  Tensor& dhtSpare) {
+    const int T = recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&h, &rh, &dh}, 1);
+    recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&dht, &dhtSpare}, 1);
+    recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&dz, &dzSpare}, 3);
+    const Defines defines = recurrent_detail::cellDefines("gruGrad", cell);
+    Tensor* dhts[2] = {&dht, &dhtSpare};
+    // DZ is written twice a step, the reset gates' pass last: that pass writes dz, the other dzSpare.
+    for (int s = T - 1; s >= 0; --s) {
+        const int w = recurrent_detail::pairIndex(s, T, true);
+        Pass& total = recurrent_detail::stepPass(list, xz, "backward/gru_dh", defines, cell, s, T)
+                          .input("R", r)
+                          .input("H", h)
+                          .input("DH", dh)
+                          .output(*dhts[w])
+                          .uniformInt("nextPosition", s + 1 < T ? cell.position(s + 1, T) : 0);
+        Pass& gates = recurrent_detail::stepPass(list, xz, "backward/gru_step", defines, cell, s, T)
+                          .input("R", r)
+                          .input("H", h)
+                          .input("RH", rh)
+                          .input("DHT", *dhts[w])
+                          .output(dzSpare);
+        if (s + 1 < T) {
+            total.input("DZP", dz).input("DHTP", *dhts[1 - w]);
+            gates.input("DZP", dz);
+        }
+        recurrent_detail::stepPass(list, xz, "backward/gru_reset", defines, cell, s, T)
+            .input("R", r)
+            .input("H", h)
+            .input("DZP", dzSpare)
+            .output(dz);
+    }
+}
+
+// dR [U, gates*U] of an LSTM (gates 4) or a GRU (gates 3): the sum over steps s >= 1 of h(s-1)ᵀ · dz(s), except a
+// GRU's candidate columns, rh(s)ᵀ · dz(s). h and rh [N, T*U] by step, dz [N, T*gates*U] by input step; rh: null for
+// an LSTM.
+inline Pass& recordRecurrentKernelGrad(PassList& list, const Tensor& h, const Tensor* rh, const Tensor& dz,
+                                       const RecurrentCell& cell, int gates, Tensor& dr) {
     const int U = cell.units;
     if (!h || !dz || !dr || U < 1 || h.rows() != dz.rows() || h.cols() % U != 0 ||
-        int64_t(dz.cols()) != 4 * int64_t(h.cols()) || dr.rows() != U || dr.cols() != 4 * U)
-        throw ArgumentError("lstmRecurrentGrad: h must be N x (T*" + std::to_string(U) + "), dz N x (T*" +
-                            std::to_string(4 * U) + ") and dr " + std::to_string(U) + " x " + std::to_string(4 * U) +
-                            ", got h " + recurrent_detail::shapeOf(h) + ", dz " + recurrent_detail::shapeOf(dz) +
-                            ", dr " + recurrent_detail::shapeOf(dr));
-    return list.add(Pass(h.context(), "backward/lstm_recurrent_kernel"))
-        .input("H", h)
-        .input("DZ", dz)
-        .output(dr)
-        .uniformInt("units", U)
-        .uniformInt("reverse", cell.reverse ? 1 : 0);
+        int64_t(dz.cols()) != gates * int64_t(h.cols()) || dr.rows() != U || dr.cols() != gates * U ||
+        (rh && (!*rh || rh->rows() != h.rows() || rh->cols() != h.cols())))
+        throw ArgumentError("recurrentKernelGrad: h (and rh) must be N x (T*" + std::to_string(U) + "), dz N x (T*" +
+                            std::to_string(gates * U) + ") and dr " + std::to_string(U) + " x " +
+                            std::to_string(gates * U) + ", got h " + recurrent_detail::shapeOf(h) + ", dz " +
+                            recurrent_detail::shapeOf(dz) + ", dr " + recurrent_detail::shapeOf(dr));
+    Pass& p = list.add(Pass(h.context(), "backward/recurrent_kernel"))
+                  .input("H", h)
+                  .input("DZ", dz)
+                  .output(dr)
+                  .uniformInt("units", U)
+                  .uniformInt("gates", gates)
+                  .uniformInt("reverse", cell.reverse ? 1 : 0);
+    if (rh) p.input("RH", *rh);
+    return p;
 }
 
 // out[r, t*C + c] = x[r, (T-1-t)*C + c]: each row's T steps of `channels` values in reverse order.
