@@ -32,20 +32,26 @@ struct LstmCell {
 
 namespace recurrent_detail {
 inline std::string shapeOf(const Tensor& t) { return t ? t.shapeString() : std::string("empty"); }
-// ArgumentError unless xz is N x (T*4U), r U x 4U and every state tensor N x (T*U*width) in one layout.
+// Whether the sequences a step reads may differ in layout (each input has its own texel helpers), or must
+// share one (a step's outputs and their spares: a pass writes its render targets in one layout).
+enum class StateLayouts { Any, One };
+// ArgumentError unless xz is N x (T*4U), r U x 4U and every state tensor N x (T*U*width) (in one layout if
+// `layouts` says so).
 inline int requireLstm(const char* fn, const LstmCell& cell, const Tensor& xz, const Tensor& r,
-                       std::initializer_list<const Tensor*> states, int width) {
+                       std::initializer_list<const Tensor*> states, int width, StateLayouts layouts) {
     const int U = cell.units;
     bool ok = U > 0 && xz && r && xz.cols() % (4 * U) == 0 && r.rows() == U && r.cols() == 4 * U;
     const int T = ok ? xz.cols() / (4 * U) : 0;
+    const bool one = layouts == StateLayouts::One;
     for (const Tensor* s : states)
         ok = ok && *s && s->rows() == xz.rows() && s->cols() == T * U * width &&
-             s->layout() == (*states.begin())->layout();
+             (!one || s->layout() == (*states.begin())->layout());
     if (!ok)
         throw ArgumentError(std::string(fn) + ": xz must be N x (T*4*" + std::to_string(U) + "), r " +
                             std::to_string(U) + " x " + std::to_string(4 * U) + " and the sequences N x (T*" +
-                            std::to_string(U * width) + ") in one layout, got xz " + shapeOf(xz) + ", r " + shapeOf(r) +
-                            ", first sequence " + shapeOf(**states.begin()));
+                            std::to_string(U * width) + ")" + (one ? " in one layout" : "") + ", got xz " +
+                            shapeOf(xz) + ", r " + shapeOf(r) + ", first sequence " + shapeOf(**states.begin()) +
+                            (one ? std::string(" ") + layoutName((*states.begin())->layout()) : std::string()));
     return T;
 }
 inline Defines cellDefines(const char* fn, const LstmCell& cell) {
@@ -60,7 +66,8 @@ inline int pairIndex(int s, int steps, bool backwards) { return (backwards ? s :
 // step. hSpare and cSpare (h's shape and layout) hold every other step's pass.
 inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r, const LstmCell& cell, Tensor& h,
                                Tensor& c, Tensor& hSpare, Tensor& cSpare) {
-    const int T = recurrent_detail::requireLstm("lstm", cell, xz, r, {&h, &c, &hSpare, &cSpare}, 1);
+    const int T = recurrent_detail::requireLstm("lstm", cell, xz, r, {&h, &c, &hSpare, &cSpare}, 1,
+                                                recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("lstm", cell);
     Tensor* hs[2] = {&h, &hSpare};
     Tensor* cs[2] = {&c, &cSpare};
@@ -83,8 +90,11 @@ inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r
 inline void recordLstmSequenceGrad(PassList& list, const Tensor& xz, const Tensor& r, const Tensor& h, const Tensor& c,
                                    const Tensor& dh, const LstmCell& cell, Tensor& dz, Tensor& dcf, Tensor& dzSpare,
                                    Tensor& dcfSpare) {
-    const int T = recurrent_detail::requireLstm("lstmGrad", cell, xz, r, {&h, &c, &dh}, 1);
-    recurrent_detail::requireLstm("lstmGrad", cell, xz, r, {&dz, &dcf, &dzSpare, &dcfSpare}, 4);
+    // dh comes from whatever reads the outputs (a Dense per step writes 4-row blocks), h and c from the forward.
+    const int T =
+        recurrent_detail::requireLstm("lstmGrad", cell, xz, r, {&h, &c, &dh}, 1, recurrent_detail::StateLayouts::Any);
+    recurrent_detail::requireLstm("lstmGrad", cell, xz, r, {&dz, &dcf, &dzSpare, &dcfSpare}, 4,
+                                  recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("lstmGrad", cell);
     Tensor* dzs[2] = {&dz, &dzSpare};
     Tensor* dcfs[2] = {&dcf, &dcfSpare};
