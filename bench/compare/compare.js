@@ -25,11 +25,12 @@ const reps = Number(params.get('reps') || 2);
 const P = quick
   ? { warmup: 3, steps: 20, blocks: 3, epochRows: 60 * 128 }
   : { warmup: 5, steps: 50, blocks: 10, epochRows: 0 };
-// The sequence workloads' windows and timing: a step takes seconds on a software
-// renderer, so fewer of them; --quick trains on short windows (seconds in all).
+// The sequence workloads' windows and timing: a step takes seconds to a minute on a
+// software renderer, so fewer of them (after a first minute of timed steps, no more
+// than 2); --quick trains on short windows (seconds in all).
 const S = quick
-  ? { warmup: 1, steps: 3, batch: 8, context: 16 }
-  : { warmup: 3, steps: 10, batch: 32, context: 64 };
+  ? { warmup: 1, steps: 3, budgetMs: Infinity, batch: 4, context: 8 }
+  : { warmup: 1, steps: 5, budgetMs: 60000, batch: 32, context: 64 };
 const sizes = (params.get('sizes') || '256,512,1024').split(',').map(Number);
 const only = params.get('only')?.split(',');  // contestant names, for a quick look at one
 const someWorkloads = params.get('workloads')?.split(',');  // W1 .. W4, likewise
@@ -109,10 +110,11 @@ function randomMatrix(n, seed) {
 }
 
 // Times step(read) calls: single steps each reading the loss (lossEvery 1), or
-// blocks of lossEvery steps whose last one reads it. Returns the median ms/step.
-function timeSteps(step, lossEvery, count) {
-  const t = [];
-  for (let b = 0; b < count; b++) {
+// blocks of lossEvery steps whose last one reads it, up to count blocks (past 2,
+// none begun after budgetMs). Returns the median ms/step (of 2, the slower).
+function timeSteps(step, lossEvery, count, budgetMs = Infinity) {
+  const t = [], t00 = now();
+  for (let b = 0; b < count && (b < 2 || now() - t00 < budgetMs); b++) {
     const t0 = now();
     for (let j = 1; j <= lossEvery; j++) step(j === lossEvery);
     t.push((now() - t0) / lossEvery);
@@ -120,9 +122,9 @@ function timeSteps(step, lossEvery, count) {
   return median(t);
 }
 // The same for a step that returns a promise (a backend whose reads are async only).
-async function timeStepsAsync(step, lossEvery, count) {
-  const t = [];
-  for (let b = 0; b < count; b++) {
+async function timeStepsAsync(step, lossEvery, count, budgetMs = Infinity) {
+  const t = [], t00 = now();
+  for (let b = 0; b < count && (b < 2 || now() - t00 < budgetMs); b++) {
     const t0 = now();
     for (let j = 1; j <= lossEvery; j++) await step(j === lossEvery);
     t.push((now() - t0) / lossEvery);
@@ -131,8 +133,8 @@ async function timeStepsAsync(step, lossEvery, count) {
 }
 const stepsFor = (lossEvery, scale = 1) => (lossEvery === 1 ? P.steps : P.blocks) * scale;
 // The timing plan of most workloads, and the sequence workloads' shorter one (single steps).
-const plain = { warmup: P.warmup, count: stepsFor };
-const sequence = { warmup: S.warmup, count: () => S.steps };
+const plain = { warmup: P.warmup, count: stepsFor, budgetMs: Infinity };
+const sequence = { warmup: S.warmup, count: () => S.steps, budgetMs: S.budgetMs };
 
 // ---- gltrain -------------------------------------------------------------------
 
@@ -181,7 +183,7 @@ function gltrainContestant(gl, name, options, skips = []) {
       for (const e of model.takeEvents()) if (e.type === 'step' && e.loss !== null) lost += e.loss;
     };
     for (let i = 0; i < plan.warmup * scale || model.step % lossEvery; i++) step();
-    const ms = timeSteps(step, lossEvery, count);
+    const ms = timeSteps(step, lossEvery, count, plan.budgetMs);
     if (!Number.isFinite(lost)) throw new Error('gltrain: the loss is not finite');
     return ms;
   }
@@ -309,7 +311,7 @@ function tfjsContestant(backend, skips = []) {
   }
   async function stepMs(step, lossEvery, scale = 1, plan = plain) {
     for (let i = 0; i < plan.warmup * scale; i++) await step(true);
-    const ms = await (asyncReads ? timeStepsAsync : timeSteps)(step, lossEvery, plan.count(lossEvery, scale));
+    const ms = await (asyncReads ? timeStepsAsync : timeSteps)(step, lossEvery, plan.count(lossEvery, scale), plan.budgetMs);
     step.check();
     return ms;
   }

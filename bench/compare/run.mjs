@@ -143,7 +143,9 @@ out.push('Workloads (bench/compare/compare.js, bench/compare_native.cpp): W1 MLP
          'on a software renderer, the CPU backend where a startup benchmark says it is faster). ' +
          `Sequence workloads (issue 39), batch ${state.protocol.sequence.batch} windows of ${state.protocol.sequence.context} bytes ` +
          'of the fortunes corpus (web/data/fortunes.txt), loss read every step, medians over ' +
-         `${state.protocol.sequence.steps} steps after ${state.protocol.sequence.warmup} warm-up: W5 LSTM character model, ` +
+         `${state.protocol.sequence.steps} steps after ${state.protocol.sequence.warmup} warm-up` +
+         (state.protocol.sequence.budgetMs ? ` (none begun past ${state.protocol.sequence.budgetMs / 1000} s of timed steps, ` +
+                                             'at least 2: of 2 the slower)' : '') + ': W5 LSTM character model, ' +
          'byte ids -> Embedding 256x64 -> LSTM 256 (tanh, hard_sigmoid gates, every step\'s output) -> Dense 256 per step, ' +
          'softmax cross-entropy at every step, Adam 1e-3 (TensorFlow.js: the same layers, its LSTM\'s recurrent kernel ' +
          'glorot_uniform as gltrain\'s); W6 the reference transformer, examples/models/char-transformer.json as the text page ' +
