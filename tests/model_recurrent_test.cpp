@@ -38,6 +38,15 @@ void setLstm(Model& m, const std::string& layer, const std::string& prefix, cons
     m.setWeight(layer, prefix + "bias", b);
 }
 
+// An LSTM of `units` returning every step's output, read backwards if `backwards`.
+LSTM everyStepLstm(int units, bool backwards = false) {
+    LSTM lstm;
+    lstm.units = units;
+    lstm.returnSequences = true;
+    lstm.goBackwards = backwards;
+    return lstm;
+}
+
 // An LSTM's variables after a step against the reference's `want` (kernel, recurrent kernel, bias).
 void expectStepped(Model& m, const std::string& layer, const std::string& prefix, const std::vector<MatD>& want) {
     EXPECT_LE(maxRelDiff(m.weight(layer, prefix + "kernel"), want[0]), 1e-4) << prefix;
@@ -51,6 +60,13 @@ struct LstmReference {
     MatD X, W, R, b;  // x [N, T*F], kernel, recurrent kernel, bias
     MatD h, c;        // the forward's outputs [N, T*U]
 
+    // The reference of an LSTM of `cell` with these variables on input x, its forward run.
+    static LstmReference of(const LstmCell& cell, const HostMatrix& x, const HostMatrix& w, const HostMatrix& r,
+                            const HostMatrix& b) {
+        LstmReference s{cell, x.cast<double>(), w.cast<double>(), r.cast<double>(), b.cast<double>(), {}, {}};
+        s.forward();
+        return s;
+    }
     MatD gateInputs() const { return asRows(ref::addBias(ref::matmul(asRows(X, W.rows), W), b), 4 * cell.units); }
     void forward() {
         const auto hc = ref::lstmSequence(cell, asRows(gateInputs(), X.cols / W.rows * 4 * cell.units), R);
@@ -88,9 +104,7 @@ TEST(ModelRecurrent, LstmLastStepMatchesTheReference) {
         m.setWeight("dense_1", "bias", b1);
         test::fitOneBatch(m, x);
 
-        LstmReference s{LstmCell{U},  // sigmoid gates
-                        x.cast<double>(), w.cast<double>(), r.cast<double>(), b.cast<double>(), {}, {}};
-        s.forward();
+        const LstmReference s = LstmReference::of(LstmCell{U}, x, w, r, b);  // sigmoid gates
         MatD last(N, U);
         for (int n = 0; n < N; ++n)
             for (int u = 0; u < U; ++u) last(n, u) = s.h(n, (T - 1) * U + u);
@@ -114,11 +128,7 @@ TEST(ModelRecurrent, LstmSequenceGoingBackwardsMatchesTheReference) {
     for (Context* ctx : engines()) {
         SCOPED_TRACE(engineName(ctx));
         Sequential m(*ctx, Shape3{1, T, F});
-        LSTM lstm;
-        lstm.units = U;
-        lstm.returnSequences = true;
-        lstm.goBackwards = true;
-        m.add(lstm).add(Flatten{});
+        m.add(everyStepLstm(U, true)).add(Flatten{});
         test::compileSgd(m, float(lr), LossKind::MeanSquaredError);
         ASSERT_EQ(m.outputShape(0), (Shape3{1, T, U}));
         const HostMatrix x = randomMatrix(N, T * F, 21), w = randomMatrix(F, 4 * U, 22), r = randomMatrix(U, 4 * U, 23),
@@ -127,14 +137,7 @@ TEST(ModelRecurrent, LstmSequenceGoingBackwardsMatchesTheReference) {
         const HostMatrix before = m.predict(x);
         test::fitOneBatchToTargets(m, x, y);
 
-        LstmReference s{{U, Activation::Tanh, Activation::HardSigmoid, true},
-                        x.cast<double>(),
-                        w.cast<double>(),
-                        r.cast<double>(),
-                        b.cast<double>(),
-                        {},
-                        {}};
-        s.forward();
+        const LstmReference s = LstmReference::of({U, Activation::Tanh, Activation::HardSigmoid, true}, x, w, r, b);
         EXPECT_LE(maxRelDiff(before, s.h), 1e-5);
         const std::vector<MatD> want = s.stepped(ref::mse(s.h, y.cast<double>()).grad, lr);
         expectStepped(m, "lstm_0", "", want);
@@ -150,10 +153,7 @@ TEST(ModelRecurrent, LstmSequenceIntoDensePerStepMatchesTheReference) {
     for (Context* ctx : engines()) {
         SCOPED_TRACE(engineName(ctx));
         Sequential m(*ctx, Shape3{1, T, F});
-        LSTM lstm;
-        lstm.units = U;
-        lstm.returnSequences = true;
-        m.add(lstm).add(Dense{K}).add(Flatten{});
+        m.add(everyStepLstm(U)).add(Dense{K}).add(Flatten{});
         test::compileSgd(m, float(lr), LossKind::MeanSquaredError);
         const HostMatrix x = randomMatrix(N, T * F, 41), w = randomMatrix(F, 4 * U, 42), r = randomMatrix(U, 4 * U, 43),
                          b = randomMatrix(1, 4 * U, 44), w1 = randomMatrix(U, K, 45), b1 = randomMatrix(1, K, 46),
@@ -163,14 +163,7 @@ TEST(ModelRecurrent, LstmSequenceIntoDensePerStepMatchesTheReference) {
         m.setWeight("dense_1", "bias", b1);
         test::fitOneBatchToTargets(m, x, y);
 
-        LstmReference s{{U, Activation::Tanh, Activation::HardSigmoid},
-                        x.cast<double>(),
-                        w.cast<double>(),
-                        r.cast<double>(),
-                        b.cast<double>(),
-                        {},
-                        {}};
-        s.forward();
+        const LstmReference s = LstmReference::of({U, Activation::Tanh, Activation::HardSigmoid}, x, w, r, b);
         const MatD W1 = w1.cast<double>(), hRows = asRows(s.h, U);
         const MatD dY = asRows(
             ref::mse(asRows(ref::addBias(ref::matmul(hRows, W1), b1.cast<double>()), T * K), y.cast<double>()).grad, K);
@@ -203,14 +196,7 @@ TEST(ModelRecurrent, BidirectionalMatchesTheReference) {
                 const HostMatrix w = randomMatrix(F, 4 * U, 43 + 3 * d), r = randomMatrix(U, 4 * U, 44 + 3 * d),
                                  b = randomMatrix(1, 4 * U, 45 + 3 * d);
                 setLstm(m, "bidirectional_0", prefix, w, r, b);
-                dir[d] = {{U, Activation::Tanh, Activation::HardSigmoid, d == 1},
-                          x.cast<double>(),
-                          w.cast<double>(),
-                          r.cast<double>(),
-                          b.cast<double>(),
-                          {},
-                          {}};
-                dir[d].forward();
+                dir[d] = LstmReference::of({U, Activation::Tanh, Activation::HardSigmoid, d == 1}, x, w, r, b);
             }
             const HostMatrix before = m.predict(x);
             test::fitOneBatchToTargets(m, x, y);

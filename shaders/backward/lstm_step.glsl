@@ -2,7 +2,7 @@
 // step to the first; every other step's values are copied from the previous pass's outputs.
 // inputs: XZ, R, H, C, DH, DZP?, DCFP?
 // (DZP, DCFP: DZ and DCF after the later step; unbound at the last step)
-// uses: lib/activation
+// uses: lib/activation, lib/lstm_gates
 // outputs: DZ, DCF
 // defines: ACT, RACT as forward/lstm_step
 // uniforms: units, step, position (the input step of `step`), nextPosition (the input step of step + 1)
@@ -43,28 +43,19 @@ void unitGrad(int r, int u, out vec4 dz, out float dcf) {
     dcf = dc * gate.y;
 }
 
+// lib/lstm_gates' h(t-1): the forward's H.
+vec4 previousOutputTexel(int x, int r) { return H_texel(x, r); }
+
 #if OUT_PACKED && XZ_PACKED && R_PACKED && H_PACKED && C_PACKED && DH_PACKED
 // unitGrad for the 4 units u .. u+3 at once (units and u multiples of 4): gate g's gradients of the four in dz,
 // their dc·f in dcf. A texel of XZ, H, C, DH, DZP or of a row of R holds 4 consecutive values, so recomputing
-// the gates costs 17 fetches per 4 k's and dh 5 per 4 m's for all 4 units, where unitGrad costs 4 lanes x
-// (20 per 4 k's + 8 per 4 m's).
+// the gates (lib/lstm_gates) costs 17 fetches per 4 k's and dh 5 per 4 m's for all 4 units, where unitGrad costs
+// 4 lanes x (20 per 4 k's + 8 per 4 m's).
 void unitGrads4(int r, int u, int g, out vec4 dz, out vec4 dcf) {
-    int x0 = (position * 4 * units + u) >> 2, q = units >> 2, ux = u >> 2;
-    vec4 zi = XZ_texel(x0, r), zf = XZ_texel(x0 + q, r), zc = XZ_texel(x0 + 2 * q, r), zo = XZ_texel(x0 + 3 * q, r);
-    vec4 previous = vec4(0.0);
-    if (step > 0) {
-        int h0 = (step - 1) * units;
-        for (int k = 0; k < units; k += 4) {
-            vec4 hk = H_texel((h0 + k) >> 2, r);
-            for (int j = 0; j < 4; ++j) {
-                zi += hk[j] * R_texel(ux, k + j);
-                zf += hk[j] * R_texel(ux + q, k + j);
-                zc += hk[j] * R_texel(ux + 2 * q, k + j);
-                zo += hk[j] * R_texel(ux + 3 * q, k + j);
-            }
-        }
-        previous = C_texel((h0 + u) >> 2, r);
-    }
+    int h0 = (step - 1) * units, ux = u >> 2;  // h0 < 0 at the first step: no h(t-1)
+    vec4 zi, zf, zc, zo, previous = vec4(0.0);
+    lstmGates4(r, u, units, position, h0, zi, zf, zc, zo);
+    if (step > 0) previous = C_texel((h0 + u) >> 2, r);
     vec4 dh = DH_texel((step * units + u) >> 2, r), dcNext = vec4(0.0);
 #if DZP_BOUND
     // Texel m of the later step's 4U gate gradients against texel m of R's rows u .. u+3.
