@@ -158,6 +158,36 @@ TEST(ModelRecurrent, SequenceGoingBackwardsMatchesTheReference) {
         }
 }
 
+// Every step's output into a Dense per step, on a batch of 4: that Dense's input gradient (the layer's dh)
+// comes in 4-row blocks (packed_rows4) on the GPU while the layer's own sequences are packed, as in a
+// character model (Embedding -> LSTM -> Dense per step).
+TEST(ModelRecurrent, SequenceIntoDensePerStepMatchesTheReference) {
+    const int N = 4, T = 3, F = 2, U = 2, K = 3;
+    const double lr = 0.5;
+    const RecurrentCell cell{U, Activation::Tanh, Activation::HardSigmoid};
+    for (RecurrentKind kind : kKinds)
+        for (Context* ctx : engines()) {
+            SCOPED_TRACE(std::string(kindName(kind)) + " " + engineName(ctx));
+            Sequential m(*ctx, Shape3{1, T, F});
+            m.add(recurrentLayer(kind, cell, true)).add(Dense{K}).add(Flatten{});
+            test::compileSgd(m, float(lr), LossKind::MeanSquaredError);
+            const std::string name = std::string(kindName(kind)) + "_0";
+            const HostMatrix x = randomMatrix(N, T * F, 41), w1 = randomMatrix(U, K, 45), b1 = randomMatrix(1, K, 46),
+                             y = randomMatrix(N, T * K, 47);
+            const CellReference s = setRandomCell(m, name, "", kind, cell, F, x, 42);
+            m.setWeight("dense_1", "kernel", w1);
+            m.setWeight("dense_1", "bias", b1);
+            test::fitOneBatchToTargets(m, x, y);
+
+            const MatD W1 = w1.cast<double>(), hRows = asRows(s.h(), U);
+            const MatD dY = asRows(
+                ref::mse(asRows(ref::addBias(ref::matmul(hRows, W1), b1.cast<double>()), T * K), y.cast<double>()).grad,
+                K);
+            EXPECT_LE(maxRelDiff(m.weight("dense_1", "kernel"), sgd(W1, ref::matmulTN(hRows, dY), lr)), 1e-4);
+            expectStepped(m, name, "", s.stepped(asRows(ref::matmulNT(dY, W1), T * U), lr));
+        }
+}
+
 // Bidirectional over [4 steps, 3 features], mean squared error: every step's outputs concatenated, and each
 // direction's last averaged; both directions' variables after one SGD step against the reference.
 TEST(ModelRecurrent, BidirectionalMatchesTheReference) {

@@ -1,8 +1,10 @@
 // The side-by-side benchmark's page: each workload runs on gltrain (the JavaScript
 // module, used as the README shows), then TensorFlow.js 4.22 on its webgl, wasm and
 // webgpu backends, then jax-js 0.1.25 on wasm and webgpu — same model, optimizer,
-// batch and data (the real Fashion-MNIST files from web/data, parsed once here and
-// handed to every contestant).
+// batch and data (the real Fashion-MNIST files and issue 39's fortunes corpus from
+// web/data, read once here and handed to every contestant). The sequence workloads
+// (W5 an LSTM character model, W6 the reference transformer) also run on gltrain's
+// CPU engine, forced ('gltrain-cpu'); jax-js and TensorFlow.js's webgpu backend skip them.
 // The whole sequence repeats (?reps, default 2) so run-to-run noise is visible.
 // Results land in window.compare (read by bench/compare/run.mjs); keys match
 // bench/compare_native.cpp's.
@@ -23,11 +25,17 @@ const reps = Number(params.get('reps') || 2);
 const P = quick
   ? { warmup: 3, steps: 20, blocks: 3, epochRows: 60 * 128 }
   : { warmup: 5, steps: 50, blocks: 10, epochRows: 0 };
+// The sequence workloads' windows and timing: a step takes seconds to a minute on a
+// software renderer, so fewer of them (after a first minute of timed steps, no more
+// than 2); --quick trains on short windows (seconds in all).
+const S = quick
+  ? { warmup: 1, steps: 3, budgetMs: Infinity, batch: 4, context: 8 }
+  : { warmup: 1, steps: 5, budgetMs: 60000, batch: 32, context: 64 };
 const sizes = (params.get('sizes') || '256,512,1024').split(',').map(Number);
 const only = params.get('only')?.split(',');  // contestant names, for a quick look at one
 const someWorkloads = params.get('workloads')?.split(',');  // W1 .. W4, likewise
 
-const state = { lines: [], done: false, error: null, results: [], info: {}, protocol: { ...P, quick, reps, sizes } };
+const state = { lines: [], done: false, error: null, results: [], info: {}, protocol: { ...P, quick, reps, sizes, sequence: S } };
 window.compare = state;
 const logEl = document.getElementById('log');
 function log(s) {
@@ -74,6 +82,27 @@ function xorData(n) {
   }
   return { n, x, y };
 }
+// The fortunes corpus's training part (the held-out last 10 % cut off, as gltrain's
+// Dataset.fromText does) as bytes.
+async function fortunes() {
+  const r = await fetch('/web/data/fortunes.txt');
+  if (!r.ok) throw new Error(`fetching web/data/fortunes.txt: HTTP ${r.status} (run scripts/setup.sh)`);
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  return { bytes, train: bytes.subarray(0, Math.floor(0.9 * bytes.length)) };
+}
+// n windows of S.context bytes at uniform positions of the training text (inputs) and
+// the bytes that follow each (targets), for the TensorFlow.js contestants.
+function textWindows(text, n) {
+  const r = lcg(9), T = S.context, x = new Int32Array(n * T), y = new Int32Array(n * T);
+  for (let i = 0; i < n; i++) {
+    const at = Math.floor(r() * (text.length - T - 1));
+    for (let t = 0; t < T; t++) {
+      x[i * T + t] = text[at + t];
+      y[i * T + t] = text[at + t + 1];
+    }
+  }
+  return { n, x, y };
+}
 function randomMatrix(n, seed) {
   const r = lcg(seed), m = new Float32Array(n * n);
   for (let i = 0; i < m.length; i++) m[i] = r() * 2 - 1;
@@ -81,10 +110,11 @@ function randomMatrix(n, seed) {
 }
 
 // Times step(read) calls: single steps each reading the loss (lossEvery 1), or
-// blocks of lossEvery steps whose last one reads it. Returns the median ms/step.
-function timeSteps(step, lossEvery, count) {
-  const t = [];
-  for (let b = 0; b < count; b++) {
+// blocks of lossEvery steps whose last one reads it, up to count blocks (past 2,
+// none begun after budgetMs). Returns the median ms/step (of 2, the slower).
+function timeSteps(step, lossEvery, count, budgetMs = Infinity) {
+  const t = [], t00 = now();
+  for (let b = 0; b < count && (b < 2 || now() - t00 < budgetMs); b++) {
     const t0 = now();
     for (let j = 1; j <= lossEvery; j++) step(j === lossEvery);
     t.push((now() - t0) / lossEvery);
@@ -92,9 +122,9 @@ function timeSteps(step, lossEvery, count) {
   return median(t);
 }
 // The same for a step that returns a promise (a backend whose reads are async only).
-async function timeStepsAsync(step, lossEvery, count) {
-  const t = [];
-  for (let b = 0; b < count; b++) {
+async function timeStepsAsync(step, lossEvery, count, budgetMs = Infinity) {
+  const t = [], t00 = now();
+  for (let b = 0; b < count && (b < 2 || now() - t00 < budgetMs); b++) {
     const t0 = now();
     for (let j = 1; j <= lossEvery; j++) await step(j === lossEvery);
     t.push((now() - t0) / lossEvery);
@@ -102,13 +132,17 @@ async function timeStepsAsync(step, lossEvery, count) {
   return median(t);
 }
 const stepsFor = (lossEvery, scale = 1) => (lossEvery === 1 ? P.steps : P.blocks) * scale;
+// The timing plan of most workloads, and the sequence workloads' shorter one (single steps).
+const plain = { warmup: P.warmup, count: stepsFor, budgetMs: Infinity };
+const sequence = { warmup: S.warmup, count: () => S.steps, budgetMs: S.budgetMs };
 
 // ---- gltrain -------------------------------------------------------------------
 
-// name 'gltrain': the WebGL2 backend, forced; 'gltrain-auto': the backend gltrain
-// picks by itself (on a software renderer, the CPU backend where a startup
-// benchmark says it is faster — the choice and its reason are reported).
-function gltrainContestant(gl, name, options) {
+// name 'gltrain': the WebGL2 backend, forced; 'gltrain-cpu': the CPU backend,
+// forced; 'gltrain-auto': the backend gltrain picks by itself (on a software
+// renderer, the CPU backend where a startup benchmark says it is faster — the
+// choice and its reason are reported). skips: the workloads (W1 ..) it sits out.
+function gltrainContestant(gl, name, options, skips = []) {
   const ctx = new gl.Context(options);
   const caps = ctx.capabilities;
   const mlp = () => new gl.Sequential(ctx, 784)
@@ -128,23 +162,41 @@ function gltrainContestant(gl, name, options) {
     .add({ type: 'dense', units: 8, activation: 'tanh' })
     .add({ type: 'dense', units: 1 })
     .compile({ loss: 'mse', optimizer: { type: 'sgd', lr: 0.1 } });
+  // W5: byte ids -> Embedding 256x64 -> LSTM 256 (TF.js's defaults: tanh, hard_sigmoid
+  // gates), every step's output -> Dense 256 logits per step.
+  const charLstm = () => new gl.Sequential(ctx, [S.context])
+    .add({ type: 'embedding', inputDim: 256, outputDim: 64 })
+    .add({ type: 'lstm', units: 256, returnSequences: true })
+    .add({ type: 'dense', units: 256 })
+    .compile({ loss: 'sequence_softmax_cross_entropy', optimizer: { type: 'adam', lr: 1e-3 } });
+  // W6: the reference transformer's model file, as the text page builds it (on S.context steps).
+  const transformer = (file) => gl.Model.fromConfig(ctx, { input: [S.context], layers: file.layers }).compile(file.compile);
+  const textData = (d) => gl.Dataset.fromText(d.text.bytes, { context: S.context, seed: 1 });
   // ms/step through beginFit/stepOnce (the loss arrives in the step events).
-  function stepMs(model, data, batch, lossEvery, scale = 1) {
-    const count = stepsFor(lossEvery, scale);
-    const epochs = Math.ceil((model.step + (P.warmup + 1) * scale + count * lossEvery + lossEvery) / Math.ceil(data.count / batch)) + 1;
+  function stepMs(model, data, batch, lossEvery, scale = 1, plan = plain) {
+    const count = plan.count(lossEvery, scale);
+    const epochs = Math.ceil((model.step + (plan.warmup + 1) * scale + count * lossEvery + lossEvery) / Math.ceil(data.count / batch)) + 1;
     model.beginFit(data, { epochs, batchSize: batch, lossEvery });
     let lost = 0;
     const step = () => {
       model.stepOnce();
       for (const e of model.takeEvents()) if (e.type === 'step' && e.loss !== null) lost += e.loss;
     };
-    for (let i = 0; i < P.warmup * scale || model.step % lossEvery; i++) step();
-    const ms = timeSteps(step, lossEvery, count);
+    for (let i = 0; i < plan.warmup * scale || model.step % lossEvery; i++) step();
+    const ms = timeSteps(step, lossEvery, count, plan.budgetMs);
     if (!Number.isFinite(lost)) throw new Error('gltrain: the loss is not finite');
     return ms;
   }
+  // A sequence workload's ms/step on the fortunes text (loss read every step).
+  function sequenceMs(model, d, key) {
+    const { train, validation } = textData(d);
+    try {
+      return { [key]: stepMs(model, train, S.batch, 1, 1, sequence) };
+    } finally { model.delete(); train.delete(); validation?.delete(); }
+  }
   return {
     name,
+    skips: new Set(skips),
     renderer: `${caps.backend} backend: ${caps.renderer} (${caps.version})` + (caps.backendReason ? `; ${caps.backendReason}` : ''),
     async w1Steps(d) {
       const m = mlp();
@@ -181,14 +233,16 @@ function gltrainContestant(gl, name, options) {
         return { w4_step_ms_loss1: stepMs(m, ds, 4, 1, 4), w4_step_ms_loss10: stepMs(m, ds, 4, 10, 4) };
       } finally { m.delete(); ds.delete(); }
     },
+    async w5Steps(d) { return sequenceMs(charLstm(), d, 'w5_step_ms'); },
+    async w6Steps(d) { return sequenceMs(transformer(d.transformerFile), d, 'w6_step_ms'); },
   };
 }
 
 // ---- TensorFlow.js ---------------------------------------------------------------
 
 // backend 'webgpu' reads asynchronously (its dataSync() returns zeros on
-// SwiftShader): its steps and products await data().
-function tfjsContestant(backend) {
+// SwiftShader): its steps and products await data(). skips: as gltrain's.
+function tfjsContestant(backend, skips = []) {
   const asyncReads = backend === 'webgpu';
   const softmaxCE = (y, logits) => tf.losses.softmaxCrossEntropy(y, logits);
   const mse = (y, p) => tf.losses.meanSquaredError(y, p);
@@ -209,6 +263,25 @@ function tfjsContestant(backend) {
     tf.layers.dense({ inputShape: [2], units: 8, activation: 'tanh' }),
     tf.layers.dense({ units: 1 }),
   ] });
+  // W5, gltrain's layers: TF.js's LSTM defaults but for the recurrent kernel's glorot_uniform
+  // (gltrain's; TF.js's orthogonal is not an initializer gltrain has). Dense on a sequence
+  // acts on its last axis, as gltrain's. The wasm backend lacks the Embedding's gradient
+  // (UnsortedSegmentSum), so there the table is a bias-free Dense on one-hot bytes: the
+  // same function and gradient, as a TF.js user would work around it.
+  const oneHotEmbedding = backend === 'wasm';
+  const charLstm = () => {
+    const m = tf.sequential({ layers: [
+      oneHotEmbedding ? tf.layers.dense({ inputShape: [S.context, 256], units: 64, useBias: false })
+                      : tf.layers.embedding({ inputDim: 256, outputDim: 64, inputLength: S.context }),
+      tf.layers.lstm({ units: 256, returnSequences: true, recurrentInitializer: 'glorotUniform' }),
+      tf.layers.dense({ units: 256 }),
+    ] });
+    if (!oneHotEmbedding) return m;
+    return { apply: (ids, o) => m.apply(tf.oneHot(ids, 256).toFloat(), o), dispose: () => m.dispose() };
+  };
+  // Softmax cross-entropy at every step of every window, the mean (targets: byte ids).
+  const sequenceCE = (y, logits) =>
+    tf.losses.softmaxCrossEntropy(tf.oneHot(y.reshape([-1]), 256).toFloat(), logits.reshape([-1, 256]));
   // A training step as a performance-minded TensorFlow.js user writes it: gather
   // the batch on the backend, optimizer.minimize, read the loss when asked.
   function trainer(model, optimizer, lossFn, x, y, n, batch) {
@@ -236,9 +309,9 @@ function tfjsContestant(backend) {
     step.check = () => { if (!Number.isFinite(lost)) throw new Error(`${backend}: the loss is not finite`); };
     return step;
   }
-  async function stepMs(step, lossEvery, scale = 1) {
-    for (let i = 0; i < P.warmup * scale; i++) await step(true);
-    const ms = await (asyncReads ? timeStepsAsync : timeSteps)(step, lossEvery, stepsFor(lossEvery, scale));
+  async function stepMs(step, lossEvery, scale = 1, plan = plain) {
+    for (let i = 0; i < plan.warmup * scale; i++) await step(true);
+    const ms = await (asyncReads ? timeStepsAsync : timeSteps)(step, lossEvery, plan.count(lossEvery, scale), plan.budgetMs);
     step.check();
     return ms;
   }
@@ -247,6 +320,7 @@ function tfjsContestant(backend) {
   const disposeAll = (...xs) => xs.forEach((t) => t.dispose());
   return {
     name: 'tfjs-' + backend,
+    skips: new Set(skips),
     async setup() {
       if (!(await tf.setBackend(backend))) throw new Error(`TensorFlow.js: the ${backend} backend failed to start`);
       await tf.ready();
@@ -310,6 +384,13 @@ function tfjsContestant(backend) {
       try {
         const step = trainer(model, opt, mse, x, y, d.xor.n, 4);
         return { w4_step_ms_loss1: await stepMs(step, 1, 4), w4_step_ms_loss10: await stepMs(step, 10, 4) };
+      } finally { disposeAll(model, opt, x, y); }
+    },
+    async w5Steps(d) {
+      const model = charLstm(), opt = tf.train.adam(1e-3), w = d.text.windows;
+      const x = tf.tensor2d(w.x, [w.n, S.context], 'int32'), y = tf.tensor2d(w.y, [w.n, S.context], 'int32');
+      try {
+        return { w5_step_ms: await stepMs(trainer(model, opt, sequenceCE, x, y, w.n, S.batch), 1, 1, sequence) };
       } finally { disposeAll(model, opt, x, y); }
     },
   };
@@ -491,28 +572,39 @@ async function w3(c, n) {
 
 async function main() {
   log(`protocol: ${JSON.stringify(state.protocol)}`);
-  const [train, test] = await Promise.all([fashionMnist('train'), fashionMnist('t10k')]);
-  const d = { train, test, xor: xorData(4096) };
+  const [train, test, text, transformerFile] = await Promise.all([
+    fashionMnist('train'), fashionMnist('t10k'), fortunes(),
+    fetch('/web/data/char-transformer.json').then((r) => {
+      if (!r.ok) throw new Error(`fetching web/data/char-transformer.json: HTTP ${r.status} (run scripts/setup.sh)`);
+      return r.json();
+    })]);
+  text.windows = textWindows(text.train, 64 * S.batch);
+  const d = { train, test, xor: xorData(4096), text, transformerFile };
   const rows = P.epochRows || train.n;
   const gl = await createGltrain();
   tf.wasm.setWasmPaths('/tfjs-wasm/');
-  let contestants = [gltrainContestant(gl, 'gltrain', { backend: 'webgl' }), tfjsContestant('webgl'), tfjsContestant('wasm'),
-                     tfjsContestant('webgpu'), jaxContestant(jax, 'wasm'), jaxContestant(jax, 'webgpu'),
-                     gltrainContestant(gl, 'gltrain-auto', {})];
+  const w1ToW4 = ['W1', 'W2', 'W3', 'W4'];
+  let contestants = [gltrainContestant(gl, 'gltrain', { backend: 'webgl' }), gltrainContestant(gl, 'gltrain-cpu', { backend: 'cpu' }, w1ToW4),
+                     tfjsContestant('webgl'), tfjsContestant('wasm'), tfjsContestant('webgpu', ['W5']),
+                     jaxContestant(jax, 'wasm'), jaxContestant(jax, 'webgpu'), gltrainContestant(gl, 'gltrain-auto', {})];
   if (only) contestants = contestants.filter((c) => only.includes(c.name));
+  // [label, the contestant's method]: a contestant without the method (or skipping the workload) sits it out.
   const workloads = [
-    ['W1 steps', (c) => c.w1Steps(d)],
-    ['W1 epoch', (c) => c.w1Epoch(d, rows)],
-    ['W2 steps', (c) => c.w2Steps(d)],
-    ...sizes.map((n) => [`W3 N=${n}`, (c) => w3(c, n)]),
-    ['W4 steps', (c) => c.w4Steps(d)],
+    ['W1 steps', 'w1Steps', (c) => c.w1Steps(d)],
+    ['W1 epoch', 'w1Epoch', (c) => c.w1Epoch(d, rows)],
+    ['W2 steps', 'w2Steps', (c) => c.w2Steps(d)],
+    ...sizes.map((n) => [`W3 N=${n}`, 'w3', (c) => w3(c, n)]),
+    ['W4 steps', 'w4Steps', (c) => c.w4Steps(d)],
+    ['W5 steps', 'w5Steps', (c) => c.w5Steps(d)],
+    ['W6 steps', 'w6Steps', (c) => c.w6Steps(d)],
   ];
   const chosen = someWorkloads ? workloads.filter(([label]) => someWorkloads.includes(label.split(' ')[0])) : workloads;
   for (let rep = 0; rep < reps; rep++) {
     const res = Object.fromEntries(contestants.map((c) => [c.name, {}]));
     state.results.push(res);
-    for (const [label, run] of chosen) {
+    for (const [label, method, run] of chosen) {
       for (const c of contestants) {
+        if (!c[method] || c.skips?.has(label.split(' ')[0])) continue;
         const t0 = now();
         let got;
         try {

@@ -3,7 +3,8 @@
 // from bench/node_modules on 127.0.0.1, runs the page once in headless Chromium
 // (scripts/browser.mjs: Debian's Chromium, SwiftShader WebGL2, WebGPU) and writes the
 // markdown report: machine, renderers, one table per repetition with medians
-// and speed ratios, the native column and the step profiles when given.
+// and speed ratios (the sequence workloads W5, W6 in a table of their own, a row
+// per contestant), the native column and the step profiles when given.
 //   node bench/compare/run.mjs [--quick] [--reps N] [--only name,name] [--workloads W1,W4] [--out FILE]
 //        [--native run1.json,run2.json] [--profile-native FILE] [--profile-web FILE]
 // Prints the page's progress; the report goes to --out (else stdout).
@@ -106,11 +107,16 @@ const speedup = (g, t, kind) => {
   return `${x.toFixed(2)}×`;
 };
 
-const names = Object.keys(state.results[0] ?? {});
+// The sequence workloads' keys and row labels (their own table).
+const seqKeys = [['w5_step_ms', 'W5 LSTM'], ['w6_step_ms', 'W6 transformer']];
+const ranSome = (n, keys) => state.results.some((res) => keys.some((k) => res[n]?.[k] != null));
+const allNames = Object.keys(state.results[0] ?? {});
+// The W1-W4 table's columns: contestants with a figure there (gltrain-cpu runs W5, W6 only).
+const names = allNames.filter((n) => ranSome(n, rows(state.results[0] ?? {}).map((r) => r[0])));
 // gltrain's contestants (the WebGL2 backend, and the automatic choice when present) against TensorFlow.js's.
 const ours = names.filter((n) => n.startsWith('gltrain'));
 const theirs = names.filter((n) => !n.startsWith('gltrain'));
-const label = (n) => (n === 'gltrain' ? 'gltrain WebGL2' : n === 'gltrain-auto' ? 'gltrain auto' : n);
+const label = (n) => ({ gltrain: 'gltrain WebGL2', 'gltrain-cpu': 'gltrain CPU', 'gltrain-auto': 'gltrain auto' })[n] ?? n;
 const out = [];
 const date = new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 out.push('# gltrain vs TensorFlow.js and jax-js, side by side', '');
@@ -119,7 +125,7 @@ out.push(`Machine: ${cpuModel}, ${os.cpus().length} cores (shared with other wor
          `Browser: ${(state.info.userAgent.match(/(Headless)?Chrome\/[\d.]+/) ?? ['Chromium'])[0]} (${state.info.crossOriginIsolated ? 'cross-origin isolated' : 'not isolated'}, WebGPU on), TensorFlow.js ${state.info.tfjsVersion}, jax-js ${state.info.jaxVersion}.`);
 out.push('');
 out.push('Renderers:');
-for (const n of names) out.push(`- ${n}: ${state.info[n]?.renderer ?? 'unknown'}`);
+for (const n of allNames) out.push(`- ${n}: ${state.info[n]?.renderer ?? 'unknown'}`);
 if (natives.length) {
   out.push(`- gltrain native (EGL): ${natives[0].renderer} (${natives[0].version})` +
            (natives[0].engine ? `; models train on the ${natives[0].engine}; W3 multiplies GPU tensors` : ''));
@@ -135,6 +141,16 @@ out.push('Workloads (bench/compare/compare.js, bench/compare_native.cpp): W1 MLP
          '(default loss reads; both train the short last batch). ' +
          '"gltrain WebGL2" is the WebGL2 backend (forced); "gltrain auto" is what gltrain picks by itself (renderers above: ' +
          'on a software renderer, the CPU backend where a startup benchmark says it is faster). ' +
+         `Sequence workloads (issue 39), batch ${state.protocol.sequence.batch} windows of ${state.protocol.sequence.context} bytes ` +
+         'of the fortunes corpus (web/data/fortunes.txt), loss read every step, medians over ' +
+         `${state.protocol.sequence.steps} steps after ${state.protocol.sequence.warmup} warm-up` +
+         (state.protocol.sequence.budgetMs ? ` (none begun past ${state.protocol.sequence.budgetMs / 1000} s of timed steps, ` +
+                                             'at least 2: of 2 the slower)' : '') + ': W5 LSTM character model, ' +
+         'byte ids -> Embedding 256x64 -> LSTM 256 (tanh, hard_sigmoid gates, every step\'s output) -> Dense 256 per step, ' +
+         'softmax cross-entropy at every step, Adam 1e-3 (TensorFlow.js: the same layers, its LSTM\'s recurrent kernel ' +
+         'glorot_uniform as gltrain\'s); W6 the reference transformer, examples/models/char-transformer.json as the text page ' +
+         'builds it (AdamW, schedule, clipping), gltrain only (TensorFlow.js has no attention layer). "gltrain CPU" is the CPU ' +
+         'backend (forced). ' +
          '"×" columns: how many times faster gltrain in Chromium is than the other (time ratio other/gltrain; GFLOP/s gltrain/other; > 1: gltrain ahead).');
 if (state.info['tfjs-webgl']?.kernelsPerMlpStep) out.push(`TensorFlow.js webgl runs ${state.info['tfjs-webgl'].kernelsPerMlpStep} kernels per W1 step (tf.profile).`);
 out.push('');
@@ -143,17 +159,37 @@ state.results.forEach((res, i) => {
   out.push(`## Run ${i + 1} of ${state.results.length}`, '');
   const head = ['workload', ...ours.map(label), ...theirs,
                 ...ours.flatMap((g) => theirs.map((t) => `${label(g)} × ${t}`)), ...(nat ? ['gltrain native (EGL)'] : [])];
-  out.push(`| ${head.join(' | ')} |`, `|${head.map((_, j) => (j ? '---:' : '---')).join('|')}|`);
-  for (const [key, text, kind] of rows(res)) {
+  if (names.length) out.push(`| ${head.join(' | ')} |`, `|${head.map((_, j) => (j ? '---:' : '---')).join('|')}|`);
+  for (const [key, text, kind] of names.length ? rows(res) : []) {
     const v = (n) => res[n]?.[key];
     out.push(`| ${[text, ...ours.map((g) => fmt(v(g), kind)), ...theirs.map((t) => fmt(v(t), kind)),
                    ...ours.flatMap((g) => theirs.map((t) => speedup(v(g), v(t), kind))),
                    ...(nat ? [fmt(nat.results[key], kind)] : [])].join(' | ')} |`);
   }
-  const errors = names.filter((n) => res[n].error).map((n) => `${n}: ${res[n].error}`);
+  const errors = allNames.filter((n) => res[n].error).map((n) => `${n}: ${res[n].error}`);
   if (errors.length) out.push('', 'Errors: ' + errors.join('; '));
   out.push('');
+  const seq = seqKeys.filter(([k]) => allNames.some((n) => res[n]?.[k] != null));
+  if (seq.length) out.push(...sequenceTable(res, seq, i), '');
 });
+// Run i's sequence workloads: a row per contestant that ran one; W5 also in steps/s and
+// as gltrain's speed-up over TensorFlow.js's (steps/s ratio, > 1: gltrain ahead).
+function sequenceTable(res, seq, i) {
+  const who = allNames.filter((n) => seq.some(([k]) => res[n]?.[k] != null));
+  const rivals = who.filter((n) => !n.startsWith('gltrain') && res[n]?.w5_step_ms != null);
+  const w5 = seq.some(([k]) => k === 'w5_step_ms');
+  const head = ['contestant', ...(w5 ? ['W5 LSTM, steps/s', 'W5 LSTM, ms/step', ...rivals.map((t) => `W5 × ${t}`)] : []),
+                ...seq.filter(([k]) => k !== 'w5_step_ms').map(([, text]) => `${text}, ms/step`)];
+  const lines = [`### Sequence models, run ${i + 1}`, '', `| ${head.join(' | ')} |`, `|${head.map((_, j) => (j ? '---:' : '---')).join('|')}|`];
+  for (const n of who) {
+    const ms = res[n]?.w5_step_ms;
+    const cells = w5 ? [ms == null ? '—' : (1000 / ms).toFixed(ms > 1000 ? 3 : 2), fmt(ms, 'ms'),
+                        ...rivals.map((t) => (n.startsWith('gltrain') ? speedup(ms, res[t].w5_step_ms, 'ms') : '—'))] : [];
+    const others = seq.filter(([k]) => k !== 'w5_step_ms').map(([k]) => fmt(res[n]?.[k], 'ms'));
+    lines.push(`| ${[label(n), ...cells, ...others].join(' | ')} |`);
+  }
+  return lines;
+}
 const profNative = readOpt('--profile-native'), profWeb = readOpt('--profile-web');
 if (profNative || profWeb) {
   out.push('## Where a gltrain step\'s time goes', '');

@@ -2,7 +2,7 @@
 // step to the first; every other step's values are copied from the previous pass's outputs.
 // inputs: XZ, R, H, C, DH, DZP?, DCFP?
 // (DZP, DCFP: DZ and DCF after the later step; unbound at the last step)
-// uses: lib/activation
+// uses: lib/activation, lib/lstm_gates
 // outputs: DZ, DCF
 // defines: ACT, RACT as forward/lstm_step
 // uniforms: units, step, position (the input step of `step`), nextPosition (the input step of step + 1)
@@ -43,10 +43,53 @@ void unitGrad(int r, int u, out vec4 dz, out float dcf) {
     dcf = dc * gate.y;
 }
 
+// lib/lstm_gates' h(t-1): the forward's H.
+vec4 previousOutputTexel(int x, int r) { return H_texel(x, r); }
+
+#if OUT_PACKED && XZ_PACKED && R_PACKED && H_PACKED && C_PACKED && DH_PACKED
+// unitGrad for the 4 units u .. u+3 at once (units and u multiples of 4): gate g's gradients of the four in dz,
+// their dc·f in dcf. A texel of XZ, H, C, DH, DZP or of a row of R holds 4 consecutive values, so recomputing
+// the gates (lib/lstm_gates) costs 17 fetches per 4 k's and dh 5 per 4 m's for all 4 units, where unitGrad costs
+// 4 lanes x (20 per 4 k's + 8 per 4 m's).
+void unitGrads4(int r, int u, int g, out vec4 dz, out vec4 dcf) {
+    int h0 = (step - 1) * units, ux = u >> 2;  // h0 < 0 at the first step: no h(t-1)
+    vec4 zi, zf, zc, zo, previous = vec4(0.0);
+    lstmGates4(r, u, units, position, h0, zi, zf, zc, zo);
+    if (step > 0) previous = C_texel((h0 + u) >> 2, r);
+    vec4 dh = DH_texel((step * units + u) >> 2, r), dcNext = vec4(0.0);
+#if DZP_BOUND
+    // Texel m of the later step's 4U gate gradients against texel m of R's rows u .. u+3.
+    int n0 = nextPosition * units;
+    for (int m = 0; m < units; ++m) {
+        vec4 d = DZP_texel(n0 + m, r);
+        dh += vec4(dot(d, R_texel(m, u)), dot(d, R_texel(m, u + 1)), dot(d, R_texel(m, u + 2)),
+                   dot(d, R_texel(m, u + 3)));
+    }
+    dcNext = DCFP_texel(n0 + ux, r);
+#endif
+    vec4 c = C_texel((step * units + u) >> 2, r);
+    vec4 dc = dh * act_f_kind(RACT, zo, act_alpha) * act_df_kind(ACT, c, act_alpha) + dcNext;
+    if (g == 0) dz = dc * act_f_kind(ACT, zc, act_alpha) * act_df_kind(RACT, zi, act_alpha);
+    else if (g == 1) dz = dc * previous * act_df_kind(RACT, zf, act_alpha);
+    else if (g == 2) dz = dc * act_f_kind(RACT, zi, act_alpha) * act_df_kind(ACT, zc, act_alpha);
+    else dz = dh * act_f_kind(ACT, c, act_alpha) * act_df_kind(RACT, zo, act_alpha);
+    dcf = dc * act_f_kind(RACT, zf, act_alpha);
+}
+#endif
+
 void main() {
     ivec2 t = outTexel();
     int cols = outShape().y, lanes = OUT_PACKED == 1 ? 4 : 1;
     vec4 dz = vec4(0.0), dcf = vec4(0.0);
+#if OUT_PACKED && XZ_PACKED && R_PACKED && H_PACKED && C_PACKED && DH_PACKED
+    if (units % 4 == 0 && t.x * 4 / (4 * units) == position) {
+        int rest = t.x * 4 - position * 4 * units, g = rest / units;
+        unitGrads4(t.y, rest - g * units, g, dz, dcf);
+        setDZ(dz);
+        setDCF(dcf);
+        return;
+    }
+#endif
     for (int i = 0; i < lanes; ++i) {
         int col = t.x * lanes + i;
         if (col >= cols) break;

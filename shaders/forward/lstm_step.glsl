@@ -2,7 +2,7 @@
 // other step's values are copied from the previous step's outputs (a pass writes whole textures).
 // inputs: XZ, R, HP?, CP?
 // (HP, CP: the sequences after the previous step; unbound at the first step, whose state is zero)
-// uses: lib/activation
+// uses: lib/activation, lib/lstm_gates
 // outputs: H, C
 // defines: ACT (the cell activation), RACT (the gates'), in lib/activation's numbering
 // uniforms: units, step, position (the input step this step reads: step, or steps - 1 - step going backwards)
@@ -29,25 +29,25 @@ vec2 cellAt(int r, int u) {
     return vec2(gate.w * act_f_kind(ACT, vec4(c), act_alpha).x, c);
 }
 
-#if OUT_PACKED && XZ_PACKED && R_PACKED
-// cellAt for the 4 units u .. u+3 at once (units and u multiples of 4): a texel of XZ, of a row of R or of HP holds
-// 4 consecutive values, one gate's for the 4 units (HP: 4 k's), so a step of k costs 4 fetches instead of 20.
-void cells4(int r, int u, out vec4 h, out vec4 c) {
-    int x0 = (position * 4 * units + u) >> 2, g = units >> 2;
-    vec4 zi = XZ_texel(x0, r), zf = XZ_texel(x0 + g, r), zc = XZ_texel(x0 + 2 * g, r), zo = XZ_texel(x0 + 3 * g, r);
-    vec4 previous = vec4(0.0);
+// lib/lstm_gates' h(t-1): the previous pass's H (none at the first step).
+vec4 previousOutputTexel(int x, int r) {
 #if HP_BOUND
-    int h0 = (step - 1) * units, ux = u >> 2;
-    for (int k = 0; k < units; k += 4) {
-        vec4 hk = HP_texel((h0 + k) >> 2, r);
-        for (int j = 0; j < 4; ++j) {
-            zi += hk[j] * R_texel(ux, k + j);
-            zf += hk[j] * R_texel(ux + g, k + j);
-            zc += hk[j] * R_texel(ux + 2 * g, k + j);
-            zo += hk[j] * R_texel(ux + 3 * g, k + j);
-        }
-    }
+    return HP_texel(x, r);
+#else
+    return vec4(0.0);
+#endif
+}
+
+#if OUT_PACKED && XZ_PACKED && R_PACKED
+// cellAt for the 4 units u .. u+3 at once (units and u multiples of 4), the gates from lib/lstm_gates.
+void cells4(int r, int u, out vec4 h, out vec4 c) {
+    vec4 zi, zf, zc, zo, previous = vec4(0.0);
+#if HP_BOUND
+    int h0 = (step - 1) * units;
+    lstmGates4(r, u, units, position, h0, zi, zf, zc, zo);
     previous = CP_texel((h0 + u) >> 2, r);
+#else
+    lstmGates4(r, u, units, position, -1, zi, zf, zc, zo);
 #endif
     c = act_f_kind(RACT, zf, act_alpha) * previous + act_f_kind(RACT, zi, act_alpha) * act_f_kind(ACT, zc, act_alpha);
     h = act_f_kind(RACT, zo, act_alpha) * act_f_kind(ACT, c, act_alpha);

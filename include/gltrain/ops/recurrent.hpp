@@ -34,20 +34,26 @@ struct RecurrentCell {
 
 namespace recurrent_detail {
 inline std::string shapeOf(const Tensor& t) { return t ? t.shapeString() : std::string("empty"); }
-// ArgumentError unless xz is N x (T*gates*U), r U x gates*U and every state tensor N x (T*U*width) in one layout.
+// Whether the sequences a step reads may differ in layout (each input has its own texel helpers), or must
+// share one (a step's outputs and their spares: a pass writes its render targets in one layout).
+enum class StateLayouts { Any, One };
+// ArgumentError unless xz is N x (T*gates*U), r U x gates*U and every state tensor N x (T*U*width) (in one
+// layout if `layouts` says so).
 inline int requireCell(const char* fn, const RecurrentCell& cell, int gates, const Tensor& xz, const Tensor& r,
-                       std::initializer_list<const Tensor*> states, int width) {
+                       std::initializer_list<const Tensor*> states, int width, StateLayouts layouts) {
     const int U = cell.units, G = gates * U;
     bool ok = U > 0 && xz && r && xz.cols() % G == 0 && r.rows() == U && r.cols() == G;
     const int T = ok ? xz.cols() / G : 0;
+    const bool one = layouts == StateLayouts::One;
     for (const Tensor* s : states)
         ok = ok && *s && s->rows() == xz.rows() && s->cols() == T * U * width &&
-             s->layout() == (*states.begin())->layout();
+             (!one || s->layout() == (*states.begin())->layout());
     if (!ok)
         throw ArgumentError(std::string(fn) + ": xz must be N x (T*" + std::to_string(gates) + "*" + std::to_string(U) +
                             "), r " + std::to_string(U) + " x " + std::to_string(G) + " and the sequences N x (T*" +
-                            std::to_string(U * width) + ") in one layout, got xz " + shapeOf(xz) + ", r " + shapeOf(r) +
-                            ", first sequence " + shapeOf(**states.begin()));
+                            std::to_string(U * width) + ")" + (one ? " in one layout" : "") + ", got xz " +
+                            shapeOf(xz) + ", r " + shapeOf(r) + ", first sequence " + shapeOf(**states.begin()) +
+                            (one ? std::string(" ") + layoutName((*states.begin())->layout()) : std::string()));
     return T;
 }
 // A pass of a step kernel with the cell's uniforms: units, step and the input step it reads.
@@ -71,7 +77,8 @@ inline int pairIndex(int s, int steps, bool backwards) { return (backwards ? s :
 // step. hSpare and cSpare (h's shape and layout) hold every other step's pass.
 inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r, const RecurrentCell& cell, Tensor& h,
                                Tensor& c, Tensor& hSpare, Tensor& cSpare) {
-    const int T = recurrent_detail::requireCell("lstm", cell, 4, xz, r, {&h, &c, &hSpare, &cSpare}, 1);
+    const int T = recurrent_detail::requireCell("lstm", cell, 4, xz, r, {&h, &c, &hSpare, &cSpare}, 1,
+                                                recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("lstm", cell);
     Tensor* hs[2] = {&h, &hSpare};
     Tensor* cs[2] = {&c, &cSpare};
@@ -90,8 +97,11 @@ inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r
 inline void recordLstmSequenceGrad(PassList& list, const Tensor& xz, const Tensor& r, const Tensor& h, const Tensor& c,
                                    const Tensor& dh, const RecurrentCell& cell, Tensor& dz, Tensor& dcf,
                                    Tensor& dzSpare, Tensor& dcfSpare) {
-    const int T = recurrent_detail::requireCell("lstmGrad", cell, 4, xz, r, {&h, &c, &dh}, 1);
-    recurrent_detail::requireCell("lstmGrad", cell, 4, xz, r, {&dz, &dcf, &dzSpare, &dcfSpare}, 4);
+    // dh comes from whatever reads the outputs (a Dense per step writes 4-row blocks), h and c from the forward.
+    const int T = recurrent_detail::requireCell("lstmGrad", cell, 4, xz, r, {&h, &c, &dh}, 1,
+                                                recurrent_detail::StateLayouts::Any);
+    recurrent_detail::requireCell("lstmGrad", cell, 4, xz, r, {&dz, &dcf, &dzSpare, &dcfSpare}, 4,
+                                  recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("lstmGrad", cell);
     Tensor* dzs[2] = {&dz, &dzSpare};
     Tensor* dcfs[2] = {&dcf, &dcfSpare};
@@ -114,7 +124,8 @@ inline void recordLstmSequenceGrad(PassList& list, const Tensor& xz, const Tenso
 // layout) hold every other step's passes.
 inline void recordGruSequence(PassList& list, const Tensor& xz, const Tensor& r, const RecurrentCell& cell, Tensor& h,
                               Tensor& rh, Tensor& hSpare, Tensor& rhSpare) {
-    const int T = recurrent_detail::requireCell("gru", cell, 3, xz, r, {&h, &rh, &hSpare, &rhSpare}, 1);
+    const int T = recurrent_detail::requireCell("gru", cell, 3, xz, r, {&h, &rh, &hSpare, &rhSpare}, 1,
+                                                recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("gru", cell);
     Tensor* hs[2] = {&h, &hSpare};
     Tensor* rhs[2] = {&rh, &rhSpare};
@@ -140,9 +151,11 @@ inline void recordGruSequence(PassList& list, const Tensor& xz, const Tensor& r,
 inline void recordGruSequenceGrad(PassList& list, const Tensor& xz, const Tensor& r, const Tensor& h, const Tensor& rh,
                                   const Tensor& dh, const RecurrentCell& cell, Tensor& dz, Tensor& dht, Tensor& dzSpare,
                                   Tensor& dhtSpare) {
-    const int T = recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&h, &rh, &dh}, 1);
-    recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&dht, &dhtSpare}, 1);
-    recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&dz, &dzSpare}, 3);
+    // dh comes from whatever reads the outputs, in any layout (as the LSTM's).
+    const int T = recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&h, &rh, &dh}, 1,
+                                                recurrent_detail::StateLayouts::Any);
+    recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&dht, &dhtSpare}, 1, recurrent_detail::StateLayouts::One);
+    recurrent_detail::requireCell("gruGrad", cell, 3, xz, r, {&dz, &dzSpare}, 3, recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("gruGrad", cell);
     Tensor* dhts[2] = {&dht, &dhtSpare};
     // DZ is written twice a step, the reset gates' pass last: that pass writes dz, the other dzSpare.

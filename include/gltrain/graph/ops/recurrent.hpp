@@ -182,7 +182,14 @@ struct LstmSequenceGrad {
                   {Shape{2, 8}},
                   {Shape::batched({1, 4, 2})},
                   {Shape::batched({1, 4, 2})},
-                  {Shape::batched({1, 4, 2})}}}};
+                  {Shape::batched({1, 4, 2})}}},
+                // 4 units backwards: backward/lstm_step's four-unit texels.
+                {{{4, Activation::Tanh, Activation::HardSigmoid, true}},
+                 {{Shape::batched({1, 3, 16})},
+                  {Shape{4, 16}},
+                  {Shape::batched({1, 3, 4})},
+                  {Shape::batched({1, 3, 4})},
+                  {Shape::batched({1, 3, 4})}}}};
     }
 };
 
