@@ -76,10 +76,13 @@ std::string formatMs(double ms) {
 
 }  // namespace
 
+bool timesBothEngines(const ContextOptions& options, const Capabilities& caps, Backend backend) {
+    return options.backend == BackendPreference::Auto && caps.softwareRenderer && backend != Backend::Cpu;
+}
+
 void chooseFasterBackend(Context& ctx) {
     const Capabilities& c = ctx.caps();
-    if (ctx.options().backend != BackendPreference::Auto || !c.softwareRenderer || ctx.backend() == Backend::Cpu)
-        return;
+    if (!timesBothEngines(ctx.options(), c, ctx.backend())) return;
     const BackendSpeed s = measureBackendSpeed(ctx);
     const std::string measured = "a " + s.shape + " matmul took " + formatMs(s.gpuMs) + " on the GPU (" + c.renderer +
                                  ", a software renderer) and " + formatMs(s.cpuMs) + " on the CPU backend";

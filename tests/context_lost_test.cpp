@@ -212,6 +212,8 @@ TEST(ContextLost, FitWithAShortLastBatchResumesFromTheSnapshot) {
 // (issue 41). Until the last part is in, the snapshot before it stays the
 // one a lost context restores; the fit still ends where an uninterrupted one does
 // (the snapshot it restores is of step 10 though steps 11-14 ran during its reads).
+// Each snapshot, once in, is byte for byte the checkpoint of its step, never a
+// mix of steps: so is the one a context lost mid-read restores.
 TEST(ContextLost, ALargeSnapshotIsTakenOverSeveralSteps) {
 #ifdef __EMSCRIPTEN__
     GTEST_SKIP() << "restoring is asynchronous in a browser (tests/web/api_tests.js)";
@@ -236,7 +238,12 @@ TEST(ContextLost, ALargeSnapshotIsTakenOverSeveralSteps) {
     Context ctx(gpu);
     Sequential a(ctx, 12);
     make(a);
-    a.fit(x, y, f);
+    a.beginFit(x, y, f);
+    std::vector<uint8_t> atStep10, atStep20;
+    while (a.stepOnce()) {
+        if (a.step() == 10) atStep10 = a.saveCheckpoint();
+        if (a.step() == 20) atStep20 = a.saveCheckpoint();
+    }
     const std::vector<uint8_t> uninterrupted = a.saveCheckpoint();
 
     Sequential b(ctx, 12);
@@ -250,11 +257,14 @@ TEST(ContextLost, ALargeSnapshotIsTakenOverSeveralSteps) {
             // The snapshot of step 20 is still being taken (its reads began at step 21 at
             // the earliest): the one of step 10 is what the restore starts from.
             EXPECT_EQ(b.snapshotStep(), 10);
+            EXPECT_TRUE(b.snapshotCheckpoint() == atStep10) << "the restore point is step 10's state, whole";
             ctx.loseContext();
             ctx.restoreContext();
             EXPECT_EQ(b.restore(), 10);
             lost = true;
         }
+        // Step 20's snapshot again (the replay took it), read while steps 21-28 ran.
+        if (b.step() == 29) EXPECT_TRUE(b.snapshotCheckpoint() == atStep20) << "snapshot of step " << b.snapshotStep();
     }
     ASSERT_GE(snapshotAfter.size(), 12u);
     EXPECT_EQ(snapshotAfter[9], 0) << "step 10's snapshot is not taken at once";

@@ -14,6 +14,7 @@
 
 #include "gltrain/backend_choice.hpp"
 #include "gltrain/idx.hpp"
+#include "gltrain/ops/matmul.hpp"
 #include "gltrain/reference.hpp"
 #include "gltrain/sequential.hpp"
 #include "model_reference_steps.hpp"
@@ -97,6 +98,37 @@ TEST(CpuModel, AutoOnASoftwareRendererReportsTheMeasurement) {
     EXPECT_NE(plain.backend(), Backend::Cpu) << plain.caps().backendReason;
     EXPECT_FALSE(contains(plain.caps().backendReason, "matmul took")) << plain.caps().backendReason;
     test::context();
+}
+
+// Auto costs a start-up probe only where it can choose: on a software
+// renderer whose GPU the Context took. A hardware GPU is never timed, so auto
+// starts there exactly as gpu does (issue 41); the probe itself compiles
+// only what its matmul needs, beside what any GPU Context compiles.
+TEST(CpuModel, AutoTimesTheEnginesOnlyOnASoftwareRenderer) {
+    Capabilities hardware, software;
+    software.softwareRenderer = true;
+    ContextOptions automatic, gpu, cpu;
+    gpu.backend = BackendPreference::Gpu;
+    cpu.backend = BackendPreference::Cpu;
+    EXPECT_FALSE(timesBothEngines(automatic, hardware, Backend::GpuFloat32));
+    EXPECT_FALSE(timesBothEngines(automatic, hardware, Backend::GpuFloat16));
+    EXPECT_TRUE(timesBothEngines(automatic, software, Backend::GpuFloat32));
+    EXPECT_TRUE(timesBothEngines(automatic, software, Backend::GpuFloat16));
+    EXPECT_FALSE(timesBothEngines(automatic, software, Backend::Cpu)) << "no float render targets: nothing to time";
+    EXPECT_FALSE(timesBothEngines(gpu, software, Backend::GpuFloat32));
+    EXPECT_FALSE(timesBothEngines(cpu, software, Backend::Cpu));
+
+    const std::unique_ptr<Context> chosen = makeContext();
+    if (!chosen->caps().softwareRenderer || !chosen->hasGl())
+        GTEST_SKIP() << "renderer " << chosen->caps().renderer << " is not software";
+    Context plain(gpu);
+    Tensor a(plain, HostMatrix(128, 256), Layout::PackedRows4), b(plain, HostMatrix(256, 128), Layout::PackedRows4),
+        c(plain, 128, 128, Layout::PackedRows4);
+    PassList probe;
+    recordMatmul(probe, a, b, c);  // the probe's product and read (src/backend_choice.cpp)
+    probe.run();
+    (void)c.download();
+    EXPECT_EQ(chosen->shaders().compiledCount(), plain.shaders().compiledCount());
 }
 
 // The GPU engine's reference checks (model_reference_steps.hpp), on the CPU backend.

@@ -12,8 +12,16 @@
 
 namespace gltrain {
 
+// Whether chooseFasterBackend times the two engines for a Context of these
+// options, capabilities and backend: only under BackendPreference::Auto, on a
+// software renderer whose GPU the Context took. On a hardware GPU `auto` starts
+// exactly as `gpu` does — no probe, no program compiled, no CPU engine state
+// (issue 41's slower first epoch under auto on an H200 was the driver's shader
+// disk cache, cold on a fresh machine for whichever backend ran first).
+bool timesBothEngines(const ContextOptions& options, const Capabilities& caps, Backend backend);
+
 // Under BackendPreference::Auto, on a Context that took the GPU of a software
-// renderer: times one 128x256x128 matmul on the GPU and on the CPU backend (a
+// renderer (timesBothEngines): times one 128x256x128 matmul on the GPU and on the CPU backend (a
 // few ms each) and tells the Context the faster, with the timings as the
 // report's reason either way. The GL context stays, so tensors and passes keep
 // working. Anywhere else it does nothing.

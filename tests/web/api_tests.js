@@ -863,6 +863,52 @@ const tests = {
     test.delete();
   },
 
+  async 'a context lost while a large snapshot is read back a part a turn restores the whole one before it; the fit ends as an uninterrupted one, bit for bit'() {
+    // 12-640-640-3 with Adam: 5.0 MB of state, read back from its GPU-side copy in
+    // parts of at most 4 MiB, one taken per turn of the event loop at most (fences).
+    const build = (ctx) => new gl.Sequential(ctx, 12)
+      .add({ type: 'dense', units: 640, activation: 'relu' })
+      .add({ type: 'dense', units: 640, activation: 'relu' })
+      .add({ type: 'dense', units: 3 })
+      .compile({ seed: 3 });
+    const d = randomData(128, 12, 3, 7);
+    const options = { epochs: 1, batchSize: 8, snapshotEvery: 4, sliceMs: 1 };  // 16 steps
+    const canvas = document.createElement('canvas');
+    canvas.id = 'spread-canvas';
+    document.body.append(canvas);
+    const ctx = new gl.Context({ backend: 'webgl', canvas: '#spread-canvas' });
+    const lose = canvas.getContext('webgl2').getExtension('WEBGL_lose_context');
+    const a = build(ctx);  // the uninterrupted fit, on the same context (its programs compiled once)
+    await a.fit(d.x, d.y, options);
+    const uninterrupted = new Uint8Array(a.saveCheckpoint());
+    a.delete();
+    const b = build(ctx);
+    let lostAt = 0;
+    let kept = null;
+    const resumed = [];
+    await b.fit(d.x, d.y, {
+      ...options,
+      onStep: (s) => {
+        // Step 8's snapshot is still being read (its first part went at step 9): lose the context now.
+        if (!lostAt && s.step > 8 && b.snapshotStep === 4) {
+          lostAt = s.step;
+          lose.loseContext();
+          setTimeout(() => lose.restoreContext(), 50);
+        }
+      },
+      onContextLost: () => { kept = new Uint8Array(b.snapshotCheckpoint()); },
+      onContextRestored: (e) => resumed.push(e.step),
+    });
+    assert(lostAt > 8, `the context was lost while step 8's snapshot was read (lost at ${lostAt})`);
+    assertEq(JSON.stringify(resumed), '[4]', 'resumed from the whole snapshot before the one being read');
+    assertEq(checkpointMetadata(kept.buffer).step, '4', 'the snapshot kept while lost');
+    assertEq(b.step, 16, 'step');
+    assert(sameArray(new Uint8Array(b.saveCheckpoint()), uninterrupted), 'the checkpoint of an uninterrupted fit');
+    b.delete();
+    ctx.delete();
+    canvas.remove();
+  },
+
   async 'restoreContext() in the tick of loseContext() brings the context back (the browser refuses a restore before webglcontextlost); the model works again'() {
     const until = async (cond, ms, what) => {
       const t0 = performance.now();
