@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "gltrain/ops/elementwise.hpp"
+#include "gltrain/ops/recurrent.hpp"
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
 
@@ -153,6 +154,53 @@ TEST(KernelsElementwise, ShapeErrorsNameTheShapes) {
         FAIL();
     } catch (const ArgumentError& e) {
         EXPECT_NE(std::string(e.what()).find("bias is 1x4, expected 1x5"), std::string::npos) << e.what();
+    }
+}
+
+// Pass::columns draws only the texels holding the given columns: the rest of the output keeps its values,
+// across pages (600 packed columns are 3 pages of 50 texels in smallContext) and row phases; a range that
+// starts or ends inside a texel draws that whole texel.
+TEST(KernelsElementwise, ColumnsDrawOnlyTheirTexels) {
+    for (const Case& c : {Case{3, 600, Layout::Packed, true}, Case{70, 301, Layout::Unpacked, true},
+                          Case{9, 600, Layout::PackedRows4, true}, Case{5, 37, Layout::Packed, false}}) {
+        Context& ctx = ctxFor(c);
+        Tensor out(ctx, c.rows, c.cols, c.layout);
+        fill(out, 1.0f);
+        PassList list;
+        const int first = c.cols > 100 ? 190 : 13, count = c.cols > 100 ? 30 : 7;
+        list.add(Pass(ctx, "util/fill")).output(out).uniform("value", 2.0f).columns(first, count);
+        list.run();
+        const int vpt = isPacked(c.layout) ? 4 : 1;
+        const int drawnFrom = first / vpt * vpt, drawnTo = std::min(c.cols, (first + count + vpt - 1) / vpt * vpt);
+        const HostMatrix got = out.download();
+        for (int r = 0; r < c.rows; ++r)
+            for (int col = 0; col < c.cols; ++col)
+                ASSERT_EQ(got(r, col), col >= drawnFrom && col < drawnTo ? 2.0f : 1.0f)
+                    << name(c) << " at (" << r << ", " << col << ")";
+    }
+    PassList list;
+    Tensor out(test::context(), 2, 8);
+    EXPECT_THROW(list.add(Pass(test::context(), "util/fill")).output(out).columns(0, 0), ArgumentError);
+}
+
+// util/merge_steps takes each block of `width` columns from the tensor its step's parity names.
+TEST(KernelsElementwise, MergeStepsSelectsEachBlockByParity) {
+    for (const Case& c : {Case{67, 7 * 10, Layout::Packed, true}, Case{5, 4 * 3, Layout::Unpacked, false},
+                          Case{9, 300 * 3, Layout::PackedRows4, true}}) {
+        Context& ctx = ctxFor(c);
+        const int width = c.cols % 10 == 0 && c.cols < 100 ? 10 : 3;
+        HostMatrix even = randomMatrix(c.rows, c.cols, 5), odd = randomMatrix(c.rows, c.cols, 6);
+        Tensor te(ctx, even, c.layout), to(ctx, odd, c.layout), out(ctx, c.rows, c.cols, c.layout);
+        for (int flip : {0, 1}) {
+            PassList list;
+            recordMergeSteps(list, StepPair{&te, &to}, width, flip, out);
+            list.run();
+            const HostMatrix got = out.download();
+            for (int r = 0; r < c.rows; ++r)
+                for (int col = 0; col < c.cols; ++col)
+                    ASSERT_EQ(got(r, col), ((col / width + flip) % 2 ? odd : even)(r, col))
+                        << name(c) << " flip " << flip << " at (" << r << ", " << col << ")";
+        }
     }
 }
 

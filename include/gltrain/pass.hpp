@@ -82,6 +82,18 @@ public:
         throw ArgumentError("Pass '" + kernel_ + "': the kernel has no output '" + name + "'");
     }
 
+    // Draws only the texels that hold output columns [first, first + count); the output's other texels keep
+    // what they held. Why: a step of a recurrent loop writes its own columns of a sequence, and rewriting the
+    // whole sequence every step costs T times the work (a fragment kernel's texels; compute and feedback
+    // kernels write whole outputs).
+    Pass& columns(int first, int count) {
+        if (first < 0 || count < 1 || computeTile_.first || feedbackBlock_.first)
+            throw ArgumentError("Pass '" + kernel_ + "': columns(" + std::to_string(first) + ", " +
+                                std::to_string(count) + ") needs a fragment kernel, first >= 0 and count >= 1");
+        columns_ = {first, count};
+        return *this;
+    }
+
     Pass& uniform(const std::string& name, float x) { return set(name, 'f', 1, x, 0, 0, 0); }
     Pass& uniform(const std::string& name, float x, float y) { return set(name, 'f', 2, x, y, 0, 0); }
     Pass& uniform(const std::string& name, float x, float y, float z) { return set(name, 'f', 3, x, y, z, 0); }
@@ -189,9 +201,11 @@ public:
             glUniform2i(program_->outRowmap, phases, 0);
             for (int p = 0; p < og.pages(); ++p) {
                 auto pr = og.pageRect(p * phases);
+                const auto [x0, x1] = drawnTexels(og, pr);
+                if (x0 >= x1) continue;
                 for (GLsizei o = 0; o < n; ++o)
                     attachLayer(GLenum(GL_COLOR_ATTACHMENT0 + o), output_()->texture(), og.layers(), p * phases + o);
-                glViewport(0, 0, pr.width, pr.height);
+                glViewport(x0, 0, x1 - x0, pr.height);
                 glUniform2i(program_->outOrigin, pr.x0, pr.y0);
                 glDrawArrays(GL_TRIANGLES, 0, 3);
             }
@@ -199,10 +213,12 @@ public:
             // One draw per layer (page x row phase), each output attached at that layer.
             for (int l = 0; l < og.layers(); ++l) {
                 auto pr = og.pageRect(l);
-                if (pr.height == 0) continue;
+                const auto [x0, x1] = drawnTexels(og, pr);
+                if (pr.height == 0 || x0 >= x1) continue;
                 for (GLsizei o = 0; o < n; ++o)
                     attachLayer(GLenum(GL_COLOR_ATTACHMENT0 + o), outputs_[size_t(o)]->texture(), og.layers(), l);
-                glViewport(0, 0, pr.width, pr.height);
+                // A viewport that starts at x0: gl_FragCoord stays the page's texel column.
+                glViewport(x0, 0, x1 - x0, pr.height);
                 glUniform2i(program_->outOrigin, pr.x0, pr.y0);
                 glUniform2i(program_->outRowmap, og.phases, pr.phase);
                 glDrawArrays(GL_TRIANGLES, 0, 3);
@@ -219,6 +235,14 @@ public:
     }
 
 private:
+    // The texel columns [x0, x1) of a page that the pass draws: all of them, or those holding columns().
+    std::pair<int, int> drawnTexels(const TexelGeometry& og, const TexelGeometry::PageRect& pr) const {
+        if (!columns_.second) return {0, pr.width};
+        const int vpt = og.valuesPerTexel();
+        const int first = columns_.first / vpt, end = (columns_.first + columns_.second + vpt - 1) / vpt;
+        return {std::clamp(first - pr.x0, 0, pr.width), std::clamp(end - pr.x0, 0, pr.width)};
+    }
+
     // A compute kernel: the output texture array bound layered as image 0, enough
     // workgroups to cover it, and a barrier so that every later pass, read-back
     // or upload sees (and does not race) the image stores.
@@ -388,6 +412,7 @@ private:
     int rowBlock_ = 0;
     std::pair<int, int> computeTile_{0, 0};    // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
     std::pair<int, int> feedbackBlock_{0, 0};  // a feedback kernel's "// block: R x C"; (0, 0) otherwise
+    std::pair<int, int> columns_{0, 0};        // columns(first, count); count 0: the whole output
     Tensor* output_() const { return outputs_[0]; }
     std::vector<UniformValue> uniforms_;
     const Program* program_ = nullptr;

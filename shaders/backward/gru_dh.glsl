@@ -1,6 +1,6 @@
 // backward/gru_dh: one time step of a GRU's backward pass (backpropagation through time), from the last step to
 // the first: the whole gradient of the step's output, its own and what flows back from the later step through
-// that step's update gate, its gate inputs and its reset product; every other step's values are copied.
+// that step's update gate, its gate inputs and its reset product; other steps' values in a texel it draws are copied.
 // inputs: XZ, R, H, DH, DZP?, DHTP?
 // (DZP: DZ after the later step's passes, DHTP: this kernel's previous pass; unbound at the last step)
 // uses: lib/gru

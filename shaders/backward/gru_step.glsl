@@ -1,6 +1,6 @@
 // backward/gru_step: one time step of a GRU's backward pass: the gradients of the update gate's and the
 // candidate's inputs from the step's whole output gradient (backward/gru_dh); the reset gate's slot is left zero
-// for backward/gru_reset, and every other step's values are copied from the previous pass.
+// for backward/gru_reset, and other steps' values in a texel it draws are copied from the previous pass.
 // inputs: XZ, R, H, RH, DHT, DZP?
 // (DZP: DZ after the later step's passes; unbound at the last step)
 // uses: lib/gru

@@ -1,5 +1,5 @@
 // backward/lstm_step: one time step of an LSTM's backward pass (backpropagation through time), from the last
-// step to the first; every other step's values are copied from the previous pass's outputs.
+// step to the first; the other steps' values in a texel it draws are copied from the previous pass's outputs.
 // inputs: XZ, R, H, C, DH, DZP?, DCFP?
 // (DZP, DCFP: DZ and DCF after the later step; unbound at the last step)
 // uses: lib/activation, lib/lstm_gates

@@ -1,6 +1,6 @@
 // forward/gru_reset: one time step of a GRU's reset gates applied to the previous output, r ⊙ h(t-1), over the
 // whole batch (TF.js's GRU resets h(t-1) before the candidate's recurrent product, so the candidate of a unit reads
-// every unit's; forward/gru_step runs after this pass); every other step's values are copied from the previous pass.
+// every unit's; forward/gru_step runs after this pass); other steps' values in a texel it draws are copied from the previous pass.
 // inputs: XZ, R, H?, RHP?
 // (H: the outputs after the previous step, RHP: this kernel's previous pass; unbound at the first step)
 // uses: lib/gru

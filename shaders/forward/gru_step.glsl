@@ -1,5 +1,5 @@
 // forward/gru_step: one time step of a GRU over the whole batch, TF.js's gate order (z, r, h) with the reset gate
-// applied before the candidate's recurrent product (forward/gru_reset's RH); every other step's values are copied
+// applied before the candidate's recurrent product (forward/gru_reset's RH); other steps' values in a texel it draws are copied
 // from the previous step's outputs.
 // inputs: XZ, R, RH, H?
 // (H: the outputs after the previous step; unbound at the first step, whose state is zero)

@@ -1,5 +1,5 @@
 // forward/lstm_step: one time step of an LSTM over the whole batch, Keras's gate order (i, f, c, o); every
-// other step's values are copied from the previous step's outputs (a pass writes whole textures).
+// other step's values in a texel it draws are copied from the previous step's outputs (ops/recurrent.hpp).
 // inputs: XZ, R, HP?, CP?
 // (HP, CP: the sequences after the previous step; unbound at the first step, whose state is zero)
 // uses: lib/activation, lib/lstm_gates

@@ -24,6 +24,11 @@
 namespace gltrain::graph {
 
 namespace recurrent_detail {
+// Two temporaries of like's shape and layout for a GPU time loop's steps to alternate between.
+template <class R>
+StepPair stepPair(R& r, const Tensor& like) {
+    return {&r.temp(like.rows(), like.cols(), like.layout()), &r.temp(like.rows(), like.cols(), like.layout())};
+}
 // The steps T of [B, 1, T, width * units] values; ShapeError naming `what` unless x is such a sequence.
 inline int64_t sequenceSteps(const char* what, const Shape& x, int width, int units) {
     if (x.rank() != 4 || !x.isBatched() || x.dims[1] != 1 || x.dims[3] != int64_t(width) * units)
@@ -130,7 +135,7 @@ struct LstmSequenceGrad {
         Tensor& dz = r.out(0);
         Tensor& dcf = r.out(1, dz.layout());
         recordLstmSequenceGrad(r.list(), r.in(0), r.in(1), r.in(2), r.in(3), r.in(4), cell, dz, dcf,
-                               r.temp(dz.rows(), dz.cols(), dz.layout()), r.temp(dz.rows(), dz.cols(), dz.layout()));
+                               recurrent_detail::stepPair(r, dz), recurrent_detail::stepPair(r, dz));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -245,8 +250,8 @@ struct LstmSequence {
     void gpu(R& r) const {
         Tensor& h = r.out(0);
         Tensor& c = r.out(1, h.layout());
-        recordLstmSequence(r.list(), r.in(0), r.in(1), cell, h, c, r.temp(h.rows(), h.cols(), h.layout()),
-                           r.temp(h.rows(), h.cols(), h.layout()));
+        recordLstmSequence(r.list(), r.in(0), r.in(1), cell, h, c, recurrent_detail::stepPair(r, h),
+                           recurrent_detail::stepPair(r, h));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -296,7 +301,7 @@ struct GruSequenceGrad {
         Tensor& dz = r.out(0);
         Tensor& dht = r.out(1, dz.layout());
         recordGruSequenceGrad(r.list(), r.in(0), r.in(1), r.in(2), r.in(3), r.in(4), cell, dz, dht,
-                              r.temp(dz.rows(), dz.cols(), dz.layout()), r.temp(dht.rows(), dht.cols(), dz.layout()));
+                              r.temp(dz.rows(), dz.cols(), dz.layout()), recurrent_detail::stepPair(r, dht));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
@@ -410,8 +415,8 @@ struct GruSequence {
     void gpu(R& r) const {
         Tensor& h = r.out(0);
         Tensor& rh = r.out(1, h.layout());
-        recordGruSequence(r.list(), r.in(0), r.in(1), cell, h, rh, r.temp(h.rows(), h.cols(), h.layout()),
-                          r.temp(h.rows(), h.cols(), h.layout()));
+        recordGruSequence(r.list(), r.in(0), r.in(1), cell, h, rh, recurrent_detail::stepPair(r, h),
+                          recurrent_detail::stepPair(r, h));
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
