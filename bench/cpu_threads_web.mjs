@@ -5,6 +5,7 @@
 // average is printed before and after (other work on the machine slows it).
 //   node bench/cpu_threads_web.mjs [--rounds N] [--steps N] [--out FILE]
 // Needs web/dist built by gltrain_build_js (both builds).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,13 @@ const rounds = Number(arg('--rounds', 5)), steps = Number(arg('--steps', 30)), o
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const server = await startServer({ '/tests/': path.join(root, 'tests', 'web'), '/': path.join(root, 'web') }, 0, ISOLATION_HEADERS);
 const { context, close } = await launchChromium();
+const chromiumVersion = () => {
+  try {
+    return execFileSync(process.env.CHROMIUM || '/usr/bin/chromium', ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'Chromium';
+  }
+};
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const loadBefore = load();
 const contestants = [['single-threaded build', 'single', 1], ['threaded build, 1 thread', 'threaded', 1],
@@ -43,7 +51,7 @@ try {
   }
   const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const lines = [
-    `Chromium ${context.browser()?.version() ?? ''} headless, ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ` +
+    `${chromiumVersion()} headless, ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ` +
     `navigator.hardwareConcurrency ${hardware}; ${rounds} interleaved rounds, each the median of ${steps} steps after 5; ` +
     `load average before/after: ${loadBefore} / ${load()}.`, '',
     '| workload | build | ms/step (median of rounds) | rounds | vs single-threaded |', '|---|---|---|---|---|'];

@@ -14,15 +14,15 @@
 // (ALLOW_BLOCKING_ON_MAIN_THREAD=1, its default) spins where Atomics.wait is
 // not allowed, and the workers need nothing from the main thread while they
 // work. A thread for which no started worker is left cannot be waited for
-// (its worker would load only once the event loop turns): the module is
-// linked with PTHREAD_POOL_SIZE_STRICT=2, so std::thread throws and the pool
-// keeps the threads it could make, and says so in reason().
+// (its worker would load only once the event loop turns): the pool makes no
+// more threads than there are free started workers, and says so in reason().
+// (The module is linked with PTHREAD_POOL_SIZE_STRICT=2, so that a thread
+// started past them elsewhere fails instead of hanging.)
 #pragma once
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -30,6 +30,9 @@
 #define GLTRAIN_HAVE_THREADS 0
 #else
 #define GLTRAIN_HAVE_THREADS 1
+#endif
+#ifdef __EMSCRIPTEN_PTHREADS__
+#include <emscripten/em_asm.h>
 #endif
 
 namespace gltrain::cpu {
@@ -64,18 +67,19 @@ public:
     explicit ThreadPool(int threads = 0) {
         const Plan p = plan(threads);
         reason_ = p.reason;
-        for (int t = 1; t < p.threads; ++t) {
-            try {
-                workers_.emplace_back([this, t] { work(t); });
-            } catch (const std::system_error&) {  // the browser's started workers are all in use
-                reason_ = "only " + std::to_string(t) + " of " + std::to_string(p.threads) + " (" + p.reason +
-                          "): the page had " + std::to_string(t - 1) +
-                          " free Web Workers (the module starts one per hardware thread beside the caller's, at "
-                          "most " +
-                          std::to_string(kAutoMax - 1) + "; other contexts may hold some)";
-                break;
-            }
+        int made = p.threads;
+#ifdef __EMSCRIPTEN_PTHREADS__
+        // Web Workers started with the module and running no thread now.
+        const int free = EM_ASM_INT({ return PThread.unusedWorkers.length; });
+        if (made - 1 > free) {
+            made = free + 1;
+            reason_ = "only " + std::to_string(made) + " of " + std::to_string(p.threads) + " (" + p.reason +
+                      "): the page had " + std::to_string(free) +
+                      " free Web Workers (the module starts one per hardware thread beside the caller's, at most " +
+                      std::to_string(kAutoMax - 1) + "; other contexts may hold some)";
         }
+#endif
+        for (int t = 1; t < made; ++t) workers_.emplace_back([this, t] { work(t); });
     }
     ~ThreadPool() {
         {
