@@ -53,10 +53,12 @@ public:
 #if GLTRAIN_HAVE_THREADS
         if (threads > 0) return {threads, "as asked (ContextOptions::cpuThreads)"};
         const int hardware = int(std::thread::hardware_concurrency());
-        return {std::clamp(hardware, 1, kAutoMax), "one per hardware thread (" + std::to_string(hardware) +
 #ifdef __EMSCRIPTEN__
-                                                       ": navigator.hardwareConcurrency"
+        const std::string source = ": navigator.hardwareConcurrency";
+#else
+        const std::string source;
 #endif
+        return {std::clamp(hardware, 1, kAutoMax), "one per hardware thread (" + std::to_string(hardware) + source +
                                                        "), at most " + std::to_string(kAutoMax)};
 #else
         (void)threads;
