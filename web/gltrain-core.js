@@ -17,6 +17,12 @@
 // Every C++ error arrives as a GltrainError (an Error whose name and kind are the C++
 // error's kind and whose message is the C++ message). Types: gltrain.d.ts.
 
+// Both builds' glue, imported statically (a few hundred kB of JavaScript; only one is
+// instantiated): a dynamic import() would make bundlers split the worker's bundle, which
+// Vite's default worker format (iife) refuses. The threaded glue evaluates nothing at import.
+import createGltrainWasm from './dist/gltrain_wasm.js';
+import createGltrainWasmThreaded from './dist/gltrain_wasm_mt.js';
+
 export class GltrainError extends Error {
   constructor(kind, message) {
     super(message);
@@ -242,9 +248,7 @@ export async function createGltrain(options = {}) {
   if (IN_NODE && opts.wasmBinary === undefined) {
     throw argError('createGltrain: in Node, pass { wasmBinary } (the bytes of dist/gltrain_wasm.wasm) or leave the options empty');
   }
-  // Two literal imports (not one with a variable name), which bundlers follow.
-  const glue = build.threaded ? await import('./dist/gltrain_wasm_mt.js') : await import('./dist/gltrain_wasm.js');
-  const M = await glue.default(opts);
+  const M = await (build.threaded ? createGltrainWasmThreaded : createGltrainWasm)(opts);
   return makeApi(M, build);
 }
 export default createGltrain;

@@ -35,6 +35,12 @@ endif()
 set_target_properties(gltrain_js PROPERTIES
   OUTPUT_NAME ${GLTRAIN_JS_OUTPUT} SUFFIX .js
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/web/dist)
+if(GLTRAIN_WEB_THREADS)  # the glue's worker URL, in a form bundlers leave alone (web/pthread_glue.cmake says why)
+  add_custom_command(TARGET gltrain_js POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DGLUE=${PROJECT_SOURCE_DIR}/web/dist/${GLTRAIN_JS_OUTPUT}.js
+            -P ${PROJECT_SOURCE_DIR}/web/pthread_glue.cmake
+    VERBATIM)
+endif()
 
 set(GLTRAIN_UPLOT_DIR ${PROJECT_SOURCE_DIR}/web/node_modules/uplot/dist)
 add_custom_command(
