@@ -2,7 +2,8 @@
 # Runs the CPU backend benchmark (bench/cpu.cpp) natively and in headless
 # Chromium (WebAssembly SIMD) and writes both tables, with the date, the
 # machine and its load, to bench/CPU.md. Nothing is edited by hand.
-# Builds into build-cpu and build-cpu-web (only bench_cpu).
+# Builds into build-cpu and build-cpu-web (only bench_cpu), and the JS module
+# (gltrain_build_js) for the threads section (bench/cpu_threads_web.mjs).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$GLTRAIN_ROOT"
@@ -14,6 +15,8 @@ cmake --build build-cpu-web --target bench_cpu -j "$GLTRAIN_JOBS" >/dev/null
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 native=$(./build-cpu/bench/bench_cpu "$@")
 web=$(node scripts/browser_run.mjs build-cpu-web/bench bench_cpu.html -- "$@" | grep -v '^browser_run:')
+gltrain_build_js >/dev/null
+threads=$(node bench/cpu_threads_web.mjs --rounds 5 | sed -n '/^Chromium/,$p')
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 chromium=$(/usr/bin/chromium --version 2>/dev/null || echo Chromium)
@@ -30,5 +33,12 @@ chromium=$(/usr/bin/chromium --version 2>/dev/null || echo Chromium)
   echo "## Headless ${chromium}"
   echo
   echo "$web"
+  echo
+  echo "## In the browser: threads"
+  echo
+  echo "The JS module's single-threaded build against its threaded build (a cross-origin isolated page) on 1 and 2"
+  echo "threads (\`new Context({backend: 'cpu', cpuThreads})\`), rounds interleaved (\`bench/cpu_threads_web.mjs\`)."
+  echo
+  echo "$threads"
 } > bench/CPU.md
 echo "bench_cpu.sh: wrote bench/CPU.md"

@@ -13,6 +13,12 @@ const MIME = {
   '.svg': 'image/svg+xml', '.gz': 'application/octet-stream', '.ts': 'text/plain',
 };
 
+// The headers that make a page cross-origin isolated: SharedArrayBuffer, so
+// WebAssembly threads (gltrain's threaded build) and high-resolution timers.
+export const ISOLATION_HEADERS = Object.freeze({
+  'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp',
+});
+
 // Serves `roots` (URL prefix -> directory) on 127.0.0.1 at a free port; `headers`
 // go on every file (e.g. cross-origin isolation, which WebAssembly threads need).
 export async function startServer(roots, port = 0, headers = {}) {

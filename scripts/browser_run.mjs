@@ -2,12 +2,13 @@
 // page in headless Chromium and relays its output; exits with the program's
 // status (non-zero on a failed test, a crash, or a timeout). The page sets
 // window.gltrainTest = {lines, done, status} (see tests/browser/index.html).
-//   node scripts/browser_run.mjs <dir> [page.html] [--file path]... [-- program args...]
+//   node scripts/browser_run.mjs <dir> [page.html] [--isolated] [--file path]... [-- program args...]
 // --file serves <dir>/path and copies it into the program's file system at /path.
+// --isolated serves the page cross-origin isolated (COOP + COEP): a threaded program's workers need it.
 // GoogleTest's variables in this process's environment (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX,
 // ...) go into the program's (test pages: tests/browser/index.html).
 import path from 'node:path';
-import { startServer, launchChromium } from './browser.mjs';
+import { startServer, launchChromium, ISOLATION_HEADERS } from './browser.mjs';
 
 const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
@@ -15,12 +16,14 @@ const own = dash < 0 ? argv : argv.slice(0, dash);
 const args = dash < 0 ? [] : argv.slice(dash + 1);
 const files = [];
 for (let i = own.indexOf('--file'); i >= 0; i = own.indexOf('--file')) files.push(...own.splice(i, 2).slice(1));
+const isolated = own.includes('--isolated');
+if (isolated) own.splice(own.indexOf('--isolated'), 1);
 const env = Object.entries(process.env).filter(([k]) => k.startsWith('GTEST_')).map(([k, v]) => `${k}=${v}`);
 const dir = path.resolve(own[0] || 'build-web/tests');
 const pageName = own[1] || 'index.html';
 const timeoutMs = Number(process.env.GLTRAIN_BROWSER_TIMEOUT_MS || 20 * 60 * 1000);
 
-const server = await startServer({ '/': dir });
+const server = await startServer({ '/': dir }, 0, isolated ? ISOLATION_HEADERS : {});
 const { context, close } = await launchChromium();
 let status = 1;
 try {

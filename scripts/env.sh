@@ -28,10 +28,15 @@ gltrain_build_asan() {
         -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=OFF -DGLTRAIN_BUILD_BENCH=OFF -DGLTRAIN_BUILD_JS=OFF >/dev/null
   cmake --build "$GLTRAIN_ROOT/build-asan" -j "$GLTRAIN_JOBS" --target gltrain_tests
 }
-# The JavaScript module (web/dist/gltrain_wasm.{js,wasm}, vendored uPlot) in its own build folder.
+# The JavaScript module (web/dist/gltrain_wasm.{js,wasm}, vendored uPlot) in its own build folder,
+# and its threaded variant (web/dist/gltrain_wasm_mt.{js,wasm,worker.js}: Emscripten pthreads) in
+# another, build-js-mt, with the threaded browser tests (gltrain_thread_tests) on the same objects:
+# objects compiled for shared memory cannot be linked into a module without it, nor the reverse.
 gltrain_build_js() {
   emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-js" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=OFF -DGLTRAIN_BUILD_EXAMPLES=OFF -DGLTRAIN_BUILD_BENCH=OFF -DGLTRAIN_BUILD_JS=ON >/dev/null
-  cmake --build "$GLTRAIN_ROOT/build-js" -j "$GLTRAIN_JOBS" --target gltrain_js
+  cmake --build "$GLTRAIN_ROOT/build-js" -j "$GLTRAIN_JOBS" --target gltrain_js || return
+  emcmake cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build-js-mt" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=OFF -DGLTRAIN_BUILD_BENCH=OFF -DGLTRAIN_BUILD_JS=ON -DGLTRAIN_WEB_THREADS=ON >/dev/null
+  cmake --build "$GLTRAIN_ROOT/build-js-mt" -j "$GLTRAIN_JOBS" --target gltrain_js gltrain_thread_tests
 }
 # TensorFlow.js for the side-by-side benchmark (bench/compare), pinned in
 # bench/package-lock.json: installed where missing or older than the lock.

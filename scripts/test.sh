@@ -68,6 +68,8 @@ cmake -DSOURCE_DIR="$GLTRAIN_ROOT" -DBUILD_DIR="$GLTRAIN_ROOT/build-web" -DWORK_
 stage "JavaScript module and pages (types, npm package, API and page tests in headless Chromium)"
 gltrain_build_js
 GLTRAIN_ARTIFACTS="$GLTRAIN_ROOT/build-js/artifacts" node --test --test-reporter=spec tests/web/
+stage "the threaded browser build's tests (pool, bit-identical threads, no steady-state allocation) in Chromium"
+node scripts/browser_run.mjs build-js-mt/tests thread_tests.html --isolated -- --gtest_color=no --gtest_brief=1
 echo "   screenshots of the pages: build-js/artifacts/*.png"
 # The comparison's gltrain contestants broke once without a sound (an API change
 # compare.js missed): run the harness through every workload, quickly (about 30 s).

@@ -71,6 +71,9 @@ Context::Context(ContextOptions options) : options_(std::move(options)) {
     if (!(options_.feedbackMinWork >= 0.0) || std::isinf(options_.feedbackMinWork))
         throw ArgumentError("Context: feedbackMinWork must be a finite number >= 0, got " +
                             std::to_string(options_.feedbackMinWork));
+    const cpu::ThreadPool::Plan threads = cpu::ThreadPool::plan(options_.cpuThreads);
+    caps_.cpuThreads = threads.threads;
+    caps_.cpuThreadsReason = threads.reason;
     if (options_.backend == BackendPreference::Cpu) {
         startWithoutGl("asked for (ContextOptions::backend = cpu): models train on the CPU; no GL context");
         return;
@@ -304,6 +307,8 @@ void Context::checkRestoredDevice() {
         return;
     }
     now.restoresChecked = caps_.restoresChecked + 1;
+    now.cpuThreads = caps_.cpuThreads;  // the host's, not the device's
+    now.cpuThreadsReason = caps_.cpuThreadsReason;
     caps_ = std::move(now);
 }
 

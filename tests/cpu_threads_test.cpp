@@ -4,10 +4,14 @@
 // is still summed by one thread in the same order), whichever side of C the
 // product is cut along. The kernel tests split every product
 // (parallelMinWork = 0); the training test's products are over the default
-// 2^20 multiply-adds. Natively only: the browser build has no threads.
+// 2^20 multiply-adds. Natively and in the threaded browser build
+// (gltrain_thread_tests); the single-threaded browser build skips them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <sstream>
+#include <thread>
 
 #include "cpu_test_util.hpp"
 #include "gltrain/cpu/conv.hpp"
@@ -157,6 +161,53 @@ TEST(CpuThreads, TrainingIsBitIdenticalOnAnyThreadCount) {
     };
     for (bool cnn : {false, true}) EXPECT_EQ(train(3, cnn).data, train(1, cnn).data) << (cnn ? "CNN" : "MLP");
 }
+
+// The capability report says how many threads the CPU backend trains on and
+// why: the plan at creation, what the pool got once made.
+TEST(CpuThreads, CapabilitiesSayHowManyThreadsAndWhy) {
+    auto caps = [](int threads, bool makePool) {
+        ContextOptions o;
+        o.backend = BackendPreference::Cpu;
+        o.cpuThreads = threads;
+        Context ctx(o);
+        if (makePool) ctx.cpuThreads();
+        return ctx.caps();
+    };
+    std::ostringstream report;
+    report << caps(3, false);
+#if GLTRAIN_HAVE_THREADS
+    EXPECT_EQ(caps(3, false).cpuThreads, 3);
+    EXPECT_EQ(caps(3, true).cpuThreads, 3);
+    EXPECT_EQ(caps(3, true).cpuThreadsReason, "as asked (ContextOptions::cpuThreads)");
+    EXPECT_NE(report.str().find("CPU threads:                 3: as asked"), std::string::npos) << report.str();
+    const int hardware = int(std::thread::hardware_concurrency());
+    const Capabilities automatic = caps(0, true);
+    EXPECT_EQ(automatic.cpuThreads, std::clamp(hardware, 1, cpu::ThreadPool::kAutoMax));
+    EXPECT_EQ(automatic.cpuThreadsReason.rfind("one per hardware thread (" + std::to_string(hardware), 0), 0u)
+        << automatic.cpuThreadsReason;
+#else
+    EXPECT_EQ(caps(3, true).cpuThreads, 1);
+    EXPECT_NE(report.str().find("CPU threads:                 1: this WebAssembly build has no threads"),
+              std::string::npos)
+        << report.str();
+#endif
+}
+
+#ifdef __EMSCRIPTEN_PTHREADS__
+// In the browser a thread runs only on a Web Worker started with the module
+// (gltrain_thread_tests starts 7): past them the pool keeps those it got.
+TEST(CpuThreads, BrowserPoolKeepsTheWorkersThereAre) {
+    cpu::ThreadPool pool(16);
+    EXPECT_EQ(pool.size(), 8);
+    EXPECT_NE(pool.reason().find("only 8 of 16 (as asked (ContextOptions::cpuThreads)): the page had 7 free Web "
+                                 "Workers"),
+              std::string::npos)
+        << pool.reason();
+    std::atomic<int> ran{0};
+    pool.run([&](int) { ++ran; });
+    EXPECT_EQ(ran.load(), 8);
+}
+#endif
 
 }  // namespace cpu_threads_test
 }  // namespace

@@ -16,7 +16,12 @@
 // The classes wrap the embind classes of src/bindings/ (web/dist/gltrain_wasm.js).
 // Every C++ error arrives as a GltrainError (an Error whose name and kind are the C++
 // error's kind and whose message is the C++ message). Types: gltrain.d.ts.
+
+// Both builds' glue, imported statically (a few hundred kB of JavaScript; only one is
+// instantiated): a dynamic import() would make bundlers split the worker's bundle, which
+// Vite's default worker format (iife) refuses. The threaded glue evaluates nothing at import.
 import createGltrainWasm from './dist/gltrain_wasm.js';
+import createGltrainWasmThreaded from './dist/gltrain_wasm_mt.js';
 
 export class GltrainError extends Error {
   constructor(kind, message) {
@@ -100,6 +105,13 @@ const isTypedArray = (a) => ArrayBuffer.isView(a) && !(a instanceof DataView);
 // The module's WebAssembly, next to its glue: written as `new URL('…', import.meta.url)`
 // so that bundlers (Vite, webpack, Rollup, esbuild) copy the file and rewrite the URL.
 const WASM_URL = new URL('./dist/gltrain_wasm.wasm', import.meta.url);
+// The threaded build (Emscripten pthreads: the CPU backend on Web Workers) needs
+// SharedArrayBuffer, which a browser gives only to a cross-origin isolated page
+// (served with Cross-Origin-Opener-Policy: same-origin and
+// Cross-Origin-Embedder-Policy: require-corp). Its Web Workers run
+// dist/gltrain_wasm_mt.worker.js, which Emscripten's glue finds next to itself.
+const WASM_MT_URL = new URL('./dist/gltrain_wasm_mt.wasm', import.meta.url);
+const ISOLATION_HEADERS = 'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp';
 const IN_NODE = typeof process === 'object' && typeof process.versions?.node === 'string' &&
                 typeof window === 'undefined' && typeof importScripts === 'undefined';
 
@@ -192,32 +204,56 @@ function idb(mode, request) {
   });
 }
 
-// options: {wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array, locateFile?}
+// Which build to load: the threaded one where the page can run it (and the caller
+// named no single-threaded module file), else the single-threaded one; `why` is
+// what the capability report says of the CPU backend's threads in the latter.
+function chooseBuild(threads, options) {
+  const named = ['wasmUrl', 'wasmBinary', 'locateFile'].filter((k) => options[k] !== undefined);
+  const isolated = !IN_NODE && globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  const cannot = IN_NODE ? 'Node loads the single-threaded build'
+               : isolated ? ''
+               : `the page is not cross-origin isolated (serve it with ${ISOLATION_HEADERS})`;
+  if (threads === true) {
+    if (cannot) throw new GltrainError('UnsupportedError', `createGltrain: threads: true, but ${cannot}`);
+    if (named.length) throw argError(`createGltrain: threads: true loads gltrain's own threaded build: drop ${named.join(', ')}`);
+    return { threaded: true, why: '' };
+  }
+  if (threads === false) return { threaded: false, why: 'the single-threaded build (createGltrain({ threads: false }))' };
+  if (cannot) return { threaded: false, why: `the single-threaded build: ${cannot}` };
+  if (named.length) return { threaded: false, why: `the single-threaded build (createGltrain was given ${named.join(', ')})` };
+  return { threaded: true, why: '' };
+}
+
+// options: {wasmUrl?: string | URL, wasmBinary?: ArrayBuffer | Uint8Array, locateFile?, threads?: boolean}
 export async function createGltrain(options = {}) {
   if (options === null || typeof options !== 'object') throw argError('createGltrain: options must be an object');
-  const known = ['wasmUrl', 'wasmBinary', 'locateFile'];
+  const known = ['wasmUrl', 'wasmBinary', 'locateFile', 'threads'];
   for (const k of Object.keys(options)) {
     if (!known.includes(k)) throw argError(`createGltrain: unknown option '${k}' (valid: ${known.join(', ')})`);
   }
-  const { wasmUrl, ...rest } = options;
+  const { wasmUrl, threads, ...rest } = options;
   if (wasmUrl !== undefined && !(typeof wasmUrl === 'string' || wasmUrl instanceof URL)) {
     throw argError('createGltrain: wasmUrl must be a string or a URL');
   }
+  if (threads !== undefined && typeof threads !== 'boolean') {
+    throw argError('createGltrain: threads must be true, false or left out (threaded where the page is cross-origin isolated)');
+  }
+  const build = chooseBuild(threads, options);
   const opts = { ...rest };
   if (opts.wasmBinary === undefined && opts.locateFile === undefined) {
     const base = typeof document !== 'undefined' ? document.baseURI : (globalThis.location?.href ?? WASM_URL);
-    const url = wasmUrl !== undefined ? new URL(wasmUrl, base) : WASM_URL;
+    const url = wasmUrl !== undefined ? new URL(wasmUrl, base) : build.threaded ? WASM_MT_URL : WASM_URL;
     opts.wasmBinary = IN_NODE && url.protocol === 'file:' ? await readWasmFile(url) : await fetchWasm(url);
   }
   if (IN_NODE && opts.wasmBinary === undefined) {
     throw argError('createGltrain: in Node, pass { wasmBinary } (the bytes of dist/gltrain_wasm.wasm) or leave the options empty');
   }
-  const M = await createGltrainWasm(opts);
-  return makeApi(M);
+  const M = await (build.threaded ? createGltrainWasmThreaded : createGltrainWasm)(opts);
+  return makeApi(M, build);
 }
 export default createGltrain;
 
-function makeApi(M) {
+function makeApi(M, build) {
   // Runs a raw binding; a C++ error left by it becomes a thrown GltrainError.
   function call(fn) {
     const result = fn();
@@ -309,7 +345,14 @@ function makeApi(M) {
       super(call(() => M.ContextImpl.create(options)));
     }
     // Read afresh each time: a restored context may be another device (restoresChecked).
-    get capabilities() { return Object.freeze(forJs(call(() => this._raw.capabilities()))); }
+    get capabilities() {
+      const caps = forJs(call(() => this._raw.capabilities()));
+      if (!build.threaded) {  // the C++ side knows only that its build has no threads: say why it was loaded
+        caps.cpuThreadsReason = build.why;
+        caps.report = caps.report.replace(/^(CPU threads: +1: ).*$/m, `$1${build.why}`);
+      }
+      return Object.freeze(caps);
+    }
     // Whether the WebGL context is lost now (calls that need the GPU throw ContextLostError
     // until the browser restores it; fit() waits and resumes from the model's snapshot).
     get lost() { return this._raw.lost(); }
@@ -338,8 +381,10 @@ function makeApi(M) {
     const say = (t) => (typeof t === 'string'
       ? t.replaceAll('ContextOptions::backend = gpu', "new Context({backend: 'webgl'})")
          .replaceAll('ContextOptions::backend = cpu', "new Context({backend: 'cpu'})")
+         .replaceAll('ContextOptions::cpuThreads', 'new Context({cpuThreads})')
       : t);
-    return { ...caps, backendReason: say(caps.backendReason), report: say(caps.report) };
+    return { ...caps, backendReason: say(caps.backendReason), cpuThreadsReason: say(caps.cpuThreadsReason),
+             report: say(caps.report) };
   }
 
   const contextOf = (ctx, where) => {
@@ -1063,6 +1108,8 @@ function makeApi(M) {
 
   return Object.freeze({
     version: M.version(),
+    // Whether this is the threaded build (the CPU backend on Web Workers; ContextOptions.cpuThreads).
+    threaded: build.threaded,
     Context,
     Tensor,
     Dataset,

@@ -743,6 +743,10 @@ export interface Capabilities {
   backend: 'gpu-float32' | 'gpu-float16' | 'cpu';
   /** Why this backend: what was missing or disabled. */
   backendReason: string;
+  /** How many threads the CPU backend trains on (ContextOptions.cpuThreads)... */
+  cpuThreads: number;
+  /** ...and why, e.g. 'the single-threaded build: the page is not cross-origin isolated (...)'. */
+  cpuThreadsReason: string;
   /** Large matmuls run as a vertex kernel whose outputs transform feedback captures (SwiftShader by
    *  default: faster there than the fragment kernels); feedbackReason says why or why not. */
   feedbackKernels: boolean;
@@ -796,6 +800,11 @@ export interface ContextOptions {
   disableFloat32Render?: boolean;
   /** Treat RGBA16F render targets as missing too. */
   disableHalfFloatRender?: boolean;
+  /** The CPU backend: how many threads share a product or convolution, the training one included
+   *  (bit-identical results on any count). 0 (default): one per hardware thread
+   *  (navigator.hardwareConcurrency), at most 8. Only the threaded build has more than one
+   *  (`Gltrain.threaded`: a cross-origin isolated page); `capabilities.cpuThreadsReason` says why. */
+  cpuThreads?: number;
 }
 export interface Context extends Deletable {
   readonly capabilities: Readonly<Capabilities>;
@@ -1103,6 +1112,8 @@ export interface Scope {
 /** The module `createGltrain()` resolves with: the classes, matmul, scopes and the names it knows. */
 export interface Gltrain {
   readonly version: string;
+  /** Whether this is the threaded build (see CreateOptions.threads). */
+  readonly threaded: boolean;
   readonly Context: ContextConstructor;
   readonly Tensor: TensorConstructor;
   readonly Dataset: DatasetConstructor;
@@ -1144,6 +1155,10 @@ export interface CreateOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Emscripten's hook (then the module fetches the file itself). */
   locateFile?: (path: string, prefix: string) => string;
+  /** Left out: the threaded build (dist/gltrain_wasm_mt.*: the CPU backend on Web Workers) where the page is
+   *  cross-origin isolated and none of the options above names a file, else the single-threaded one.
+   *  true: the threaded build or an UnsupportedError; false: the single-threaded build. */
+  threads?: boolean;
 }
 /** Loads the WebAssembly module; every call gives an independent instance. */
 export declare function createGltrain(options?: CreateOptions): Promise<Gltrain>;

@@ -16,9 +16,31 @@ target_link_options(gltrain_js PRIVATE
   --bind -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createGltrainWasm
   -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=32MB -sMAXIMUM_MEMORY=4GB
   -sFILESYSTEM=0)
+# The threaded variant (GLTRAIN_WEB_THREADS, its own build folder) is
+# gltrain_wasm_mt.{js,wasm,worker.js}, beside the single-threaded one: the JS
+# entry (gltrain-core.js) loads it where the page is cross-origin isolated.
+# Its workers start with the module, one per hardware thread the CPU backend
+# may use beside the caller (cpu/thread_pool.hpp: at most kAutoMax = 8 in all),
+# so that the pool's threads exist before the first step: a thread started later
+# needs the event loop to turn, which a blocked caller would never let happen
+# (STRICT=2: such a thread is refused instead, and the pool goes without it).
+# At least one: Emscripten 3.1.6 never finishes loading a module whose pool is empty.
+if(GLTRAIN_WEB_THREADS)
+  target_link_options(gltrain_js PRIVATE
+    "-sPTHREAD_POOL_SIZE=Math.max(Math.min(navigator.hardwareConcurrency|0,8)-1,1)" -sPTHREAD_POOL_SIZE_STRICT=2)
+  set(GLTRAIN_JS_OUTPUT gltrain_wasm_mt)
+else()
+  set(GLTRAIN_JS_OUTPUT gltrain_wasm)
+endif()
 set_target_properties(gltrain_js PROPERTIES
-  OUTPUT_NAME gltrain_wasm SUFFIX .js
+  OUTPUT_NAME ${GLTRAIN_JS_OUTPUT} SUFFIX .js
   RUNTIME_OUTPUT_DIRECTORY ${PROJECT_SOURCE_DIR}/web/dist)
+if(GLTRAIN_WEB_THREADS)  # the glue's worker URL, in a form bundlers leave alone (web/pthread_glue.cmake says why)
+  add_custom_command(TARGET gltrain_js POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DGLUE=${PROJECT_SOURCE_DIR}/web/dist/${GLTRAIN_JS_OUTPUT}.js
+            -P ${PROJECT_SOURCE_DIR}/web/pthread_glue.cmake
+    VERBATIM)
+endif()
 
 set(GLTRAIN_UPLOT_DIR ${PROJECT_SOURCE_DIR}/web/node_modules/uplot/dist)
 add_custom_command(

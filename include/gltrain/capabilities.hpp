@@ -57,6 +57,10 @@ struct Capabilities {
     // The backend models train on (see backend.hpp; backendReason says why).
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;  // why this backend (what was missing or disabled)
+    // How many threads the CPU backend trains on (ContextOptions::cpuThreads,
+    // cpu/thread_pool.hpp) and why: planned at creation, what the pool got once made.
+    int cpuThreads = 1;
+    std::string cpuThreadsReason;
     // The GL extensions the context reports.
     std::vector<std::string> extensions;
     int restoresChecked = 0;  // restored contexts queried again and found able (restoreShortfalls)
@@ -144,6 +148,7 @@ inline std::ostream& operator<<(std::ostream& os, const Capabilities& c) {
        << "\n"
        << "pass profiles:               " << profileClock(c.timerQueries) << ": " << c.timerReason << "\n"
        << "backend:                     " << backendName(c.backend) << ": " << c.backendReason << "\n"
+       << "CPU threads:                 " << c.cpuThreads << ": " << c.cpuThreadsReason << "\n"
        << "storage:                     " << storageDescription(c) << "\n";
     if (c.restoresChecked)
         os << "restored contexts:           " << c.restoresChecked

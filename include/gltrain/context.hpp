@@ -125,7 +125,11 @@ public:
 
     // The CPU backend's threads (ContextOptions::cpuThreads), made on first use.
     cpu::ThreadPool& cpuThreads() {
-        if (!cpuThreads_) cpuThreads_ = std::make_unique<cpu::ThreadPool>(options_.cpuThreads);
+        if (!cpuThreads_) {
+            cpuThreads_ = std::make_unique<cpu::ThreadPool>(options_.cpuThreads);
+            caps_.cpuThreads = cpuThreads_->size();
+            caps_.cpuThreadsReason = cpuThreads_->reason();
+        }
         return *cpuThreads_;
     }
 

@@ -63,7 +63,7 @@ ContextImpl* ContextImpl::create(val options) {
     return guard([&]() -> ContextImpl* {
         Options o(options, "Context",
                   {"canvas", "maxTextureSize", "debugChecks", "disableFloat32Render", "disableHalfFloatRender",
-                   "backend", "feedback", "fetch"});
+                   "backend", "feedback", "fetch", "cpuThreads"});
         ContextOptions co;
         const std::string backend = o.string("backend", "auto");
         if (backend == "auto") co.backend = BackendPreference::Auto;
@@ -78,6 +78,7 @@ ContextImpl* ContextImpl::create(val options) {
         else throw ArgumentError("Context: fetch must be 'auto', 'sampled' or 'texelFetch', got '" + fetch + "'");
         co.canvas = o.string("canvas", "");
         co.maxTextureSize = int(o.integer("maxTextureSize", 0, 0));
+        co.cpuThreads = int(o.integer("cpuThreads", 0, 0));
         co.debugChecks = o.boolean("debugChecks", false);
         co.disableFloat32Render = o.boolean("disableFloat32Render", false);
         co.disableHalfFloatRender = o.boolean("disableHalfFloatRender", false);
@@ -128,6 +129,8 @@ val ContextImpl::capabilities() {
         o.set("float16Renderable", c.float16Renderable);
         o.set("backend", std::string(backendName(c.backend)));
         o.set("backendReason", c.backendReason);
+        o.set("cpuThreads", c.cpuThreads);
+        o.set("cpuThreadsReason", c.cpuThreadsReason);
         o.set("feedbackKernels", c.feedbackKernels);
         o.set("feedbackReason", c.feedbackReason);
         o.set("sampledFetch", c.sampledFetch);

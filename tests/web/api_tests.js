@@ -241,7 +241,9 @@ const tests = {
     canvas.remove();
 
     expectError(() => new gl.Context({ backend: 'webgl', canvas: '#no-such-canvas' }), 'UnsupportedError', "no element matches the canvas selector '#no-such-canvas'");
-    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender, backend, feedback, fetch)");
+    expectError(() => new gl.Context({ canvs: '#x' }), 'ArgumentError', "Context: unknown option 'canvs' (valid: canvas, maxTextureSize, debugChecks, disableFloat32Render, disableHalfFloatRender, backend, feedback, fetch, cpuThreads)");
+    expectError(() => new gl.Context({ backend: 'cpu', cpuThreads: -1 }), 'ArgumentError', 'Context: cpuThreads must be in [0, ');
+    expectError(() => new gl.Context({ backend: 'cpu', cpuThreads: 1.5 }), 'ArgumentError', 'Context: cpuThreads must be an integer, got 1.5');
     expectError(() => new gl.Context({ backend: 'webgl', feedback: 'yes' }), 'ArgumentError', "Context: feedback must be 'auto', 'on' or 'off', got 'yes'");
     expectError(() => new gl.Context({ backend: 'webgl', fetch: 'texture' }), 'ArgumentError', "Context: fetch must be 'auto', 'sampled' or 'texelFetch', got 'texture'");
     // The kernel choices are reported, and the options set them.

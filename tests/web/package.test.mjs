@@ -112,9 +112,10 @@ async function runQuickstart(url, label) {
   return logs;
 }
 
-test('npm pack: the package holds the module, its wasm, the worker, the types, a README and the LICENSE', () => {
+test('npm pack: the package holds the module, its wasm (single-threaded and threaded), the worker, the types, a README and the LICENSE', () => {
   const files = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8' }).stdout.trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
-  assert.deepEqual(files, ['LICENSE', 'README.md', 'dist/gltrain_wasm.js', 'dist/gltrain_wasm.wasm', 'gltrain-core.js',
+  assert.deepEqual(files, ['LICENSE', 'README.md', 'dist/gltrain_wasm.js', 'dist/gltrain_wasm.wasm', 'dist/gltrain_wasm_mt.js',
+                           'dist/gltrain_wasm_mt.wasm', 'dist/gltrain_wasm_mt.worker.js', 'gltrain-core.js',
                            'gltrain-vis.d.ts', 'gltrain-vis.js', 'gltrain-worker.js', 'gltrain.d.ts', 'gltrain.js', 'package.json']);
   assert.equal(fs.readFileSync(path.join(web, 'LICENSE'), 'utf8'), fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'),
                'web/LICENSE is the repository\'s');

@@ -5,12 +5,24 @@
 // throw. One job at a time: the CPU backend's products are issued from one
 // thread, the one that trains.
 //
-// WebAssembly built without threads (this project's browser build) has no
-// std::thread: there a pool is the caller alone.
+// In the browser there are two builds. The single-threaded one (no
+// SharedArrayBuffer: pages that are not cross-origin isolated) has no
+// std::thread, and there a pool is the caller alone. The threaded one
+// (Emscripten pthreads, GLTRAIN_WEB_THREADS) runs each thread in a Web Worker
+// started with the module (web/gltrain_js.cmake: PTHREAD_POOL_SIZE). There a
+// caller on the page's main thread may block in run(): Emscripten 3.1.6
+// (ALLOW_BLOCKING_ON_MAIN_THREAD=1, its default) spins where Atomics.wait is
+// not allowed, and the workers need nothing from the main thread while they
+// work. A thread for which no started worker is left cannot be waited for
+// (its worker would load only once the event loop turns): the pool makes no
+// more threads than there are free started workers, and says so in reason().
+// (The module is linked with PTHREAD_POOL_SIZE_STRICT=2, so that a thread
+// started past them elsewhere fails instead of hanging.)
 #pragma once
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,6 +30,9 @@
 #define GLTRAIN_HAVE_THREADS 0
 #else
 #define GLTRAIN_HAVE_THREADS 1
+#endif
+#ifdef __EMSCRIPTEN_PTHREADS__
+#include <emscripten/em_asm.h>
 #endif
 
 namespace gltrain::cpu {
@@ -27,13 +42,46 @@ public:
     // threads: how many run a job, the caller included; 0 = one per hardware
     // thread (at most kAutoMax). Fewer are made where threads are not built.
     static constexpr int kAutoMax = 8;
-    explicit ThreadPool(int threads = 0) {
+
+    // How many threads a pool asked for `threads` means to run, and why, in
+    // words for the capability report (before any thread is made).
+    struct Plan {
+        int threads = 1;
+        std::string reason;
+    };
+    static Plan plan(int threads) {
 #if GLTRAIN_HAVE_THREADS
-        if (threads <= 0) threads = std::clamp(int(std::thread::hardware_concurrency()), 1, kAutoMax);
-        for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
+        if (threads > 0) return {threads, "as asked (ContextOptions::cpuThreads)"};
+        const int hardware = int(std::thread::hardware_concurrency());
+#ifdef __EMSCRIPTEN__
+        const std::string source = ": navigator.hardwareConcurrency";
+#else
+        const std::string source;
+#endif
+        return {std::clamp(hardware, 1, kAutoMax), "one per hardware thread (" + std::to_string(hardware) + source +
+                                                       "), at most " + std::to_string(kAutoMax)};
 #else
         (void)threads;
+        return {1, "this WebAssembly build has no threads"};
 #endif
+    }
+
+    explicit ThreadPool(int threads = 0) {
+        const Plan p = plan(threads);
+        reason_ = p.reason;
+        int made = p.threads;
+#ifdef __EMSCRIPTEN_PTHREADS__
+        // Web Workers started with the module and running no thread now.
+        const int free = EM_ASM_INT({ return PThread.unusedWorkers.length; });
+        if (made - 1 > free) {
+            made = free + 1;
+            reason_ = "only " + std::to_string(made) + " of " + std::to_string(p.threads) + " (" + p.reason +
+                      "): the page had " + std::to_string(free) +
+                      " free Web Workers (the module starts one per hardware thread beside the caller's, at most " +
+                      std::to_string(kAutoMax - 1) + "; other contexts may hold some)";
+        }
+#endif
+        for (int t = 1; t < made; ++t) workers_.emplace_back([this, t] { work(t); });
     }
     ~ThreadPool() {
         {
@@ -47,6 +95,8 @@ public:
     ThreadPool& operator=(const ThreadPool&) = delete;
 
     int size() const { return int(workers_.size()) + 1; }
+    // Why size() threads run (for the capability report).
+    const std::string& reason() const { return reason_; }
 
     // Runs job(t) for t in [0, size()), t = 0 here, and returns once all have.
     template <class F>
@@ -92,6 +142,7 @@ private:
     long generation_ = 0;
     int pending_ = 0;
     bool stop_ = false;
+    std::string reason_;
     std::vector<std::thread> workers_;
 };
 
