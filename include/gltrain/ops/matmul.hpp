@@ -229,7 +229,8 @@ namespace detail {
 // tile does 4x the work per shared-memory read but makes a quarter of the
 // workgroups: with fewer than about one per SM (an H100/H200 has 132) most of
 // the GPU would idle, and the small tile's 4x as many workgroups win.
-// Measured (bench_kernels, forced tiles; bench/GPU.md).
+// The threshold is reasoned, not yet measured: `bench_kernels --compute-only`
+// times both tiles forced on square and MLP shapes (issue 41).
 constexpr int kLargeTileMinWorkgroups = 128;
 inline bool largeComputeTile(int rows, int cols) {
     return int64_t((rows + 127) / 128) * ((cols + 127) / 128) >= kLargeTileMinWorkgroups;
