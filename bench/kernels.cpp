@@ -8,11 +8,17 @@
 // Each figure is the median of repeated timed runs; every run is forced to
 // complete by reading one texel back (glReadPixels waits for the GPU, in
 // browsers too). Prints a table; there is no pass/fail on time.
-//   bench_kernels [--quick] [--sizes N,N,...] [--max-k K] [--small-dense]
+//   bench_kernels [--quick] [--sizes N,N,...] [--max-k K] [--small-dense] [--compute-only]
+//                 [--kernel NAME=FILE ...]
 // --sizes replaces the square matmul sizes (default 256, 512, 1024, and 2048,
 // 4096 on a hardware renderer); --max-k sets their K-split threshold
 // (MatmulOptions::maxKPerPass; default: the renderer's); --small-dense runs only
-// the small dense models' table.
+// the small dense models' table; --compute-only stops after the compute
+// kernels' tables (the matmul tiles, each forced, at square N and the
+// 784-2048-2048-10 MLP's products at batch 512; optimizer updates as compute
+// and as fragment passes); --kernel replaces the embedded kernel NAME (e.g.
+// forward/matmul_tiled_large) with FILE's source, to try a kernel on a device
+// without rebuilding.
 #include <gltrain/gltrain.hpp>
 #include <gltrain/ops/elementwise.hpp>
 #include <gltrain/ops/loss.hpp>
@@ -26,6 +32,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <random>
@@ -70,7 +77,8 @@ double medianSeconds(const std::function<void()>& run, const Tensor& out, int re
 
 // C in `layout`; A and B in `operands` (default: the same).
 void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bool tb, Layout layout, int reps,
-               int maxK = MatmulOptions{}.maxKPerPass, Layout operands = Layout(-1)) {
+               int maxK = MatmulOptions{}.maxKPerPass, Layout operands = Layout(-1),
+               ComputeTile tile = ComputeTile::Auto) {
     if (int(operands) < 0) operands = layout;
     Tensor a(ctx, ta ? random(k, m, 1) : random(m, k, 1), operands);
     Tensor b(ctx, tb ? random(n, k, 2) : random(k, n, 2), operands);
@@ -79,6 +87,7 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
     o.transA = ta;
     o.transB = tb;
     o.maxKPerPass = maxK;
+    o.computeTile = tile;
     PassList list;
     recordMatmul(list, a, b, c, o);
     double s = medianSeconds([&] { list.run(); }, c, reps);
@@ -87,9 +96,9 @@ void matmulRow(Context& ctx, const char* label, int m, int k, int n, bool ta, bo
     std::string kernel = list.passes().back().kernel();  // the last pass: the one with the epilogue
     kernel = kernel.substr(kernel.find('/') + 1);
     // K/pass: the compute and transform-feedback kernels run all of K in one pass.
+    const bool onePass = kernel.rfind("matmul_tiled", 0) == 0 || kernel == "matmul_epilogue";
     std::printf("| %-26s | %5d x %5d x %5d | %-24s | %-12s | %5d | %9.3f | %9.2f |\n", label, m, k, n, lay.c_str(),
-                kernel.c_str(), kernel == "matmul_tiled" || kernel == "matmul_epilogue" ? k : maxK, s * 1e3,
-                2.0 * m * k * n / s / 1e9);
+                kernel.c_str(), onePass ? k : maxK, s * 1e3, 2.0 * m * k * n / s / 1e9);
 }
 
 // Small dense models (MSE or softmax cross-entropy, SGD) trained on the GPU with the recomputed step
@@ -177,7 +186,8 @@ void smallDenseTable(int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false, smallDenseOnly = false;
+    bool quick = false, smallDenseOnly = false, computeOnly = false;
+    std::vector<std::pair<std::string, std::string>> kernelFiles;  // (name, file)
     std::vector<int> sizes;
     int squareMaxK = MatmulOptions{}.maxKPerPass;
     try {
@@ -186,6 +196,13 @@ int main(int argc, char** argv) {
                 quick = true;
             } else if (std::strcmp(argv[i], "--small-dense") == 0) {
                 smallDenseOnly = true;
+            } else if (std::strcmp(argv[i], "--compute-only") == 0) {
+                computeOnly = true;
+            } else if (std::strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) {
+                const std::string v = argv[++i];
+                const size_t eq = v.find('=');
+                if (eq == std::string::npos) throw ArgumentError("--kernel takes NAME=FILE, got '" + v + "'");
+                kernelFiles.emplace_back(v.substr(0, eq), v.substr(eq + 1));
             } else if (std::strcmp(argv[i], "--max-k") == 0 && i + 1 < argc) {
                 squareMaxK = std::stoi(argv[++i]);
             } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -193,10 +210,18 @@ int main(int argc, char** argv) {
                 for (std::string v; std::getline(in, v, ',');) sizes.push_back(std::stoi(v));
             } else {
                 throw ArgumentError(std::string("unknown argument '") + argv[i] +
-                                    "' (valid: --quick, --sizes N,N,..., --max-k K, --small-dense)");
+                                    "' (valid: --quick, --sizes N,N,..., --max-k K, --small-dense, --compute-only, "
+                                    "--kernel NAME=FILE)");
             }
         }
         Context ctx;
+        for (auto& [name, file] : kernelFiles) {
+            std::ifstream in(file);
+            if (!in) throw ArgumentError("--kernel: cannot read '" + file + "'");
+            std::stringstream src;
+            src << in.rdbuf();
+            ctx.shaders().add(name, src.str());
+        }
         const Capabilities& caps = ctx.caps();
         std::printf("gltrain kernel benchmark\nrenderer: %s\nversion:  %s\n\n", caps.renderer.c_str(),
                     caps.version.c_str());
@@ -214,6 +239,56 @@ int main(int argc, char** argv) {
         if (sizes.empty()) {
             sizes = {256, 512, 1024};
             if (!quick && !caps.softwareRenderer) sizes.insert(sizes.end(), {2048, 4096});
+        }
+        if (caps.computeKernels) {
+            // The compute kernels' two tiles, each forced (detail::largeComputeTile
+            // chooses between them): square products and the 784-2048-2048-10 MLP's at batch 512.
+            std::printf("| compute tiles, forced: small (64 x 64) and large (128 x 128) | | | | | | |\n");
+            for (ComputeTile tile : {ComputeTile::Small, ComputeTile::Large}) {
+                for (int n : sizes)
+                    matmulRow(ctx, "square C = A·B", n, n, n, false, false, Layout::Packed, reps, squareMaxK,
+                              Layout::Packed, tile);
+                struct {
+                    const char* label;
+                    int m, k, n;
+                    bool ta, tb;
+                } big[] = {{"MLP fwd 784->2048 b512", 512, 784, 2048, false, false},
+                           {"MLP fwd 2048->2048 b512", 512, 2048, 2048, false, false},
+                           {"  dW = Xᵀ·dZ 2048x2048", 2048, 512, 2048, true, false},
+                           {"  dW = Xᵀ·dZ 784x2048", 784, 512, 2048, true, false},
+                           {"  dX = dZ·Wᵀ 512x2048", 512, 2048, 2048, false, true}};
+                for (auto& b : big)
+                    matmulRow(ctx, b.label, b.m, b.k, b.n, b.ta, b.tb, Layout::Packed, reps, squareMaxK, Layout::Packed,
+                              tile);
+            }
+            // The optimizer updates as compute dispatches (ctx) and as fragment passes
+            // (compute off): the 784-2048-2048-10 MLP's parameter shapes.
+            std::printf(
+                "\n| update (one pass per parameter) | shape | compute ms | fragment ms |\n|---|---|---:|---:|\n");
+            ContextOptions fo;
+            fo.backend = BackendPreference::Gpu;
+            fo.compute = ComputePreference::Off;
+            Context fragment(fo);
+            for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::SGD, OptimizerKind::Momentum})
+                for (auto [r, c] : {std::pair{2048, 2048}, std::pair{784, 2048}, std::pair{1, 2048}}) {
+                    double ms[2];
+                    for (int f = 0; f < 2; ++f) {
+                        Context& on = f ? fragment : ctx;
+                        on.makeCurrent();
+                        OptimizerConfig oc;
+                        oc.kind = kind;
+                        PingPong w(on, random(r, c, 7)), m(on, HostMatrix(r, c)), v(on, HostMatrix(r, c));
+                        Tensor g(on, random(r, c, 8));
+                        std::vector<PingPong*> slots = {&m, &v};
+                        slots.resize(size_t(oc.stateSlots()));
+                        PassList up;
+                        recordOptimizerUpdate(up, oc, w, g, slots);
+                        ms[f] = medianSeconds([&] { up.run(); }, w.back(), reps) * 1e3;
+                    }
+                    std::printf("| %s | %d x %d | %.3f | %.3f |\n", optimizerName(kind), r, c, ms[0], ms[1]);
+                }
+            ctx.makeCurrent();
+            if (computeOnly) return 0;
         }
         // PackedRows4 / PackedRows8 outputs: the 4x4 / 8x4 register-blocked kernel (8 render targets).
         std::vector<Layout> layouts = {Layout::Packed, Layout::PackedRows4};

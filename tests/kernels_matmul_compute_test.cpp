@@ -79,6 +79,49 @@ TEST(ComputeKernels, MatmulMatchesReferenceInEveryFormAndLayout) {
     test::checkMatmul(computeContext(), Form::NN, 13, 9, 6, Layout::PackedRows4, Layout::PackedRows4);
 }
 
+TEST(ComputeKernels, LargeTileMatchesReferenceAcrossItsEdges) {
+    // forward/matmul_tiled_large (128 x 128 tiles, 8 x 8 per thread in two
+    // groups 64 apart, k slices of 16 in two buffers), forced: shapes that end
+    // inside each half of a tile, just past a tile, one element past the
+    // thread groups' split; K past one, two and an odd number of slices.
+    REQUIRE_COMPUTE();
+    MatmulOptions large;
+    large.computeTile = ComputeTile::Large;
+    struct MNK {
+        int m, k, n;
+    };
+    const MNK shapes[] = {{1, 1, 1}, {130, 17, 129}, {65, 33, 200}, {257, 47, 63}, {128, 16, 128}};
+    for (Form f : {Form::NN, Form::TN, Form::NT})
+        for (MNK s : shapes) {
+            test::checkMatmul(computeContext(), f, s.m, s.k, s.n, Layout::Packed, Layout::Packed, large);
+            test::checkMatmul(computeContext(), f, s.m, s.k + 3, s.n, Layout::Packed, Layout::PackedRows8, large);
+        }
+    test::checkMatmul(computeContext(), Form::NN, 131, 97, 133, Layout::PackedRows4, Layout::PackedRows4, large);
+    // Paged operands and output (MAX_TEXTURE_SIZE 64).
+    test::checkMatmul(computeContext(true), Form::NN, 129, 70, 131, Layout::Packed, Layout::Packed, large);
+    test::checkMatmul(computeContext(true), Form::NT, 130, 41, 129, Layout::Packed, Layout::PackedRows8, large);
+    computeContext().makeCurrent();
+}
+
+TEST(ComputeKernels, TileChosenByShape) {
+    // The large tile where the product has detail::kLargeTileMinWorkgroups of
+    // its tiles, the small one below; the fused epilogues run in both.
+    REQUIRE_COMPUTE();
+    EXPECT_FALSE(detail::largeComputeTile(1024, 1024));  // 64 large tiles
+    EXPECT_TRUE(detail::largeComputeTile(2048, 1024));   // 128
+    EXPECT_TRUE(detail::largeComputeTile(4096, 4096));
+    EXPECT_FALSE(detail::largeComputeTile(100, 100));
+    Tensor a(computeContext(), 2048, 8), b(computeContext(), 8, 1024), c(computeContext(), 2048, 1024);
+    EXPECT_EQ(kernelsOf(a, b, c), std::vector<std::string>{detail::kLargeTileByShape ? "forward/matmul_tiled_large"
+                                                                                     : "forward/matmul_tiled"});
+    MatmulOptions large;
+    large.computeTile = ComputeTile::Large;
+    EXPECT_EQ(kernelsOf(a, b, c, large), std::vector<std::string>{"forward/matmul_tiled_large"});
+    MatmulOptions small;
+    small.computeTile = ComputeTile::Small;
+    EXPECT_EQ(kernelsOf(a, b, c, small), std::vector<std::string>{"forward/matmul_tiled"});
+}
+
 TEST(ComputeKernels, LongKInOneDispatchAndPagedTensors) {
     REQUIRE_COMPUTE();
     for (Form f : {Form::NN, Form::TN, Form::NT})
@@ -91,6 +134,9 @@ TEST(ComputeKernels, LongKInOneDispatchAndPagedTensors) {
 TEST(ComputeKernels, FusedEpilogues) {
     REQUIRE_COMPUTE();
     test::expectFusedEpilogues(computeContext(), Layout::Packed, {"forward/matmul_tiled"});
+    MatmulOptions large;
+    large.computeTile = ComputeTile::Large;
+    test::expectFusedEpilogues(computeContext(), Layout::Packed, {"forward/matmul_tiled_large"}, large);
 }
 
 TEST(ComputeKernels, TrainingAgreesWithTheFragmentKernels) {

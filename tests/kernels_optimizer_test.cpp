@@ -6,6 +6,9 @@
 // way against the reference fed the column sums (in double).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "gltrain/ops/optimizer.hpp"
 #include "gltrain/reference.hpp"
 #include "test_context.hpp"
@@ -22,9 +25,10 @@ namespace {
 
 // sumRows > 0: the parameter is 1 x cols and the update gets sumRows x cols
 // rows in gradLayout whose column sums are the gradient.
+// on: the context instead of test::context() / test::smallContext().
 void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool small, int rows, int cols,
-                         int sumRows = 0, Layout gradLayout = Layout::Packed) {
-    Context& ctx = small ? test::smallContext() : test::context();
+                         int sumRows = 0, Layout gradLayout = Layout::Packed, Context* on = nullptr) {
+    Context& ctx = on ? *on : small ? test::smallContext() : test::context();
     OptimizerConfig c;
     c.kind = kind;
     c.lr = 0.01f;
@@ -42,6 +46,8 @@ void runAgainstReference(OptimizerKind kind, float momentum, Layout layout, bool
     PassList list;
     Pass& update = recordOptimizerUpdate(list, c, param, grad, slotPtrs, nullptr, nullptr,
                                          sumRows ? GradientForm::ColumnSum : GradientForm::Same);
+    // The kernel runs as a compute dispatch exactly where the context runs compute kernels.
+    EXPECT_EQ(update.isCompute(), ctx.caps().computeKernels) << optimizerName(kind);
 
     HostMatrix refP = p;
     ref::MomentumState<float> ms(p);
@@ -107,6 +113,52 @@ TEST(KernelsOptimizer, EveryOptimizerMatchesReference) {
         runAgainstReference(k, 0.9f, Layout::Unpacked, false, 3, 5);
     }
     runAgainstReference(OptimizerKind::RMSProp, 0.0f, Layout::Packed, false, 33, 7);
+}
+
+// The same kernels as compute dispatches (one invocation per texel, outputs
+// as images): every optimizer, packed, row-interleaved, unpacked and paged
+// parameters (llvmpipe with ContextOptions::compute = on).
+TEST(KernelsOptimizer, ComputeUpdatesMatchReference) {
+    if (!test::computeContext().caps().computeShaders)
+        GTEST_SKIP() << "no compute shaders here (" << test::computeContext().caps().computeReason << ")";
+    Context& ctx = test::computeContext();
+    for (OptimizerKind k : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Nesterov, OptimizerKind::Adam,
+                            OptimizerKind::AdamW, OptimizerKind::RMSProp}) {
+        runAgainstReference(k, 0.9f, Layout::Packed, false, 127, 259, 0, Layout::Packed, &ctx);
+        runAgainstReference(k, 0.9f, Layout::Unpacked, false, 3, 5, 0, Layout::Packed, &ctx);
+        runAgainstReference(k, 0.9f, Layout::Packed, false, 1, 129, 127, Layout::PackedRows8, &ctx);
+    }
+    runAgainstReference(OptimizerKind::RMSProp, 0.0f, Layout::Packed, false, 33, 7, 0, Layout::Packed, &ctx);
+    runAgainstReference(OptimizerKind::Adam, 0.9f, Layout::PackedRows8, false, 67, 33, 0, Layout::Packed, &ctx);
+    runAgainstReference(OptimizerKind::Adam, 0.9f, Layout::Packed, false, 129, 300, 0, Layout::Packed,
+                        &test::computeContext(true));
+    test::computeContext().makeCurrent();
+}
+
+// The loss guard in a compute update: a finite loss applies the step, NaN keeps
+// the parameter and moments, -Inf writes nothing (the back buffer stays).
+TEST(KernelsOptimizer, ComputeUpdateHonoursTheLossGuard) {
+    if (!test::computeContext().caps().computeShaders)
+        GTEST_SKIP() << "no compute shaders here (" << test::computeContext().caps().computeReason << ")";
+    Context& ctx = test::computeContext();
+    OptimizerConfig c;
+    c.kind = OptimizerKind::Adam;
+    c.lr = 0.5f;
+    const HostMatrix p0(2, 5, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), back(2, 5, std::vector<float>(10, -7.0f));
+    PingPong param(ctx, p0), m(ctx, HostMatrix(2, 5)), v(ctx, HostMatrix(2, 5));
+    Tensor grad(ctx, HostMatrix(2, 5, std::vector<float>(10, 1.0f))), loss(ctx, HostMatrix(1, 1, 0.5f));
+    PassList list;
+    EXPECT_TRUE(recordOptimizerUpdate(list, c, param, grad, {&m, &v}, nullptr, &loss).isCompute());
+    auto stepWith = [&](float l) {
+        loss.upload(HostMatrix(1, 1, l));
+        param.back().upload(back);
+        list.run();
+        return param.back().download().data;
+    };
+    const std::vector<float> stepped = stepWith(0.5f);  // Adam's first step: p - lr * sign(g)
+    for (size_t i = 0; i < stepped.size(); ++i) EXPECT_NEAR(stepped[i], p0.data[i] - 0.5f, 1e-5f);
+    EXPECT_EQ(stepWith(std::nanf("")), p0.data);
+    EXPECT_EQ(stepWith(-std::numeric_limits<float>::infinity()), back.data);
 }
 
 TEST(KernelsOptimizer, PagedParameters) {

@@ -36,12 +36,17 @@ public:
         rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
         if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
         if (ShaderRegistry::isCompute(src)) computeTile_ = ShaderRegistry::computeTile(kernel_, src);
+        // A texel kernel built as compute: its workgroups cover texels, not elements (dispatch).
+        texelCompute_ = hasTexelCompute(defines_);
+        if (texelCompute_) computeTile_ = {kTexelComputeGroupY, kTexelComputeGroupX};
         if (ShaderRegistry::isFeedback(src))
             feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src, definesBlock());
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
     }
 
     const std::string& kernel() const { return kernel_; }
+    // Whether the pass is a compute dispatch (a compute kernel, or a texel kernel built as one).
+    bool isCompute() const { return computeTile_.first != 0; }
     Context& context() const { return *ctx_; }
     const Tensor* outputTensor() const { return output_(); }
 
@@ -253,9 +258,12 @@ private:
                                    backendName(ctx_->backend()));
         glUniform4i(program_->outPages, og.pageWidth, og.pageHeight, og.pagesX, 0);
         // Layered for a texture array (image2DArray), the one level of a 2D texture (image2D).
-        glBindImageTexture(0, output_()->texture(), 0, og.layers() > 1 ? GL_TRUE : GL_FALSE, 0, GL_WRITE_ONLY,
-                           GL_RGBA32F);
-        glDispatchCompute(GLuint((og.cols + computeTile_.second - 1) / computeTile_.second),
+        // Output i (all of one shape and layout) is image i.
+        for (size_t o = 0; o < outputs_.size(); ++o)
+            glBindImageTexture(GLuint(o), outputs_[o]->texture(), 0, og.layers() > 1 ? GL_TRUE : GL_FALSE, 0,
+                               GL_WRITE_ONLY, GL_RGBA32F);
+        const int across = texelCompute_ ? og.texelsPerRow : og.cols;
+        glDispatchCompute(GLuint((across + computeTile_.second - 1) / computeTile_.second),
                           GLuint((og.rows + computeTile_.first - 1) / computeTile_.first), 1);
         glMemoryBarrier(GL_ALL_BARRIER_BITS);
         if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
@@ -411,6 +419,7 @@ private:
     // one row per row phase of a PackedRows4 or PackedRows8 output (-1); else 0.
     int rowBlock_ = 0;
     std::pair<int, int> computeTile_{0, 0};    // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
+    bool texelCompute_ = false;                // a texel kernel built as compute (TEXEL_COMPUTE): tile in texels
     std::pair<int, int> feedbackBlock_{0, 0};  // a feedback kernel's "// block: R x C"; (0, 0) otherwise
     std::pair<int, int> columns_{0, 0};        // columns(first, count); count 0: the whole output
     Tensor* output_() const { return outputs_[0]; }

@@ -34,6 +34,15 @@
 //   void  setTexel(int tx, int row, vec4 v)  texel tx of output row `row` (padding
 //                                             lanes zeroed; outside the output: nothing)
 //
+// "// compute: texels" in a fragment kernel's header: the kernel (one output
+// texel per fragment, its outputs written with setOutput or set<NAME>) may also
+// be built as a compute kernel, one invocation per output texel in workgroups
+// of 64 x 4 texels, when its defines hold TEXEL_COMPUTE 1 (Pass dispatches
+// it; kTexelComputeGroup). Its named outputs are images 0, 1, ...; outTexel()
+// is the invocation's texel; SKIP_TEXEL (discard in a fragment kernel, return
+// in a compute one) leaves the texel unwritten. Why: on a GPU whose graphics
+// pipeline runs on a few SMs (H100/H200), a compute dispatch uses every SM.
+//
 // "// stage: feedback" in the header: a vertex shader whose outputs transform
 // feedback captures (WebGL2 has no compute stage, and on SwiftShader a vertex
 // may write 32 vec4s where a fragment writes 8). The kernel declares
@@ -67,6 +76,15 @@
 namespace gltrain {
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
+
+// The workgroup of a texel kernel built as a compute kernel ("// compute:
+// texels"): texels per row x rows.
+constexpr int kTexelComputeGroupX = 64, kTexelComputeGroupY = 4;
+inline bool hasTexelCompute(const Defines& d) {
+    for (auto& kv : d)
+        if (kv.first == "TEXEL_COMPUTE" && kv.second == "1") return true;
+    return false;
+}
 
 // A linked kernel and the locations of its generated uniforms.
 struct Program {
@@ -162,6 +180,11 @@ public:
     // Whether a kernel is a compute shader ("// stage: compute").
     static bool isCompute(const std::string& src) { return stage(src) == "compute"; }
     static bool isFeedback(const std::string& src) { return stage(src) == "feedback"; }
+    // Whether a fragment kernel may also run as a compute kernel ("// compute: texels").
+    static bool runsAsTexelCompute(const std::string& src) {
+        auto v = headerList(src, "compute");
+        return !v.empty() && v[0] == "texels";
+    }
 
     // A compute kernel's "// tile: R x C": the output rows and columns (elements)
     // one workgroup covers; the pass dispatches enough workgroups to cover the output.
@@ -309,7 +332,7 @@ private:
         s += "#else\n";
         s += "  return " + x + "_texel(c, r).x;\n";
         s += "#endif\n}\n";
-        if (stage != Stage::Fragment) return s;  // no output texel of its own
+        if (stage == Stage::Feedback) return s;  // no output texel of its own
         // The values of X at the elements of the output texel being computed (X has
         // the output's shape): one fetch when the layouts agree, lane by lane otherwise.
         s += "vec4 " + x + "_aligned() {\n";
@@ -356,6 +379,7 @@ private:
              "  return ivec2(g.x, g.y * out_rowmap.x + out_rowmap.y);\n"
              "}\n"
              "ivec2 outShape() { return out_geom.xy; }\n"
+             "#define SKIP_TEXEL discard\n"
              "vec4 gltrain_mask(vec4 v) {\n"
              "#if OUT_PACKED\n"
              "  int c0 = outTexel().x * 4;\n"
@@ -379,8 +403,12 @@ private:
 
     // A compute kernel's prelude: the output is one image (the output tensor's
     // texture, bound to image unit 0: image2D, or layered image2DArray) written
-    // through setTexel().
-    static std::string computePrelude(const std::string& defines, const std::vector<std::string>& inputs) {
+    // through setTexel(); a texel kernel built as compute (`texel`) also gets
+    // its local size, outTexel() from the invocation, setOutput() or one image
+    // and set<NAME>() per named output (image unit i for output i), and its
+    // main() renamed, for computePostlude's to call inside the output.
+    static std::string computePrelude(const std::string& defines, const std::vector<std::string>& inputs,
+                                      const std::vector<std::string>& outputs = {}, bool texel = false) {
         std::string s =
             "#version 310 es\n"
             "precision highp float;\n"
@@ -390,41 +418,77 @@ private:
             "precision highp image2D;\n"
             "precision highp image2DArray;\n";
         s += defines;
-        s +=
-            "uniform ivec4 out_geom;   // (rows, cols, texelsPerRow, 0)\n"
-            "uniform ivec4 out_pages;  // (pageWidth, pageHeight, pagesX, 0)\n"
-            "#if OUT_PAGED || OUT_PHASES > 1\n"
-            "layout(rgba32f, binding = 0) writeonly uniform highp image2DArray gltrain_out;\n"
-            "#else\n"
-            "layout(rgba32f, binding = 0) writeonly uniform highp image2D gltrain_out;\n"
-            "#endif\n"
-            "ivec2 outShape() { return out_geom.xy; }\n"
-            "void setTexel(int tx, int row, vec4 v) {\n"
-            "  if (tx >= out_geom.z || row >= out_geom.x) return;\n"
-            "#if OUT_PACKED\n"
-            "  int c0 = tx * 4;\n"
-            "  v = mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
-            "#else\n"
-            "  v = vec4(v.x, 0.0, 0.0, 0.0);\n"
-            "#endif\n"
-            "#if OUT_PHASES == 4\n"
-            "  int gy = row >> 2, ph = row & 3;\n"
-            "#elif OUT_PHASES == 8\n"
-            "  int gy = row >> 3, ph = row & 7;\n"
-            "#else\n"
-            "  int gy = row, ph = 0;\n"
-            "#endif\n"
-            "#if OUT_PAGED\n"
-            "  int px = tx / out_pages.x, py = gy / out_pages.y;\n"
-            "  imageStore(gltrain_out, ivec3(tx - px * out_pages.x, gy - py * out_pages.y, (py * out_pages.z + px) * OUT_PHASES + ph), v);\n"
-            "#elif OUT_PHASES > 1\n"
-            "  imageStore(gltrain_out, ivec3(tx, gy, ph), v);\n"
-            "#else\n"
-            "  imageStore(gltrain_out, ivec2(tx, gy), v);\n"
-            "#endif\n"
-            "}\n";
+        s += "uniform ivec4 out_geom;   // (rows, cols, texelsPerRow, 0)\n"
+             "uniform ivec4 out_pages;  // (pageWidth, pageHeight, pagesX, 0)\n"
+             "ivec2 outShape() { return out_geom.xy; }\n"
+             "ivec2 outTexel() { return ivec2(gl_GlobalInvocationID.xy); }  // texel kernels: (texel x, row)\n";
+        // The image `image` at `binding` and its store function `fn(tx, row, v)`.
+        auto store = [](const std::string& fn, const std::string& image, size_t binding) {
+            const std::string b = std::to_string(binding);
+            return "#if OUT_PAGED || OUT_PHASES > 1\n"
+                   "layout(rgba32f, binding = " +
+                   b + ") writeonly uniform highp image2DArray " + image +
+                   ";\n"
+                   "#else\n"
+                   "layout(rgba32f, binding = " +
+                   b + ") writeonly uniform highp image2D " + image +
+                   ";\n"
+                   "#endif\n"
+                   "void " +
+                   fn +
+                   "(int tx, int row, vec4 v) {\n"
+                   "  if (tx >= out_geom.z || row >= out_geom.x) return;\n"
+                   "#if OUT_PACKED\n"
+                   "  int c0 = tx * 4;\n"
+                   "  v = mix(vec4(0.0), v, lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(out_geom.y)));\n"
+                   "#else\n"
+                   "  v = vec4(v.x, 0.0, 0.0, 0.0);\n"
+                   "#endif\n"
+                   "#if OUT_PHASES == 4\n"
+                   "  int gy = row >> 2, ph = row & 3;\n"
+                   "#elif OUT_PHASES == 8\n"
+                   "  int gy = row >> 3, ph = row & 7;\n"
+                   "#else\n"
+                   "  int gy = row, ph = 0;\n"
+                   "#endif\n"
+                   "#if OUT_PAGED\n"
+                   "  int px = tx / out_pages.x, py = gy / out_pages.y;\n"
+                   "  imageStore(" +
+                   image +
+                   ", ivec3(tx - px * out_pages.x, gy - py * out_pages.y, (py * out_pages.z + px) * OUT_PHASES + ph), v);\n"
+                   "#elif OUT_PHASES > 1\n"
+                   "  imageStore(" +
+                   image +
+                   ", ivec3(tx, gy, ph), v);\n"
+                   "#else\n"
+                   "  imageStore(" +
+                   image +
+                   ", ivec2(tx, gy), v);\n"
+                   "#endif\n"
+                   "}\n";
+        };
+        if (outputs.empty()) s += store("setTexel", "gltrain_out", 0);
+        for (size_t i = 0; i < outputs.size(); ++i)
+            s += store("gltrain_store_" + outputs[i], "gltrain_out_" + outputs[i], i) + "void set" + outputs[i] +
+                 "(vec4 v) { ivec2 t = outTexel(); gltrain_store_" + outputs[i] + "(t.x, t.y, v); }\n";
+        if (texel) {
+            s += "layout(local_size_x = " + std::to_string(kTexelComputeGroupX) +
+                 ", local_size_y = " + std::to_string(kTexelComputeGroupY) + ") in;\n";
+            if (outputs.empty()) s += "void setOutput(vec4 v) { ivec2 t = outTexel(); setTexel(t.x, t.y, v); }\n";
+            s += "#define SKIP_TEXEL return\n";
+        }
         for (auto& x : inputs) s += inputHelpers(x, Stage::Compute, false);
+        if (texel) s += "#define main gltrain_texel_main\n";  // after the helpers, before the libraries and body
         return s;
+    }
+    // A texel kernel built as compute: main() runs the kernel's inside the output only.
+    static std::string computePostlude() {
+        return "\n#undef main\n"
+               "void main() {\n"
+               "  if (gl_GlobalInvocationID.x >= uint(out_geom.z) || gl_GlobalInvocationID.y >= uint(out_geom.x)) "
+               "return;\n"
+               "  gltrain_texel_main();\n"
+               "}\n";
     }
 
     // A feedback kernel's prelude: the block helpers and the captured outputs F0..F{RC-1}.
@@ -541,7 +605,12 @@ private:
         for (auto& in : declaredInputSpecs(body))
             if (!in.optional || defines.find("#define " + in.name + "_BOUND 1\n") != std::string::npos)
                 p->inputs.push_back(in.name);
-        const bool compute = isCompute(body);
+        const bool texel = defines.find("#define TEXEL_COMPUTE 1\n") != std::string::npos;
+        if (texel && !runsAsTexelCompute(body))
+            throw ShaderError("ShaderRegistry: kernel '" + name +
+                              "' was asked for as a compute kernel (TEXEL_COMPUTE) but its header has no "
+                              "'// compute: texels' line");
+        const bool compute = isCompute(body) || texel;
 #if !GLTRAIN_GL_COMPUTE
         if (compute)
             throw UnsupportedError("ShaderRegistry: kernel '" + name +
@@ -550,11 +619,12 @@ private:
         const bool feedback = isFeedback(body);
         std::pair<int, int> block{0, 0};
         if (feedback) block = feedbackBlock(name, body, defines);
-        std::string pre = compute    ? computePrelude(defines, p->inputs)
+        std::string pre = compute    ? computePrelude(defines, p->inputs,
+                                                   texel ? declaredOutputs(body) : std::vector<std::string>{}, texel)
                           : feedback ? feedbackPrelude(defines, p->inputs, block, sampledFetch_)
                                      : prelude(defines, p->inputs, renderTargets(body, defines), sampledFetch_);
         for (auto& lib : libraries(body)) pre += source(lib) + "\n";
-        std::string full = pre + body;
+        std::string full = pre + body + (texel ? computePostlude() : "");
         const char* src = full.c_str();
 
 #if GLTRAIN_GL_COMPUTE

@@ -2,6 +2,8 @@
 // inputs: P, G?, M, V, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
 // (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad, lib/step_guard
+// compute: texels
+// (run as a compute kernel, one invocation per texel, where compute kernels run: ops/optimizer.hpp)
 // outputs: PN, MN, VN
 // (three render targets: one pass per parameter)
 // defines: DECOUPLED 0 (Adam, L2 decay added to g) / 1 (AdamW, decoupled decay)
@@ -35,7 +37,7 @@ void main() {
     // early return that read M and V again made a guarded 784x256 update in Chromium
     // take 1.5-1.7x the unguarded one (bench_kernels).
     // -Inf: the previous step is undone (lib/step_guard).
-    if (stepRevert()) discard;
+    if (stepRevert()) SKIP_TEXEL;
     bool bad = stepKeep();
     pn = bad ? p : pn;
     m = bad ? m0 : m;

@@ -3,6 +3,8 @@
 // inputs: P, G?, S, B?, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
 // (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad, lib/step_guard
+// compute: texels
+// (run as a compute kernel, one invocation per texel, where compute kernels run: ops/optimizer.hpp)
 // outputs: PN, SN, BN
 // (BN is the momentum buffer when B is bound; otherwise a scratch target)
 // uniforms: lr, wd, rho, eps, mu
@@ -31,7 +33,7 @@ void main() {
 #if LOSS_BOUND
     // The step's loss is NaN/Inf: keep the last good parameter and state (selected,
     // not branched to: see update/adam).
-    if (stepRevert()) discard;  // the previous step is undone (lib/step_guard)
+    if (stepRevert()) SKIP_TEXEL;  // the previous step is undone (lib/step_guard)
     bool bad = stepKeep();
     pn = bad ? p : pn;
     s = bad ? s0 : s;

@@ -11,6 +11,7 @@
 // is faster (see MatmulOptions::maxKPerPass).
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,12 @@
 #include "gltrain/pass_list.hpp"
 
 namespace gltrain {
+
+// Which compute-shader matmul runs (where compute kernels run): Auto chooses
+// (the 64x64 tile until a GPU measurement adopts detail::largeComputeTile's
+// rule: detail::kLargeTileByShape); Small and Large force one (tests,
+// benchmarks).
+enum class ComputeTile { Auto, Small, Large };
 
 struct MatmulOptions {
     bool transA = false;           // C = Aᵀ·B (A stored K x M)
@@ -33,6 +40,7 @@ struct MatmulOptions {
     // 2.9, 8 passes of 512 3.5 — shorter loops keep a CPU renderer's working
     // set in cache, and a GPU pays ~nothing for the extra passes.
     int maxKPerPass = 512;
+    ComputeTile computeTile = ComputeTile::Auto;
 };
 
 namespace detail {
@@ -215,6 +223,24 @@ inline void recordMatmulFeedback(PassList& list, const Tensor& a, const Tensor& 
 }
 }  // namespace detail
 
+namespace detail {
+// The compute matmul's choice of tile: forward/matmul_tiled_large (128 x 128
+// tiles, 8 x 8 per thread) where the product has at least this many of its
+// tiles, forward/matmul_tiled (64 x 64, 4 x 4 per thread) below. The large
+// tile does 4x the work per shared-memory read but makes a quarter of the
+// workgroups: with fewer than about one per SM (an H100/H200 has 132) most of
+// the GPU would idle, and the small tile's 4x as many workgroups win.
+// The threshold is reasoned, not yet measured: `bench_kernels --compute-only`
+// times both tiles forced on square and MLP shapes (issue 41). Until that run
+// says the large tile wins where the rule picks it, Auto keeps the measured
+// 64x64 kernel (kLargeTileByShape).
+constexpr int kLargeTileMinWorkgroups = 128;
+constexpr bool kLargeTileByShape = false;
+inline bool largeComputeTile(int rows, int cols) {
+    return int64_t((rows + 127) / 128) * ((cols + 127) / 128) >= kLargeTileMinWorkgroups;
+}
+}  // namespace detail
+
 // The layout the register-blocked kernel writes: rows interleaved over 8
 // layers (8x4 blocks) where the device has 8 draw buffers, else over 4 (4x4).
 inline Layout blockLayout(const Context& ctx, int rows) {
@@ -222,8 +248,9 @@ inline Layout blockLayout(const Context& ctx, int rows) {
     return rows >= 8 && ctx.caps().maxDrawBuffers >= 8 ? Layout::PackedRows8 : Layout::PackedRows4;
 }
 
-// Kernels, specialised first: the compute-shader kernel (64x64 tiles, all of K
-// in one dispatch) where the context runs compute kernels
+// Kernels, specialised first: the compute-shader kernels (128x128 tiles for
+// large products, 64x64 otherwise: detail::largeComputeTile; all of K in one
+// dispatch) where the context runs compute kernels
 // (Capabilities::computeKernels: native OpenGL ES 3.1 on a hardware GPU, or
 // ContextOptions::compute = on) and every operand is packed (any row layout);
 // the transform-feedback kernel and its epilogue pass where the context chose
@@ -239,14 +266,17 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
     detail::validateMatmul(a, b, c, o);
     const bool allPacked = isPacked(a.layout()) && isPacked(b.layout()) && isPacked(c.layout()) &&
                            (!o.bias || isPacked(o.bias->layout())) && (!o.dactZ || isPacked(o.dactZ->layout()));
-    // (One workgroup per 64x64 tile; ES 3.1 promises 65535 workgroups per dimension.)
+    // (One workgroup per tile; ES 3.1 promises 65535 workgroups per dimension.)
     const bool fitsDispatch = (c.rows() + 63) / 64 <= 65535 && (c.cols() + 63) / 64 <= 65535;
     if (c.context().caps().computeKernels && allPacked && fitsDispatch) {
         Defines d = {{"TRANS_A", o.transA ? "1" : "0"},
                      {"TRANS_B", o.transB ? "1" : "0"},
                      {"ACT", std::to_string(int(o.act))},
                      {"DACT", o.dactZ ? "1" : "0"}};
-        Pass& p = list.add(Pass(c.context(), "forward/matmul_tiled", d));
+        const bool large = o.computeTile == ComputeTile::Auto
+                               ? detail::kLargeTileByShape && detail::largeComputeTile(c.rows(), c.cols())
+                               : o.computeTile == ComputeTile::Large;
+        Pass& p = list.add(Pass(c.context(), large ? "forward/matmul_tiled_large" : "forward/matmul_tiled", d));
         p.input("A", a).input("B", b).output(c);
         if (o.bias) p.input("BIAS", *o.bias);
         if (o.dactZ) p.input("Z", *o.dactZ);
