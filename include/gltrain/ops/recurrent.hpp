@@ -106,8 +106,8 @@ inline Pass& recordMergeSteps(PassList& list, const StepPair& pair, int width, i
 // step into the step pairs (h's shape and layout), then one merge of each.
 inline void recordLstmSequence(PassList& list, const Tensor& xz, const Tensor& r, const RecurrentCell& cell, Tensor& h,
                                Tensor& c, const StepPair& hs, const StepPair& cs) {
-    const int T = recurrent_detail::requireCell("lstm", cell, 4, xz, r, {&h, &c, hs.even, hs.odd, cs.even, cs.odd},
-                                                1, recurrent_detail::StateLayouts::One);
+    const int T = recurrent_detail::requireCell("lstm", cell, 4, xz, r, {&h, &c, hs.even, hs.odd, cs.even, cs.odd}, 1,
+                                                recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("lstm", cell);
     const int U = cell.units;
     for (int s = 0; s < T; ++s) {
@@ -159,8 +159,8 @@ inline void recordLstmSequenceGrad(PassList& list, const Tensor& xz, const Tenso
 // and layout), then one merge of each.
 inline void recordGruSequence(PassList& list, const Tensor& xz, const Tensor& r, const RecurrentCell& cell, Tensor& h,
                               Tensor& rh, const StepPair& hs, const StepPair& rhs) {
-    const int T = recurrent_detail::requireCell("gru", cell, 3, xz, r, {&h, &rh, hs.even, hs.odd, rhs.even, rhs.odd},
-                                                1, recurrent_detail::StateLayouts::One);
+    const int T = recurrent_detail::requireCell("gru", cell, 3, xz, r, {&h, &rh, hs.even, hs.odd, rhs.even, rhs.odd}, 1,
+                                                recurrent_detail::StateLayouts::One);
     const Defines defines = recurrent_detail::cellDefines("gru", cell);
     const int U = cell.units;
     for (int s = 0; s < T; ++s) {
