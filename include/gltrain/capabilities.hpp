@@ -58,9 +58,9 @@ struct Capabilities {
     Backend backend = Backend::GpuFloat32;
     std::string backendReason;  // why this backend (what was missing or disabled)
     // How many threads the CPU backend trains on (ContextOptions::cpuThreads,
-    // cpu/thread_pool.hpp) and why: planned at creation, what the pool got once made.
+    // cpu/thread_pool.hpp): planned at creation, what the pool got once made.
     int cpuThreads = 1;
-    std::string cpuThreadsReason;
+    std::string cpuThreadsReason;  // why that many (the option, the build, the page's isolation)
     // The GL extensions the context reports.
     std::vector<std::string> extensions;
     int restoresChecked = 0;  // restored contexts queried again and found able (restoreShortfalls)
