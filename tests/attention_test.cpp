@@ -437,6 +437,34 @@ TEST(Dropout, WorksOnSequencesAndImages) {
     }
 }
 
+// Two Dropout layers of one shape draw different masks (each layer's seed is mixed with its
+// name). Summed by a dense layer of ones, 256 ones through Dropout(0.5) give 2 k1 (k1 ~ 128 kept),
+// and through Dropout(0.5) twice 4 k12, where k12 ~ 64 elements both keep when the masks are
+// independent and k12 = k1 when they are one mask: the ratio of the two sums is about 1, or 2.
+TEST(Dropout, TwoLayersDrawDifferentMasks) {
+    const int n = 256;
+    for (Context* ctx : engines()) {
+        SCOPED_TRACE(engineName(ctx));
+        ctx->makeCurrent();
+        auto sumThrough = [&](int dropouts) {
+            Sequential m(*ctx, n);
+            for (int i = 0; i < dropouts; ++i) m.add(Dropout{0.5f});
+            Dense sum{1};
+            sum.kernelInit = Initializer::constant(1.0f);
+            m.add(sum);
+            m.compile(sgdMse(0.1));
+            HostMatrix ones(1, n);
+            std::fill(ones.data.begin(), ones.data.end(), 1.0f);
+            // MSE against 0 of one output: the sum squared.
+            return std::sqrt(m.fit(ones, Targets(HostMatrix(1, 1)), oneBatch(1)).at(0).loss);
+        };
+        const double one = sumThrough(1), two = sumThrough(2);
+        EXPECT_GT(one, 2.0 * 100);
+        EXPECT_LT(two / one, 1.4) << "the two layers drew the same mask";
+        EXPECT_GT(two / one, 0.6);
+    }
+}
+
 // The layers in a model file, their variables' checkpoint names and shapes (Keras's).
 TEST(MultiHeadAttention, ModelFileAndCheckpointNames) {
     const ModelConfig config = parseModelConfig(R"({

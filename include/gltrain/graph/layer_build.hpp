@@ -55,6 +55,13 @@ struct LayerBuild {
     std::vector<BatchStatistic>* statistics = nullptr;  // training: batch normalization's
     ValueId logits = kNoValue;                          // set by a final Softmax: what the loss reads
 
+    // The seed of this layer's random masks: the model's, mixed with the layer's
+    // name (FNV-1a), so that two layers of one shape drop different elements.
+    uint32_t maskSeed() const {
+        uint32_t h = 2166136261u;
+        for (char ch : layer.name) h = (h ^ uint8_t(ch)) * 16777619u;
+        return seed ^ h;
+    }
     ValueId add(Op op, std::vector<ValueId> in) { return g.add1(std::move(op), std::move(in), layer.name); }
     std::vector<ValueId> addN(Op op, std::vector<ValueId> in) {
         return g.add(std::move(op), std::move(in), layer.name);

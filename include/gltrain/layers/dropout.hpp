@@ -40,7 +40,7 @@ struct Dropout {
     // Inverted dropout: x times a mask of 0 and 1 / (1 - rate); nothing at inference.
     graph::ValueId addNodes(graph::LayerBuild& b, graph::ValueId x) const {
         if (!b.training || rate <= 0.0f) return x;
-        return b.add(graph::Mul{}, {x, b.add(graph::DropoutMask{rate, b.seed}, {x})});
+        return b.add(graph::Mul{}, {x, b.add(graph::DropoutMask{rate, b.maskSeed()}, {x})});
     }
 
     GLTRAIN_LAYER_CALLS

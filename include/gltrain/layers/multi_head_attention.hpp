@@ -146,19 +146,11 @@ struct MultiHeadAttention {
         graph::ValueId P = b.add(graph::AttentionSoftmax{Tq, Tv, causal},
                                  {b.add(graph::HeadMatMul{scores, graph::Shape::batched({H, Tq, Tv})}, {Q, K})});
         if (b.training && dropout > 0.0f)
-            P = b.add(graph::Mul{}, {P, b.add(graph::DropoutMask{dropout, maskSeed(b)}, {P})});
+            P = b.add(graph::Mul{}, {P, b.add(graph::DropoutMask{dropout, b.maskSeed()}, {P})});
         // Per head h: the context [Tq, dv] = P[h] · V[:, h], the heads side by side [Tq, H*dv].
         const HeadProduct context{H, Tq, dv, Tv, {Tq * Tv, Tv, 1}, {dv, H * dv, 1}, {dv, H * dv, 1}};
         const graph::ValueId O = b.add(graph::HeadMatMul{context, graph::Shape::batched({1, Tq, H * dv})}, {P, V});
         return project(b, O, {1, Tq, H * dv}, outputFeatures(qIn), "attention_output");
-    }
-
-    // The seed of its dropout masks: the model's, mixed with the layer's name
-    // (FNV-1a), so that two attention layers of one shape drop different weights.
-    static uint32_t maskSeed(const graph::LayerBuild& b) {
-        uint32_t h = 2166136261u;
-        for (char ch : b.layer.name) h = (h ^ uint8_t(ch)) * 16777619u;
-        return b.seed ^ h;
     }
 
     // `x` [steps, in.channels] times `<what>/kernel` at each step, plus `<what>/bias`.
