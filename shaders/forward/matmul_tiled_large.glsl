@@ -45,15 +45,21 @@ vec4 fetchA(int k0, int e) {
     return (r < M && k < K) ? A_texel(k >> 2, r) : vec4(0.0);
 #endif
 }
+// A texel holding four k-values of one tile row (A) or column (B), element e = (k/4) * 128 + rc:
+// its lanes go to rows k..k+3 of the [k][rc/4][rc%4] tile (shared arrays cannot be passed to a function).
+#define SCATTER_K(TILE, s, v, e)                                              \
+    {                                                                         \
+        int rc_ = (e)&127, k_ = 4 * ((e) >> 7), g_ = rc_ >> 2, l_ = rc_ & 3; \
+        TILE[s][k_][g_][l_] = v.x;                                            \
+        TILE[s][k_ + 1][g_][l_] = v.y;                                        \
+        TILE[s][k_ + 2][g_][l_] = v.z;                                        \
+        TILE[s][k_ + 3][g_][l_] = v.w;                                        \
+    }
 void storeA(int s, int e, vec4 a) {
 #if TRANS_A
     As[s][e >> 5][e & 31] = a;
 #else
-    int r = e & 127, k = 4 * (e >> 7), g = r >> 2, lane = r & 3;
-    As[s][k][g][lane] = a.x;
-    As[s][k + 1][g][lane] = a.y;
-    As[s][k + 2][g][lane] = a.z;
-    As[s][k + 3][g][lane] = a.w;
+    SCATTER_K(As, s, a, e);
 #endif
 }
 vec4 fetchB(int k0, int e) {
@@ -67,11 +73,7 @@ vec4 fetchB(int k0, int e) {
 }
 void storeB(int s, int e, vec4 b) {
 #if TRANS_B
-    int c = e & 127, k = 4 * (e >> 7), x = c >> 2, lane = c & 3;
-    Bs[s][k][x][lane] = b.x;
-    Bs[s][k + 1][x][lane] = b.y;
-    Bs[s][k + 2][x][lane] = b.z;
-    Bs[s][k + 3][x][lane] = b.w;
+    SCATTER_K(Bs, s, b, e);
 #else
     Bs[s][e >> 5][e & 31] = b;
 #endif
