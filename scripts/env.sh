@@ -4,10 +4,12 @@ export GLTRAIN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export GLTRAIN_JOBS="${GLTRAIN_JOBS:-$(nproc)}"
 
 # gltrain_build_native / gltrain_build_web [TARGET...]: everything, or only the
-# targets named. GLTRAIN_BENCH=OFF leaves the benchmarks out of the configuration.
+# targets named. GLTRAIN_BENCH=OFF leaves the benchmarks out of the configuration;
+# GLTRAIN_SUITE_IN_CTEST=OFF leaves the GoogleTest suite out of the native build's
+# default targets and out of CTest (CI runs it under the sanitizers instead).
 gltrain_build_native() {
   cmake -S "$GLTRAIN_ROOT" -B "$GLTRAIN_ROOT/build" -DCMAKE_BUILD_TYPE=Release -DGLTRAIN_BUILD_TESTS=ON -DGLTRAIN_BUILD_EXAMPLES=ON \
-        -DGLTRAIN_BUILD_BENCH="${GLTRAIN_BENCH:-ON}" >/dev/null
+        -DGLTRAIN_BUILD_BENCH="${GLTRAIN_BENCH:-ON}" -DGLTRAIN_SUITE_IN_CTEST="${GLTRAIN_SUITE_IN_CTEST:-ON}" >/dev/null
   cmake --build "$GLTRAIN_ROOT/build" -j "$GLTRAIN_JOBS" ${1:+--target "$@"}
 }
 gltrain_build_web() {

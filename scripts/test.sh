@@ -29,15 +29,19 @@ two_shards() {
 
 # The benchmarks are not tests: the bench scripts build them (bench.sh, bench_compare.sh, ...).
 export GLTRAIN_BENCH=OFF
+# The native GoogleTest suite runs once, under the sanitizers (build-asan, below): compiling
+# it a second time at -O1 for CTest took about 5 of CI's minutes for no test the sanitized
+# run misses. The optimised build keeps the examples, the CLI and the other CTests.
+export GLTRAIN_SUITE_IN_CTEST=OFF
 stage "source formatting (.clang-format, clang-format 14)"
 git ls-files '*.hpp' '*.cpp' | xargs clang-format --dry-run --Werror
 stage "API reference, every public symbol documented (scripts/api_docs.sh: Doxygen, TypeDoc)"
 bash scripts/api_docs.sh
-stage "native build"
+stage "native build (the library, examples, CLI, interop fixture; -O3)"
 gltrain_build_native
-stage "native tests (CTest on EGL)"
+stage "native CTests on EGL (examples, CLI, interop with TF.js and PyTorch, README blocks, install)"
 (cd build && ctest --output-on-failure -j "$GLTRAIN_JOBS")
-stage "native tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
+stage "native test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
 gltrain_build_asan
 # Leaks are errors, except allocations the GL driver stack keeps for the
 # process's life (tests/lsan.supp lists only Mesa/LLVM/EGL libraries).
@@ -47,9 +51,10 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
   two_shards build-asan/shard build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1 \
     --gtest_filter='-ModelConv.DeeperCnnWithBatchNormBeatsTheSmallCnn:CpuModel.FashionMnistMlpLearns'
 # (The deeper-vs-small CNN comparison trains two models on real data for about a
-# minute, and the CPU backend's Fashion-MNIST run takes 77 s at -O0 under ASan;
-# the optimised native run above covers both, and their code paths are the ones
-# the small ModelConv and CpuModel tests run here under the sanitizers.)
+# minute, and the CPU backend's Fashion-MNIST run takes 77 s at -O0 under ASan:
+# both run in the web suite below, the CTests fashion_mnist_cnn / fashion_mnist_mlp_cpu
+# train the same models natively, and their code paths are the ones the small
+# ModelConv and CpuModel tests run here under the sanitizers.)
 stage "fuzz smoke: libFuzzer + ASan/UBSan on the IDX, safetensors, CSV and model JSON parsers (scripts/fuzz.sh)"
 bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-15}"
 
