@@ -112,8 +112,7 @@ TEST(ComputeKernels, TileChosenByShape) {
     EXPECT_TRUE(detail::largeComputeTile(4096, 4096));
     EXPECT_FALSE(detail::largeComputeTile(100, 100));
     Tensor a(computeContext(), 2048, 8), b(computeContext(), 8, 1024), c(computeContext(), 2048, 1024);
-    EXPECT_EQ(kernelsOf(a, b, c), std::vector<std::string>{detail::kLargeTileByShape ? "forward/matmul_tiled_large"
-                                                                                     : "forward/matmul_tiled"});
+    EXPECT_EQ(kernelsOf(a, b, c), std::vector<std::string>{"forward/matmul_tiled_large"});
     MatmulOptions large;
     large.computeTile = ComputeTile::Large;
     EXPECT_EQ(kernelsOf(a, b, c, large), std::vector<std::string>{"forward/matmul_tiled_large"});

@@ -22,9 +22,8 @@
 namespace gltrain {
 
 // Which compute-shader matmul runs (where compute kernels run): Auto chooses
-// (the 64x64 tile until a GPU measurement adopts detail::largeComputeTile's
-// rule: detail::kLargeTileByShape); Small and Large force one (tests,
-// benchmarks).
+// by the product's size (detail::largeComputeTile); Small and Large force one
+// (tests, benchmarks).
 enum class ComputeTile { Auto, Small, Large };
 
 struct MatmulOptions {
@@ -230,12 +229,12 @@ namespace detail {
 // tile does 4x the work per shared-memory read but makes a quarter of the
 // workgroups: with fewer than about one per SM (an H100/H200 has 132) most of
 // the GPU would idle, and the small tile's 4x as many workgroups win.
-// The threshold is reasoned, not yet measured: `bench_kernels --compute-only`
-// times both tiles forced on square and MLP shapes (issue 41). Until that run
-// says the large tile wins where the rule picks it, Auto keeps the measured
-// 64x64 kernel (kLargeTileByShape).
+// Measured on an H100 (bench/GPU.md, 2026-12-06, `bench_kernels --compute-only`,
+// both tiles forced): square 2048 / 4096 26.2 / 27.4 TFLOP/s large against 20.2 /
+// 21.8 small, dW 2048 x 512 x 2048 29.1 against 26.8; where the rule keeps the
+// small tile it is ahead (the big MLP's 512 x 2048 products 12.8-14.6 against
+// 8.4-9.3, 1024^2 13.6 against 9.1).
 constexpr int kLargeTileMinWorkgroups = 128;
-constexpr bool kLargeTileByShape = false;
 inline bool largeComputeTile(int rows, int cols) {
     return int64_t((rows + 127) / 128) * ((cols + 127) / 128) >= kLargeTileMinWorkgroups;
 }
@@ -274,7 +273,7 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
                      {"ACT", std::to_string(int(o.act))},
                      {"DACT", o.dactZ ? "1" : "0"}};
         const bool large = o.computeTile == ComputeTile::Auto
-                               ? detail::kLargeTileByShape && detail::largeComputeTile(c.rows(), c.cols())
+                               ? detail::largeComputeTile(c.rows(), c.cols())
                                : o.computeTile == ComputeTile::Large;
         Pass& p = list.add(Pass(c.context(), large ? "forward/matmul_tiled_large" : "forward/matmul_tiled", d));
         p.input("A", a).input("B", b).output(c);
