@@ -272,9 +272,8 @@ inline void recordMatmul(PassList& list, const Tensor& a, const Tensor& b, Tenso
                      {"TRANS_B", o.transB ? "1" : "0"},
                      {"ACT", std::to_string(int(o.act))},
                      {"DACT", o.dactZ ? "1" : "0"}};
-        const bool large = o.computeTile == ComputeTile::Auto
-                               ? detail::largeComputeTile(c.rows(), c.cols())
-                               : o.computeTile == ComputeTile::Large;
+        const bool large = o.computeTile == ComputeTile::Auto ? detail::largeComputeTile(c.rows(), c.cols())
+                                                              : o.computeTile == ComputeTile::Large;
         Pass& p = list.add(Pass(c.context(), large ? "forward/matmul_tiled_large" : "forward/matmul_tiled", d));
         p.input("A", a).input("B", b).output(c);
         if (o.bias) p.input("BIAS", *o.bias);
