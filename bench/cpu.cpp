@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -97,9 +98,22 @@ double stepMs(Context& ctx, bool cnn, int steps, int warmup, float* lastLoss) {
     return median(t);
 }
 
+#ifndef __EMSCRIPTEN__
+// CPU time of the calling thread or of the whole process, in ms.
+double cpuMs(clockid_t clock) {
+    timespec t;
+    clock_gettime(clock, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+#endif
+
 // Where a step's time goes (--profile): each op of W1 and W2 (Sequential::profileStep,
 // the median of 30 runs) on one thread and on all, then the whole step, whose
-// remainder is the update and the step's bookkeeping.
+// remainder is the update and the step's bookkeeping. Natively also the CPU time
+// a step takes on the calling thread and on all threads: the caller's is about
+// what a step would take on a machine with a free core per thread (the others
+// work only while the caller does its share), whatever the load — a measure of
+// how much of the step is split that other work on the machine does not blur.
 void profile(int steps, int most) {
     for (int threads : {1, most}) {
         Context ctx([&] {
@@ -119,8 +133,17 @@ void profile(int steps, int most) {
                 sum += p.ms;
             }
             float loss = 0;
+#ifndef __EMSCRIPTEN__
+            const double caller0 = cpuMs(CLOCK_THREAD_CPUTIME_ID), all0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
+#endif
             const double step = stepMs(ctx, cnn, steps, 5, &loss);
             std::printf("  %7.3f ms  ops; %.3f ms the step; %.3f ms the rest\n", sum, step, step - sum);
+#ifndef __EMSCRIPTEN__
+            const double fitSteps = double((steps + 5 + 7) / 8 * 8);  // stepMs's epochs of 8 batches
+            std::printf("  CPU per step: %.3f ms the caller, %.3f ms all threads\n",
+                        (cpuMs(CLOCK_THREAD_CPUTIME_ID) - caller0) / fitSteps,
+                        (cpuMs(CLOCK_PROCESS_CPUTIME_ID) - all0) / fitSteps);
+#endif
         }
     }
 }
