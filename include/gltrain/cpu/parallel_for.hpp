@@ -34,7 +34,10 @@ void forParts(Workspace& ws, size_t n, double workPerItem, const F& fn) {
         if constexpr (std::is_invocable_v<const F&, size_t, size_t, int>) fn(first, end, t);
         else fn(first, end);
     };
-    if (ws.panels.size() < size_t(parts)) ws.panels.resize(size_t(parts));
+    // One Panels per thread of the pool, so that a product inside fn (which
+    // sizes them so too) never moves the Panels that fn holds.
+    const size_t threads = size_t(ws.pool ? ws.pool->size() : 1);
+    if (ws.panels.size() < threads) ws.panels.resize(threads);
     if (parts == 1) return call(size_t(0), n, 0);
     ws.pool->run([&](int t) {
         if (t >= parts) return;
