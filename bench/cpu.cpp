@@ -9,7 +9,7 @@
 // Also prints what BackendPreference::Auto chooses here, and why. Medians after
 // warm-up; wall-clock time, so on a shared machine the figures move between
 // runs (compare rows of one run). No pass or fail.
-//   bench_cpu [--steps N]
+//   bench_cpu [--steps N] [--threads N] [--profile]
 #include <gltrain/backend_choice.hpp>
 #include <gltrain/cpu/matmul.hpp>
 #include <gltrain/reference/random.hpp>  // ref::uniformFill: the operands
@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,11 @@ void matmulRow(const char* label, int m, int k, int n, bool ta, bool tb, bool wi
                 pool ? pool->size() : 1, med, 2.0 * m * n * k / med / 1e6);
 }
 
-// Median ms between consecutive steps of a fit (after `warmup` steps) on `ctx`.
-double stepMs(Context& ctx, bool cnn, int steps, int warmup, float* lastLoss) {
-    const int batch = cnn ? 64 : 128;
-    const int rows = batch * 8;
-    HostMatrix x = ref::uniformFill<float>(rows, 784, 3, 0, 0.0f, 1.0f);
-    std::vector<int> y(static_cast<size_t>(rows));
+// W1 (cnn false) or W2 compiled on `ctx`, with 8 batches of data in x, y.
+std::unique_ptr<Sequential> workload(Context& ctx, bool cnn, HostMatrix& x, std::vector<int>& y) {
+    const int rows = (cnn ? 64 : 128) * 8;
+    x = ref::uniformFill<float>(rows, 784, 3, 0, 0.0f, 1.0f);
+    y.resize(static_cast<size_t>(rows));
     for (int i = 0; i < rows; ++i) y[size_t(i)] = (i * 7) % 10;
     std::unique_ptr<Sequential> m;
     if (cnn) {
@@ -72,6 +72,15 @@ double stepMs(Context& ctx, bool cnn, int steps, int warmup, float* lastLoss) {
         m->add(Dense{256, Activation::ReLU}).add(Dense{128, Activation::ReLU}).add(Dense{10});
     }
     m->compile({});
+    return m;
+}
+
+// Median ms between consecutive steps of a fit (after `warmup` steps) on `ctx`.
+double stepMs(Context& ctx, bool cnn, int steps, int warmup, float* lastLoss) {
+    const int batch = cnn ? 64 : 128;
+    HostMatrix x;
+    std::vector<int> y;
+    std::unique_ptr<Sequential> m = workload(ctx, cnn, x, y);
     FitOptions f;
     f.batchSize = batch;
     f.epochs = (steps + warmup + 7) / 8;
@@ -89,20 +98,73 @@ double stepMs(Context& ctx, bool cnn, int steps, int warmup, float* lastLoss) {
     return median(t);
 }
 
+#ifndef __EMSCRIPTEN__
+// CPU time of the calling thread or of the whole process, in ms.
+double cpuMs(clockid_t clock) {
+    timespec t;
+    clock_gettime(clock, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+#endif
+
+// Where a step's time goes (--profile): each op of W1 and W2 (Sequential::profileStep,
+// the median of 30 runs) on one thread and on all, then the whole step, whose
+// remainder is the update and the step's bookkeeping. Natively also the CPU time
+// a step takes on the calling thread and on all threads: the caller's is about
+// what a step would take on a machine with a free core per thread (the others
+// work only while the caller does its share), whatever the load — a measure of
+// how much of the step is split that other work on the machine does not blur.
+void profile(int steps, int most) {
+    for (int threads : {1, most}) {
+        Context ctx([&] {
+            ContextOptions o;
+            o.backend = BackendPreference::Cpu;
+            o.cpuThreads = threads;
+            return o;
+        }());
+        for (bool cnn : {false, true}) {
+            HostMatrix x;
+            std::vector<int> y;
+            std::unique_ptr<Sequential> m = workload(ctx, cnn, x, y);
+            std::printf("\n%s, %d thread(s)\n", cnn ? "W2" : "W1", ctx.cpuThreads().size());
+            double sum = 0;
+            for (const PassTiming& p : m->profileStep(x, y, cnn ? 64 : 128, 30)) {
+                std::printf("  %7.3f ms  %s\n", p.ms, p.kernel.c_str());
+                sum += p.ms;
+            }
+            float loss = 0;
+#ifndef __EMSCRIPTEN__
+            const double caller0 = cpuMs(CLOCK_THREAD_CPUTIME_ID), all0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
+#endif
+            const double step = stepMs(ctx, cnn, steps, 5, &loss);
+            std::printf("  %7.3f ms  ops; %.3f ms the step; %.3f ms the rest\n", sum, step, step - sum);
+#ifndef __EMSCRIPTEN__
+            const double fitSteps = double((steps + 5 + 7) / 8 * 8);  // stepMs's epochs of 8 batches
+            std::printf("  CPU per step: %.3f ms the caller, %.3f ms all threads\n",
+                        (cpuMs(CLOCK_THREAD_CPUTIME_ID) - caller0) / fitSteps,
+                        (cpuMs(CLOCK_PROCESS_CPUTIME_ID) - all0) / fitSteps);
+#endif
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    int steps = 50;
+    int steps = 50, most = 0;  // most: the threads of the "all" rows (0: one per hardware thread)
     for (int i = 1; i < argc; ++i)
         if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) most = std::atoi(argv[++i]);
     try {
+        for (int i = 1; i < argc; ++i)
+            if (!std::strcmp(argv[i], "--profile")) return profile(steps, most), 0;
 #ifdef __EMSCRIPTEN__
         const char* where = "WebAssembly SIMD128 (em++ -msimd128), no threads";
 #else
         const char* where =
             cpu::hasAvx2Fma() ? "native x86-64, AVX2 + FMA kernels chosen at run time" : "native, SSE2 kernels";
 #endif
-        cpu::ThreadPool all;  // one thread per hardware thread (the caller alone without threads)
+        cpu::ThreadPool all(most);  // one thread per hardware thread (the caller alone without threads)
         std::printf("# CPU backend benchmark (%s)\n\n", where);
         std::printf("| matmul                     | M x K x N         | lanes    | threads | ms       | GFLOP/s |\n");
         std::printf("|---|---|---|---|---|---|\n");
@@ -124,7 +186,7 @@ int main(int argc, char** argv) {
         std::printf("\n| training step (Sequential, backend cpu) | threads | ms/step (median of %d) | last loss |\n",
                     steps);
         std::printf("|---|---|---|---|\n");
-        for (int threads : {1, 0}) {
+        for (int threads : {1, most}) {
             Context cpu([&] {
                 ContextOptions o;
                 o.backend = BackendPreference::Cpu;
@@ -132,7 +194,7 @@ int main(int argc, char** argv) {
                 return o;
             }());
             const int n = cpu.cpuThreads().size();
-            if (threads == 0 && n == 1) break;  // the same as the row above
+            if (threads != 1 && n == 1) break;  // the same as the row above
             float loss = 0;
             const double w1 = stepMs(cpu, false, steps, 5, &loss);
             std::printf("| W1 MLP 784-256-128-10, batch 128, Adam | %d | %.2f | %.4f |\n", n, w1, loss);

@@ -73,7 +73,7 @@ TEST(CpuConv, ForwardAndBothGradientsMatchReference) {
             HostMatrix db(1, c.filters);
             std::vector<double> acc;
             std::vector<float> rowSum;
-            cpu::channelSum(dY.data.data(), c.n, w.out.size(), c.filters, db.data.data(), acc, rowSum);
+            cpu::channelSum(dY.data.data(), c.n, w.out.size(), c.filters, db.data.data(), acc, rowSum, ws);
             EXPECT_LE(relError(db, ref::channelSum(d(dY), c.filters)), 1e-6) << name(c);
         }
 }
@@ -99,8 +99,9 @@ TEST(CpuPool, MaxAndAverageForwardAndBackwardMatchReference) {
             HostMatrix dY = cputest::random(c.n, w.out.size(), 6);
             HostMatrix Y(c.n, w.out.size()), dX(c.n, c.in.size());
             std::vector<int32_t> arg(size_t(c.n) * size_t(w.out.size()));
-            cpu::pool2d(X.data.data(), c.n, w, kind, Y.data.data(), kind == PoolKind::Max ? arg.data() : nullptr);
-            cpu::pool2dBackward(dY.data.data(), arg.data(), c.n, w, kind, dX.data.data());
+            cpu::Workspace ws;
+            cpu::pool2d(X.data.data(), c.n, w, kind, Y.data.data(), kind == PoolKind::Max ? arg.data() : nullptr, ws);
+            cpu::pool2dBackward(dY.data.data(), arg.data(), c.n, w, kind, dX.data.data(), ws);
             const char* k = kind == PoolKind::Max ? "max" : "average";
             EXPECT_LE(relError(Y, ref::pool2d(d(X), w, kind)), 1e-6) << k << " " << c.in.str();
             EXPECT_LE(relError(dX, ref::pool2dBackward(d(X), d(dY), w, kind)), 1e-6) << k << " " << c.in.str();

@@ -165,9 +165,9 @@ TEST(CpuOps, OptimizerUpdatesMatchReference) {
                 const float scale = 0.5f;  // as clip-by-norm would give
                 std::vector<float*> state;
                 for (auto& s : slots) state.push_back(s.data.data());
-                cpu::optimizerUpdate(o, p.data.data(), p.data.data(), g.data.data(),
-                                     std::vector<const float*>(state.begin(), state.end()), state, size_t(n), scale, t,
-                                     o.lr);
+                const std::vector<const float*> state0(state.begin(), state.end());
+                cpu::optimizerUpdate(o, p.data.data(), p.data.data(), g.data.data(), state0.data(), state.data(), 0,
+                                     size_t(n), scale, t, o.lr);
                 MatD gd = d(g);
                 for (double& v : gd.data) v *= scale;
                 switch (kind) {

@@ -1,10 +1,10 @@
 // The CPU backend's threads (cpu/thread_pool.hpp): a pool runs every thread's
-// share of a job exactly once, and products, convolutions and training steps
-// split across 2, 3 or 5 threads give the same bits as on one (each element
-// is still summed by one thread in the same order), whichever side of C the
-// product is cut along. The kernel tests split every product
-// (parallelMinWork = 0); the training test's products are over the default
-// 2^20 multiply-adds. Natively and in the threaded browser build
+// share of a job exactly once, and products, convolutions, pooling, bias
+// gradients and training steps split across 2, 3 or 5 threads give the same
+// bits as on one (each element is still summed by one thread in the same
+// order), whichever side of C the product is cut along. The kernel tests split
+// every product (parallelMinWork = 0); the training test's work is over the
+// default 2^20 multiply-adds. Natively and in the threaded browser build
 // (gltrain_thread_tests); the single-threaded browser build skips them.
 #include <gtest/gtest.h>
 
@@ -16,6 +16,7 @@
 #include "cpu_test_util.hpp"
 #include "gltrain/cpu/conv.hpp"
 #include "gltrain/cpu/matmul.hpp"
+#include "gltrain/cpu/pooling.hpp"
 #include "gltrain/sequential.hpp"
 
 // A namespace per file: the suite is a unity build (tests/CMakeLists.txt).
@@ -106,22 +107,35 @@ TEST(CpuThreads, ConvolutionsAreBitIdenticalOnAnyThreadCount) {
         Shape3 in;
         int k, filters;
     };
-    const Conv cases[] = {{6, {13, 11, 3}, 5, 10}, {2, {9, 8, 4}, 3, 1}, {3, {6, 6, 17}, 1, 40}};
+    // (One image: the input gradient splits its chunks' products instead of the images.)
+    const Conv cases[] = {
+        {6, {13, 11, 3}, 5, 10}, {2, {9, 8, 4}, 3, 1}, {3, {6, 6, 17}, 1, 40}, {1, {13, 11, 3}, 5, 10}};
     for (const Conv& c : cases) {
         const Window w = Window::make("test", c.in, c.k, c.k, 1, 1, Padding::Same, c.filters);
         const int K = c.k * c.k * c.in.channels, n = c.n;
         HostMatrix X = cputest::random(n, w.in.size(), 1), W = cputest::random(K, c.filters, 2);
         HostMatrix b = cputest::random(1, c.filters, 3), dY = cputest::random(n, w.out.size(), 4);
+        // Max pooling 2x2 (and its gradient) of the convolution's output, and the bias gradient.
+        const Window pw = Window::make("pool", w.out, 2, 2, 2, 2, Padding::Same, c.filters);
+        HostMatrix dP = cputest::random(n, pw.out.size(), 5);
         auto run = [&](cpu::ThreadPool* pool) {
             cpu::Workspace ws;
             ws.pool = pool;
             ws.parallelMinWork = 0;
-            std::vector<HostMatrix> out{HostMatrix(n, w.out.size()), HostMatrix(n, w.out.size()),
-                                        HostMatrix(K, c.filters), HostMatrix(n, w.in.size())};
+            std::vector<HostMatrix> out{HostMatrix(n, w.out.size()),  HostMatrix(n, w.out.size()),
+                                        HostMatrix(K, c.filters),     HostMatrix(n, w.in.size()),
+                                        HostMatrix(n, pw.out.size()), HostMatrix(n, w.out.size()),
+                                        HostMatrix(1, c.filters)};
             cpu::conv2d(X.data.data(), n, w, W.data.data(), b.data.data(), Activation::ReLU, 0.0f, out[0].data.data(),
                         out[1].data.data(), ws);
             cpu::conv2dBackwardFilter(X.data.data(), dY.data.data(), n, w, out[2].data.data(), ws);
             cpu::conv2dBackwardInput(dY.data.data(), W.data.data(), n, w, out[3].data.data(), ws);
+            std::vector<int32_t> argmax(size_t(n) * size_t(pw.out.size()));
+            cpu::pool2d(out[0].data.data(), n, pw, PoolKind::Max, out[4].data.data(), argmax.data(), ws);
+            cpu::pool2dBackward(dP.data.data(), argmax.data(), n, pw, PoolKind::Max, out[5].data.data(), ws);
+            std::vector<double> acc;
+            std::vector<float> rowSum;
+            cpu::channelSum(dY.data.data(), n, w.out.size(), c.filters, out[6].data.data(), acc, rowSum, ws);
             return out;
         };
         const auto one = run(nullptr);
@@ -129,28 +143,38 @@ TEST(CpuThreads, ConvolutionsAreBitIdenticalOnAnyThreadCount) {
             cpu::ThreadPool pool(threads);
             const auto got = run(&pool);
             for (size_t i = 0; i < got.size(); ++i)
-                EXPECT_EQ(got[i].data, one[i].data) << "output " << i << " (Y, Z, dW, dX) of " << c.in.str() << " k"
-                                                    << c.k << " F" << c.filters << ", " << threads << " threads";
+                EXPECT_EQ(got[i].data, one[i].data)
+                    << "output " << i << " (Y, Z, dW, dX, pool, its dX, dB) of " << c.in.str() << " k" << c.k << " F"
+                    << c.filters << ", " << threads << " threads";
         }
     }
 }
 
-// A model on the CPU backend: ten Adam steps of an MLP and a CNN whose
-// products are large enough to be split, on 1 and 3 threads.
+// A model on the CPU backend: ten Adam steps of an MLP, a CNN and the
+// benchmark's W2 CNN, on 1, 2 and 3 threads. Their products, the update
+// (over 2^20 with the MLPs' parameters), W2's pooling, its convolutions'
+// input gradients, activation gradients and bias gradients are large enough
+// to be split.
 TEST(CpuThreads, TrainingIsBitIdenticalOnAnyThreadCount) {
     REQUIRE_THREADS();
-    auto train = [](int threads, bool cnn) {
+    enum Net { Mlp, Cnn, W2 };
+    auto train = [](int threads, Net net) {
         ContextOptions o;
         o.backend = BackendPreference::Cpu;
         o.cpuThreads = threads;
         Context ctx(o);
         // Products of 64x300x256 (MLP), 9216x18x16 and 64x2304x128 (CNN) multiply-adds, all over 2^20.
-        Sequential m(ctx, cnn ? Shape3{12, 12, 2} : Shape3{1, 1, 300});
-        if (cnn) m.add(Conv2D{16, 3, 1, Padding::Same, Activation::ReLU}).add(Flatten{});
-        m.add(Dense{cnn ? 128 : 256, Activation::ReLU}).add(Dense{7});
+        const Shape3 in = net == W2 ? Shape3{28, 28, 1} : net == Cnn ? Shape3{12, 12, 2} : Shape3{1, 1, 300};
+        Sequential m(ctx, in);
+        if (net == W2) {
+            m.add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
+            m.add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2}).add(Flatten{}).add(Dense{10});
+        } else {
+            if (net == Cnn) m.add(Conv2D{16, 3, 1, Padding::Same, Activation::ReLU}).add(Flatten{});
+            m.add(Dense{net == Cnn ? 128 : 256, Activation::ReLU}).add(Dense{7});
+        }
         m.compile();
-        const int in = cnn ? 12 * 12 * 2 : 300;
-        HostMatrix x = cputest::random(128, in, 11);
+        HostMatrix x = cputest::random(128, in.size(), 11);
         std::vector<int> y(128);
         for (int i = 0; i < 128; ++i) y[size_t(i)] = i % 7;
         FitOptions f;
@@ -159,7 +183,11 @@ TEST(CpuThreads, TrainingIsBitIdenticalOnAnyThreadCount) {
         m.fit(x, y, f);
         return m.predict(x);
     };
-    for (bool cnn : {false, true}) EXPECT_EQ(train(3, cnn).data, train(1, cnn).data) << (cnn ? "CNN" : "MLP");
+    const char* names[] = {"MLP", "CNN", "W2"};
+    for (Net net : {Mlp, Cnn, W2}) {
+        const HostMatrix one = train(1, net);
+        for (int threads : {2, 3}) EXPECT_EQ(train(threads, net).data, one.data) << names[net] << ", " << threads;
+    }
 }
 
 // The capability report says how many threads the CPU backend trains on and

@@ -141,6 +141,26 @@ Case cnnCase() {
     return {"conv2d, max pool, dense", cnn, labels(3)};
 }
 
+// Models whose steps split their work over two threads (over 2^20
+// multiply-adds' worth at batch 16): an MLP's products and update, and W2's
+// CNN's pooling, convolution gradients, activation and bias gradients.
+std::vector<Case> splitCases() {
+    auto mlp = [](Context& ctx) {
+        auto m = std::make_unique<Sequential>(ctx, 784);
+        m->add(Dense{256, Activation::ReLU}).add(Dense{10});
+        m->compile();
+        return m;
+    };
+    auto cnn = [](Context& ctx) {
+        auto m = std::make_unique<Sequential>(ctx, Shape3{28, 28, 1});
+        m->add(Conv2D{8, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2});
+        m->add(Conv2D{16, 5, 1, Padding::Valid, Activation::ReLU}).add(MaxPool2D{2}).add(Flatten{}).add(Dense{10});
+        m->compile();
+        return m;
+    };
+    return {{"MLP 784-256-10 on 2 threads", mlp, labels(10)}, {"W2 CNN on 2 threads", cnn, labels(10)}};
+}
+
 }  // namespace
 
 TEST(HostAllocation, CounterCountsThisThreadsAllocations) {
@@ -157,6 +177,11 @@ TEST(HostAllocation, GpuStepsAllocateNothing) {
 TEST(HostAllocation, CpuStepsAllocateNothing) {
     for (const Case& c : denseCases()) expectStepsAllocateNothing(test::cpuContext(), c, 12);
     expectStepsAllocateNothing(test::cpuContext(), cnnCase(), 36);
+    ContextOptions o;  // (where threads are not built, the caller alone: the same steps)
+    o.backend = BackendPreference::Cpu;
+    o.cpuThreads = 2;
+    Context threaded(o);
+    for (const Case& c : splitCases()) expectStepsAllocateNothing(threaded, c, 784);
 }
 
 }  // namespace host_allocation_test

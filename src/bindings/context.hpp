@@ -17,7 +17,7 @@ public:
     explicit ContextImpl(ContextOptions o);
     std::unique_ptr<Context> ctx;
     EMSCRIPTEN_WEBGL_CONTEXT_HANDLE glHandle = 0;  // the WebGL context (none on a Context without GL)
-    cpu::Workspace workspace;                      // the packed panels of the CPU backend's Tensor products
+    cpu::Workspace workspace;                      // the CPU backend's Tensor products: packed panels, ctx's threads
 
     static ContextImpl* create(emscripten::val options);
     void makeCurrent() { ctx->makeCurrent(); }

@@ -106,8 +106,11 @@ public:
                     throw ArgumentError(std::string("matmul: an output is also input '") + name +
                                         "' (C shares its memory); write the product to another tensor");
             const int k = m.transA ? a.rows() : a.cols();
+            // On the context's threads (Context::cpuThreads: Web Workers in the threaded build), the same bits.
+            cpu::Workspace& ws = out.owner->workspace;
+            ws.pool = &out.owner->ctx->cpuThreads();
             cpu::matmul(out.rows(), out.cols(), k, a.host.data.data(), a.cols(), m.transA, b.host.data.data(), b.cols(),
-                        m.transB, out.host.data.data(), out.cols(), cpu::Epilogue{}, out.owner->workspace);
+                        m.transB, out.host.data.data(), out.cols(), cpu::Epilogue{}, ws);
         });
     }
 };

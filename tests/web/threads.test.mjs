@@ -1,7 +1,8 @@
 // The CPU backend's threads in headless Chromium: the threaded build
 // (dist/gltrain_wasm_mt.*) on a cross-origin isolated page trains the W1 MLP and
 // the W2 CNN to the same bits on 1 and 2 threads, on the page's thread and in a
-// TrainingWorker, as the single-threaded build does; the same page served
+// TrainingWorker, as the single-threaded build does, and its Tensor products
+// give the same bits too; the same page served
 // without COOP/COEP loads the single-threaded build and says why.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,24 +37,29 @@ async function open(server) {
 }
 const STEPS = 3;
 
+// window.threads[fn](build, cpuThreads, ...args) with the single-threaded build, then the page's (threaded)
+// build on 1 and 2 threads; checks what every such comparison checks and returns the three results.
+async function onEachBuild(page, what, fn, ...args) {
+  const run = (build, threads) => page.evaluate(([f, b, t, a]) => window.threads[f](b, t, ...a), [fn, build, threads, args]);
+  const r = { single: await run('single', 1), one: await run('auto', 1), two: await run('auto', 2) };
+  assert.equal(r.single.threaded, false);
+  assert.equal(r.one.threaded, true, 'an isolated page loads the threaded build');
+  assert.equal(r.one.cpuThreads, 1);
+  assert.equal(r.two.cpuThreads, 2, r.two.cpuThreadsReason);
+  assert.equal(r.one.digest, r.single.digest, `${what}: 1 thread, threaded build = single-threaded build`);
+  assert.equal(r.two.digest, r.single.digest, `${what}: 2 threads = 1 thread`);
+  return r;
+}
+
 test('threaded build: the MLP and the CNN train to the same bits on 1 and 2 threads as the single-threaded build', async () => {
   const { page, errors } = await open(isolated);
   try {
     assert.equal(await page.evaluate(() => self.crossOriginIsolated), true, 'the page is cross-origin isolated');
     for (const kind of ['mlp', 'cnn']) {
-      const run = (build, threads) => page.evaluate(([b, t, k, s]) => window.threads.trainHere(b, t, k, s), [build, threads, kind, STEPS]);
-      const single = await run('single', 1);
-      const one = await run('auto', 1);
-      const two = await run('auto', 2);
-      assert.equal(single.threaded, false);
-      assert.equal(one.threaded, true, 'an isolated page loads the threaded build');
-      assert.equal(one.cpuThreads, 1);
-      assert.equal(two.cpuThreads, 2, two.cpuThreadsReason);
+      const { single, two } = await onEachBuild(page, kind, 'trainHere', kind, STEPS);
       assert.match(two.cpuThreadsReason, /as asked/);
       assert.match(two.report, /CPU threads: +2: as asked \(new Context\(\{cpuThreads\}\)\)/);
       assert.ok(Number.isFinite(single.lastLoss), `${kind}: a finite loss`);
-      assert.equal(one.digest, single.digest, `${kind}: 1 thread, threaded build = single-threaded build`);
-      assert.equal(two.digest, single.digest, `${kind}: 2 threads = 1 thread`);
     }
     // 0: one per hardware thread (navigator.hardwareConcurrency), at most 8.
     const auto = await page.evaluate(async () => {
@@ -65,6 +71,20 @@ test('threaded build: the MLP and the CNN train to the same bits on 1 and 2 thre
     });
     assert.equal(auto.caps.cpuThreads, Math.min(auto.hardware, 8));
     assert.match(auto.caps.cpuThreadsReason, /one per hardware thread \(\d+: navigator.hardwareConcurrency\), at most 8/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('threaded build: Tensor products on the CPU engine give the same bits on 1 and 2 threads as the single-threaded build', async () => {
+  const { page, errors } = await open(isolated);
+  try {
+    // Over 2^20 multiply-adds, so they are split: by rows (M >= N) and by columns, with either operand transposed.
+    for (const [shape, transA, transB] of [[[300, 500, 257], false, false], [[128, 784, 256], true, false],
+                                           [[257, 300, 129], false, true], [[100, 640, 768], true, true]]) {
+      await onEachBuild(page, `${shape.join('x')} transA ${transA} transB ${transB}`, 'productHere', shape, transA, transB);
+    }
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

@@ -1,6 +1,6 @@
 // The CPU backend's threads in the browser, page side: W1-like MLP and W2 CNN
 // steps on deterministic rows, trained on the main thread or in a TrainingWorker,
-// with the single-threaded or the threaded build. Used by tests/web/threads.test.mjs
+// and Tensor products, with the single-threaded or the threaded build. Used by tests/web/threads.test.mjs
 // (same bits on every thread count and build) and bench/cpu_threads_web.mjs (ms/step).
 import createGltrain, { TrainingWorker } from '/gltrain.js';
 
@@ -56,6 +56,23 @@ export async function trainHere(build, cpuThreads, kind, steps) {
     const caps = ctx.capabilities;
     return { digest, lastLoss: losses.at(-1), threaded: gl.threaded, cpuThreads: caps.cpuThreads,
              cpuThreadsReason: caps.cpuThreadsReason, report: caps.report };
+  } finally {
+    ctx.delete();
+  }
+}
+
+// C = op(A)·op(B) of `m` x `k` and `k` x `n` deterministic operands through Tensor and matmul on the
+// page's thread (the CPU engine); the SHA-256 of C's bits and the threads the context has.
+export async function productHere(build, cpuThreads, [m, k, n], transA, transB) {
+  const gl = await load(build);
+  const ctx = new gl.Context({ backend: 'cpu', cpuThreads });
+  try {
+    const r = lcg(11);
+    const tensor = (rows, cols) => new gl.Tensor(ctx, rows, cols, Float32Array.from({ length: rows * cols }, () => r() * 2 - 1));
+    const a = transA ? tensor(k, m) : tensor(m, k), b = transB ? tensor(n, k) : tensor(k, n), c = new gl.Tensor(ctx, m, n);
+    gl.matmul(a, b, c, { transA, transB });
+    return { digest: await sha256(c.download()), threaded: gl.threaded, cpuThreads: ctx.capabilities.cpuThreads,
+             cpuThreadsReason: ctx.capabilities.cpuThreadsReason };
   } finally {
     ctx.delete();
   }

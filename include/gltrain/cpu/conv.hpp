@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gltrain/cpu/matmul.hpp"
+#include "gltrain/cpu/parallel_for.hpp"
 #include "gltrain/window.hpp"
 
 namespace gltrain::cpu {
@@ -165,56 +166,70 @@ inline void conv2dBackwardFilter(const float* X, const float* dY, int n, const W
 }
 
 // dX (n x H*W*C) = col2im(dY W^T): each output pixel's row of dY W^T is added
-// to the input values its window read. ws.c holds one chunk of those rows.
+// to the input values its window read. The images are split over ws's
+// threads (their gradients do not overlap; each adds its pixels in order), each
+// thread making its rows of dY W^T a chunk at a time in its Panels::c; one
+// image alone (or a small batch) splits the chunks' products instead.
 inline void conv2dBackwardInput(const float* dY, const float* W, int n, const Window& w, float* dX, Workspace& ws) {
     const int K = w.kh * w.kw * w.in.channels, F = w.out.channels;
     const int pixels = n * w.out.pixels();
     if (conv_detail::pointwise(w)) return matmul(pixels, K, F, dY, F, false, W, F, true, dX, K, Epilogue{}, ws);
-    std::fill(dX, dX + size_t(n) * size_t(w.in.size()), 0.0f);
-    const int chunk = std::max(1, std::min(pixels, (1 << 16) / std::max(1, K)));  // <= 256 KiB of rows
-    ws.c.resize(size_t(chunk) * size_t(K));
     const conv_detail::Geometry g{w, conv_detail::tapOffsets(w, ws)};
-    for (int p0 = 0; p0 < pixels; p0 += chunk) {
-        const int m = std::min(chunk, pixels - p0);
-        // Rows dY[p0 .. p0 + m) W^T (W is K x F, read transposed); the product
-        // packs into ws.panels, the rows land in ws.c.
-        matmul(m, K, F, dY + size_t(p0) * size_t(F), F, false, W, F, true, ws.c.data(), K, Epilogue{}, ws);
-        conv_detail::Geometry::Pixel px = g.pixel(p0);
-        for (int i = 0; i < m; ++i, g.next(px)) {
-            const float* row = ws.c.data() + size_t(i) * size_t(K);
-            const conv_detail::PixelWindow pw = g.at(dX, px);
-            float* image = const_cast<float*>(pw.image);  // dX's own row: g.at only locates it
-            if (pw.inside) {
-                float* base = image + pw.origin;
-                for (int k = 0; k < K; ++k) base[g.taps[k]] += row[k];
-            } else {
-                for (int k = 0; k < K; ++k) {
-                    int ky, kx;
-                    g.kOf(k, &ky, &kx);
-                    if (w.inside(pw.iy0 + ky * w.dh, pw.ix0 + kx * w.dw)) image[pw.origin + g.taps[k]] += row[k];
+    const double workPerImage = double(w.out.pixels()) * K * (F + 8.0);  // the product, then the scatter
+    const bool byImages = partsOf(ws, size_t(n), workPerImage) > 1;
+    forParts(ws, size_t(n), workPerImage, [&](size_t firstImage, size_t endImage, int t) {
+        std::fill(dX + firstImage * size_t(w.in.size()), dX + endImage * size_t(w.in.size()), 0.0f);
+        const int first = int(firstImage) * w.out.pixels(), end = int(endImage) * w.out.pixels();
+        const int chunk = std::max(1, std::min(end - first, (1 << 16) / std::max(1, K)));  // <= 256 KiB of rows
+        Panels& mine = ws.panels[size_t(t)];
+        mine.c.resize(size_t(chunk) * size_t(K));
+        for (int p0 = first; p0 < end; p0 += chunk) {
+            const int m = std::min(chunk, end - p0);
+            // Rows dY[p0 .. p0 + m) W^T (W is K x F, read transposed).
+            const gemm_detail::PackStridedA a{{dY + size_t(p0) * size_t(F), F, false}};
+            const gemm_detail::PackStridedB b{{W, F, true}};
+            if (byImages) gemmSerial(m, K, F, a, b, mine.c.data(), K, Epilogue{}, ws.wide, mine);
+            else gemm(m, K, F, a, b, mine.c.data(), K, Epilogue{}, ws);
+            conv_detail::Geometry::Pixel px = g.pixel(p0);
+            for (int i = 0; i < m; ++i, g.next(px)) {
+                const float* row = mine.c.data() + size_t(i) * size_t(K);
+                const conv_detail::PixelWindow pw = g.at(dX, px);
+                float* image = const_cast<float*>(pw.image);  // dX's own row: g.at only locates it
+                if (pw.inside) {
+                    float* base = image + pw.origin;
+                    for (int k = 0; k < K; ++k) base[g.taps[k]] += row[k];
+                } else {
+                    for (int k = 0; k < K; ++k) {
+                        int ky, kx;
+                        g.kOf(k, &ky, &kx);
+                        if (w.inside(pw.iy0 + ky * w.dh, pw.ix0 + kx * w.dw)) image[pw.origin + g.taps[k]] += row[k];
+                    }
                 }
             }
         }
-    }
+    });
 }
 
 // s[c] = sum over rows and pixels of X[.., c] (C channels interleaved, NHWC):
 // a convolution's bias gradient (and a dense layer's, with C = cols). Each
 // row sums in float (vectorised), the rows in double: a batch of images sums
-// tens of thousands of terms. `rowSum` is scratch.
+// tens of thousands of terms. The channels are split over ws's threads.
+// `acc` and `rowSum` are scratch.
 inline void channelSum(const float* X, int rows, int cols, int C, float* s, std::vector<double>& acc,
-                       std::vector<float>& rowSum) {
+                       std::vector<float>& rowSum, Workspace& ws) {
     acc.assign(size_t(C), 0.0);
     rowSum.resize(size_t(C));
-    for (int r = 0; r < rows; ++r) {
-        const float* x = X + size_t(r) * size_t(cols);
-        std::fill(rowSum.begin(), rowSum.end(), 0.0f);
+    forParts(ws, size_t(C), 16.0 * rows * (cols / C), [&](size_t c0, size_t c1) {
         float* rs = rowSum.data();
-        for (int j = 0; j < cols; j += C)
-            for (int c = 0; c < C; ++c) rs[c] += x[j + c];
-        for (int c = 0; c < C; ++c) acc[size_t(c)] += rs[c];
-    }
-    for (int c = 0; c < C; ++c) s[c] = float(acc[size_t(c)]);
+        for (int r = 0; r < rows; ++r) {
+            const float* x = X + size_t(r) * size_t(cols);
+            std::fill(rs + c0, rs + c1, 0.0f);
+            for (int j = 0; j < cols; j += C)
+                for (size_t c = c0; c < c1; ++c) rs[c] += x[size_t(j) + c];
+            for (size_t c = c0; c < c1; ++c) acc[c] += rs[c];
+        }
+        for (size_t c = c0; c < c1; ++c) s[c] = float(acc[c]);
+    });
 }
 
 }  // namespace gltrain::cpu

@@ -48,9 +48,10 @@ namespace gltrain::cpu {
 // input gradient's 13 chunks of just under 2^20 were split, a fork and join each.
 constexpr double kParallelMinWork = 1048576.0;
 
-// One thread's packed panels: an A sliver and a B panel.
+// One thread's packed panels: an A sliver and a B panel; and its rows of a
+// product that are used once made (a convolution's input gradient, conv.hpp).
 struct Panels {
-    std::vector<float> a, b;
+    std::vector<float> a, b, c;
 };
 
 // Scratch memory of the products (packed panels, one set per thread), reused

@@ -14,6 +14,8 @@
 // As on the GPU, a step whose loss is NaN or Inf (with NanPolicy Stop or Skip)
 // changes nothing at all, batch normalization's moving averages included.
 #pragma once
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -27,6 +29,7 @@
 #include "gltrain/cpu/loss.hpp"
 #include "gltrain/cpu/matmul.hpp"
 #include "gltrain/cpu/optimizer.hpp"
+#include "gltrain/cpu/parallel_for.hpp"
 #include "gltrain/cpu/pooling.hpp"
 #include "gltrain/error.hpp"
 #include "gltrain/graph/cpu_plan.hpp"
@@ -96,6 +99,7 @@ public:
     // Large products share their rows across these threads (not owned; null: this thread alone).
     void useThreads(ThreadPool* pool) {
         pool_ = pool;
+        ws_.pool = pool;
         plans_.clear();
     }
     const std::vector<Layer>& layers() const { return layers_; }
@@ -135,10 +139,9 @@ public:
             if (setup_.revertOnBadLoss) revert();
             return lossMean;
         }
-        update(p, step);
         // A step that leaves a parameter, slot or statistic not finite is not
         // applied (under a NaN policy), whatever its loss was.
-        updateRejected_ = setup_.skipBadSteps && !stateFinite();
+        updateRejected_ = !update(p, step) && setup_.skipBadSteps;
         if (updateRejected_) revert();
         return lossMean;
     }
@@ -291,12 +294,6 @@ private:
             }
         return stateArrays_;
     }
-    bool stateFinite() {
-        for (HostMatrix* m : stateArrays())
-            for (float x : m->data)
-                if (!std::isfinite(x)) return false;
-        return true;
-    }
     // The state before the last step becomes the state again (as on the GPU,
     // ops/step_guard.hpp: two arrays each, swapped, so keeping it costs no copy).
     void revert() {
@@ -307,8 +304,11 @@ private:
     }
 
     // The step's updates read the state before it (kept in previous_, so that
-    // revert() can go back to it) and write the state after it.
-    void update(Plan& p, long step) {
+    // revert() can go back to it) and write the state after it: one parallel
+    // region over the elements of every parameter, each part updating its
+    // elements and checking what it wrote. Returns whether every parameter,
+    // slot and statistic is finite after it.
+    bool update(Plan& p, long step) {
         const std::vector<HostMatrix*>& all = stateArrays();
         previous_.resize(all.size());
         for (size_t i = 0; i < all.size(); ++i) {
@@ -327,21 +327,40 @@ private:
         if (!(lr >= 0.0f) || !std::isfinite(lr))
             throw ArgumentError("optimizer: the learning rate of step " + std::to_string(step + 1) + " is " +
                                 std::to_string(lr) + " (must be finite and >= 0)");
-        size_t k = 0;  // the index in `all` (stateArrays' order) of the next array
+        updates_.clear();
+        size_t k = 0, total = 0;  // k: the index in `all` (stateArrays' order) of the next array
         for (auto& L : layers_) {
             for (auto& v : L.params) {
-                const float* p0 = previous_[k++].data.data();
-                state0_.clear();
-                state_.clear();
-                for (auto& s : v.slots) {
-                    state0_.push_back(previous_[k++].data.data());
-                    state_.push_back(s.data.data());
+                Update u{v.decays ? &setup_.optimizer : &noDecay_,
+                         previous_[k++].data.data(),
+                         v.value.data.data(),
+                         v.grad.data.data(),
+                         {},
+                         {},
+                         v.value.size()};
+                for (size_t i = 0; i < v.slots.size(); ++i) {
+                    u.state0[i] = previous_[k++].data.data();
+                    u.state[i] = v.slots[i].data.data();
                 }
-                optimizerUpdate(v.decays ? setup_.optimizer : noDecay_, p0, v.value.data.data(), v.grad.data.data(),
-                                state0_, state_, v.value.size(), gscale, int(step + 1), lr);
+                updates_.push_back(u);
+                total += u.n;
             }
             for (auto& v : L.buffers) v.value = previous_[k++];  // moved below, in place (a few values)
         }
+        std::atomic<bool> finite{true};
+        forElements(ws_, total, 32.0, [&](size_t first, size_t end) {
+            size_t at = 0;  // where the parameter's elements start
+            for (const Update& u : updates_) {
+                const size_t a = std::max(first, at), b = std::min(end, at + u.n);  // this part's share of u
+                if (a < b) {
+                    optimizerUpdate(*u.o, u.p0, u.p, u.g, u.state0, u.state, a - at, b - at, gscale, int(step + 1), lr);
+                    bool ok = allFinite(u.p + (a - at), b - a);
+                    for (int i = 0; i < u.o->stateSlots(); ++i) ok = ok && allFinite(u.state[i] + (a - at), b - a);
+                    if (!ok) finite.store(false, std::memory_order_relaxed);
+                }
+                at += u.n;
+            }
+        });
         // Batch normalization's moving averages, the variance made unbiased
         // (reference/batchnorm.hpp), only now that the step is known to be good.
         for (const graph::BatchStatistic& s : p.graph->statistics) {
@@ -357,6 +376,17 @@ private:
                         avg[c] = bn.momentum * avg[c] + (1.0f - bn.momentum) * unbias * stat[size_t(c)];
                 }
         }
+        bool ok = finite.load();
+        for (auto& L : layers_)
+            for (auto& v : L.buffers) ok = ok && allFinite(v.value.data.data(), v.value.size());
+        return ok;
+    }
+
+    // Whether none of x[0, n) is NaN or infinite (x - x is 0 for every finite x), in a loop that vectorises.
+    static bool allFinite(const float* x, size_t n) {
+        unsigned bad = 0;
+        for (size_t i = 0; i < n; ++i) bad |= unsigned(!(x[i] - x[i] == 0.0f));
+        return bad == 0;
     }
 
     static Variable& find(std::vector<Variable>& list, const char* name) {
@@ -372,8 +402,18 @@ private:
     std::unique_ptr<graph::ModelGraph> trainGraph_, evalGraph_;
     std::map<std::pair<int, int>, Plan> plans_;  // by batch size and mode
     ThreadPool* pool_ = nullptr;
-    std::vector<float*> state_;
-    std::vector<const float*> state0_;
+    // One parameter's update this step: its optimizer, the arrays it reads and writes (optimizerUpdate), its size.
+    struct Update {
+        const OptimizerConfig* o;
+        const float* p0;
+        float* p;
+        const float* g;
+        const float* state0[2];
+        float* state[2];
+        size_t n;
+    };
+    std::vector<Update> updates_;  // the step's, in stateArrays' order (cleared, so the steps allocate nothing)
+    Workspace ws_;                 // the update's threads (useThreads)
     std::vector<HostMatrix*> stateArrays_;
     std::vector<HostMatrix> previous_;  // the state before the last step (update, revert)
     bool revertible_ = false;           // previous_ is that state

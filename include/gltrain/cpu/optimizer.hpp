@@ -14,17 +14,19 @@
 
 namespace gltrain::cpu {
 
-// p0 -> p, g: n floats; state0 -> state: config.stateSlots() arrays of n floats
-// each (Adam: m, v; momentum: v; RMSProp: s and, with momentum, b); an array and
-// its next value may be one array (in place). t >= 1 is the step number (Adam's
-// bias corrections), lr this step's learning rate.
+// Elements [first, end) of p0 -> p, g; state0 -> state: config.stateSlots()
+// arrays (Adam: m, v; momentum: v; RMSProp: s and, with momentum, b); an array
+// and its next value may be one array (in place). Each element is computed
+// alone, so a parameter's elements may be updated in parts (on several
+// threads). t >= 1 is the step number (Adam's bias corrections), lr this
+// step's learning rate.
 inline void optimizerUpdate(const OptimizerConfig& o, const float* p0, float* p, const float* g,
-                            const std::vector<const float*>& state0, const std::vector<float*>& state, size_t n,
-                            float gscale, int t, float lr) {
+                            const float* const* state0, float* const* state, size_t first, size_t end, float gscale,
+                            int t, float lr) {
     const float wd = o.weightDecay;
     switch (o.kind) {
         case OptimizerKind::SGD:
-            for (size_t i = 0; i < n; ++i) p[i] = p0[i] - lr * (g[i] * gscale + wd * p0[i]);
+            for (size_t i = first; i < end; ++i) p[i] = p0[i] - lr * (g[i] * gscale + wd * p0[i]);
             return;
         case OptimizerKind::Momentum:
         case OptimizerKind::Nesterov: {
@@ -32,7 +34,7 @@ inline void optimizerUpdate(const OptimizerConfig& o, const float* p0, float* p,
             float* v = state[0];
             const float mu = o.momentum;
             const bool nesterov = o.kind == OptimizerKind::Nesterov;
-            for (size_t i = 0; i < n; ++i) {
+            for (size_t i = first; i < end; ++i) {
                 const float gi = g[i] * gscale + wd * p0[i];
                 const float vi = mu * v0[i] + gi;
                 v[i] = vi;
@@ -47,7 +49,7 @@ inline void optimizerUpdate(const OptimizerConfig& o, const float* p0, float* p,
             const float b1 = o.beta1, b2 = o.beta2, eps = o.eps;
             const float bc1 = 1.0f - std::pow(b1, float(t)), bc2 = 1.0f - std::pow(b2, float(t));
             const bool decoupled = o.kind == OptimizerKind::AdamW;
-            for (size_t i = 0; i < n; ++i) {
+            for (size_t i = first; i < end; ++i) {
                 const float pi = p0[i];
                 const float gi = g[i] * gscale + (decoupled ? 0.0f : wd * pi);
                 const float mi = b1 * m0[i] + (1.0f - b1) * gi;
@@ -61,11 +63,12 @@ inline void optimizerUpdate(const OptimizerConfig& o, const float* p0, float* p,
         }
         case OptimizerKind::RMSProp: {
             const float* s0 = state0[0];
-            const float* b0 = state0.size() > 1 ? state0[1] : nullptr;
+            const bool withMomentum = o.stateSlots() > 1;
+            const float* b0 = withMomentum ? state0[1] : nullptr;
             float* s = state[0];
-            float* b = state.size() > 1 ? state[1] : nullptr;
+            float* b = withMomentum ? state[1] : nullptr;
             const float rho = o.rho, eps = o.eps, mu = o.momentum;
-            for (size_t i = 0; i < n; ++i) {
+            for (size_t i = first; i < end; ++i) {
                 const float gi = g[i] * gscale + wd * p0[i];
                 const float si = rho * s0[i] + (1.0f - rho) * gi * gi;
                 s[i] = si;

@@ -2,6 +2,7 @@
 // row softmax that predict() applies to a classifier's logits.
 #pragma once
 #include "gltrain/cpu/activation.hpp"
+#include "gltrain/cpu/parallel_for.hpp"
 #include "gltrain/graph/op.hpp"
 #include "gltrain/ops/elementwise.hpp"
 #include "gltrain/ops/loss.hpp"
@@ -25,9 +26,12 @@ struct ActivateGrad {
     }
     template <class Ctx>
     void cpu(Ctx& c) const {
-        HostMatrix& dz = c.out(0);
-        dz.data = c.in(0).data;
-        cpu::multiplyDerivative(dz.data.data(), c.in(1).data.data(), dz.data.size(), act, alpha);
+        const float *dy = c.in(0).data.data(), *z = c.in(1).data.data();
+        float* dz = c.out(0).data.data();
+        cpu::forElements(c.ws(), c.out(0).data.size(), 16.0, [&](size_t first, size_t end) {
+            if (dz != dy) std::copy(dy + first, dy + end, dz + first);
+            cpu::multiplyDerivative(dz + first, z + first, end - first, act, alpha);
+        });
     }
     static std::vector<Example<ActivateGrad>> examples() {
         std::vector<Example<ActivateGrad>> e;

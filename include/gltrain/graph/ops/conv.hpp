@@ -207,9 +207,9 @@ struct PoolGrad {
         if (kind == PoolKind::Max && !fresh) {  // no forward in this run: find the maxima again
             argmax.resize(size_t(n) * size_t(window.out.size()));
             c.scratch().resize(argmax.size());
-            cpu::pool2d(c.in(0).data.data(), n, window, kind, c.scratch().data(), argmax.data());
+            cpu::pool2d(c.in(0).data.data(), n, window, kind, c.scratch().data(), argmax.data(), c.ws());
         }
-        cpu::pool2dBackward(c.in(1).data.data(), argmax.data(), n, window, kind, c.out(0).data.data());
+        cpu::pool2dBackward(c.in(1).data.data(), argmax.data(), n, window, kind, c.out(0).data.data(), c.ws());
     }
     static std::vector<Example<PoolGrad>> examples() {
         std::vector<Example<PoolGrad>> e;
@@ -245,7 +245,7 @@ struct Pool {
         const int n = c.in(0).rows;
         std::vector<int32_t>& argmax = c.argmax(c.node.inputs[0]);  // kept for the gradient
         if (kind == PoolKind::Max) argmax.resize(size_t(n) * size_t(window.out.size()));
-        cpu::pool2d(c.in(0).data.data(), n, window, kind, c.out(0).data.data(), argmax.data());
+        cpu::pool2d(c.in(0).data.data(), n, window, kind, c.out(0).data.data(), argmax.data(), c.ws());
     }
     static std::vector<Example<Pool>> examples() {
         std::vector<Example<Pool>> e;

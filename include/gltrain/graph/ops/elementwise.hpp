@@ -159,7 +159,8 @@ struct ChannelSum {
     template <class Ctx>
     void cpu(Ctx& c) const {
         const HostMatrix& x = c.in(0);
-        cpu::channelSum(x.data.data(), x.rows, x.cols, c.out(0).cols, c.out(0).data.data(), c.acc(), c.scratch());
+        cpu::channelSum(x.data.data(), x.rows, x.cols, c.out(0).cols, c.out(0).data.data(), c.acc(), c.scratch(),
+                        c.ws());
     }
     static std::vector<Example<ChannelSum>> examples() {
         return {
