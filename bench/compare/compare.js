@@ -322,9 +322,6 @@ function tfjsContestant(backend, skips = []) {
     name: 'tfjs-' + backend,
     skips: new Set(skips),
     async setup() {
-      // tfjs-wasm starts hardwareConcurrency / 2 threads by default (1 on 2 cores): give it every core, as gltrain's
-      // threaded build takes (it must be set before the backend starts).
-      if (backend === 'wasm' && !this.renderer) tf.wasm.setThreadsCount(navigator.hardwareConcurrency || 1);
       if (!(await tf.setBackend(backend))) throw new Error(`TensorFlow.js: the ${backend} backend failed to start`);
       await tf.ready();
       if (this.renderer) return;
