@@ -35,6 +35,14 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// The CPU backend on `threads` threads (ContextOptions::cpuThreads).
+ContextOptions cpuOptions(int threads) {
+    ContextOptions o;
+    o.backend = BackendPreference::Cpu;
+    o.cpuThreads = threads;
+    return o;
+}
+
 void matmulRow(const char* label, int m, int k, int n, bool ta, bool tb, bool wide, cpu::ThreadPool* pool) {
     const HostMatrix a = ref::uniformFill<float>(ta ? k : m, ta ? m : k, 1, 0, -1.0f, 1.0f);
     const HostMatrix b = ref::uniformFill<float>(tb ? n : k, tb ? k : n, 2, 0, -1.0f, 1.0f);
@@ -116,12 +124,7 @@ double cpuMs(clockid_t clock) {
 // how much of the step is split that other work on the machine does not blur.
 void profile(int steps, int most) {
     for (int threads : {1, most}) {
-        Context ctx([&] {
-            ContextOptions o;
-            o.backend = BackendPreference::Cpu;
-            o.cpuThreads = threads;
-            return o;
-        }());
+        Context ctx(cpuOptions(threads));
         for (bool cnn : {false, true}) {
             HostMatrix x;
             std::vector<int> y;
@@ -187,12 +190,7 @@ int main(int argc, char** argv) {
                     steps);
         std::printf("|---|---|---|---|\n");
         for (int threads : {1, most}) {
-            Context cpu([&] {
-                ContextOptions o;
-                o.backend = BackendPreference::Cpu;
-                o.cpuThreads = threads;
-                return o;
-            }());
+            Context cpu(cpuOptions(threads));
             const int n = cpu.cpuThreads().size();
             if (threads != 1 && n == 1) break;  // the same as the row above
             float loss = 0;
