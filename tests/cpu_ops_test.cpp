@@ -2,6 +2,8 @@
 // activations (cpu/activation.hpp), batch normalization (cpu/batchnorm.hpp),
 // the fused losses (cpu/loss.hpp) and the optimizer updates with clipping
 // (cpu/optimizer.hpp), on odd sizes. Tolerances are stated per test.
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "cpu_test_util.hpp"
@@ -189,6 +191,50 @@ TEST(CpuOps, OptimizerUpdatesMatchReference) {
                 }
             }
             EXPECT_LE(relError(p, pd), 2e-6) << optimizerName(kind) << " momentum " << momentum;
+        }
+}
+
+// The updates run four elements at a time with the tail one at a time; an
+// element must come out with the same bits whichever way it is computed, and
+// whatever range a thread is given (here: the whole array against one element
+// per call, which takes the scalar path every time).
+TEST(CpuOps, OptimizerUpdatesGiveTheSameBitsInLanesAndAlone) {
+    const OptimizerKind kinds[] = {OptimizerKind::SGD,  OptimizerKind::Momentum, OptimizerKind::Nesterov,
+                                   OptimizerKind::Adam, OptimizerKind::AdamW,    OptimizerKind::RMSProp};
+    for (OptimizerKind kind : kinds)
+        for (float momentum : {0.0f, 0.9f}) {
+            OptimizerConfig o;
+            o.kind = kind;
+            o.weightDecay = 0.01f;
+            o.momentum = momentum;
+            const int n = 203;
+            const HostMatrix p0 = cputest::random(1, n, 3), g = cputest::random(1, n, 4);
+            std::vector<HostMatrix> slots0;
+            for (int s = 0; s < o.stateSlots(); ++s) {
+                slots0.push_back(cputest::random(1, n, 5 + uint32_t(s)));
+                for (float& v : slots0.back().data) v = std::fabs(v);  // RMSProp's and Adam's v are >= 0
+            }
+            std::vector<const float*> state0;
+            for (auto& s : slots0) state0.push_back(s.data.data());
+            auto run = [&](bool alone) {
+                std::vector<HostMatrix> slots(slots0.size(), HostMatrix(1, n));
+                std::vector<float*> state;
+                for (auto& s : slots) state.push_back(s.data.data());
+                HostMatrix p(1, n);
+                if (alone)
+                    for (size_t i = 0; i < size_t(n); ++i)
+                        cpu::optimizerUpdate(o, p0.data.data(), p.data.data(), g.data.data(), state0.data(),
+                                             state.data(), i, i + 1, 0.75f, 3, 0.01f);
+                else
+                    cpu::optimizerUpdate(o, p0.data.data(), p.data.data(), g.data.data(), state0.data(), state.data(),
+                                         0, size_t(n), 0.75f, 3, 0.01f);
+                slots.insert(slots.begin(), p);
+                return slots;
+            };
+            const std::vector<HostMatrix> lanes = run(false), alone = run(true);
+            for (size_t a = 0; a < lanes.size(); ++a)
+                EXPECT_EQ(0, std::memcmp(lanes[a].data.data(), alone[a].data.data(), sizeof(float) * size_t(n)))
+                    << optimizerName(kind) << " momentum " << momentum << " array " << a;
         }
 }
 

@@ -6,6 +6,7 @@
 // Loads and stores go through memcpy: no alignment is assumed, and compilers
 // turn it into one unaligned vector load or store.
 #pragma once
+#include <cmath>
 #include <cstring>
 
 namespace gltrain::cpu {
@@ -64,6 +65,21 @@ template <int W>
 GLTRAIN_ALWAYS_INLINE void splat(Vec<W>& v, float x) {
     if constexpr (W == 4) v = Vec<4>{x, x, x, x};
     else v = Vec<8>{x, x, x, x, x, x, x, x};
+}
+
+// The square root, correctly rounded (the same bits as std::sqrt) for a float
+// or lane by lane. Written out because std::sqrt in a loop keeps GCC from
+// vectorising it where math functions set errno (its default natively): the
+// optimizer updates ran 4x slower for it (cpu/optimizer.hpp).
+inline float squareRoot(float x) { return std::sqrt(x); }
+GLTRAIN_ALWAYS_INLINE Vec<4> squareRoot(const Vec<4>& x) {
+#if defined(__EMSCRIPTEN__)
+    return __builtin_wasm_sqrt_f32x4(x);
+#elif defined(__x86_64__)
+    return __builtin_ia32_sqrtps(x);
+#else
+    return Vec<4>{std::sqrt(x[0]), std::sqrt(x[1]), std::sqrt(x[2]), std::sqrt(x[3])};
+#endif
 }
 
 }  // namespace gltrain::cpu
