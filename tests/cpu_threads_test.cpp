@@ -100,6 +100,52 @@ TEST(CpuThreads, ProductsAreBitIdenticalOnAnyThreadCount) {
         }
 }
 
+// Products that only store or add their sum, with a C too narrow to cut
+// evenly and a long sum (a filter gradient's shape; a C of one strip), are
+// split along k (gemm_detail::splitSum): the same bits as on one thread, with
+// C stored and with C added to.
+TEST(CpuThreads, ProductsSplitAlongTheSumAreBitIdentical) {
+    REQUIRE_THREADS();
+    struct Case {
+        int m, k, n;
+    };
+    const Case cases[] = {{8, 4608, 25}, {3, 2000, 5}, {7, 3000, 10}};
+    for (bool wide : {false, cpu::hasAvx2Fma()})
+        for (const Case& p : cases) {
+            const HostMatrix A = cputest::random(p.k, p.m, 1), B = cputest::random(p.k, p.n, 2);
+            const HostMatrix C0 = cputest::random(p.m, p.n, 3);
+            auto run = [&](cpu::ThreadPool* pool, bool accumulate, size_t* partials) {
+                cpu::Workspace ws;
+                ws.wide = wide;
+                ws.pool = pool;
+                ws.parallelMinWork = 0;
+                cpu::Epilogue e;
+                e.accumulate = accumulate;
+                HostMatrix C = C0;
+                cpu::matmul(p.m, p.n, p.k, A.data.data(), p.m, true, B.data.data(), p.n, false, C.data.data(), p.n, e,
+                            ws);
+                *partials = ws.partials.size();
+                return C;
+            };
+            for (bool accumulate : {false, true}) {
+                size_t none = 0, split = 0;
+                const HostMatrix one = run(nullptr, accumulate, &none);
+                for (int threads : kThreadCounts) {
+                    cpu::ThreadPool pool(threads);
+                    size_t partials = 0;
+                    const HostMatrix got = run(&pool, accumulate, &partials);
+                    const std::string at = std::to_string(p.m) + "x" + std::to_string(p.k) + "x" + std::to_string(p.n) +
+                                           " wide " + std::to_string(wide) + " accumulate " +
+                                           std::to_string(accumulate) + ", " + std::to_string(threads) + " threads";
+                    split += partials;
+                    EXPECT_EQ(got.data, one.data) << at;
+                }
+                EXPECT_GT(split, 0u) << p.m << "x" << p.k << "x" << p.n << " wide " << wide
+                                     << ": never split along the sum";
+            }
+        }
+}
+
 TEST(CpuThreads, ConvolutionsAreBitIdenticalOnAnyThreadCount) {
     REQUIRE_THREADS();
     struct Conv {
@@ -108,8 +154,11 @@ TEST(CpuThreads, ConvolutionsAreBitIdenticalOnAnyThreadCount) {
         int k, filters;
     };
     // (One image: the input gradient splits its chunks' products instead of the images.)
-    const Conv cases[] = {
-        {6, {13, 11, 3}, 5, 10}, {2, {9, 8, 4}, 3, 1}, {3, {6, 6, 17}, 1, 40}, {1, {13, 11, 3}, 5, 10}};
+    const Conv cases[] = {{6, {13, 11, 3}, 5, 10},
+                          {2, {9, 8, 4}, 3, 1},
+                          {3, {6, 6, 17}, 1, 40},
+                          {1, {13, 11, 3}, 5, 10},
+                          {8, {24, 24, 1}, 5, 8}};  // W2's first layer: its filter gradient is split along the sum
     for (const Conv& c : cases) {
         const Window w = Window::make("test", c.in, c.k, c.k, 1, 1, Padding::Same, c.filters);
         const int K = c.k * c.k * c.in.channels, n = c.n;

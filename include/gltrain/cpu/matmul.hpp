@@ -61,9 +61,10 @@ struct Panels {
 // machine); and the pool whose threads share large products (null: the caller
 // alone).
 struct Workspace {
-    std::vector<Panels> panels;  // [t]: thread t's (0: the caller)
-    std::vector<float> c;        // a product's own scratch (conv.hpp)
-    std::vector<int> taps;       // convolutions: the input offset of every filter row (conv.hpp)
+    std::vector<Panels> panels;   // [t]: thread t's (0: the caller)
+    std::vector<float> c;         // a product's own scratch (conv.hpp)
+    std::vector<int> taps;        // convolutions: the input offset of every filter row (conv.hpp)
+    std::vector<float> partials;  // a product split along k: its blocks' sums but the first (gemm_detail::splitSum)
     bool wide = hasAvx2Fma();
     ThreadPool* pool = nullptr;                 // not owned
     double parallelMinWork = kParallelMinWork;  // smaller products stay on the caller (tests set 0)
@@ -86,8 +87,9 @@ struct Epilogue {
 
 namespace gemm_detail {
 
-constexpr int kKc = 256;  // k per block: an MR x kKc sliver of A stays in L1
-constexpr int kNc = 256;  // columns of B packed at once: kKc x kNc floats = 256 KiB (L2)
+constexpr int kKc = 256;                    // k per block: an MR x kKc sliver of A stays in L1
+constexpr int kNc = 256;                    // columns of B packed at once: kKc x kNc floats = 256 KiB (L2)
+constexpr double kMaxPartials = 4194304.0;  // floats (16 MiB) a product split along k may keep (splitSum)
 
 // The epilogue of one tile, applied in registers as the tile is stored —
 // the piecewise-linear cases a step uses (bias, Z kept, ReLU and its
@@ -353,20 +355,85 @@ struct ColsFrom {
     int n0;
     void operator()(float* dst, int j0, int cols, int k0, int kc, int NR) const { p(dst, n0 + j0, cols, k0, kc, NR); }
 };
+// Either operand's packer for a stretch of the sum: k is k0 + k.
+template <class Pack>
+struct KFrom {
+    const Pack& p;
+    int k0;
+    void operator()(float* dst, int at, int count, int k, int kc, int R) const { p(dst, at, count, k0 + k, kc, R); }
+};
+
+// Whether e only stores the sum (or adds it to C): nothing to finish per element.
+inline bool plainSum(const Epilogue& e) {
+    return !e.bias && !e.preactivation && !e.derivativeAt && e.activation == Activation::Linear;
+}
+
+// The largest fraction of [0, extent) that a cut into `parts` contiguous
+// ranges of whole units (the last one maybe short) gives one thread, as
+// split() and splitSum() cut: the packing and the useful multiply-adds go
+// with the extent, not with the padded units.
+inline double largestShare(int extent, int unit, int parts) {
+    const int units = (extent + unit - 1) / unit;
+    int most = 0;
+    for (int t = 0; t < parts; ++t)
+        most = std::max(most, std::min(extent, units * (t + 1) / parts * unit) - units * t / parts * unit);
+    return double(most) / extent;
+}
+
+// A product with a long sum and a C too narrow to cut evenly (a convolution's
+// filter gradient: F x kh*kw*C, summed over every pixel of the batch) split
+// along k: thread t makes the products of a range of whole kKc blocks, block 0
+// into C (added to it when accumulating) and block b into ws.partials' b-th
+// M x N; then C += block 1, C += block 2, ... element by element. drive()
+// adds each block's register sums to C in that order too, so the bits are
+// the ones it gives on one thread.
+template <class K, class PackA, class PackB>
+void splitSum(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
+              Workspace& ws, int parts) {
+    const int blocks = (Kdim + kKc - 1) / kKc;
+    const size_t area = size_t(M) * size_t(N);
+    ws.partials.resize(size_t(blocks - 1) * area);
+    ws.pool->run([&](int t) {
+        if (t >= parts) return;
+        for (int b = blocks * t / parts; b < blocks * (t + 1) / parts; ++b) {
+            const int k0 = b * kKc, kc = std::min(kKc, Kdim - k0);
+            Epilogue block;
+            block.accumulate = b == 0 && e.accumulate;
+            float* out = b == 0 ? C : ws.partials.data() + size_t(b - 1) * area;
+            drive<K>(M, N, kc, KFrom<PackA>{packA, k0}, KFrom<PackB>{packB, k0}, out, b == 0 ? ldc : N, block,
+                     ws.panels[size_t(t)]);
+        }
+    });
+    for (int i = 0; i < M; ++i) {
+        float* c = C + size_t(i) * size_t(ldc);
+        for (int b = 1; b < blocks; ++b) {
+            const float* p = ws.partials.data() + size_t(b - 1) * area + size_t(i) * size_t(N);
+            for (int j = 0; j < N; ++j) c[j] += p[j];
+        }
+    }
+}
 
 // drive() on the calling thread, or on slices of C across ws.pool's threads.
 // Each thread packs the whole of the operand it does not slice, so C is cut
 // along its longer side: rows when M >= N (B's panels are packed once per
-// thread), else columns (A's slivers are).
+// thread), else columns (A's slivers are). Where whole kKc blocks of the sum
+// share out more evenly than the strips of C do (by more than a twentieth of
+// the product: the blocks' sums go through memory and are added on one
+// thread), and C only receives the sum, the sum is split instead (splitSum:
+// the same bits).
 template <class K, class PackA, class PackB>
 void split(int M, int N, int Kdim, const PackA& packA, const PackB& packB, float* C, int ldc, const Epilogue& e,
            Workspace& ws) {
     const bool byRows = M >= N;
     const int unit = byRows ? K::MR : K::NR, extent = byRows ? M : N;
-    const int pieces = (extent + unit - 1) / unit;
-    int parts = ws.pool ? std::min(ws.pool->size(), pieces) : 1;
-    if (double(M) * double(N) * double(Kdim) < ws.parallelMinWork) parts = 1;
-    if (ws.panels.size() < size_t(parts)) ws.panels.resize(size_t(parts));
+    const int pieces = (extent + unit - 1) / unit, blocks = (Kdim + kKc - 1) / kKc;
+    const int threads = ws.pool ? ws.pool->size() : 1;
+    const bool alone = threads == 1 || double(M) * double(N) * double(Kdim) < ws.parallelMinWork;
+    const int parts = alone ? 1 : std::min(threads, pieces), sumParts = alone ? 1 : std::min(threads, blocks);
+    if (ws.panels.size() < size_t(std::max(parts, sumParts))) ws.panels.resize(size_t(std::max(parts, sumParts)));
+    if (sumParts > 1 && plainSum(e) && largestShare(Kdim, kKc, sumParts) + 0.05 < largestShare(extent, unit, parts) &&
+        double(blocks) * M * N <= kMaxPartials)
+        return splitSum<K>(M, N, Kdim, packA, packB, C, ldc, e, ws, sumParts);
     if (parts == 1) return drive<K>(M, N, Kdim, packA, packB, C, ldc, e, ws.panels[0]);
     ws.pool->run([&](int t) {
         if (t >= parts) return;
