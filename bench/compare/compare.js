@@ -322,8 +322,22 @@ function tfjsContestant(backend, skips = []) {
     name: 'tfjs-' + backend,
     skips: new Set(skips),
     async setup() {
-      if (!(await tf.setBackend(backend))) throw new Error(`TensorFlow.js: the ${backend} backend failed to start`);
-      await tf.ready();
+      // tfjs-wasm runs on hardwareConcurrency / 2 threads at most (1 on 2 cores: its
+      // init_with_threads_count caps even setThreadsCount at that, assuming two hardware
+      // threads per core). To give it every core, as gltrain's threaded build takes, it
+      // is told of twice the cores while its module starts, and asked for all of them.
+      const cores = navigator.hardwareConcurrency || 1;
+      const everyCore = backend === 'wasm' && !this.renderer;
+      if (everyCore) {
+        tf.wasm.setThreadsCount(cores);
+        Object.defineProperty(navigator, 'hardwareConcurrency', { value: 2 * cores, configurable: true });
+      }
+      try {
+        if (!(await tf.setBackend(backend))) throw new Error(`TensorFlow.js: the ${backend} backend failed to start`);
+        await tf.ready();
+      } finally {
+        if (everyCore) delete navigator.hardwareConcurrency;  // back to Navigator's own getter
+      }
       if (this.renderer) return;
       if (backend === 'webgl') {
         const g = tf.backend().gpgpu.gl;
@@ -337,7 +351,8 @@ function tfjsContestant(backend, skips = []) {
         const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
         const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
         this.renderer = `WebAssembly, SIMD ${simd}, ` +
-          (threads ? `threaded build, ${tf.wasm.getThreadsCount()} thread(s) (navigator.hardwareConcurrency ${navigator.hardwareConcurrency})` : 'single-threaded build');
+          (threads ? `threaded build, ${tf.wasm.getThreadsCount()} thread(s) (navigator.hardwareConcurrency ${navigator.hardwareConcurrency}, ` +
+                     'shown to it doubled while it started)' : 'single-threaded build');
       }
     },
     async w1Steps(d) {
