@@ -265,29 +265,31 @@ int main(int argc, char** argv) {
             // (compute off): the 784-2048-2048-10 MLP's parameter shapes.
             std::printf(
                 "\n| update (one pass per parameter) | shape | compute ms | fragment ms |\n|---|---|---:|---:|\n");
-            ContextOptions fo;
-            fo.backend = BackendPreference::Gpu;
-            fo.compute = ComputePreference::Off;
-            Context fragment(fo);
-            for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::SGD, OptimizerKind::Momentum})
-                for (auto [r, c] : {std::pair{2048, 2048}, std::pair{784, 2048}, std::pair{1, 2048}}) {
-                    double ms[2];
-                    for (int f = 0; f < 2; ++f) {
-                        Context& on = f ? fragment : ctx;
-                        on.makeCurrent();
-                        OptimizerConfig oc;
-                        oc.kind = kind;
-                        PingPong w(on, random(r, c, 7)), m(on, HostMatrix(r, c)), v(on, HostMatrix(r, c));
-                        Tensor g(on, random(r, c, 8));
-                        std::vector<PingPong*> slots = {&m, &v};
-                        slots.resize(size_t(oc.stateSlots()));
-                        PassList up;
-                        recordOptimizerUpdate(up, oc, w, g, slots);
-                        ms[f] = medianSeconds([&] { up.run(); }, w.back(), reps) * 1e3;
+            {
+                ContextOptions fo;
+                fo.backend = BackendPreference::Gpu;
+                fo.compute = ComputePreference::Off;
+                Context fragment(fo);
+                for (OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::SGD, OptimizerKind::Momentum})
+                    for (auto [r, c] : {std::pair{2048, 2048}, std::pair{784, 2048}, std::pair{1, 2048}}) {
+                        double ms[2];
+                        for (int f = 0; f < 2; ++f) {
+                            Context& on = f ? fragment : ctx;
+                            on.makeCurrent();
+                            OptimizerConfig oc;
+                            oc.kind = kind;
+                            PingPong w(on, random(r, c, 7)), m(on, HostMatrix(r, c)), v(on, HostMatrix(r, c));
+                            Tensor g(on, random(r, c, 8));
+                            std::vector<PingPong*> slots = {&m, &v};
+                            slots.resize(size_t(oc.stateSlots()));
+                            PassList up;
+                            recordOptimizerUpdate(up, oc, w, g, slots);
+                            ms[f] = medianSeconds([&] { up.run(); }, w.back(), reps) * 1e3;
+                        }
+                        std::printf("| %s | %d x %d | %.3f | %.3f |\n", optimizerName(kind), r, c, ms[0], ms[1]);
                     }
-                    std::printf("| %s | %d x %d | %.3f | %.3f |\n", optimizerName(kind), r, c, ms[0], ms[1]);
-                }
-            ctx.makeCurrent();
+            }
+            ctx.makeCurrent();  // after fragment is gone: destroying a context leaves none current
             if (computeOnly) return 0;
         }
         // PackedRows4 / PackedRows8 outputs: the 4x4 / 8x4 register-blocked kernel (8 render targets).

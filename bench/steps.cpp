@@ -6,14 +6,16 @@
 //
 //   bench_steps [--layers 784,2048,2048,10] [--batch 512] [--steps 1000] [--rows 60000]
 //               [--backend auto|gpu|cpu] [--loss-every N] [--async-loss] [--snapshot-every N]
-//               [--label TEXT]
+//               [--label TEXT] [--profile]
 //
 // Synthetic data (x uniform in [0, 1), label i % classes), Adam 1e-3, ReLU
 // hidden layers; a step's time is the wall time between onStep calls (the
 // first from the fit's call). Prints one line of key=value figures:
 //   label backend ctx_ms compile_ms first_step_ms epoch1_s steps median_ms mean_ms
 //   mean_over_median p99_ms max_ms max_step slow_steps (over 2x the median)
-// and the ten slowest steps. No pass or fail on time.
+// and the ten slowest steps; with --profile then each pass of one step in order
+// (Sequential::profileStep: GPU timer queries where the context has them, the
+// median of 5) — where the step's time goes. No pass or fail on time.
 #include <gltrain/backend_choice.hpp>
 #include <gltrain/gltrain.hpp>
 #include <gltrain/sequential.hpp>
@@ -41,7 +43,7 @@ struct Options {
     long steps = 1000;
     std::string backend = "auto", label = "-";
     int lossEvery = 10, snapshotEvery = 100;
-    bool asyncLoss = false;
+    bool asyncLoss = false, profile = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -67,10 +69,11 @@ Options parse(int argc, char** argv) {
         else if (a == "--async-loss") o.asyncLoss = true;
         else if (a == "--snapshot-every") o.snapshotEvery = std::stoi(value());
         else if (a == "--label") o.label = value();
+        else if (a == "--profile") o.profile = true;
         else {
             std::cerr << "bench_steps: unknown argument '" << a
                       << "' (--layers L, --batch B, --steps N, --rows N, --backend auto|gpu|cpu, --loss-every N, "
-                         "--async-loss, --snapshot-every N, --label TEXT)\n";
+                         "--async-loss, --snapshot-every N, --label TEXT, --profile)\n";
             std::exit(2);
         }
     }
@@ -166,6 +169,15 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < std::min<size_t>(10, order.size()); ++i)
             std::printf(" %zu:%.2f", order[i] + 1, ms[order[i]]);
         std::printf("\n");
+        if (o.profile) {
+            double total = 0;
+            const std::vector<PassTiming> passes = net.profileStep(x, Targets(y), o.batch, 5);
+            for (const PassTiming& p : passes) {
+                std::printf("  %8.4f ms  %s%s\n", p.ms, p.kernel.c_str(), p.gpuTimer ? "" : " (host clock)");
+                total += p.ms;
+            }
+            std::printf("  %8.4f ms  the step's %zu passes\n", total, passes.size());
+        }
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_steps: %s\n", e.what());

@@ -20,16 +20,19 @@
 # [".gl", ".gpu"] (.gl: the GL loader .debs its README names) and the command
 #   bash scripts/gpu_bench.sh > $OUT/gpu.md; cat $OUT/gpu.md
 # The script unpacks .gl/*.deb itself when it finds them. --quick: fewer
-# repetitions and steps (a few minutes).
+# repetitions and steps (a few minutes). --no-tests: the report without the
+# test suite (which alone may take most of a 10-minute device call).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 quick=()
 prepare=0
+tests=1
 for a in "$@"; do
   case "$a" in
     --prepare) prepare=1 ;;
     --quick) quick=(--quick) ;;
-    *) echo "gpu_bench.sh: unknown argument '$a' (valid: --prepare, --quick)" >&2; exit 2 ;;
+    --no-tests) tests=0 ;;
+    *) echo "gpu_bench.sh: unknown argument '$a' (valid: --prepare, --quick, --no-tests)" >&2; exit 2 ;;
   esac
 done
 
@@ -71,13 +74,15 @@ echo "# gltrain on a GPU"
 echo
 echo "Written by \`bash scripts/gpu_bench.sh${quick:+ --quick}\` on $(date -u '+%Y-%m-%d %H:%M UTC'); GPU: $gpu; renderer: $renderer; CPU: $(nproc) cores."
 echo
-echo "## The test suite on this GPU (gltrain_tests)"
-echo
-echo '```'
-(timeout 600 .gpu/gltrain_tests --gtest_brief=1 2>&1 || echo "gltrain_tests: exit status $?") |
-  grep -E '^\[ +(FAILED|PASSED|SKIPPED) +\]|tests from .* ran|exit status' || true
-echo '```'
-echo
+if ((tests)); then
+  echo "## The test suite on this GPU (gltrain_tests)"
+  echo
+  echo '```'
+  (timeout 600 .gpu/gltrain_tests --gtest_brief=1 2>&1 || echo "gltrain_tests: exit status $?") |
+    grep -E '^\[ +(FAILED|PASSED|SKIPPED) +\]|tests from .* ran|exit status' || true
+  echo '```'
+  echo
+fi
 echo "## Side-by-side workloads (bench_compare_native)"
 echo
 echo "| workload | value |"
@@ -98,10 +103,11 @@ echo "## Where a training step's time goes (bench_compare_native --profile)"
 echo
 echo "## Step times one by one (bench_steps) and PyTorch (bench/torch_mlp.py)"
 echo
-echo "MLP 784-2048-2048-10, Adam, batch 512, 1000 steps, loss read every 10 steps, snapshot every 100:"
+echo "MLP 784-2048-2048-10, Adam, batch 512, 1000 steps, loss read every 10 steps, snapshot every 100; then each"
+echo "pass of one step (GPU timer queries):"
 echo
 echo '```'
-.gpu/bench_steps --backend gpu --steps 1000
+.gpu/bench_steps --backend gpu --steps 1000 --profile
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   python3 bench/torch_mlp.py --steps 1000
 fi
