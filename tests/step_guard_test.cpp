@@ -6,6 +6,9 @@
 // Each case compares every tensor of the checkpoint with the state it must be.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "gltrain/ops/step_guard.hpp"
 #include "gltrain/sequential.hpp"
 #include "test_context.hpp"
 
@@ -141,6 +144,78 @@ TEST(StepGuard, SnapshotsSkipAStateAboutToBeUndone) {
     m->fit(x, Targets(y), f, cb);
     EXPECT_EQ(checked, 12);
     expectSameState(m->saveCheckpoint(), initial);
+}
+
+// The step check as a compute dispatch (update/step_check_groups, where compute
+// kernels run) flags exactly what the fragment pass (update/step_check) flags:
+// ten tensors (two passes, chained through ACC), packed and unpacked, of one
+// row, of fewer rows than flags and of more, paged and not; clean, or with one
+// NaN, +Inf or -Inf placed in a tensor's first, middle or last texel.
+TEST(StepGuard, ComputeCheckFlagsWhatTheFragmentCheckFlags) {
+    if (!test::computeContext().caps().computeShaders)
+        GTEST_SKIP() << "no compute shaders here (" << test::computeContext().caps().computeReason << ")";
+    struct Shape {
+        int rows, cols;
+        Layout layout;
+    };
+    const Shape shapes[] = {{300, 37, Layout::Packed}, {5, 3, Layout::Unpacked},   {1, 2048, Layout::Packed},
+                            {1000, 4, Layout::Packed}, {257, 9, Layout::Unpacked}, {16, 16, Layout::Packed},
+                            {2, 5, Layout::Packed},    {513, 1, Layout::Packed},   {40, 40, Layout::Packed},
+                            {3, 3, Layout::Unpacked}};
+    struct Bad {
+        int tensor = -1, row = 0, col = 0;
+        float value = 0.0f;
+    };
+    const Bad cases[] = {{},
+                         {0, 299, 36, NAN},
+                         {2, 0, 2047, INFINITY},
+                         {9, 2, 2, -INFINITY},
+                         {3, 999, 3, NAN},
+                         {4, 256, 8, INFINITY},
+                         {7, 300, 0, NAN},
+                         {8, 20, 21, -INFINITY}};
+    for (bool paged : {false, true}) {
+        ContextOptions o;
+        o.backend = BackendPreference::Gpu;
+        o.compute = ComputePreference::Off;
+        o.maxTextureSize = paged ? 64 : 0;
+        Context fragment(o);
+        Context& compute = test::computeContext(paged);
+        auto flags = [&](Context& ctx, const Bad& bad, std::string* kernels) {
+            ctx.makeCurrent();
+            std::vector<Tensor> tensors;
+            tensors.reserve(std::size(shapes));
+            for (size_t i = 0; i < std::size(shapes); ++i) {
+                HostMatrix h = test::randomMatrix(shapes[i].rows, shapes[i].cols, 40 + unsigned(i), -1e30f, 1e30f);
+                if (bad.tensor == int(i)) h.data[size_t(bad.row) * size_t(h.cols) + size_t(bad.col)] = bad.value;
+                tensors.emplace_back(ctx, h, shapes[i].layout);
+            }
+            std::vector<const Tensor*> written;
+            for (const Tensor& t : tensors) written.push_back(&t);
+            PingPong check = makeStepCheckState(ctx);
+            PassList list;
+            recordStepCheck(list, written, check);
+            list.run();
+            for (auto& p : list.passes()) *kernels += p.kernel() + " ";
+            return check.back().download();
+        };
+        for (const Bad& bad : cases) {
+            const std::string what = std::string(paged ? "paged" : "unpaged") + ", bad value in tensor " +
+                                     std::to_string(bad.tensor) + " at (" + std::to_string(bad.row) + ", " +
+                                     std::to_string(bad.col) + ")";
+            std::string fragmentKernels, computeKernels;
+            const HostMatrix byFragments = flags(fragment, bad, &fragmentKernels);
+            const HostMatrix byCompute = flags(compute, bad, &computeKernels);
+            EXPECT_EQ(fragmentKernels, "update/step_check update/step_check ") << what;
+            EXPECT_EQ(computeKernels, "update/step_check_groups update/step_check_groups ") << what;
+            EXPECT_EQ(byCompute.data, byFragments.data) << what;
+            // Flag k looks at rows k, k + 256, ...: only the bad row's flag is set.
+            for (int k = 0; k < kStepCheckRows * kStepCheckCols; ++k)
+                EXPECT_EQ(byCompute.data[size_t(k)], bad.tensor >= 0 && k == bad.row % 256 ? 1.0f : 0.0f)
+                    << what << ", flag " << k;
+        }
+    }
+    test::context().makeCurrent();
 }
 
 }  // namespace step_guard_test

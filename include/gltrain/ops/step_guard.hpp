@@ -74,16 +74,19 @@ inline void addCheckedOutputs(std::vector<const Tensor*>& checked, PingPong& par
 }
 
 // check.back() = the flags of `written`, the back() buffers the step's updates
-// wrote (the caller swaps check with them).
+// wrote (the caller swaps check with them). Where compute kernels run, as a
+// compute dispatch with a workgroup per flag (update/step_check_groups): on an
+// H100 the fragment form took over half of a large MLP's step.
 inline void recordStepCheck(PassList& list, const std::vector<const Tensor*>& written, PingPong& check) {
     if (written.empty()) throw ArgumentError("stepCheck: no tensors to check");
     Context& ctx = check.front().context();
+    const char* kernel = ctx.caps().computeKernels ? "update/step_check_groups" : "update/step_check";
     const Tensor* acc = nullptr;
     for (size_t first = 0; first < written.size(); first += kStepCheckInputs) {
         const size_t end = std::min(written.size(), first + kStepCheckInputs);
         Tensor& out =
             end == written.size() ? check.back() : list.temp(ctx, kStepCheckRows, kStepCheckCols, Layout::Unpacked);
-        Pass& p = list.add(Pass(ctx, "update/step_check"));
+        Pass& p = list.add(Pass(ctx, kernel));
         for (size_t i = first; i < end; ++i) p.input("T" + std::to_string(i - first), *written[i]);
         if (acc) p.input("ACC", *acc);
         p.output(out);
