@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-# PyTorch's figures for bench/GPU.md's MLP rows (issue 41), measured in the
+# PyTorch's figures for bench/GPU.md's step rows (issue 41), measured in the
 # same run as gltrain's: the MLPs of bench_steps (784-2048-2048-10, batch 512)
 # and W1 (784-256-128-10, batch 128), ReLU, softmax cross-entropy, Adam 1e-3,
 # fp32 with the data on the GPU, the loss read every 10 steps as bench_steps
-# does by default. Eager, and the whole step (forward, backward, Adam) captured
-# once as a CUDA graph and replayed. Prints one line per model and mode:
+# does by default; and W2, bench_compare_native's CNN (conv 8@5x5 ReLU, max pool
+# 2, conv 16@5x5 ReLU, max pool 2, dense 10, Adam, batch 64), its loss read every
+# step as w2_step_ms_loss1 does. Eager, and the whole step (forward, backward,
+# Adam) captured once as a CUDA graph and replayed. Prints one line per model and mode:
 #   torch model=784-2048-2048-10 batch=512 mode=eager median_ms=... mean_ms=...
 # Usage: python3 bench/torch_mlp.py [--steps 1000]
 import argparse
@@ -21,9 +23,16 @@ def model_of(sizes):
     return torch.nn.Sequential(*layers[:-1]).cuda()
 
 
-def run(sizes, batch, steps, graph):
+def cnn():
+    # W2 on 28x28x1 images (channels first: PyTorch's layout).
+    n = torch.nn
+    return n.Sequential(n.Unflatten(1, (1, 28, 28)), n.Conv2d(1, 8, 5), n.ReLU(), n.MaxPool2d(2), n.Conv2d(8, 16, 5),
+                        n.ReLU(), n.MaxPool2d(2), n.Flatten(), n.Linear(16 * 4 * 4, 10)).cuda()
+
+
+def run(sizes, batch, steps, graph, net=None, loss_every=10):
     torch.manual_seed(0)
-    net = model_of(sizes)
+    net = net or model_of(sizes)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3, capturable=graph)
     rows = 60000
     x = torch.rand(rows, sizes[0], device="cuda")
@@ -65,7 +74,7 @@ def run(sizes, batch, steps, graph):
             loss = static_loss
         else:
             loss = step()
-        if (i + 1) % 10 == 0:
+        if (i + 1) % loss_every == 0:
             loss.item()
         now = time.perf_counter()
         times.append((now - last) * 1e3)
@@ -86,6 +95,11 @@ def main():
             name = "-".join(map(str, sizes))
             mode = "cuda-graph" if graph else "eager"
             print(f"torch model={name} batch={batch} mode={mode} median_ms={med:.3f} mean_ms={mean:.3f}", flush=True)
+    for graph in (False, True):
+        torch.manual_seed(0)
+        med, mean = run([784, 10], 64, a.steps, graph, net=cnn(), loss_every=1)
+        mode = "cuda-graph" if graph else "eager"
+        print(f"torch model=W2-cnn batch=64 mode={mode} loss_every=1 median_ms={med:.3f} mean_ms={mean:.3f}", flush=True)
 
 
 if __name__ == "__main__":

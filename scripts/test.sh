@@ -55,6 +55,15 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 # both run in the web suite below, the CTests fashion_mnist_cnn / fashion_mnist_mlp_cpu
 # train the same models natively, and their code paths are the ones the small
 # ModelConv and CpuModel tests run here under the sanitizers.)
+stage "the GPU kernel and model tests again with compute kernels on llvmpipe (GLTRAIN_TEST_COMPUTE=on; build-asan)"
+# Where compute kernels run (a hardware GPU natively), every fragment kernel is
+# built as a compute dispatch (Pass): the kernel and model tests check those builds here
+# (16 s at -O3 here; the whole suite so takes 3.5 min, and runs so on a GPU by default).
+GLTRAIN_TEST_COMPUTE=on ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1" \
+LSAN_OPTIONS="suppressions=$GLTRAIN_ROOT/tests/lsan.supp:print_suppressions=0" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  two_shards build-asan/compute build-asan/tests/gltrain_tests --gtest_color=no --gtest_brief=1 \
+    --gtest_filter='Kernels*:Fetch*:TexelCompute*:StepGuard*:GraphModel*:Model*:ContextLost*:-ModelConv.DeeperCnnWithBatchNormBeatsTheSmallCnn'
 stage "fuzz smoke: libFuzzer + ASan/UBSan on the IDX, safetensors, CSV and model JSON parsers (scripts/fuzz.sh)"
 bash scripts/fuzz.sh "${GLTRAIN_FUZZ_SECONDS:-15}"
 

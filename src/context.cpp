@@ -141,7 +141,7 @@ void Context::chooseCompute() {
     else {
         caps_.computeKernels = true;
         caps_.computeReason =
-            std::string("matmul runs as a compute shader (") +
+            std::string("every pass runs as a compute shader (") +
             (options_.compute == ComputePreference::On ? "ContextOptions::compute = on"
                                                        : "ContextOptions::compute = off keeps the fragment kernels") +
             ")";

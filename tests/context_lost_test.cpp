@@ -337,14 +337,14 @@ TEST(ContextLost, ARestoredDeviceMustHoldWhatTheLostOneHeld) {
     noFloat32.float16Renderable = false;
     EXPECT_EQ(restoreShortfalls(half, noFloat32, inUse),
               std::vector<std::string>{"RGBA16F render targets are not complete"});
-    // Compute shaders matter only where matmul runs as one.
+    // Compute shaders matter only where the passes run as them.
     Capabilities compute = was, noCompute = was;
     compute.computeKernels = false;
     noCompute.computeShaders = false;
     EXPECT_TRUE(restoreShortfalls(compute, noCompute, inUse).empty());
     compute.computeKernels = true;
     EXPECT_EQ(restoreShortfalls(compute, noCompute, inUse),
-              std::vector<std::string>{"no compute shaders (matmul runs as one)"});
+              std::vector<std::string>{"no compute shaders (every pass runs as one)"});
     // The vertex outputs transform feedback captures matter only where matmul runs by feedback.
     Capabilities feedback = was, fewer = was;
     feedback.feedbackKernels = false;

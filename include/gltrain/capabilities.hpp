@@ -114,7 +114,7 @@ inline std::vector<std::string> restoreShortfalls(const Capabilities& before, co
     // (The feedback matmul's block follows the limit: recorded passes keep the lost device's.)
     if (before.feedbackKernels)
         fell("the feedback components limit", before.maxFeedbackComponents, after.maxFeedbackComponents);
-    if (before.computeKernels && !after.computeShaders) s.push_back("no compute shaders (matmul runs as one)");
+    if (before.computeKernels && !after.computeShaders) s.push_back("no compute shaders (every pass runs as one)");
     return s;
 }
 

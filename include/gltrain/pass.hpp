@@ -36,9 +36,17 @@ public:
         rowBlock_ = block == "rows4" ? 4 : block == "rows" ? -1 : 0;
         if (rowBlock_) outputNames_.clear();  // R0, R1, ... are the row layers of the one output
         if (ShaderRegistry::isCompute(src)) computeTile_ = ShaderRegistry::computeTile(kernel_, src);
-        // A texel kernel built as compute: its workgroups cover texels, not elements (dispatch).
+        // A fragment kernel runs as a compute dispatch wherever compute kernels run
+        // (or where its defines ask for it: TEXEL_COMPUTE 1; 0 keeps the fragment kernel):
+        // on an H100/H200 a fragment pass runs on the few graphics-capable SMs
+        // (bench/GPU.md). Its workgroups cover texels, not elements (dispatch).
         texelCompute_ = hasTexelCompute(defines_);
-        if (texelCompute_) computeTile_ = {kTexelComputeGroupY, kTexelComputeGroupX};
+        if (!texelCompute_ && ctx.caps().computeKernels && ShaderRegistry::runsAsTexelCompute(src) &&
+            std::none_of(defines_.begin(), defines_.end(), [](auto& kv) { return kv.first == "TEXEL_COMPUTE"; })) {
+            defines_.push_back({"TEXEL_COMPUTE", "1"});
+            texelCompute_ = true;
+        }
+        if (texelCompute_) computeTile_ = {1, kTexelComputeGroup};
         if (ShaderRegistry::isFeedback(src))
             feedbackBlock_ = ShaderRegistry::feedbackBlock(kernel_, src, definesBlock());
         outputs_.assign(std::max<size_t>(1, outputNames_.size()), nullptr);
@@ -92,6 +100,7 @@ public:
     // whole sequence every step costs T times the work (a fragment kernel's texels; compute and feedback
     // kernels write whole outputs).
     Pass& columns(int first, int count) {
+        if (texelCompute_) fragmentOnly();  // a compute dispatch writes whole outputs
         if (first < 0 || count < 1 || computeTile_.first || feedbackBlock_.first)
             throw ArgumentError("Pass '" + kernel_ + "': columns(" + std::to_string(first) + ", " +
                                 std::to_string(count) + ") needs a fragment kernel, first >= 0 and count >= 1");
@@ -248,6 +257,15 @@ private:
         return {std::clamp(first - pr.x0, 0, pr.width), std::clamp(end - pr.x0, 0, pr.width)};
     }
 
+    // Back to the fragment kernel a pass was built as compute from (before its first run).
+    void fragmentOnly() {
+        for (auto& kv : defines_)
+            if (kv.first == "TEXEL_COMPUTE") kv.second = "0";
+        texelCompute_ = false;
+        computeTile_ = {0, 0};
+        program_ = nullptr;
+    }
+
     // A compute kernel: the output texture array bound layered as image 0, enough
     // workgroups to cover it, and a barrier so that every later pass, read-back
     // or upload sees (and does not race) the image stores.
@@ -262,9 +280,17 @@ private:
         for (size_t o = 0; o < outputs_.size(); ++o)
             glBindImageTexture(GLuint(o), outputs_[o]->texture(), 0, og.layers() > 1 ? GL_TRUE : GL_FALSE, 0,
                                GL_WRITE_ONLY, GL_RGBA32F);
-        const int across = texelCompute_ ? og.texelsPerRow : og.cols;
-        glDispatchCompute(GLuint((across + computeTile_.second - 1) / computeTile_.second),
-                          GLuint((og.rows + computeTile_.first - 1) / computeTile_.first), 1);
+        if (texelCompute_) {
+            // One invocation per texel (per row block of a block kernel), in the
+            // program's groups (resolve: texelGroupX_ wide).
+            const int block = rowBlock_ == 4 ? 4 : rowBlock_ < 0 ? og.phases : 1;
+            const int gx = texelGroupX_, gy = kTexelComputeGroup / gx;
+            glDispatchCompute(GLuint((og.texelsPerRow + gx - 1) / gx),
+                              GLuint(((og.rows + block - 1) / block + gy - 1) / gy), 1);
+        } else {
+            glDispatchCompute(GLuint((og.cols + computeTile_.second - 1) / computeTile_.second),
+                              GLuint((og.rows + computeTile_.first - 1) / computeTile_.first), 1);
+        }
         glMemoryBarrier(GL_ALL_BARRIER_BITS);
         if (ctx_->options().debugChecks) checkGl(("Pass '" + kernel_ + "'").c_str());
 #else
@@ -401,6 +427,11 @@ private:
         d += "#define OUT_PHASES " + std::to_string(output_()->geometry().phases) + "\n";
         if (computeTile_.first)
             d += std::string("#define OUT_PAGED ") + (output_()->geometry().paged() ? "1" : "0") + "\n";
+        if (texelCompute_) {
+            texelGroupX_ = texelGroupWidth(output_()->geometry().texelsPerRow);
+            d += "#define TEXEL_GROUP_X " + std::to_string(texelGroupX_) + "\n#define TEXEL_GROUP_Y " +
+                 std::to_string(kTexelComputeGroup / texelGroupX_) + "\n";
+        }
         program_ = &ctx_->shaders().get(kernel_, d);
         programKey_ = key;
         programGeneration_ = ctx_->generation();
@@ -419,6 +450,7 @@ private:
     // one row per row phase of a PackedRows4 or PackedRows8 output (-1); else 0.
     int rowBlock_ = 0;
     std::pair<int, int> computeTile_{0, 0};    // a compute kernel's "// tile: R x C"; (0, 0) for a fragment kernel
+    int texelGroupX_ = 1;                      // a texel compute program's workgroup width (resolve)
     bool texelCompute_ = false;                // a texel kernel built as compute (TEXEL_COMPUTE): tile in texels
     std::pair<int, int> feedbackBlock_{0, 0};  // a feedback kernel's "// block: R x C"; (0, 0) otherwise
     std::pair<int, int> columns_{0, 0};        // columns(first, count); count 0: the whole output

@@ -34,14 +34,17 @@
 //   void  setTexel(int tx, int row, vec4 v)  texel tx of output row `row` (padding
 //                                             lanes zeroed; outside the output: nothing)
 //
-// "// compute: texels" in a fragment kernel's header: the kernel (one output
-// texel per fragment, its outputs written with setOutput or set<NAME>) may also
-// be built as a compute kernel, one invocation per output texel in workgroups
-// of 64 x 4 texels, when its defines hold TEXEL_COMPUTE 1 (Pass dispatches
-// it; kTexelComputeGroup). Its named outputs are images 0, 1, ...; outTexel()
-// is the invocation's texel; SKIP_TEXEL (discard in a fragment kernel, return
-// in a compute one) leaves the texel unwritten. Why: on a GPU whose graphics
-// pipeline runs on a few SMs (H100/H200), a compute dispatch uses every SM.
+// Any fragment kernel (one output texel per fragment, written with setOutput,
+// set<NAME> or a row block's R0..) may also be built as a compute kernel when
+// its defines hold TEXEL_COMPUTE 1 — Pass asks for it wherever compute kernels
+// run (Capabilities::computeKernels). One invocation per output texel (or row
+// block), kTexelComputeGroup of them to a workgroup of TEXEL_GROUP_X x
+// TEXEL_GROUP_Y texels (Pass picks them for the output's width); named outputs
+// are images 0, 1, ...; a row block's rows are stored into the one output's row
+// layers; outTexel() is the invocation's texel; SKIP_TEXEL (discard in a
+// fragment kernel, return in a compute one) leaves the texel unwritten. Why: on
+// a GPU whose graphics pipeline runs on a few SMs (H100/H200), a compute
+// dispatch uses every SM (bench/GPU.md).
 //
 // "// stage: feedback" in the header: a vertex shader whose outputs transform
 // feedback captures (WebGL2 has no compute stage, and on SwiftShader a vertex
@@ -77,9 +80,18 @@ namespace gltrain {
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
 
-// The workgroup of a texel kernel built as a compute kernel ("// compute:
-// texels"): texels per row x rows.
-constexpr int kTexelComputeGroupX = 64, kTexelComputeGroupY = 4;
+// The workgroup of a fragment kernel built as a compute kernel: invocations,
+// one per output texel (or row block), TEXEL_GROUP_X texels wide, as many as
+// the output's texel rows have up to 64, and kTexelComputeGroup / TEXEL_GROUP_X
+// tall. Why 2D: on an H200 the big MLP's Adam updates (512-texel rows) took
+// 0.075 ms in 256 x 1 groups against 0.048 in 64 x 4; and an output two texels
+// wide (a filter gradient) would leave most of a 64-wide group idle.
+constexpr int kTexelComputeGroup = 256;
+inline int texelGroupWidth(int texelsPerRow) {
+    int x = 1;
+    while (x < 64 && x < texelsPerRow) x *= 2;
+    return x;
+}
 inline bool hasTexelCompute(const Defines& d) {
     for (auto& kv : d)
         if (kv.first == "TEXEL_COMPUTE" && kv.second == "1") return true;
@@ -180,10 +192,15 @@ public:
     // Whether a kernel is a compute shader ("// stage: compute").
     static bool isCompute(const std::string& src) { return stage(src) == "compute"; }
     static bool isFeedback(const std::string& src) { return stage(src) == "feedback"; }
-    // Whether a fragment kernel may also run as a compute kernel ("// compute: texels").
-    static bool runsAsTexelCompute(const std::string& src) {
-        auto v = headerList(src, "compute");
-        return !v.empty() && v[0] == "texels";
+    // Whether a kernel may run as a compute kernel of one invocation per output
+    // texel (TEXEL_COMPUTE): every fragment kernel may.
+    static bool runsAsTexelCompute(const std::string& src) { return !isCompute(src) && !isFeedback(src); }
+    // The output rows one invocation of a fragment kernel writes: 4 for "// blocks:
+    // rows4", the output's row phases for "// blocks: rows" (as a GLSL expression), else 1.
+    static std::string rowBlock(const std::string& src) {
+        auto blocks = headerList(src, "blocks");
+        if (blocks.empty()) return "1";
+        return blocks[0] == "rows4" ? "4" : "OUT_PHASES";
     }
 
     // A compute kernel's "// tile: R x C": the output rows and columns (elements)
@@ -403,12 +420,15 @@ private:
 
     // A compute kernel's prelude: the output is one image (the output tensor's
     // texture, bound to image unit 0: image2D, or layered image2DArray) written
-    // through setTexel(); a texel kernel built as compute (`texel`) also gets
-    // its local size, outTexel() from the invocation, setOutput() or one image
-    // and set<NAME>() per named output (image unit i for output i), and its
+    // through setTexel(). A fragment kernel built as compute (`texel`) also gets
+    // its local size, outTexel() from the invocation (computePostlude sets it),
+    // setOutput() or one image and set<NAME>() per named output (image unit i
+    // for output i) — or, for a row-block kernel (`rowBlock` rows per
+    // invocation), R0..R{P-1} storing rows t.y + i of the one output — and its
     // main() renamed, for computePostlude's to call inside the output.
     static std::string computePrelude(const std::string& defines, const std::vector<std::string>& inputs,
-                                      const std::vector<std::string>& outputs = {}, bool texel = false) {
+                                      const std::vector<std::string>& outputs = {}, bool texel = false,
+                                      const std::string& rowBlock = "1") {
         std::string s =
             "#version 310 es\n"
             "precision highp float;\n"
@@ -420,8 +440,13 @@ private:
         s += defines;
         s += "uniform ivec4 out_geom;   // (rows, cols, texelsPerRow, 0)\n"
              "uniform ivec4 out_pages;  // (pageWidth, pageHeight, pagesX, 0)\n"
-             "ivec2 outShape() { return out_geom.xy; }\n"
-             "ivec2 outTexel() { return ivec2(gl_GlobalInvocationID.xy); }  // texel kernels: (texel x, row)\n";
+             "ivec2 outShape() { return out_geom.xy; }\n";
+        if (texel)
+            s += "ivec2 gltrain_texel;  // (texel x, first row): set by main()\n"
+                 "ivec2 outTexel() { return gltrain_texel; }\n"
+                 "#define GLTRAIN_ROW_BLOCK (" +
+                 rowBlock + ")\n";
+        else s += "ivec2 outTexel() { return ivec2(gl_GlobalInvocationID.xy); }\n";
         // The image `image` at `binding` and its store function `fn(tx, row, v)`.
         auto store = [](const std::string& fn, const std::string& image, size_t binding) {
             const std::string b = std::to_string(binding);
@@ -467,13 +492,15 @@ private:
                    "#endif\n"
                    "}\n";
         };
-        if (outputs.empty()) s += store("setTexel", "gltrain_out", 0);
+        const bool rows = texel && rowBlock != "1";
+        if (outputs.empty() || rows) s += store("setTexel", "gltrain_out", 0);
         for (size_t i = 0; i < outputs.size(); ++i)
-            s += store("gltrain_store_" + outputs[i], "gltrain_out_" + outputs[i], i) + "void set" + outputs[i] +
-                 "(vec4 v) { ivec2 t = outTexel(); gltrain_store_" + outputs[i] + "(t.x, t.y, v); }\n";
+            s += rows ? "void set" + outputs[i] + "(vec4 v) { ivec2 t = outTexel(); setTexel(t.x, t.y + " +
+                            std::to_string(i) + ", v); }\n"
+                      : store("gltrain_store_" + outputs[i], "gltrain_out_" + outputs[i], i) + "void set" + outputs[i] +
+                            "(vec4 v) { ivec2 t = outTexel(); gltrain_store_" + outputs[i] + "(t.x, t.y, v); }\n";
         if (texel) {
-            s += "layout(local_size_x = " + std::to_string(kTexelComputeGroupX) +
-                 ", local_size_y = " + std::to_string(kTexelComputeGroupY) + ") in;\n";
+            s += "layout(local_size_x = TEXEL_GROUP_X, local_size_y = TEXEL_GROUP_Y) in;\n";
             if (outputs.empty()) s += "void setOutput(vec4 v) { ivec2 t = outTexel(); setTexel(t.x, t.y, v); }\n";
             s += "#define SKIP_TEXEL return\n";
         }
@@ -481,12 +508,14 @@ private:
         if (texel) s += "#define main gltrain_texel_main\n";  // after the helpers, before the libraries and body
         return s;
     }
-    // A texel kernel built as compute: main() runs the kernel's inside the output only.
+    // A fragment kernel built as compute: invocation (x, y) is texel x of the
+    // output's texel row y (a row-block kernel's: of its block y of
+    // GLTRAIN_ROW_BLOCK rows); main() runs the kernel's for those inside the output only.
     static std::string computePostlude() {
         return "\n#undef main\n"
                "void main() {\n"
-               "  if (gl_GlobalInvocationID.x >= uint(out_geom.z) || gl_GlobalInvocationID.y >= uint(out_geom.x)) "
-               "return;\n"
+               "  gltrain_texel = ivec2(gl_GlobalInvocationID.xy) * ivec2(1, GLTRAIN_ROW_BLOCK);\n"
+               "  if (gltrain_texel.x >= out_geom.z || gltrain_texel.y >= out_geom.x) return;\n"
                "  gltrain_texel_main();\n"
                "}\n";
     }
@@ -608,8 +637,8 @@ private:
         const bool texel = defines.find("#define TEXEL_COMPUTE 1\n") != std::string::npos;
         if (texel && !runsAsTexelCompute(body))
             throw ShaderError("ShaderRegistry: kernel '" + name +
-                              "' was asked for as a compute kernel (TEXEL_COMPUTE) but its header has no "
-                              "'// compute: texels' line");
+                              "' was asked for as a fragment kernel built as compute (TEXEL_COMPUTE) but it is a " +
+                              stage(body) + " kernel");
         const bool compute = isCompute(body) || texel;
 #if !GLTRAIN_GL_COMPUTE
         if (compute)
@@ -620,7 +649,8 @@ private:
         std::pair<int, int> block{0, 0};
         if (feedback) block = feedbackBlock(name, body, defines);
         std::string pre = compute    ? computePrelude(defines, p->inputs,
-                                                   texel ? declaredOutputs(body) : std::vector<std::string>{}, texel)
+                                                   texel ? renderTargets(body, defines) : std::vector<std::string>{},
+                                                      texel, rowBlock(body))
                           : feedback ? feedbackPrelude(defines, p->inputs, block, sampledFetch_)
                                      : prelude(defines, p->inputs, renderTargets(body, defines), sampledFetch_);
         for (auto& lib : libraries(body)) pre += source(lib) + "\n";

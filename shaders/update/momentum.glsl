@@ -2,7 +2,6 @@
 // inputs: P, G?, V, GSCALE?, LOSS?, X?, T?, W0?, B0?, W1?, B1?, W2?, B2?, W3?, B3?
 // (G unbound: the gradient of a small dense network run by lib/update_grad from X .. B3)
 // uses: lib/update_grad, lib/step_guard
-// compute: texels
 // (run as a compute kernel, one invocation per texel, where compute kernels run: ops/optimizer.hpp)
 // outputs: PN, VN
 // (written together through two render targets)

@@ -13,7 +13,7 @@ uniform float scale;
 void main() {
     vec4 a = A_aligned();
 #if LOSS_BOUND
-    if (stepRevert()) discard;  // the previous step is undone (lib/step_guard)
+    if (stepRevert()) SKIP_TEXEL;  // the previous step is undone (lib/step_guard)
     if (stepKeep()) { setOutput(a); return; }
 #endif
     setOutput(momentum * a + (1.0 - momentum) * scale * X_aligned());

@@ -71,7 +71,7 @@ grep -q "^platform: *egl-" out || fail "--info: no EGL platform"
 expect 0 "backend:                     cpu: asked for" "$G" --info --backend cpu
 expect 2 "--backend: expected one of auto, gpu, cpu, got 'tpu'" "$G" --info --backend tpu
 # Compute-shader kernels: llvmpipe has them (OpenGL ES 3.2); auto leaves them off on a software renderer.
-expect 0 "compute kernels on: matmul runs as a compute shader" "$G" --info --compute on
+expect 0 "compute kernels on: every pass runs as a compute shader" "$G" --info --compute on
 expect 0 "compute kernels off: ContextOptions::compute = off" "$G" --info --compute off
 expect 2 "--compute: expected one of auto, on, off, got 'gpu'" "$G" --info --compute gpu
 # A device asked for by index is that device or an error listing those found, never another renderer.

@@ -2,7 +2,7 @@
 // parameter, its gradient and its state slots and writes all of them at once
 // through multiple render targets, or, where compute kernels run
 // (Capabilities::computeKernels), the same kernel as one compute dispatch
-// writing them as images ("// compute: texels", shader_registry.hpp). Parameters and state slots are PingPong
+// writing them as images (as every fragment kernel: Pass). Parameters and state slots are PingPong
 // pairs (an update reads front and writes back; swap() after the step).
 // Formulas: include/gltrain/reference/optimizer.hpp (the CPU oracle) and the
 // kernels in shaders/update/.
@@ -142,11 +142,7 @@ inline Pass& recordOptimizerUpdate(PassList& list, const OptimizerConfig& c, Pin
                             " rows; at most " + std::to_string(kColumnSumMaxRows) + " (reduce it first)");
     detail::requireSameContext("optimizer update", "the parameter", p, "its gradient", grad);
     if (gscale) detail::requireSameContext("optimizer update", "the parameter", p, "the gradient scale", *gscale);
-    // Where compute kernels run, the same kernel as a compute dispatch: on an
-    // H100/H200 a fragment pass runs on the few graphics-capable SMs (bench/GPU.md).
-    const bool compute = p.context().caps().computeKernels;
-    Pass& pass = detail::addUpdatePass(list, c, param, state,
-                                       {{"G_SUM_ROWS", sumRows ? "1" : "0"}, {"TEXEL_COMPUTE", compute ? "1" : "0"}});
+    Pass& pass = detail::addUpdatePass(list, c, param, state, {{"G_SUM_ROWS", sumRows ? "1" : "0"}});
     pass.input("G", grad);
     if (gscale) pass.input("GSCALE", *gscale);
     if (lossGuard) pass.input("LOSS", *lossGuard);
